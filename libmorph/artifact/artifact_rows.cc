@@ -1,0 +1,141 @@
+#include "libmorph/artifact/artifact_rows.h"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "libmorph/util/csv.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph {
+namespace {
+
+const NodeType& artifact_node(const ArtifactSpec& spec, const Cluster& cluster) {
+  const NodeType* node = cluster.find_node_type(spec.node_type);
+  if (node == nullptr)
+    throw Error(fmt::format("the configuration has no NodeType {} for the artifact's servers", quote(spec.node_type)));
+  return *node;
+}
+
+Allocation placement_allocation(const std::string& placement, const NodeType& node, const Cluster& cluster,
+                                int cpus_per_gpu, const std::string& where) {
+  if (placement.empty() || placement.size() > 64)
+    throw Error(fmt::format("{}: placement {} is not a list of per-node GPU counts", where, quote(placement)));
+  Allocation a;
+  for (char c : placement) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) || c == '0' || c - '0' > node.gpus)
+      throw Error(fmt::format("{}: placement {}: each digit is a node's GPU count 1-{}", where, quote(placement),
+                              node.gpus));
+    a.nodes.push_back(uniform_allocation(cluster, node, 1, c - '0', cpus_per_gpu).nodes.front());
+  }
+  return a;
+}
+
+}  // namespace
+
+std::string table2_family(const ExecutionPlan& p) {
+  if (p.tp > 1 || p.pp > 1) return p.dp == 1 ? "TP+PP" : "DP+TP+PP";
+  if (p.offload) return p.checkpointing ? "ZeRO-Offload+GC" : "ZeRO-Offload";
+  if (p.zero_stage > 0) return "ZeRO-DP+GA";
+  return p.checkpointing ? "GC" : "DP";
+}
+
+ExecutionPlan artifact_plan(const std::string& exec_plan, int gpus, std::int64_t global_batch,
+                            const ArtifactWorkload& w, const std::string& where) {
+  ExecutionPlan p;
+  p.dp = gpus;
+  if (exec_plan.size() == 3 && std::isdigit(static_cast<unsigned char>(exec_plan[0])) &&
+      std::isdigit(static_cast<unsigned char>(exec_plan[1])) && std::isdigit(static_cast<unsigned char>(exec_plan[2]))) {
+    p.pp = exec_plan[0] - '0';
+    p.tp = exec_plan[1] - '0';
+    p.dp = exec_plan[2] - '0';
+    if (p.pp < 1 || p.tp < 1 || p.dp < 1 || p.gpus() != gpus)
+      throw Error(fmt::format("{}: exec_plan {} (PP{} TP{} DP{}) does not use the placement's {} GPUs", where,
+                              exec_plan, p.pp, p.tp, p.dp, gpus));
+  } else {
+    for (std::string_view part : split(exec_plan, '+')) {
+      if (part == "ga") {
+      } else if (part == "gc") {
+        p.checkpointing = true;
+      } else if (part == "zero-dp") {
+        p.zero_stage = 2;
+      } else if (part == "zero-offload") {
+        p.zero_stage = 2;
+        p.offload = true;
+      } else {
+        throw Error(fmt::format("{}: unknown exec_plan {}", where, quote(exec_plan)));
+      }
+    }
+  }
+  // Samples per replica and iteration, cut into micro-batches of the workload's size.
+  if (global_batch % p.dp != 0) return p;  // plan_violation() reports the indivisible batch
+  const std::int64_t per_replica = global_batch / p.dp;
+  const std::int64_t mbs = std::min<std::int64_t>(w.micro_batch, per_replica);
+  if (per_replica % mbs != 0)
+    throw Error(fmt::format("{}: {} samples per replica do not split into micro-batches of {}", where,
+                            per_replica, mbs));
+  p.micro_batch_size = static_cast<int>(mbs);
+  const int steps = static_cast<int>(per_replica / mbs);
+  const bool pipelined = p.pp > 1 && w.pipeline == PipelineSchedule::one_f_one_b;
+  p.micro_batches = pipelined ? steps : 1;
+  p.ga_steps = pipelined ? 1 : steps;
+  return p;
+}
+
+std::vector<ArtifactRow> read_profile(const std::string& dir, const ArtifactWorkload& w, const ArtifactSpec& spec,
+                                      const Cluster& cluster) {
+  const NodeType& node = artifact_node(spec, cluster);
+  const CsvTable config = CsvTable::read_file(dir + "/config.csv");
+  const CsvTable data = CsvTable::read_file(dir + "/data.csv");
+  if (config.rows() != data.rows())
+    throw Error(fmt::format("{}: {} rows, but {} has {} (the two files match line by line)", config.source(),
+                            config.rows(), data.source(), data.rows()));
+  if (config.rows() == 0) throw Error(fmt::format("{}: no profiled runs", config.source()));
+  std::vector<ArtifactRow> rows;
+  for (std::size_t i = 0; i < config.rows(); ++i) {
+    ArtifactRow r;
+    r.source = config.where(i);
+    const int nodes = static_cast<int>(config.integer(i, "nodes", 1, 64));
+    const int gpus = static_cast<int>(config.integer(i, "gpus", 1, 64 * node.gpus));
+    if (gpus % nodes != 0 || gpus / nodes > node.gpus)
+      throw Error(fmt::format("{}: {} GPUs do not spread evenly over {} nodes of {}", r.source, gpus, nodes, node.gpus));
+    if (config.integer(i, "is_tp", 0, 1) != 0 || config.integer(i, "is_pp", 0, 1) != 0)
+      throw Error(fmt::format("{}: TP/PP profile runs are not supported (the format records no TP/PP sizes)", r.source));
+    const std::int64_t zero_type = config.integer(i, "zero_type", 0, 2);
+    r.exec_plan = zero_type == 0 ? "ga" : zero_type == 1 ? "zero-offload" : "zero-dp";
+    r.placement = std::string(static_cast<std::size_t>(nodes), static_cast<char>('0' + gpus / nodes));
+    const int cpus = static_cast<int>(config.integer(i, "num_cpu_threads", 1, 1024));
+    r.allocation = placement_allocation(r.placement, node, cluster, cpus, r.source);
+    r.plan = artifact_plan(r.exec_plan, gpus, w.profile_global_batch, w, r.source);
+    r.profile_params = config.number(i, "parameter_size", 1e-3, 1e12) * 1024 * 1024;  // millions of 2^20
+    r.forward_ms = data.number(i, "forward_time", 0, 1e9);
+    r.backward_sync_ms = data.number(i, "Tcc", 0, 1e9);
+    r.optimizer_ms = data.number(i, "Topt", 0, 1e9);
+    r.iter_ms = data.number(i, "iter_time", 1e-6, 1e9);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::vector<ArtifactRow> read_trace(const std::string& file, const ArtifactWorkload& w, const ArtifactSpec& spec,
+                                    const Cluster& cluster) {
+  const NodeType& node = artifact_node(spec, cluster);
+  const CsvTable table = CsvTable::read_file(file);
+  const bool has_cpus = table.has_column("cpu_threads");
+  std::vector<ArtifactRow> rows;
+  for (std::size_t i = 0; i < table.rows(); ++i) {
+    ArtifactRow r;
+    r.source = table.where(i);
+    r.exec_plan = std::string(table.text(i, "exec_plan"));
+    r.placement = std::string(table.text(i, "placement"));
+    const int cpus = has_cpus ? static_cast<int>(table.integer(i, "cpu_threads", 1, 1024)) : spec.cpus_per_gpu;
+    r.allocation = placement_allocation(r.placement, node, cluster, cpus, r.source);
+    r.plan = artifact_plan(r.exec_plan, r.allocation.gpus(), w.global_batch, w, r.source);
+    r.iter_ms = table.number(i, "iter_time", 0, 1e6) * 1e3;  // seconds in the traces
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+}  // namespace morph

@@ -1,0 +1,207 @@
+#include "libmorph/artifact/validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "libmorph/planner/plan_search.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph {
+namespace {
+
+// A profile of another model (the artifact's llama30b profile is a copy of llama7b's):
+// its sizes differ from the catalog's by more than this.
+constexpr double kOtherModelTolerance = 0.10;
+
+Workload job_of(const ModelSpec& model, std::int64_t batch, std::int64_t seq) {
+  return Workload{model, batch, seq};
+}
+
+bool same_configuration(const ArtifactRow& a, const ArtifactRow& b) {
+  return a.exec_plan == b.exec_plan && a.placement == b.placement &&
+         a.allocation.min_cpus_per_gpu() == b.allocation.min_cpus_per_gpu();
+}
+
+MeasuredPoint measured_point(const ArtifactRow& row, const Workload& job, const ForwardModel& forward,
+                             bool with_parts) {
+  MeasuredPoint p;
+  p.terms = iteration_terms(job, row.plan, row.allocation, forward);
+  p.iter_ms = row.iter_ms;
+  if (with_parts) {
+    p.backward_sync_ms = row.backward_sync_ms;
+    p.optimizer_ms = row.optimizer_ms;
+  }
+  p.label = fmt::format("{} {},{}", row.source, row.exec_plan, row.placement);
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows,
+                                           const std::vector<ArtifactRow>& profile, int k) {
+  std::map<std::string, int> fitting;
+  std::vector<std::string> order;
+  for (const ArtifactRow& r : profile) ++fitting[table2_family(r.plan)];
+  for (const ValidatedRow& r : rows)
+    if (std::find(order.begin(), order.end(), r.family) == order.end()) order.push_back(r.family);
+  std::vector<bool> taken(rows.size(), false);
+  std::vector<std::size_t> chosen;
+  for (int round = 0; round < k; ++round) {
+    const std::string* family = nullptr;
+    int fewest = 0;
+    for (const std::string& f : order) {
+      bool available = false;
+      for (std::size_t i = 0; i < rows.size() && !available; ++i)
+        available = !taken[i] && rows[i].family == f && rows[i].row.iter_ms > 0 && !rows[i].profiled;
+      if (available && (family == nullptr || fitting[f] < fewest)) {
+        family = &f;
+        fewest = fitting[f];
+      }
+    }
+    if (family == nullptr) break;
+    std::vector<std::size_t> candidates;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (!taken[i] && rows[i].family == *family && rows[i].row.iter_ms > 0 && !rows[i].profiled)
+        candidates.push_back(i);
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](std::size_t a, std::size_t b) { return rows[a].row.iter_ms < rows[b].row.iter_ms; });
+    const std::size_t pick = candidates[(candidates.size() - 1) / 2];
+    taken[pick] = true;
+    chosen.push_back(pick);
+    ++fitting[*family];
+  }
+  return chosen;
+}
+
+WorkloadValidation fit_workload(const std::string& profile_dir, const std::vector<std::string>& trace_files,
+                                const ArtifactWorkload& w, const ArtifactSpec& spec, const Catalog& catalog,
+                                const MorphConfig& config, const ValidationOptions& options) {
+  WorkloadValidation v;
+  v.workload = w;
+  v.model = catalog.resolve(w.model, fmt::format("artifact workload {}", w.name));
+  const Workload job = job_of(v.model, w.global_batch, w.seq_len);
+  const Workload profile_job = job_of(v.model, w.profile_global_batch, w.seq_len);
+  const NodeType* node = config.cluster.find_node_type(spec.node_type);
+  if (node == nullptr) throw Error(fmt::format("the configuration has no NodeType {}", quote(spec.node_type)));
+  const double reference_speed = config.cluster.gpu_of(*node).speed;
+
+  std::vector<ArtifactRow> profile = read_profile(profile_dir, w, spec, config.cluster);
+  // The files do not record micro-batch sizes: a run used the workload's micro-batch, or
+  // the largest smaller one that fits in memory.
+  for (ArtifactRow& r : profile) r.plan = fit_micro_batch(profile_job, r.allocation, r.plan, config.memory);
+
+  // The forward profile, transferred by FLOPs when it was measured on another model.
+  const double profile_params = profile.front().profile_params;
+  const bool other_model = std::abs(profile_params - v.model.params) > kOtherModelTolerance * v.model.params;
+  double flop_ratio = 1.0;
+  if (other_model) {
+    ModelSpec measured = v.model;
+    measured.params = profile_params;
+    flop_ratio = forward_flops_per_sample(v.model, w.seq_len) / forward_flops_per_sample(measured, w.seq_len);
+    v.notes.push_back(fmt::format(
+        "profile/{} measured a model of {:.3g} parameters, not {} ({:.3g}): forward times scaled by the FLOP "
+        "ratio {:.2f}, iteration times not used for fitting",
+        w.profile, profile_params, v.model.name, v.model.params, flop_ratio));
+  }
+  std::vector<ForwardSample> samples;
+  for (const ArtifactRow& r : profile)
+    samples.push_back({critical_path_samples(w.profile_global_batch, r.plan), r.forward_ms * flop_ratio});
+  v.forward = fit_forward_model(samples, reference_speed);
+
+  for (const std::string& file : trace_files) {
+    for (ArtifactRow& r : read_trace(file, w, spec, config.cluster)) {
+      r.plan = fit_micro_batch(job, r.allocation, r.plan, config.memory);
+      ValidatedRow row;
+      row.family = table2_family(r.plan);
+      row.violation = plan_violation(job, r.allocation, r.plan, config.memory);
+      if (w.profile_global_batch == w.global_batch && !other_model)
+        for (const ArtifactRow& p : profile) row.profiled = row.profiled || same_configuration(r, p);
+      row.row = std::move(r);
+      v.rows.push_back(std::move(row));
+    }
+  }
+
+  std::vector<MeasuredPoint>& points = v.points;
+  if (!other_model)
+    for (const ArtifactRow& r : profile) points.push_back(measured_point(r, profile_job, v.forward, true));
+  std::vector<std::size_t> extra;
+  if (options.in_sample) {
+    for (std::size_t i = 0; i < v.rows.size(); ++i)
+      if (v.rows[i].row.iter_ms > 0) extra.push_back(i);
+  } else {
+    extra = select_extra_rows(v.rows, profile, options.extra_rows);
+  }
+  for (std::size_t i : extra) {
+    v.rows[i].used_for_fit = !options.in_sample;
+    points.push_back(measured_point(v.rows[i].row, job, v.forward, false));
+  }
+  if (points.empty()) {
+    v.fit.params = PerfParams{};
+    v.notes.push_back("no usable measurements to fit: default parameters");
+  } else {
+    v.fit = fit_perf_params(points);
+    v.fitted = true;
+  }
+  for (ValidatedRow& r : v.rows) {
+    if (r.row.iter_ms <= 0) continue;
+    r.predicted_ms =
+        predict_iteration(iteration_terms(job, r.row.plan, r.row.allocation, v.forward), v.fit.params).iter_ms;
+    r.error = std::abs(r.predicted_ms - r.row.iter_ms) / r.row.iter_ms;
+  }
+  return v;
+}
+
+ValidationReport validate_artifact(const std::string& artifact_dir, const ArtifactSpec& spec, const Catalog& catalog,
+                                   const MorphConfig& config, const ValidationOptions& options) {
+  if (!std::filesystem::is_directory(artifact_dir + "/profile") || !std::filesystem::is_directory(artifact_dir + "/traces"))
+    throw Error(fmt::format("{}: not a Morphling artifact folder (expected profile/ and traces/)", artifact_dir));
+  ValidationReport report;
+  report.options = options;
+  for (const std::string& t : spec.skipped_traces)
+    report.notes.push_back(fmt::format("traces/{}: no profile in the artifact, not validated", t));
+  double sum = 0;
+  for (const ArtifactWorkload& w : spec.workloads) {
+    std::vector<std::string> traces;
+    for (const std::string& t : w.traces) traces.push_back(artifact_dir + "/traces/" + t + "/placements.csv");
+    WorkloadValidation v =
+        fit_workload(artifact_dir + "/profile/" + w.profile, traces, w, spec, catalog, config, options);
+    std::vector<std::string> order;
+    std::map<std::string, FamilyError> families;
+    for (const ValidatedRow& r : v.rows) {
+      const bool measured = r.row.iter_ms > 0;
+      ++report.feasibility_rows;
+      if (measured == r.violation.empty()) ++report.feasibility_agree;
+      if (!measured || r.used_for_fit || (r.profiled && !options.in_sample)) continue;
+      FamilyError& f = families[r.family];
+      if (f.points == 0) {
+        order.push_back(r.family);
+        f.workload = w.name;
+        f.family = r.family;
+      }
+      ++f.points;
+      f.avg += r.error;
+      if (r.error >= f.max) {
+        f.max = r.error;
+        f.worst = r.row.exec_plan + "," + r.row.placement;
+      }
+      ++report.points;
+      sum += r.error;
+      report.max = std::max(report.max, r.error);
+    }
+    for (const std::string& name : order) {
+      FamilyError f = families[name];
+      f.avg /= f.points;
+      report.families.push_back(f);
+    }
+    report.workloads.push_back(std::move(v));
+  }
+  report.avg = report.points > 0 ? sum / report.points : 0;
+  return report;
+}
+
+}  // namespace morph

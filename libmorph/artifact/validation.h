@@ -1,0 +1,82 @@
+// Validation of the iteration-time model against the Morphling artifact (paper Table 2):
+// fit each workload on its profile (plus K trace rows chosen by a fixed rule), predict
+// every other trace row, and report relative errors per plan family.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "libmorph/artifact/artifact_rows.h"
+#include "libmorph/artifact/artifact_spec.h"
+#include "libmorph/config/morph_conf.h"
+#include "libmorph/model/catalog.h"
+#include "libmorph/perf/fit.h"
+#include "libmorph/perf/iteration_time.h"
+
+namespace morph {
+
+struct ValidationOptions {
+  int extra_rows = 0;      // K trace rows per workload added to the fitting set
+  bool in_sample = false;  // fit on every trace row too (the model's floor, not a prediction)
+};
+
+struct ValidatedRow {
+  ArtifactRow row;
+  std::string family;       // table2_family()
+  double predicted_ms = 0;
+  double error = 0;         // |predicted - measured| / measured
+  bool used_for_fit = false;
+  bool profiled = false;    // the same configuration is a profile run
+  std::string violation;    // why Morph would not run this plan (plan_violation)
+};
+
+struct WorkloadValidation {
+  ArtifactWorkload workload;
+  ModelSpec model;
+  ForwardModel forward;
+  FitResult fit;            // fit.params are the parameters used
+  bool fitted = false;      // false: no usable points, defaults used
+  std::vector<MeasuredPoint> points;  // the fitting set, in fit.rel_errors order
+  std::vector<ValidatedRow> rows;
+  std::vector<std::string> notes;
+};
+
+struct FamilyError {
+  std::string workload;
+  std::string family;
+  int points = 0;
+  double avg = 0;
+  double max = 0;
+  std::string worst;  // exec_plan,placement of the largest error
+};
+
+struct ValidationReport {
+  ValidationOptions options;
+  std::vector<WorkloadValidation> workloads;
+  std::vector<FamilyError> families;
+  int points = 0;  // rows with an error (measured, not used for fitting, not profiled)
+  double avg = 0;
+  double max = 0;
+  int feasibility_rows = 0;   // rows where Morph's verdict (runs / cannot run) is checked
+  int feasibility_agree = 0;
+  std::vector<std::string> notes;
+};
+
+// K extra rows, chosen deterministically: repeatedly take the Table 2 family with the
+// fewest fitting rows so far (ties: first in the trace), and from it the row with the
+// median measured iteration time (ties: first in the trace). Only measured, not profiled
+// rows are candidates. Returns indices into `rows`.
+std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows,
+                                           const std::vector<ArtifactRow>& profile, int k);
+
+// Fits one workload on `profile_dir` (config.csv + data.csv) plus K rows of `trace_files`,
+// and predicts every trace row.
+WorkloadValidation fit_workload(const std::string& profile_dir, const std::vector<std::string>& trace_files,
+                                const ArtifactWorkload& workload, const ArtifactSpec& spec, const Catalog& catalog,
+                                const MorphConfig& config, const ValidationOptions& options);
+
+ValidationReport validate_artifact(const std::string& artifact_dir, const ArtifactSpec& spec,
+                                   const Catalog& catalog, const MorphConfig& config,
+                                   const ValidationOptions& options);
+
+}  // namespace morph

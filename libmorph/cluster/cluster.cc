@@ -1,0 +1,70 @@
+#include "libmorph/cluster/cluster.h"
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph {
+
+const char* to_string(IntraLink link) { return link == IntraLink::nvlink ? "nvlink" : "pcie"; }
+
+void Cluster::add_gpu_type(GpuType gpu) {
+  if (find_gpu_type(gpu.name) != nullptr)
+    throw Error(fmt::format("GpuType {} is defined twice", quote(gpu.name)));
+  for (const std::string& alias : gpu.aliases)
+    if (find_gpu_type(alias) != nullptr)
+      throw Error(fmt::format("GpuType {}: alias {} is already a GPU type name", quote(gpu.name),
+                              quote(alias)));
+  gpu_types_.push_back(std::move(gpu));
+}
+
+void Cluster::add_node_type(NodeType node) {
+  if (find_node_type(node.name) != nullptr)
+    throw Error(fmt::format("NodeType {} is defined twice", quote(node.name)));
+  if (find_gpu_type(node.gpu) == nullptr)
+    throw Error(fmt::format("NodeType {}: Gpu={} is not a GpuType defined before it",
+                            quote(node.name), quote(node.gpu)));
+  node.gpu = find_gpu_type(node.gpu)->name;
+  node_types_.push_back(std::move(node));
+}
+
+void Cluster::add_node(NodeRecord node) {
+  if (find_node_type(node.node_type) == nullptr)
+    throw Error(fmt::format("NodeName {}: NodeType={} is not defined", quote(node.name),
+                            quote(node.node_type)));
+  for (const NodeRecord& n : nodes_)
+    if (n.name == node.name) throw Error(fmt::format("NodeName {} is defined twice", quote(node.name)));
+  nodes_.push_back(std::move(node));
+}
+
+const GpuType* Cluster::find_gpu_type(std::string_view name) const {
+  const std::string key = to_lower(name);
+  for (const GpuType& g : gpu_types_) {
+    if (to_lower(g.name) == key) return &g;
+    for (const std::string& alias : g.aliases)
+      if (to_lower(alias) == key) return &g;
+  }
+  return nullptr;
+}
+
+const NodeType* Cluster::find_node_type(std::string_view name) const {
+  const std::string key = to_lower(name);
+  for (const NodeType& n : node_types_)
+    if (to_lower(n.name) == key) return &n;
+  return nullptr;
+}
+
+const NodeType* Cluster::node_type_for_gpu(std::string_view gpu) const {
+  for (const NodeType& n : node_types_)
+    if (n.gpu == gpu) return &n;
+  return nullptr;
+}
+
+const GpuType& Cluster::gpu_of(const NodeType& node) const {
+  const GpuType* g = find_gpu_type(node.gpu);
+  if (g == nullptr) throw Error(fmt::format("NodeType {}: unknown Gpu {}", quote(node.name), quote(node.gpu)));
+  return *g;
+}
+
+}  // namespace morph

@@ -1,0 +1,40 @@
+// The hardware Morph plans for: GPU types, node types and named nodes (from morph.conf).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libmorph/cluster/gpu_type.h"
+#include "libmorph/cluster/node_type.h"
+
+namespace morph {
+
+struct NodeRecord {
+  std::string name;
+  std::string node_type;
+};
+
+class Cluster {
+ public:
+  void add_gpu_type(GpuType gpu);
+  void add_node_type(NodeType node);
+  void add_node(NodeRecord node);
+
+  const GpuType* find_gpu_type(std::string_view name_or_alias) const;
+  const NodeType* find_node_type(std::string_view name) const;
+  // The first node type that carries `gpu` (a GpuType name).
+  const NodeType* node_type_for_gpu(std::string_view gpu) const;
+  const GpuType& gpu_of(const NodeType& node) const;
+
+  const std::vector<GpuType>& gpu_types() const { return gpu_types_; }
+  const std::vector<NodeType>& node_types() const { return node_types_; }
+  const std::vector<NodeRecord>& nodes() const { return nodes_; }
+
+ private:
+  std::vector<GpuType> gpu_types_;
+  std::vector<NodeType> node_types_;
+  std::vector<NodeRecord> nodes_;
+};
+
+}  // namespace morph

@@ -1,0 +1,189 @@
+#include "libmorph/config/morph_conf.h"
+
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "libmorph/planner/plan_search.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/hostlist.h"
+#include "libmorph/util/parse.h"
+
+namespace morph {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kGBps = 1e9;
+
+// The Key=Value tokens of one record, consumed key by key; leftovers are unknown keys.
+class Record {
+ public:
+  Record(std::string where, std::vector<std::pair<std::string, std::string>> tokens)
+      : where_(std::move(where)) {
+    for (auto& [key, value] : tokens) {
+      const std::string k = to_lower(key);
+      if (values_.count(k)) throw Error(fmt::format("{}: key {} given twice", where_, key));
+      values_[k] = {key, value};
+    }
+  }
+
+  std::optional<std::string> take(std::string_view key) {
+    auto it = values_.find(to_lower(key));
+    if (it == values_.end()) return std::nullopt;
+    std::string value = it->second.second;
+    values_.erase(it);
+    if (value.empty()) throw Error(fmt::format("{}: {}= has an empty value", where_, key));
+    return value;
+  }
+  std::string require(std::string_view key) {
+    if (auto v = take(key)) return *v;
+    throw Error(fmt::format("{}: missing {}=", where_, key));
+  }
+  double number(std::string_view key, double min, double max, std::optional<double> fallback = std::nullopt) {
+    std::optional<std::string> v = take(key);
+    if (!v) {
+      if (fallback) return *fallback;
+      throw Error(fmt::format("{}: missing {}=", where_, key));
+    }
+    return parse_double(*v, fmt::format("{}: {}", where_, key), min, max);
+  }
+  int integer(std::string_view key, int min, int max, std::optional<int> fallback = std::nullopt) {
+    std::optional<std::string> v = take(key);
+    if (!v) {
+      if (fallback) return *fallback;
+      throw Error(fmt::format("{}: missing {}=", where_, key));
+    }
+    return static_cast<int>(parse_int(*v, fmt::format("{}: {}", where_, key), min, max));
+  }
+  void finish(std::string_view expected) const {
+    if (!values_.empty())
+      throw Error(fmt::format("{}: unknown key {} (expected {})", where_, quote(values_.begin()->second.first),
+                              expected));
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  std::string where_;
+  std::map<std::string, std::pair<std::string, std::string>> values_;
+};
+
+GpuType parse_gpu_type(Record r, const std::string& name) {
+  GpuType g;
+  g.name = name;
+  if (auto aliases = r.take("Aliases"))
+    for (std::string_view a : split(*aliases, ',')) g.aliases.emplace_back(trim(a));
+  g.memory_bytes = r.number("MemoryGiB", 1, 1e6) * kGiB;
+  g.speed = r.number("Speed", 1e-3, 1e3);
+  g.peak_tflops = r.number("PeakTflops", 1e-3, 1e6);
+  const std::string link = to_lower(r.require("Link"));
+  if (link == "nvlink") g.link = IntraLink::nvlink;
+  else if (link == "pcie") g.link = IntraLink::pcie;
+  else throw Error(fmt::format("{}: Link: {} is not nvlink or pcie", r.where(), quote(link)));
+  g.link_bandwidth_Bps = r.number("LinkBandwidthGBps", 1e-3, 1e5) * kGBps;
+  g.pcie_bandwidth_Bps = r.number("PcieBandwidthGBps", 1e-3, 1e5) * kGBps;
+  r.finish("Aliases, MemoryGiB, Speed, PeakTflops, Link, LinkBandwidthGBps, PcieBandwidthGBps");
+  return g;
+}
+
+NodeType parse_node_type(Record r, const std::string& name, const Cluster& cluster) {
+  NodeType n;
+  n.name = name;
+  n.gpu = r.require("Gpu");
+  const GpuType* gpu = cluster.find_gpu_type(n.gpu);
+  if (gpu == nullptr) throw Error(fmt::format("{}: Gpu={} is not a GpuType defined above", r.where(), quote(n.gpu)));
+  n.gpus = r.integer("Gpus", 1, 1024);
+  n.cpus = r.integer("Cpus", 1, 1 << 20);
+  n.host_memory_bytes = r.number("MemoryGiB", 1, 1e9) * kGiB;
+  n.network_bandwidth_Bps = r.number("NetworkBandwidthGBps", 1e-3, 1e6) * kGBps;
+  n.nics = r.integer("Nics", 1, 1024, 1);
+  n.host_bandwidth_Bps =
+      r.number("HostBandwidthGBps", 1e-3, 1e6, n.gpus * gpu->pcie_bandwidth_Bps / kGBps) * kGBps;
+  r.finish("Gpu, Gpus, Cpus, MemoryGiB, NetworkBandwidthGBps, Nics, HostBandwidthGBps");
+  return n;
+}
+
+void parse_globals(Record r, MorphConfig& c) {
+  auto set_number = [&](std::string_view key, double& target, double min, double max, double scale = 1) {
+    if (auto v = r.take(key)) target = parse_double(*v, fmt::format("{}: {}", r.where(), key), min, max) * scale;
+  };
+  set_number("GpuOverheadMiB", c.memory.gpu_overhead_bytes, 0, 1e7, 1024.0 * 1024.0);
+  set_number("HostOverheadGiBPerGpu", c.memory.host_overhead_bytes_per_gpu, 0, 1e6, kGiB);
+  set_number("ComputeEfficiency", c.compute_efficiency, 1e-3, 1);
+  set_number("RestartPenaltySeconds", c.policy.restart_penalty_s, 0, 1e6);
+  set_number("SchedulingIntervalSeconds", c.policy.scheduling_interval_s, 1, 1e6);
+  set_number("MinReconfigureGain", c.policy.min_reconfigure_gain, 0, 10);
+  if (auto v = r.take("MaxMicroBatchSize"))
+    c.max_micro_batch_size = static_cast<int>(parse_int(*v, fmt::format("{}: MaxMicroBatchSize", r.where()), 0, 1 << 20));
+  if (auto v = r.take("AllowedPlans")) {
+    parse_plan_features(*v, fmt::format("{}: AllowedPlans", r.where()));
+    c.allowed_plans = *v;
+  }
+  if (auto v = r.take("DefaultSla")) {
+    const std::string sla = to_lower(*v);
+    if (sla != "guaranteed" && sla != "best-effort")
+      throw Error(fmt::format("{}: DefaultSla: {} is not guaranteed or best-effort", r.where(), quote(*v)));
+    c.policy.guaranteed_by_default = sla == "guaranteed";
+  }
+  r.finish("GpuType, NodeType, NodeName or a parameter of morph.conf(5)");
+}
+
+}  // namespace
+
+MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
+  MorphConfig config;
+  std::size_t line_number = 0;
+  for (std::string_view line : split(text, '\n')) {
+    ++line_number;
+    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = trim(line);
+    if (line.empty()) continue;
+    const std::string where = fmt::format("{}:{}", source, line_number);
+    std::vector<std::pair<std::string, std::string>> tokens;
+    std::istringstream words{std::string(line)};
+    for (std::string word; words >> word;) {
+      const std::size_t eq = word.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw Error(fmt::format("{}: {} is not Key=Value", where, quote(word)));
+      tokens.emplace_back(word.substr(0, eq), word.substr(eq + 1));
+    }
+    const std::string kind = to_lower(tokens.front().first);
+    const std::string name = tokens.front().second;
+    if (kind == "gputype" || kind == "nodetype" || kind == "nodename") {
+      if (name.empty()) throw Error(fmt::format("{}: {}= needs a name", where, tokens.front().first));
+      tokens.erase(tokens.begin());
+      Record record(fmt::format("{}: {} {}", where, kind == "gputype" ? "GpuType" : kind == "nodetype" ? "NodeType" : "NodeName", name),
+                    std::move(tokens));
+      try {
+        if (kind == "gputype") {
+          config.cluster.add_gpu_type(parse_gpu_type(std::move(record), name));
+        } else if (kind == "nodetype") {
+          config.cluster.add_node_type(parse_node_type(std::move(record), name, config.cluster));
+        } else {
+          const std::string type = record.require("NodeType");
+          record.finish("NodeType");
+          for (std::string& host : expand_hostlist(name, where)) config.cluster.add_node({std::move(host), type});
+        }
+      } catch (const Error& e) {
+        const std::string message = e.what();
+        if (message.rfind(source, 0) == 0) throw;
+        throw Error(fmt::format("{}: {}", where, message));
+      }
+    } else {
+      parse_globals(Record(where, std::move(tokens)), config);
+    }
+  }
+  return config;
+}
+
+MorphConfig load_morph_conf(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open the configuration file", path));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse_morph_conf(buffer.str(), path);
+}
+
+}  // namespace morph

@@ -1,0 +1,34 @@
+// morph.conf: Slurm-style "Key=Value" lines describing GPU types, node types and nodes,
+// and the knobs of the models and the policy. See morph.conf(5).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "libmorph/cluster/cluster.h"
+#include "libmorph/memory/memory_model.h"
+
+namespace morph {
+
+struct PolicyKnobs {
+  double restart_penalty_s = 260;    // cost of a checkpoint-restart (Morphling artifact: 260 s)
+  double scheduling_interval_s = 60; // re-optimisation round
+  double min_reconfigure_gain = 0.05;// relative throughput gain a reconfiguration must bring
+  bool guaranteed_by_default = false;// DefaultSla=guaranteed|best-effort
+};
+
+struct MorphConfig {
+  Cluster cluster;
+  MemoryOptions memory;
+  double compute_efficiency = 0.4;  // fraction of PeakTflops for forward estimates without a profile
+  int max_micro_batch_size = 0;     // 0: no cap
+  std::string allowed_plans = "all";
+  PolicyKnobs policy;
+};
+
+// Strict: an unknown key, a missing required key, a bad value or a duplicate is an error
+// "SOURCE:LINE: ..." naming the key.
+MorphConfig parse_morph_conf(std::string_view text, const std::string& source);
+MorphConfig load_morph_conf(const std::string& path);
+
+}  // namespace morph

@@ -1,0 +1,88 @@
+#include "libmorph/memory/memory_model.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace morph {
+namespace {
+
+// Mixed-precision Adam (Frenzy §III-A, 20 bytes per parameter): 16-bit weights and
+// gradients, and 16 bytes of optimizer state (fp32 master weights, momentum, variance
+// and fp32 gradients).
+constexpr double kWeightBytes = 2;
+constexpr double kGradientBytes = 2;
+constexpr double kOptimizerBytes = 16;
+constexpr double kOffloadBufferBytes = 2;  // pinned 16-bit parameter buffer per offloaded parameter
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Frenzy §III-A: activations of one layer and micro-batch b, s b h (10 + 24/t + 5 a s / (h t)).
+double layer_activation_bytes(const ModelSpec& m, double s, double b, double t) {
+  const double h = static_cast<double>(m.hidden);
+  const double a = static_cast<double>(m.heads);
+  return s * b * h * (10 + 24 / t + 5 * a * s / (h * t));
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ModelSpec& m, std::int64_t seq_len, const ExecutionPlan& p,
+                               const MemoryOptions& options) {
+  const double s = static_cast<double>(seq_len);
+  const double b = p.micro_batch_size;
+  const double d = p.dp;
+  const double t = p.tp;
+  const double h = static_cast<double>(m.hidden);
+  const double layers_per_stage = static_cast<double>((m.layers + p.pp - 1) / p.pp);
+
+  // Parameters on one GPU of the first stage: the (vocabulary-parallel) embedding and its
+  // share of the layers, split by TP (Frenzy: 20W/t). The last stage holds the output
+  // embedding instead, of the same size.
+  const double params_gpu = (m.embedding_params() + layers_per_stage * m.params_per_layer()) / t;
+
+  MemoryEstimate e;
+  // ZeRO stage 1 partitions optimizer states by d, stage 2 also gradients, stage 3 also
+  // weights; ZeRO-Offload keeps optimizer states (and the update) in host memory.
+  e.weights_bytes = params_gpu * kWeightBytes / (p.zero_stage >= 3 ? d : 1);
+  e.gradients_bytes = params_gpu * kGradientBytes / (p.zero_stage >= 2 ? d : 1);
+  e.optimizer_bytes = p.offload ? 0 : params_gpu * kOptimizerBytes / (p.zero_stage >= 1 ? d : 1);
+  e.host_bytes_per_gpu = options.host_overhead_bytes_per_gpu +
+      (p.offload ? params_gpu * (kOptimizerBytes + kOffloadBufferBytes) / d : 0);
+
+  // 1F1B: the first stage holds min(m, p) micro-batches in flight, the last one.
+  const double in_flight = p.pp > 1 ? std::min(p.micro_batches, p.pp) : 1;
+  const double full_layer = layer_activation_bytes(m, s, b, t);
+  // GC keeps each layer's 16-bit input and recomputes one layer at a time.
+  const double stored_layer = p.checkpointing ? 2 * s * b * h : full_layer;
+  const double recompute = p.checkpointing ? full_layer : 0;
+  // Cross-entropy logits in fp32 on the last stage (Korthikanti et al., §4.3).
+  const double logits = 4 * s * b * static_cast<double>(m.vocab) / t;
+  const double first_stage = layers_per_stage * in_flight * stored_layer + recompute;
+  const double last_stage = layers_per_stage * stored_layer + recompute + logits;
+  e.activations_bytes = p.pp > 1 ? std::max(first_stage, last_stage) : first_stage + logits;
+  e.overhead_bytes = options.gpu_overhead_bytes;
+  return e;
+}
+
+MemoryFit check_memory(const MemoryEstimate& e, const Allocation& allocation) {
+  MemoryFit fit;
+  fit.gpu_bytes = e.gpu_bytes();
+  fit.gpu_capacity_bytes = allocation.min_gpu_memory_bytes();
+  for (const NodeShare& n : allocation.nodes) {
+    const double host = e.host_bytes_per_gpu * n.gpus;
+    fit.host_bytes_per_node = std::max(fit.host_bytes_per_node, host);
+    if (fit.fits && fit.gpu_bytes > n.gpu.memory_bytes) {
+      fit.fits = false;
+      fit.reason = fmt::format("out of memory: {:.1f} GiB per GPU > {:.0f} GiB on {}", fit.gpu_bytes / kGiB,
+                               n.gpu.memory_bytes / kGiB, n.gpu.name);
+    }
+    if (fit.fits && host > n.node_type.host_memory_bytes) {
+      fit.fits = false;
+      fit.reason = fmt::format("out of host memory: {:.0f} GiB > {:.0f} GiB on a {} node", host / kGiB,
+                               n.node_type.host_memory_bytes / kGiB, n.node_type.name);
+    }
+  }
+  return fit;
+}
+
+}  // namespace morph

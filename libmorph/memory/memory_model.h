@@ -1,0 +1,46 @@
+// GPU and host memory of a plan: Frenzy's MARP (seed 002, §III-A) extended to ZeRO
+// stages, ZeRO-Offload, gradient checkpointing, 1F1B pipelines and framework overhead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "libmorph/cluster/allocation.h"
+#include "libmorph/model/model_spec.h"
+#include "libmorph/plan/plan.h"
+
+namespace morph {
+
+struct MemoryOptions {
+  double gpu_overhead_bytes = 2.0 * (1 << 30);           // CUDA context, NCCL, allocator
+  double host_overhead_bytes_per_gpu = 4.0 * (1 << 30);  // process, data loader
+};
+
+// Bytes on the most loaded GPU (the first or last pipeline stage).
+struct MemoryEstimate {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double overhead_bytes = 0;
+  double host_bytes_per_gpu = 0;  // offloaded optimizer states plus process overhead
+
+  double gpu_bytes() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + overhead_bytes;
+  }
+};
+
+MemoryEstimate estimate_memory(const ModelSpec& model, std::int64_t seq_len,
+                               const ExecutionPlan& plan, const MemoryOptions& options);
+
+struct MemoryFit {
+  bool fits = true;
+  std::string reason;             // why not, naming GPU type and sizes
+  double gpu_bytes = 0;
+  double gpu_capacity_bytes = 0;  // the smallest GPU of the allocation
+  double host_bytes_per_node = 0; // the most loaded node
+};
+
+MemoryFit check_memory(const MemoryEstimate& estimate, const Allocation& allocation);
+
+}  // namespace morph

@@ -1,0 +1,82 @@
+#include "libmorph/model/model_spec.h"
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph {
+namespace {
+
+constexpr std::int64_t kMaxLayers = 100'000;
+constexpr std::int64_t kMaxHidden = 1 << 20;
+constexpr std::int64_t kMaxSeq = 1 << 24;
+constexpr std::int64_t kMaxVocab = 100'000'000;
+constexpr double kMaxParams = 1e15;
+
+}  // namespace
+
+double frenzy_parameter_count(std::int64_t layers, std::int64_t hidden, std::int64_t vocab) {
+  const double h = static_cast<double>(hidden);
+  // Frenzy §III-A: W = Vh + l(12h^2 + 13h)
+  return static_cast<double>(vocab) * h + static_cast<double>(layers) * (12 * h * h + 13 * h);
+}
+
+double ModelSpec::params_per_layer() const {
+  return (params - embedding_params()) / static_cast<double>(layers);
+}
+
+double forward_flops_per_sample(const ModelSpec& model, std::int64_t seq_len) {
+  const double s = static_cast<double>(seq_len);
+  return 2 * model.params * s +
+         4 * static_cast<double>(model.layers) * s * s * static_cast<double>(model.hidden);
+}
+
+void validate_model(const ModelSpec& m, std::string_view what) {
+  auto range = [&](std::string_view key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+    if (v < lo || v > hi)
+      throw Error(fmt::format("{}: {}={} is out of range [{}, {}]", what, key, v, lo, hi));
+  };
+  range("layers", m.layers, 1, kMaxLayers);
+  range("hidden", m.hidden, 1, kMaxHidden);
+  range("heads", m.heads, 1, m.hidden);
+  range("seq", m.seq_len, 1, kMaxSeq);
+  range("vocab", m.vocab, 0, kMaxVocab);
+  if (m.hidden % m.heads != 0)
+    throw Error(fmt::format("{}: hidden={} is not divisible by heads={}", what, m.hidden, m.heads));
+  if (!(m.params > 0) || m.params > kMaxParams)
+    throw Error(fmt::format("{}: params={:g} is out of range (0, {:g}]", what, m.params, kMaxParams));
+  if (m.params <= m.embedding_params())
+    throw Error(fmt::format("{}: params={:g} does not exceed the embedding (vocab x hidden = {:g})",
+                            what, m.params, m.embedding_params()));
+}
+
+ModelSpec parse_inline_model(std::string_view spec, std::string_view what) {
+  ModelSpec m;
+  bool have_params = false;
+  for (const auto& [key, value] : parse_key_values(spec, ',', what)) {
+    const std::string where = fmt::format("{}: {}", what, key);
+    if (key == "name") m.name = value;
+    else if (key == "layers") m.layers = parse_int(value, where, 1, kMaxLayers);
+    else if (key == "hidden") m.hidden = parse_int(value, where, 1, kMaxHidden);
+    else if (key == "heads") m.heads = parse_int(value, where, 1, kMaxHidden);
+    else if (key == "seq") m.seq_len = parse_int(value, where, 1, kMaxSeq);
+    else if (key == "vocab") m.vocab = parse_int(value, where, 0, kMaxVocab);
+    else if (key == "params") {
+      m.params = parse_double(value, where, 1, kMaxParams);
+      have_params = true;
+    } else {
+      throw Error(fmt::format("{}: unknown key {} (expected layers, hidden, heads, seq, vocab, params, name)",
+                              what, quote(key)));
+    }
+  }
+  for (auto [key, v] : {std::pair{"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads},
+                        {"seq", m.seq_len}})
+    if (v == 0) throw Error(fmt::format("{}: missing {}=", what, key));
+  if (!have_params) m.params = frenzy_parameter_count(m.layers, m.hidden, m.vocab);
+  if (m.name.empty()) m.name = fmt::format("custom-l{}-h{}", m.layers, m.hidden);
+  validate_model(m, what);
+  return m;
+}
+
+}  // namespace morph

@@ -1,0 +1,135 @@
+#include "libmorph/perf/fit.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include <ceres/ceres.h>
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+
+namespace morph {
+namespace {
+
+constexpr std::size_t kN = PerfParams::kCount;
+
+// Log residuals of one point; one parameter block per k so that uninformed ones can be
+// held constant.
+struct PointResidual {
+  const MeasuredPoint* point;
+  template <typename T>
+  bool operator()(const T* k0, const T* k1, const T* k2, const T* k3, const T* k4, const T* k5,
+                  const T* k6, T* residual) const {
+    const T k[kN] = {k0[0], k1[0], k2[0], k3[0], k4[0], k5[0], k6[0]};
+    const IterationTime<T> t = combine(point->terms, k);
+    int i = 0;
+    residual[i++] = log(t.iter_ms / point->iter_ms);
+    if (point->backward_sync_ms > 0)
+      residual[i++] = log((t.cc_ms - t.forward_ms) / point->backward_sync_ms);
+    if (point->optimizer_ms > 0) residual[i++] = log(t.oo_ms / point->optimizer_ms);
+    return true;
+  }
+  int count() const { return 1 + (point->backward_sync_ms > 0) + (point->optimizer_ms > 0); }
+};
+
+std::array<bool, kN> informed(std::span<const MeasuredPoint> points) {
+  std::array<bool, kN> used{};
+  used[0] = used[6] = true;  // k_bwd, k_const
+  for (const MeasuredPoint& p : points) {
+    const IterationTerms& x = p.terms;
+    if (x.dp_ms > 0) used[1] = true;
+    if (x.offload) {
+      used[3] = used[5] = true;
+      if (x.dp_ms > 0) used[4] = true;
+    } else if (x.opt_mparams > 0) {
+      used[2] = true;
+    }
+  }
+  return used;
+}
+
+struct Solved {
+  std::array<double, kN> k;
+  double cost = std::numeric_limits<double>::infinity();
+  bool converged = false;
+};
+
+Solved solve_from(std::span<const MeasuredPoint> points, const std::array<bool, kN>& used,
+                  std::array<double, kN> k, const FitOptions& options) {
+  ceres::Problem problem;
+  for (const MeasuredPoint& p : points) {
+    auto* functor = new PointResidual{&p};
+    const int residuals = functor->count();
+    problem.AddResidualBlock(
+        new ceres::AutoDiffCostFunction<PointResidual, ceres::DYNAMIC, 1, 1, 1, 1, 1, 1, 1>(functor, residuals),
+        nullptr, &k[0], &k[1], &k[2], &k[3], &k[4], &k[5], &k[6]);
+  }
+  const auto& info = perf_param_info();
+  for (std::size_t i = 0; i < kN; ++i) {
+    problem.SetParameterLowerBound(&k[i], 0, info[i].lower);
+    problem.SetParameterUpperBound(&k[i], 0, info[i].upper);
+    if (!used[i]) problem.SetParameterBlockConstant(&k[i]);
+  }
+  ceres::Solver::Options so;
+  so.max_num_iterations = options.max_iterations;
+  so.linear_solver_type = ceres::DENSE_QR;
+  so.logging_type = ceres::SILENT;
+  so.num_threads = 1;
+  ceres::Solver::Summary summary;
+  ceres::Solve(so, &problem, &summary);
+  Solved s;
+  s.k = k;
+  if (summary.IsSolutionUsable() && std::isfinite(summary.final_cost)) {
+    s.cost = summary.final_cost;
+    s.converged = summary.termination_type == ceres::CONVERGENCE;
+  }
+  return s;
+}
+
+}  // namespace
+
+FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOptions& options,
+                          const PerfParams& start) {
+  if (points.empty()) throw Error("fit: no measured points");
+  for (const MeasuredPoint& p : points) {
+    if (!(p.iter_ms > 0) || !std::isfinite(p.iter_ms))
+      throw Error(fmt::format("fit: point {} has a non-positive iteration time", p.label));
+    if (!(p.terms.forward_ms > 0))
+      throw Error(fmt::format("fit: point {} has no forward time", p.label));
+  }
+  const auto used = informed(points);
+  const auto& info = perf_param_info();
+
+  // Spread-out starts: the given one, then geometric shifts inside the bounds.
+  std::vector<std::array<double, kN>> starts{start.to_array()};
+  for (int s = 1; s <= options.extra_starts; ++s) {
+    std::array<double, kN> k = start.to_array();
+    const double factor = s % 2 == 1 ? 2.5 * s : 1.0 / (2.0 * s);
+    for (std::size_t i = 0; i < kN; ++i)
+      if (used[i]) k[i] = std::clamp(k[i] * factor, info[i].lower, info[i].upper);
+    starts.push_back(k);
+  }
+  Solved best;
+  for (const auto& k : starts) {
+    Solved s = solve_from(points, used, k, options);
+    if (s.cost < best.cost) best = s;
+  }
+  if (!std::isfinite(best.cost)) throw Error("fit: the solver found no usable solution");
+
+  FitResult result;
+  result.params = PerfParams::from_array(best.k.data());
+  result.converged = best.converged;
+  result.fitted.assign(used.begin(), used.end());
+  std::size_t residuals = 0;
+  for (const MeasuredPoint& p : points) {
+    residuals += static_cast<std::size_t>(PointResidual{&p}.count());
+    const double predicted = predict_iteration(p.terms, result.params).iter_ms;
+    result.rel_errors.push_back((predicted - p.iter_ms) / p.iter_ms);
+  }
+  // Ceres' cost is half the sum of squares.
+  result.rmsle = std::sqrt(2 * best.cost / static_cast<double>(residuals));
+  return result;
+}
+
+}  // namespace morph

@@ -1,0 +1,44 @@
+// Fitting the seven parameters to measured iterations (Morphling A.3, "Continuous
+// model fitting"): minimise the root mean squared logarithmic error of Eq. (1) and, where
+// a measurement splits the iteration, of its parts T_cc - a T_fwd and T_oo.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "libmorph/perf/iteration_time.h"
+#include "libmorph/perf/perf_params.h"
+
+namespace morph {
+
+struct MeasuredPoint {
+  IterationTerms terms;
+  double iter_ms = 0;           // measured T_iter (required)
+  double backward_sync_ms = 0;  // measured T_cc - a T_fwd; 0 when not measured
+  double optimizer_ms = 0;      // measured T_oo; 0 when not measured
+  std::string label;            // for reports
+};
+
+struct FitOptions {
+  int max_iterations = 200;
+  // Besides the start point, restart from these many spread-out points and keep the best.
+  int extra_starts = 2;
+};
+
+struct FitResult {
+  PerfParams params;
+  double rmsle = 0;              // over all residuals
+  std::vector<double> rel_errors;  // (predicted - measured) / measured T_iter, per point
+  std::vector<bool> fitted;        // per parameter: informed by the data (else held at start)
+  bool converged = false;
+};
+
+// Parameters that no point informs (no offloading point for k_opt_off, k_off, k_swap; no
+// DP communication for k_sync; ...) are held at the start values. `start` is the warm
+// start for online refits (default: PerfParams{}). Throws when `points` is empty or holds
+// a non-positive measurement.
+FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOptions& options = {},
+                          const PerfParams& start = {});
+
+}  // namespace morph

@@ -1,0 +1,63 @@
+#include "libmorph/perf/iteration_time.h"
+
+#include <algorithm>
+
+namespace morph {
+namespace {
+
+constexpr double kGradientBytes = 2;    // 16-bit gradients
+constexpr double kActivationBytes = 2;  // 16-bit activations
+constexpr double kOffloadBytes = 4;     // Morphling A.2: P/d "without mixed precision"
+
+double ms(double bytes, double bandwidth_Bps) { return bytes > 0 ? bytes / bandwidth_Bps * 1e3 : 0; }
+
+}  // namespace
+
+double critical_path_samples(std::int64_t global_batch, const ExecutionPlan& p) {
+  const double m = p.micro_batches;
+  // Morphling A.1: T_fwd = t_p g_p / p (m + p - 1) for PP; linear in per-GPU batch and shard.
+  return static_cast<double>(global_batch) / (static_cast<double>(p.dp) * p.tp * p.pp) *
+         (m + p.pp - 1) / m;
+}
+
+IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const Allocation& a,
+                               const ForwardModel& forward) {
+  return iteration_terms(w, p, a, forward, comm_bandwidths(p, a));
+}
+
+IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const Allocation& a,
+                               const ForwardModel& forward, const CommBandwidths& bw) {
+  const double P = w.model.params;
+  const double d = p.dp, t = p.tp, pp = p.pp;
+  const double b = static_cast<double>(w.global_batch);
+  const double s = static_cast<double>(w.seq_len);
+  const double h = static_cast<double>(w.model.hidden);
+  const double l = static_cast<double>(w.model.layers);
+
+  IterationTerms x;
+  x.ga_steps = p.ga_steps;
+  x.checkpointing = p.checkpointing;
+  x.forward_ms = forward.forward_ms(critical_path_samples(w.global_batch, p), a.min_gpu_speed());
+
+  // Morphling A.1: V_dp = P 2(d-1) / (d t p); ZeRO-3 adds a parameter all-gather (1.5x).
+  const double zero3 = p.zero_stage >= 3 ? 1.5 : 1.0;
+  x.dp_ms = ms(kGradientBytes * P * 2 * (d - 1) / (d * t * pp) * zero3, bw.dp_Bps);
+  // Morphling A.1: V_tp = 4 * 2 (t-1) b s h l / (d t)
+  x.tp_ms = ms(kActivationBytes * 8 * (t - 1) * b * s * h * l / (d * t), bw.tp_Bps);
+  // Morphling A.1: V_pp = 2 p b s h / (d t)
+  x.pp_ms = pp > 1 ? ms(kActivationBytes * 2 * pp * b * s * h / (d * t), bw.pp_Bps) : 0;
+
+  const double mparams = P / 1e6;
+  x.offload = p.offload;
+  // Morphling A.2: T_opt = k_opt P/x, x = t p for 3D and d for ZeRO-DP (d t p combined).
+  x.opt_mparams = mparams / (t * pp) / (p.zero_stage >= 1 ? d : 1.0);
+  if (p.offload) {
+    const double cpus = std::max(1, a.min_cpus_per_gpu());
+    // Morphling A.2: T_opt = k_opt_off P / (d c); T_off = P / (d B_pcie)
+    x.opt_off_mparams_per_cpu = mparams / (d * t * cpus);
+    x.off_ms = ms(kOffloadBytes * P / (d * t), bw.offload_Bps);
+  }
+  return x;
+}
+
+}  // namespace morph

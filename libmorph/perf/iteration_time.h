@@ -1,0 +1,102 @@
+// Iteration time of a plan on an allocation: the Morphling appendix (seed 001), Eq. (1)
+// T_iter = T_cc + T_oo + k_const.
+//
+// iteration_terms() computes every quantity that does not depend on the fitted
+// parameters (forward time, communication times V/B, optimizer work, offload time);
+// combine() applies the seven parameters. The fitter evaluates combine() on Ceres jets
+// over terms computed once per measured point.
+#pragma once
+
+#include <cstdint>
+
+#include "libmorph/cluster/allocation.h"
+#include "libmorph/model/model_spec.h"
+#include "libmorph/perf/bandwidth.h"
+#include "libmorph/perf/forward_model.h"
+#include "libmorph/perf/overlap.h"
+#include "libmorph/perf/perf_params.h"
+#include "libmorph/plan/plan.h"
+
+namespace morph {
+
+// What a job trains, independent of how: the model, the fixed global batch, the sequence.
+struct Workload {
+  ModelSpec model;
+  std::int64_t global_batch = 0;
+  std::int64_t seq_len = 0;
+};
+
+struct IterationTerms {
+  double forward_ms = 0;          // a T_fwd, all accumulation steps of the iteration
+  int ga_steps = 1;               // a
+  bool checkpointing = false;
+  double dp_ms = 0;               // T_comm.dp = V_dp / B_dp
+  double tp_ms = 0;               // T_comm.tp = V_tp / B_tp
+  double pp_ms = 0;               // T_comm.pp = V_pp / B_pp
+  bool offload = false;
+  double opt_mparams = 0;         // P / x, million parameters updated by one GPU
+  double opt_off_mparams_per_cpu = 0;  // P / (d c) for ZeRO-Offload
+  double off_ms = 0;              // T_off = P / (d B_pcie)
+};
+
+IterationTerms iteration_terms(const Workload& workload, const ExecutionPlan& plan,
+                               const Allocation& allocation, const ForwardModel& forward);
+// The same with the plan's bandwidths already known (they depend only on d, t, p).
+IterationTerms iteration_terms(const Workload& workload, const ExecutionPlan& plan,
+                               const Allocation& allocation, const ForwardModel& forward,
+                               const CommBandwidths& bandwidths);
+
+// Whole-model samples that one GPU pushes through its critical path per iteration:
+// B / (d t p) scaled by the 1F1B fill and drain (m + p - 1) / m.
+double critical_path_samples(std::int64_t global_batch, const ExecutionPlan& plan);
+
+template <typename T>
+struct IterationTime {
+  T forward_ms;   // a T_fwd
+  T backward_ms;  // T_bwd of one accumulation step
+  T cc_ms;        // T_cc, computation and communication
+  T opt_ms;       // T_opt
+  T oo_ms;        // T_oo, optimizer and offloading
+  T iter_ms;      // Eq. (1)
+};
+
+// k: the seven parameters in PerfParams::to_array() order.
+template <typename T>
+IterationTime<T> combine(const IterationTerms& x, const T* k) {
+  const T& k_bwd = k[0];
+  const T& k_sync = k[1];
+  const T& k_opt = k[2];
+  const T& k_opt_off = k[3];
+  const T& k_off = k[4];
+  const T& k_swap = k[5];
+  const T& k_const = k[6];
+  IterationTime<T> r;
+  const double a = x.ga_steps;
+  r.forward_ms = T(x.forward_ms);
+  const T fwd_step = T(x.forward_ms / a);
+  // Morphling A.1: T_bwd = k_bwd T_fwd; GC recomputes one forward pass.
+  r.backward_ms = (k_bwd + T(x.checkpointing ? 1.0 : 0.0)) * fwd_step;
+  // Morphling A.1: T_cc = a T_fwd + (a-1) T_bwd + f^{k_sync}(T_bwd, T_dp) + T_tp + T_pp
+  r.cc_ms = r.forward_ms + T(a - 1) * r.backward_ms + overlap(r.backward_ms, T(x.dp_ms), k_sync) +
+            T(x.tp_ms) + T(x.pp_ms);
+  if (x.offload) {
+    // Morphling A.2: T_opt = k_opt_off P / (d c);
+    // T_oo = f^{k_off}(T_dp, T_off) + f^{k_swap}(T_opt, T_off)
+    r.opt_ms = k_opt_off * T(x.opt_off_mparams_per_cpu);
+    r.oo_ms = overlap(T(x.dp_ms), T(x.off_ms), k_off) + overlap(r.opt_ms, T(x.off_ms), k_swap);
+  } else {
+    // Morphling A.2: T_opt = k_opt P / x; T_oo = T_opt
+    r.opt_ms = k_opt * T(x.opt_mparams);
+    r.oo_ms = r.opt_ms;
+  }
+  // Morphling Eq. (1): T_iter = T_cc + T_oo + k_const
+  r.iter_ms = r.cc_ms + r.oo_ms + k_const;
+  return r;
+}
+
+inline IterationTime<double> predict_iteration(const IterationTerms& terms, const PerfParams& params) {
+  const auto k = params.to_array();
+  return combine(terms, k.data());
+}
+
+}  // namespace morph

@@ -1,0 +1,34 @@
+#include "libmorph/perf/perf_params.h"
+
+#include <fmt/format.h>
+
+namespace morph {
+
+std::array<double, PerfParams::kCount> PerfParams::to_array() const {
+  return {k_bwd, k_sync, k_opt, k_opt_off, k_off, k_swap, k_const_ms};
+}
+
+PerfParams PerfParams::from_array(const double* v) {
+  return PerfParams{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+}
+
+const std::array<PerfParamInfo, PerfParams::kCount>& perf_param_info() {
+  // Overlap exponents: 1 is no overlap (sum), large is perfect overlap (max).
+  static const std::array<PerfParamInfo, PerfParams::kCount> info{{
+      {"k_bwd", "x T_fwd", 0.5, 6.0},
+      {"k_sync", "exponent", 1.0, 50.0},
+      {"k_opt", "ms/Mparam", 0.0, 10.0},
+      {"k_opt_off", "ms/Mparam/cpu", 0.0, 100.0},
+      {"k_off", "exponent", 1.0, 50.0},
+      {"k_swap", "exponent", 1.0, 50.0},
+      {"k_const", "ms", 0.0, 1e4},
+  }};
+  return info;
+}
+
+std::string to_string(const PerfParams& p) {
+  return fmt::format("k_bwd={:.4g} k_sync={:.4g} k_opt={:.4g} k_opt_off={:.4g} k_off={:.4g} k_swap={:.4g} k_const={:.4g}",
+                     p.k_bwd, p.k_sync, p.k_opt, p.k_opt_off, p.k_off, p.k_swap, p.k_const_ms);
+}
+
+}  // namespace morph

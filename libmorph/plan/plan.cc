@@ -1,0 +1,83 @@
+#include "libmorph/plan/plan.h"
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph {
+namespace {
+constexpr std::int64_t kMaxSize = 1 << 20;
+}
+
+std::string ExecutionPlan::family() const {
+  std::string f;
+  if (tp > 1 || pp > 1) f = "3d";
+  else if (offload) f = "zero-offload";
+  else if (zero_stage > 0) f = "zero-dp";
+  else f = "dp";
+  if (tp > 1 || pp > 1) {
+    if (offload) f += "+offload";
+    else if (zero_stage > 0) f += fmt::format("+zero{}", zero_stage);
+  }
+  if (checkpointing) f += "+gc";
+  return f;
+}
+
+std::string to_string(const ExecutionPlan& p) {
+  return fmt::format("dp={} tp={} pp={} zero={} offload={} gc={} ga={} mb={} mbs={}", p.dp, p.tp,
+                     p.pp, p.zero_stage, p.offload ? 1 : 0, p.checkpointing ? 1 : 0, p.ga_steps,
+                     p.micro_batches, p.micro_batch_size);
+}
+
+void validate_plan_shape(const ExecutionPlan& p, std::string_view what) {
+  for (auto [key, v] : {std::pair{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"ga", p.ga_steps},
+                        {"mb", p.micro_batches}, {"mbs", p.micro_batch_size}})
+    if (v < 1 || v > kMaxSize) throw Error(fmt::format("{}: {}={} is out of range [1, {}]", what, key, v, kMaxSize));
+  if (p.zero_stage < 0 || p.zero_stage > 3)
+    throw Error(fmt::format("{}: zero={} is not a ZeRO stage (0-3)", what, p.zero_stage));
+  if (p.offload && p.zero_stage == 0)
+    throw Error(fmt::format("{}: offload=1 needs ZeRO stage 1 or more", what));
+  if (p.offload && p.pp > 1) throw Error(fmt::format("{}: offload=1 does not combine with pp>1", what));
+  if (p.zero_stage >= 2 && p.pp > 1)
+    throw Error(fmt::format("{}: ZeRO stage {} does not combine with pp>1 (use zero=0 or 1)", what, p.zero_stage));
+  if (p.micro_batches > 1 && p.pp == 1)
+    throw Error(fmt::format("{}: mb={} pipeline micro-batches need pp>1 (use ga= instead)", what, p.micro_batches));
+  if (static_cast<std::int64_t>(p.dp) * p.tp * p.pp > kMaxSize)
+    throw Error(fmt::format("{}: dp*tp*pp is larger than {}", what, kMaxSize));
+}
+
+ExecutionPlan parse_plan(std::string_view text, std::string_view what) {
+  ExecutionPlan p;
+  bool seen[9] = {};
+  static constexpr const char* kKeys[9] = {"dp", "tp", "pp", "zero", "offload", "gc", "ga", "mb", "mbs"};
+  for (std::string_view item : split(trim(text), ' ')) {
+    if (item.empty()) continue;
+    const auto kv = parse_key_values(item, ',', what);
+    const auto& [key, value] = kv.front();
+    int index = -1;
+    for (int i = 0; i < 9; ++i)
+      if (key == kKeys[i]) index = i;
+    if (index < 0) throw Error(fmt::format("{}: unknown plan key {}", what, quote(key)));
+    if (seen[index]) throw Error(fmt::format("{}: plan key {} given twice", what, key));
+    seen[index] = true;
+    const std::string where = fmt::format("{}: {}", what, key);
+    switch (index) {
+      case 0: p.dp = static_cast<int>(parse_int(value, where, 1, kMaxSize)); break;
+      case 1: p.tp = static_cast<int>(parse_int(value, where, 1, kMaxSize)); break;
+      case 2: p.pp = static_cast<int>(parse_int(value, where, 1, kMaxSize)); break;
+      case 3: p.zero_stage = static_cast<int>(parse_int(value, where, 0, 3)); break;
+      case 4: p.offload = parse_bool(value, where); break;
+      case 5: p.checkpointing = parse_bool(value, where); break;
+      case 6: p.ga_steps = static_cast<int>(parse_int(value, where, 1, kMaxSize)); break;
+      case 7: p.micro_batches = static_cast<int>(parse_int(value, where, 1, kMaxSize)); break;
+      case 8: p.micro_batch_size = static_cast<int>(parse_int(value, where, 1, kMaxSize)); break;
+    }
+  }
+  for (int i = 0; i < 9; ++i)
+    if (!seen[i]) throw Error(fmt::format("{}: missing plan key {}=", what, kKeys[i]));
+  validate_plan_shape(p, what);
+  return p;
+}
+
+}  // namespace morph

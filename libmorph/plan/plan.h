@@ -1,0 +1,44 @@
+// An execution plan (Morphling §3): 3D parallel sizes, ZeRO stage, ZeRO-Offload,
+// gradient accumulation, gradient checkpointing and micro-batching. The global batch
+// is dp * ga_steps * micro_batches * micro_batch_size and never changes across plans.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace morph {
+
+struct ExecutionPlan {
+  int dp = 1;                  // data-parallel size d
+  int tp = 1;                  // tensor-parallel size t (inside one node)
+  int pp = 1;                  // pipeline-parallel size p
+  int zero_stage = 0;          // ZeRO-DP stage 0..3
+  bool offload = false;        // ZeRO-Offload: optimizer states and step on the CPU
+  bool checkpointing = false;  // gradient checkpointing (GC): recompute each layer
+  int ga_steps = 1;            // gradient accumulation steps a
+  int micro_batches = 1;       // micro-batches m in one pipeline flush (1F1B)
+  int micro_batch_size = 1;    // samples per micro-batch and replica
+
+  int gpus() const { return dp * tp * pp; }
+  std::int64_t global_batch() const {
+    return std::int64_t{dp} * ga_steps * micro_batches * micro_batch_size;
+  }
+  // Table 2 families: "3d", "zero-dp", "zero-offload", "dp" (+ "+gc").
+  std::string family() const;
+
+  friend bool operator==(const ExecutionPlan&, const ExecutionPlan&) = default;
+};
+
+// One line, key=value, the form stored in a job's admin_comment and MORPH_PLAN:
+// "dp=4 tp=4 pp=1 zero=1 offload=0 gc=0 ga=4 mb=1 mbs=8".
+std::string to_string(const ExecutionPlan& plan);
+
+// Inverse of to_string; strict (unknown or missing keys, bad values are errors).
+ExecutionPlan parse_plan(std::string_view text, std::string_view what);
+
+// Structural invariants that hold for any plan (sizes >= 1, ZeRO 0..3, offload needs
+// ZeRO >= 1 and pp == 1, pipeline micro-batches need pp > 1 ...). Throws morph::Error.
+void validate_plan_shape(const ExecutionPlan& plan, std::string_view what);
+
+}  // namespace morph

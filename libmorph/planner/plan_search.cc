@@ -1,0 +1,184 @@
+#include "libmorph/planner/plan_search.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "libmorph/perf/bandwidth.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph {
+namespace {
+
+std::vector<int> divisors(std::int64_t n) {
+  std::vector<int> out;
+  for (std::int64_t i = 1; i * i <= n; ++i) {
+    if (n % i != 0) continue;
+    out.push_back(static_cast<int>(i));
+    if (i != n / i) out.push_back(static_cast<int>(n / i));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// First structural rule a (d, t, p) shape breaks (Morphling §3, ARCHITECTURE "Execution
+// plans"), or empty.
+std::string shape_violation(const Workload& w, const Allocation& a, int d, int t, int p) {
+  if (w.model.heads % t != 0) return fmt::format("tp={} does not divide heads={}", t, w.model.heads);
+  for (const NodeShare& n : a.nodes)
+    if (n.gpus % t != 0)
+      return fmt::format("tp={} does not fit inside a node (a node holds {} of the job's GPUs)", t, n.gpus);
+  if (w.model.layers % p != 0) return fmt::format("pp={} does not divide layers={}", p, w.model.layers);
+  if (w.global_batch % d != 0)
+    return fmt::format("global batch {} is not divisible by dp={}", w.global_batch, d);
+  return {};
+}
+
+struct Variant {
+  int zero;
+  bool offload;
+  bool gc;
+};
+
+std::vector<Variant> variants(int d, int p, unsigned features) {
+  std::vector<Variant> out;
+  for (bool gc : {false, true}) {
+    if (gc && !(features & kFeatureCheckpointing)) continue;
+    out.push_back({0, false, gc});
+    if ((features & kFeatureZero) && d > 1)
+      for (int z = 1; z <= (p > 1 ? 1 : 3); ++z) out.push_back({z, false, gc});
+    // ZeRO-Offload: DeepSpeed stage 2 with the optimizer on the CPU (no pipelines).
+    if ((features & kFeatureOffload) && p == 1) out.push_back({2, true, gc});
+  }
+  return out;
+}
+
+}  // namespace
+
+unsigned plan_features(const ExecutionPlan& p) {
+  unsigned f = 0;
+  if (p.zero_stage > 0 && !p.offload) f |= kFeatureZero;
+  if (p.offload) f |= kFeatureOffload;
+  if (p.tp > 1) f |= kFeatureTensor;
+  if (p.pp > 1) f |= kFeaturePipeline;
+  if (p.checkpointing) f |= kFeatureCheckpointing;
+  return f;
+}
+
+unsigned parse_plan_features(const std::string& list, const std::string& what) {
+  unsigned mask = 0;
+  for (std::string_view item : split(list, ',')) {
+    const std::string name = to_lower(trim(item));
+    if (name == "all") mask |= kAllFeatures;
+    else if (name == "zero") mask |= kFeatureZero;
+    else if (name == "offload") mask |= kFeatureOffload;
+    else if (name == "tp") mask |= kFeatureTensor;
+    else if (name == "pp") mask |= kFeaturePipeline;
+    else if (name == "3d") mask |= kFeatureTensor | kFeaturePipeline;
+    else if (name == "gc") mask |= kFeatureCheckpointing;
+    else if (name == "dp") {
+    } else {
+      throw Error(fmt::format("{}: unknown plan feature {} (expected dp, zero, offload, tp, pp, 3d, gc, all)",
+                              what, quote(item)));
+    }
+  }
+  return mask;
+}
+
+std::string plan_violation(const Workload& w, const Allocation& a, const ExecutionPlan& plan,
+                           const MemoryOptions& memory) {
+  if (a.gpus() != plan.gpus())
+    return fmt::format("the plan uses {} GPUs, the allocation holds {}", plan.gpus(), a.gpus());
+  if (std::string why = shape_violation(w, a, plan.dp, plan.tp, plan.pp); !why.empty()) return why;
+  if (plan.global_batch() != w.global_batch)
+    return fmt::format("the plan processes {} samples per iteration, the global batch is {}", plan.global_batch(),
+                       w.global_batch);
+  const MemoryFit fit = check_memory(estimate_memory(w.model, w.seq_len, plan, memory), a);
+  return fit.fits ? std::string{} : fit.reason;
+}
+
+ExecutionPlan fit_micro_batch(const Workload& w, const Allocation& a, ExecutionPlan plan, const MemoryOptions& memory) {
+  const std::int64_t per_replica = std::int64_t{plan.ga_steps} * plan.micro_batches * plan.micro_batch_size;
+  const bool pipelined = plan.micro_batches > 1 || (plan.pp > 1 && plan.ga_steps == 1);
+  const std::vector<int> sizes = divisors(per_replica);
+  for (auto it = sizes.rbegin(); it != sizes.rend(); ++it) {
+    if (*it > plan.micro_batch_size) continue;
+    ExecutionPlan candidate = plan;
+    candidate.micro_batch_size = *it;
+    const int steps = static_cast<int>(per_replica / *it);
+    candidate.micro_batches = pipelined ? steps : 1;
+    candidate.ga_steps = pipelined ? 1 : steps;
+    if (check_memory(estimate_memory(w.model, w.seq_len, candidate, memory), a).fits) return candidate;
+  }
+  return plan;
+}
+
+PlanSearch search_plans(const Workload& w, const Allocation& a, const PerfModel& perf,
+                        const PlanSearchOptions& options) {
+  if (w.global_batch < 1) throw Error(fmt::format("global batch {} must be positive", w.global_batch));
+  const int gpus = a.gpus();
+  if (gpus < 1) throw Error("the allocation holds no GPUs");
+  PlanSearch search;
+  const auto k = perf.params.to_array();
+
+  for (int t : divisors(gpus)) {
+    if (t > 1 && !(options.features & kFeatureTensor)) continue;
+    for (int p : divisors(gpus / t)) {
+      if (p > 1 && !(options.features & kFeaturePipeline)) continue;
+      const int d = gpus / (t * p);
+      ExecutionPlan shape;
+      shape.dp = d;
+      shape.tp = t;
+      shape.pp = p;
+      if (std::string why = shape_violation(w, a, d, t, p); !why.empty()) {
+        PlanOption invalid;
+        invalid.plan = shape;
+        invalid.reason = std::move(why);
+        search.infeasible.push_back(std::move(invalid));
+        continue;
+      }
+      const CommBandwidths bw = comm_bandwidths(shape, a);
+      const std::int64_t per_replica = w.global_batch / d;
+      for (const Variant& v : variants(d, p, options.features)) {
+        ExecutionPlan plan = shape;
+        plan.zero_stage = v.zero;
+        plan.offload = v.offload;
+        plan.checkpointing = v.gc;
+        PlanOption best;
+        best.plan = plan;
+        bool found = false;
+        for (int mbs : divisors(per_replica)) {
+          if (options.max_micro_batch_size > 0 && mbs > options.max_micro_batch_size) break;
+          plan.micro_batch_size = mbs;
+          const int steps = static_cast<int>(per_replica / mbs);
+          plan.ga_steps = p > 1 ? 1 : steps;  // Megatron: p > 1 pipelines the micro-batches
+          plan.micro_batches = p > 1 ? steps : 1;
+          const MemoryEstimate mem = estimate_memory(w.model, w.seq_len, plan, options.memory);
+          const MemoryFit fit = check_memory(mem, a);
+          if (!fit.fits) {
+            if (!found && mbs == 1) {
+              best.plan = plan;
+              best.memory = mem;
+              best.memory_fit = fit;
+              best.reason = fit.reason;
+            }
+            break;  // activations only grow with the micro-batch size
+          }
+          const IterationTime<double> time = combine(iteration_terms(w, plan, a, perf.forward, bw), k.data());
+          const double throughput = static_cast<double>(w.global_batch) / (time.iter_ms / 1e3);
+          if (!found || throughput > best.throughput) {
+            best = PlanOption{plan, true, {}, mem, fit, time, throughput};
+            found = true;
+          }
+        }
+        (found ? search.feasible : search.infeasible).push_back(std::move(best));
+      }
+    }
+  }
+  std::stable_sort(search.feasible.begin(), search.feasible.end(),
+                   [](const PlanOption& x, const PlanOption& y) { return x.throughput > y.throughput; });
+  return search;
+}
+
+}  // namespace morph

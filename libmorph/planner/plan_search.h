@@ -1,0 +1,65 @@
+// Every execution plan of a workload on an allocation: which are valid, which fit in
+// memory, and how fast the feasible ones run (Morphling §5 GetBestPlan, Frenzy MARP).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "libmorph/cluster/allocation.h"
+#include "libmorph/memory/memory_model.h"
+#include "libmorph/perf/iteration_time.h"
+#include "libmorph/perf/perf_model.h"
+#include "libmorph/plan/plan.h"
+
+namespace morph {
+
+// Plan features a job may use (sbatch --morph-plans); a plan needs all of its features.
+enum PlanFeature : unsigned {
+  kFeatureZero = 1u << 0,           // ZeRO-DP stages 1-3
+  kFeatureOffload = 1u << 1,        // ZeRO-Offload
+  kFeatureTensor = 1u << 2,         // tp > 1
+  kFeaturePipeline = 1u << 3,       // pp > 1
+  kFeatureCheckpointing = 1u << 4,  // GC
+  kAllFeatures = (1u << 5) - 1,
+};
+
+// "zero,offload,tp,pp,gc" or "all" -> mask; names the bad item.
+unsigned parse_plan_features(const std::string& list, const std::string& what);
+unsigned plan_features(const ExecutionPlan& plan);
+
+struct PlanSearchOptions {
+  unsigned features = kAllFeatures;
+  int max_micro_batch_size = 0;  // 0: any divisor of the per-replica batch
+  MemoryOptions memory;
+};
+
+struct PlanOption {
+  ExecutionPlan plan;
+  bool feasible = false;
+  std::string reason;  // why not, when infeasible
+  MemoryEstimate memory;
+  MemoryFit memory_fit;
+  IterationTime<double> time{};
+  double throughput = 0;  // samples per second, Morphling §4: b / T_iter
+};
+
+struct PlanSearch {
+  std::vector<PlanOption> feasible;    // fastest first; the best micro-batch size per variant
+  std::vector<PlanOption> infeasible;  // one per (d, t, p) shape or variant, with the reason
+};
+
+// Why `plan` cannot run `workload` on `allocation` (structure first, then memory), or
+// empty when it can.
+std::string plan_violation(const Workload& workload, const Allocation& allocation, const ExecutionPlan& plan,
+                           const MemoryOptions& memory);
+
+// `plan` with the largest micro-batch size, at most its own, that fits in memory (the
+// per-replica batch is re-cut into as many accumulation steps or pipeline micro-batches
+// as needed). Returns `plan` unchanged when even one sample per micro-batch does not fit.
+ExecutionPlan fit_micro_batch(const Workload& workload, const Allocation& allocation, ExecutionPlan plan,
+                              const MemoryOptions& memory);
+
+PlanSearch search_plans(const Workload& workload, const Allocation& allocation, const PerfModel& perf,
+                        const PlanSearchOptions& options);
+
+}  // namespace morph

@@ -1,0 +1,45 @@
+# MORPH_CHECK_SLURM
+# Slurm's public headers (slurm/slurm.h, slurm/spank.h) and libslurm, for the
+# plugins, morphrun and morphd. --with-slurm=DIR names the installation prefix;
+# --without-slurm builds those components out.
+AC_DEFUN([MORPH_CHECK_SLURM], [
+  AC_ARG_WITH([slurm],
+    [AS_HELP_STRING([--with-slurm@<:@=DIR@:>@],
+      [Slurm installation prefix (default: check /usr)])],
+    [], [with_slurm=check])
+  morph_slurm_summary=no
+  SLURM_CPPFLAGS=
+  SLURM_LIBS=
+  AS_IF([test "x$with_slurm" != xno], [
+    morph_slurm_prefix=/usr
+    AS_IF([test "x$with_slurm" != xyes && test "x$with_slurm" != xcheck],
+          [morph_slurm_prefix=$with_slurm])
+    AS_IF([test "x$morph_slurm_prefix" != x/usr],
+          [SLURM_CPPFLAGS="-I$morph_slurm_prefix/include"
+           SLURM_LIBS="-L$morph_slurm_prefix/lib"])
+    morph_save_CPPFLAGS=$CPPFLAGS
+    CPPFLAGS="$CPPFLAGS $SLURM_CPPFLAGS"
+    AC_CHECK_HEADERS([slurm/slurm.h slurm/spank.h], [morph_slurm_headers=yes],
+                     [morph_slurm_headers=no; break])
+    AS_IF([test "x$morph_slurm_headers" = xyes], [
+      AC_MSG_CHECKING([for the Slurm version])
+      AC_COMPUTE_INT([morph_slurm_version], [SLURM_VERSION_NUMBER],
+                     [[#include <slurm/slurm_version.h>]], [morph_slurm_version=0])
+      morph_slurm_version_string="$((morph_slurm_version >> 16)).$(((morph_slurm_version >> 8) & 255)).$((morph_slurm_version & 255))"
+      AC_MSG_RESULT([$morph_slurm_version_string])
+      morph_save_LIBS=$LIBS
+      LIBS="$SLURM_LIBS $LIBS"
+      AC_CHECK_LIB([slurm], [slurm_api_version],
+        [SLURM_LIBS="$SLURM_LIBS -lslurm"
+         morph_slurm_summary="yes ($morph_slurm_version_string, $morph_slurm_prefix)"],
+        [morph_slurm_summary="headers only (libslurm not found)"])
+      LIBS=$morph_save_LIBS
+    ])
+    CPPFLAGS=$morph_save_CPPFLAGS
+    AS_IF([test "x$with_slurm" != xcheck && test "x$morph_slurm_summary" = xno],
+          [AC_MSG_ERROR([--with-slurm was given but slurm/slurm.h and slurm/spank.h were not found under $morph_slurm_prefix])])
+  ])
+  AM_CONDITIONAL([HAVE_SLURM], [test "x$morph_slurm_summary" != xno])
+  AC_SUBST([SLURM_CPPFLAGS])
+  AC_SUBST([SLURM_LIBS])
+])

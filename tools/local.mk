@@ -1,0 +1,14 @@
+# morph: the command-line tool.
+bin_PROGRAMS += tools/morph/morph
+tools_morph_morph_LDADD = libmorph/libmorph.la $(FMT_LIBS)
+tools_morph_morph_SOURCES = \
+	%reldir%/morph/main.cc \
+	%reldir%/morph/commands.h \
+	%reldir%/morph/context.h %reldir%/morph/context.cc \
+	%reldir%/morph/table.h %reldir%/morph/table.cc \
+	%reldir%/morph/plan_json.h %reldir%/morph/plan_json.cc \
+	%reldir%/morph/perf_source.h %reldir%/morph/perf_source.cc \
+	%reldir%/morph/plan_command.cc \
+	%reldir%/morph/fit_command.cc \
+	%reldir%/morph/validate_command.cc \
+	%reldir%/morph/curve_command.cc

@@ -1,0 +1,15 @@
+// The morph subcommands; each registers its options on the app and runs from the callback.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "tools/morph/context.h"
+
+namespace morph::cli {
+
+void add_plan_command(CLI::App& app, Context& context);
+void add_fit_command(CLI::App& app, Context& context);
+void add_validate_command(CLI::App& app, Context& context);
+void add_curve_command(CLI::App& app, Context& context);
+
+}  // namespace morph::cli

@@ -1,0 +1,40 @@
+// morph: plan, fit, validate and curve from the command line. See morph(1).
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "config.h"
+#include "libmorph/util/error.h"
+#include "tools/morph/commands.h"
+
+int main(int argc, char** argv) {
+  morph::cli::Context context;
+  CLI::App app{"morph: execution plans, memory and iteration time of deep-learning training jobs", "morph"};
+  app.set_version_flag("--version", PACKAGE_STRING);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--config", context.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.add_option("--catalog", context.catalog_path,
+                 "model catalog (default: $MORPH_CATALOG or " MORPH_PKGDATADIR "/models.json)");
+  app.add_option("--spec", context.spec_path,
+                 "artifact description (default: $MORPH_ARTIFACT_SPEC or " MORPH_PKGDATADIR "/morphling-artifact.json)");
+  app.add_flag("--json", context.json, "machine-readable output");
+  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("morph: ") + e.what() + "\n"; });
+  morph::cli::add_plan_command(app, context);
+  morph::cli::add_fit_command(app, context);
+  morph::cli::add_validate_command(app, context);
+  morph::cli::add_curve_command(app, context);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const morph::Error& e) {
+    std::cerr << "morph: " << e.what() << '\n';
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "morph: internal error: " << e.what() << '\n';
+    return 70;
+  }
+  return 0;
+}
