@@ -7,6 +7,7 @@ libmorph_libmorph_la_SOURCES = \
 	%reldir%/util/parse.h %reldir%/util/parse.cc \
 	%reldir%/util/csv.h %reldir%/util/csv.cc \
 	%reldir%/util/hostlist.h %reldir%/util/hostlist.cc \
+	%reldir%/util/text_file.h %reldir%/util/text_file.cc \
 	%reldir%/model/model_spec.h %reldir%/model/model_spec.cc \
 	%reldir%/model/catalog.h %reldir%/model/catalog.cc \
 	%reldir%/cluster/gpu_type.h %reldir%/cluster/node_type.h \

@@ -5,3 +5,29 @@ AM_TESTS_ENVIRONMENT = \
 	MORPH_ARTIFACT_SPEC='$(abs_top_srcdir)/share/morphling-artifact.json'; export MORPH_ARTIFACT_SPEC; \
 	MORPH_SRCDIR='$(abs_top_srcdir)'; export MORPH_SRCDIR; \
 	MORPH_BUILDDIR='$(abs_top_builddir)'; export MORPH_BUILDDIR;
+
+if HAVE_GTEST
+check_PROGRAMS += tests/unit/unit_tests
+TESTS += tests/unit/unit_tests
+tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) $(GTEST_CFLAGS) -DMORPH_TEST_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_unit_tests_LDADD = libmorph/libmorph.la $(GTEST_LIBS) $(FMT_LIBS)
+tests_unit_unit_tests_SOURCES = \
+	%reldir%/unit/test_support.h \
+	%reldir%/unit/parse_test.cc \
+	%reldir%/unit/model_spec_test.cc \
+	%reldir%/unit/allocation_test.cc \
+	%reldir%/unit/plan_test.cc \
+	%reldir%/unit/memory_model_test.cc \
+	%reldir%/unit/bandwidth_test.cc \
+	%reldir%/unit/iteration_time_test.cc \
+	%reldir%/unit/fit_test.cc \
+	%reldir%/unit/plan_search_test.cc \
+	%reldir%/unit/morph_conf_test.cc \
+	%reldir%/unit/artifact_test.cc
+endif
+
+# Command-line tests (bats); jq checks the --json output.
+TEST_EXTENSIONS = .bats
+BATS_LOG_COMPILER = bats
+TESTS += %reldir%/cli/morph_cli.bats
+EXTRA_DIST += %reldir%/cli/morph_cli.bats

@@ -1,12 +1,10 @@
 #include "libmorph/artifact/artifact_spec.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "libmorph/util/error.h"
+#include "libmorph/util/text_file.h"
 
 namespace morph {
 namespace {
@@ -36,11 +34,10 @@ const ArtifactWorkload* ArtifactSpec::find(const std::string& name) const {
 }
 
 ArtifactSpec load_artifact_spec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot open the artifact description", path));
+  const std::string text = read_text_file(path, "artifact description");
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(in);
+    doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: not valid JSON: {}", path, e.what()));
   }

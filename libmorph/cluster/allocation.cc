@@ -1,6 +1,7 @@
 #include "libmorph/cluster/allocation.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 
 #include <fmt/format.h>
@@ -91,11 +92,24 @@ Allocation parse_gpus_spec(std::string_view spec, const Cluster& cluster, std::s
   Allocation allocation;
   for (std::string_view term : split(spec, '+')) {
     term = trim(term);
-    const std::vector<std::string_view> parts = split(term, 'x');
-    if (parts.size() != 2 && parts.size() != 3)
+    // [NODES 'x'] GPUS 'x' TYPE, where TYPE may itself contain an 'x' (rtx4090).
+    auto leading_count = [](std::string_view text, std::string_view& rest) -> std::string_view {
+      std::size_t digits = 0;
+      while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+      if (digits == 0 || digits >= text.size() || text[digits] != 'x') return {};
+      rest = text.substr(digits + 1);
+      return text.substr(0, digits);
+    };
+    std::string_view rest;
+    const std::string_view first = leading_count(term, rest);
+    std::string_view after_second;
+    const std::string_view second = first.empty() ? std::string_view{} : leading_count(rest, after_second);
+    const bool with_nodes = !second.empty() && !after_second.empty();
+    const std::string_view type_name = with_nodes ? after_second : rest;
+    if (term.empty()) throw Error(fmt::format("{}: empty term in {}", what, quote(spec)));
+    if (first.empty() || type_name.empty() || (!second.empty() && after_second.empty()))
       throw Error(fmt::format("{}: {} is not GPUSxTYPE or NODESxGPUSxTYPE (e.g. 8xa100, 2x8xa100)",
                               what, quote(term)));
-    const std::string_view type_name = trim(parts.back());
     const GpuType* gpu = cluster.find_gpu_type(type_name);
     if (gpu == nullptr) {
       std::string known;
@@ -105,10 +119,10 @@ Allocation parse_gpus_spec(std::string_view spec, const Cluster& cluster, std::s
     const NodeType* node = cluster.node_type_for_gpu(gpu->name);
     if (node == nullptr)
       throw Error(fmt::format("{}: no NodeType carries GPU type {}", what, quote(gpu->name)));
-    const int nodes = parts.size() == 3
-        ? static_cast<int>(parse_int(parts[0], fmt::format("{}: node count in {}", what, quote(term)), 1, kMaxNodesInSpec))
+    const int nodes = with_nodes
+        ? static_cast<int>(parse_int(first, fmt::format("{}: node count in {}", what, quote(term)), 1, kMaxNodesInSpec))
         : 1;
-    const int gpus = static_cast<int>(parse_int(parts[parts.size() - 2],
+    const int gpus = static_cast<int>(parse_int(with_nodes ? second : first,
         fmt::format("{}: GPU count in {}", what, quote(term)), 1, node->gpus));
     for (int i = 0; i < nodes; ++i)
       allocation.nodes.push_back(make_share(cluster, *node, gpus, cpus_per_gpu));

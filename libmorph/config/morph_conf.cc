@@ -1,6 +1,5 @@
 #include "libmorph/config/morph_conf.h"
 
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -11,6 +10,7 @@
 #include "libmorph/util/error.h"
 #include "libmorph/util/hostlist.h"
 #include "libmorph/util/parse.h"
+#include "libmorph/util/text_file.h"
 
 namespace morph {
 namespace {
@@ -134,6 +134,7 @@ void parse_globals(Record r, MorphConfig& c) {
 
 MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
   MorphConfig config;
+  std::map<std::string, std::size_t> global_lines;  // a parameter may be set once
   std::size_t line_number = 0;
   for (std::string_view line : split(text, '\n')) {
     ++line_number;
@@ -172,6 +173,11 @@ MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
         throw Error(fmt::format("{}: {}", where, message));
       }
     } else {
+      for (const auto& [key, value] : tokens) {
+        const auto [it, fresh] = global_lines.emplace(to_lower(key), line_number);
+        if (!fresh && it->second != line_number)
+          throw Error(fmt::format("{}: {} is already set on line {}", where, key, it->second));
+      }
       parse_globals(Record(where, std::move(tokens)), config);
     }
   }
@@ -179,11 +185,7 @@ MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
 }
 
 MorphConfig load_morph_conf(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot open the configuration file", path));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse_morph_conf(buffer.str(), path);
+  return parse_morph_conf(read_text_file(path, "configuration"), path);
 }
 
 }  // namespace morph

@@ -1,13 +1,11 @@
 #include "libmorph/model/catalog.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
+#include "libmorph/util/text_file.h"
 
 namespace morph {
 namespace {
@@ -25,13 +23,7 @@ std::int64_t json_int(const nlohmann::json& entry, const char* key, const std::s
 
 }  // namespace
 
-Catalog Catalog::load_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot open the model catalog", path));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), path);
-}
+Catalog Catalog::load_file(const std::string& path) { return parse(read_text_file(path, "model catalog"), path); }
 
 Catalog Catalog::parse(std::string_view json_text, const std::string& source) {
   nlohmann::json doc;

@@ -1,5 +1,8 @@
 #include "libmorph/model/model_spec.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "libmorph/util/error.h"
@@ -54,8 +57,11 @@ void validate_model(const ModelSpec& m, std::string_view what) {
 ModelSpec parse_inline_model(std::string_view spec, std::string_view what) {
   ModelSpec m;
   bool have_params = false;
+  std::vector<std::string> seen;
   for (const auto& [key, value] : parse_key_values(spec, ',', what)) {
     const std::string where = fmt::format("{}: {}", what, key);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) throw Error(fmt::format("{}: key given twice", where));
+    seen.push_back(key);
     if (key == "name") m.name = value;
     else if (key == "layers") m.layers = parse_int(value, where, 1, kMaxLayers);
     else if (key == "hidden") m.hidden = parse_int(value, where, 1, kMaxHidden);

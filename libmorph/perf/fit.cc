@@ -76,6 +76,8 @@ Solved solve_from(std::span<const MeasuredPoint> points, const std::array<bool, 
   so.linear_solver_type = ceres::DENSE_QR;
   so.logging_type = ceres::SILENT;
   so.num_threads = 1;
+  so.function_tolerance = 1e-10;
+  so.parameter_tolerance = 1e-10;
   ceres::Solver::Summary summary;
   ceres::Solve(so, &problem, &summary);
   Solved s;
@@ -101,13 +103,16 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
   const auto used = informed(points);
   const auto& info = perf_param_info();
 
-  // Spread-out starts: the given one, then geometric shifts inside the bounds.
+  // The overlap exponents make the problem non-convex (a start with too little overlap
+  // settles with k_const at its bound): restart with the three exponents at little,
+  // some and much overlap, keeping the other parameters.
+  static constexpr double kExponentStarts[] = {1.2, 3.0, 8.0};
+  static constexpr std::size_t kExponents[] = {1, 4, 5};  // k_sync, k_off, k_swap
   std::vector<std::array<double, kN>> starts{start.to_array()};
-  for (int s = 1; s <= options.extra_starts; ++s) {
+  for (int s = 0; s < options.extra_starts; ++s) {
     std::array<double, kN> k = start.to_array();
-    const double factor = s % 2 == 1 ? 2.5 * s : 1.0 / (2.0 * s);
-    for (std::size_t i = 0; i < kN; ++i)
-      if (used[i]) k[i] = std::clamp(k[i] * factor, info[i].lower, info[i].upper);
+    for (std::size_t i : kExponents)
+      if (used[i]) k[i] = std::clamp(kExponentStarts[s % 3] * (1 + s / 3), info[i].lower, info[i].upper);
     starts.push_back(k);
   }
   Solved best;

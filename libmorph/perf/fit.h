@@ -22,8 +22,9 @@ struct MeasuredPoint {
 
 struct FitOptions {
   int max_iterations = 200;
-  // Besides the start point, restart from these many spread-out points and keep the best.
-  int extra_starts = 2;
+  // Besides the start point, restart from these many points with other overlap
+  // exponents and keep the best.
+  int extra_starts = 3;
 };
 
 struct FitResult {

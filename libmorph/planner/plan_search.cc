@@ -167,7 +167,8 @@ PlanSearch search_plans(const Workload& w, const Allocation& a, const PerfModel&
           }
           const IterationTime<double> time = combine(iteration_terms(w, plan, a, perf.forward, bw), k.data());
           const double throughput = static_cast<double>(w.global_batch) / (time.iter_ms / 1e3);
-          if (!found || throughput > best.throughput) {
+          // Near-ties go to the larger micro-batch (fewer, fuller kernels).
+          if (!found || throughput >= best.throughput * (1 - 1e-9)) {
             best = PlanOption{plan, true, {}, mem, fit, time, throughput};
             found = true;
           }

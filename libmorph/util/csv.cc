@@ -1,23 +1,14 @@
 #include "libmorph/util/csv.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
+#include "libmorph/util/text_file.h"
 
 namespace morph {
 
-CsvTable CsvTable::read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open for reading", path));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw Error(fmt::format("{}: read error", path));
-  return parse(buffer.str(), path);
-}
+CsvTable CsvTable::read_file(const std::string& path) { return parse(read_text_file(path, "CSV"), path); }
 
 CsvTable CsvTable::parse(std::string_view text, std::string source) {
   CsvTable table;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "libmorph/util/error.h"
+#include "libmorph/util/text_file.h"
 
 namespace morph::cli {
 namespace {
@@ -49,10 +50,9 @@ std::string perf_model_to_json(const std::string& model, const PerfModel& perf) 
 }
 
 PerfModel load_perf_model(const std::string& path, std::string* model_name) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("--perf: {}: cannot open", path));
+  const std::string text = read_text_file(path, "--perf");
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = nlohmann::json::parse(text);
     if (j.value("format", "") != "morph-perf-model/1")
       throw Error(fmt::format("--perf: {}: not a morph performance model (format morph-perf-model/1)", path));
     PerfModel perf;

@@ -45,24 +45,27 @@ void run_curve(Context& context, const CurveArgs& args) {
   // GPUs of each node type the cluster has.
   std::map<std::string, int> capacity;
   for (const NodeRecord& n : cluster.nodes()) capacity[n.node_type] += cluster.find_node_type(n.node_type)->gpus;
+  const GpuType* wanted = nullptr;
+  if (!args.gpu_type.empty()) {
+    wanted = cluster.find_gpu_type(args.gpu_type);
+    if (wanted == nullptr) throw Error(fmt::format("--gpu-type: {} is not a GpuType of {}", quote(args.gpu_type), args.cluster));
+  }
+  if (cluster.node_types().empty()) throw Error(fmt::format("--cluster: {} defines no NodeType", args.cluster));
   std::vector<const NodeType*> node_types;
   for (const NodeType& n : cluster.node_types()) {
     if (!cluster.nodes().empty() && capacity[n.name] == 0) continue;
-    if (!args.gpu_type.empty()) {
-      const GpuType* g = cluster.find_gpu_type(args.gpu_type);
-      if (g == nullptr) throw Error(fmt::format("--gpu-type: {} is not a GpuType of {}", quote(args.gpu_type), args.cluster));
-      if (g->name != n.gpu) continue;
-    }
+    if (wanted != nullptr && wanted->name != n.gpu) continue;
     node_types.push_back(&n);
   }
-  if (node_types.empty()) throw Error(fmt::format("--cluster: {} has no nodes of the requested GPU type", args.cluster));
+  if (node_types.empty())
+    throw Error(fmt::format("--cluster: {} has no nodes with GPU type {}", args.cluster, wanted->name));
 
   nlohmann::json out = nlohmann::json::array();
   for (const NodeType* node : node_types) {
     const GpuType& gpu = cluster.gpu_of(*node);
     int max_gpus = cluster.nodes().empty() ? kDefaultMaxGpus : capacity[node->name];
     if (args.max_gpus > 0) max_gpus = std::min(max_gpus, args.max_gpus);
-    const ResolvedPerf perf = resolve_perf(context, args.perf_file, w, gpu);
+    const ResolvedPerf perf = resolve_perf(args.perf_file, w, gpu, cluster_config.compute_efficiency, context.catalog());
     std::vector<CurvePoint> curve;
     if (args.resource == "gpu") {
       curve = gpu_curve(w, cluster, *node, max_gpus, perf.perf, options);

@@ -30,12 +30,14 @@ struct FitArgs {
 ArtifactWorkload workload_for(Context& context, const FitArgs& args, const ArtifactSpec& spec,
                               const std::string& profile_name) {
   ArtifactWorkload w;
-  if (const ArtifactWorkload* known = spec.find_by_profile(profile_name); known != nullptr && args.model.empty()) {
+  const ArtifactWorkload* known = spec.find_by_profile(profile_name);
+  if (known != nullptr && args.model.empty()) {
     w = *known;
   } else {
-    if (args.model.empty() || args.batch == 0)
+    if (args.model.empty())
       throw Error(fmt::format("--profile: {} is not described in {}; give --model and --batch", quote(profile_name),
                               context.spec_path));
+    if (args.batch == 0) throw Error("--model: a model other than the profile's described one needs --batch");
     w.name = profile_name;
     w.model = args.model;
     w.profile = profile_name;

@@ -6,9 +6,34 @@
 
 #include "config.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
 #include "tools/morph/commands.h"
 
+namespace {
+
+// CLI11 reports "a subcommand is required" for `morph frobnicate`; name the word instead.
+const char* unknown_subcommand(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--config" || arg == "--catalog" || arg == "--spec") {
+      ++i;
+      continue;
+    }
+    if (arg.empty() || arg[0] == '-') continue;
+    for (const char* known : {"plan", "fit", "validate", "curve"})
+      if (arg == known) return nullptr;
+    return argv[i];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (const char* word = unknown_subcommand(argc, argv)) {
+    std::cerr << "morph: unknown subcommand " << morph::quote(word) << " (expected plan, fit, validate or curve)\n";
+    return 2;
+  }
   morph::cli::Context context;
   CLI::App app{"morph: execution plans, memory and iteration time of deep-learning training jobs", "morph"};
   app.set_version_flag("--version", PACKAGE_STRING);

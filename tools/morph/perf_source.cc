@@ -7,18 +7,19 @@
 
 namespace morph::cli {
 
-ResolvedPerf resolve_perf(Context& context, const std::string& perf_file, const Workload& workload,
-                          const GpuType& reference_gpu) {
+ResolvedPerf resolve_perf(const std::string& perf_file, const Workload& workload, const GpuType& reference_gpu,
+                          double compute_efficiency, const Catalog& catalog) {
   ResolvedPerf r;
   if (!perf_file.empty()) {
     std::string fitted_for;
     r.perf = load_perf_model(perf_file, &fitted_for);
-    if (to_lower(fitted_for) != to_lower(workload.model.name))
+    const ModelSpec* fitted = catalog.find(fitted_for);
+    if (to_lower(fitted != nullptr ? fitted->name : fitted_for) != to_lower(workload.model.name))
       throw Error(fmt::format("--perf: {} was fitted for {}, not {}", perf_file, fitted_for, workload.model.name));
     r.description = fmt::format("performance model: {} ({})", perf_file, to_string(r.perf.params));
     return r;
   }
-  const double efficiency = context.config().compute_efficiency;
+  const double efficiency = compute_efficiency;
   r.perf.forward = estimate_forward_model(workload.model, workload.seq_len, reference_gpu, efficiency);
   r.description = fmt::format(
       "performance model: no profile; forward from FLOPs at {:.0f}% of {} peak ({:.1f} ms/sample), default parameters",

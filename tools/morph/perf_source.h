@@ -16,7 +16,8 @@ struct ResolvedPerf {
   std::string description;  // one line for the report
 };
 
-ResolvedPerf resolve_perf(Context& context, const std::string& perf_file, const Workload& workload,
-                          const GpuType& reference_gpu);
+// Without --perf, the forward pass is estimated at `compute_efficiency` of the GPU's peak.
+ResolvedPerf resolve_perf(const std::string& perf_file, const Workload& workload, const GpuType& reference_gpu,
+                          double compute_efficiency, const Catalog& catalog);
 
 }  // namespace morph::cli

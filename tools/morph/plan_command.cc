@@ -40,7 +40,7 @@ void run_plan(Context& context, const PlanArgs& args) {
   options.features = parse_plan_features(args.plans, "--plans") & parse_plan_features(config.allowed_plans, "AllowedPlans");
   options.max_micro_batch_size = args.max_micro_batch >= 0 ? args.max_micro_batch : config.max_micro_batch_size;
   options.memory = config.memory;
-  const ResolvedPerf perf = resolve_perf(context, args.perf_file, w, allocation.nodes.front().gpu);
+  const ResolvedPerf perf = resolve_perf(args.perf_file, w, allocation.nodes.front().gpu, config.compute_efficiency, context.catalog());
   const PlanSearch search = search_plans(w, allocation, perf.perf, options);
 
   if (context.json) {

@@ -1,0 +1,13 @@
+// Reading a whole text file, with errors that name the path: missing, a folder,
+// unreadable, or larger than `max_bytes`.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace morph {
+
+std::string read_text_file(const std::string& path, std::string_view what, std::size_t max_bytes = 256u << 20);
+
+}  // namespace morph

@@ -1,0 +1,115 @@
+// Every term of the Morphling appendix model on small cases computed by hand in the
+// comments (times in ms).
+#include "libmorph/perf/iteration_time.h"
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace morph {
+namespace {
+
+// l=2, h=1000, s=100, P=1e8, global batch 8; forward 10 ms per sample on a speed-1 GPU.
+Workload workload() { return Workload{ModelSpec{"m", 2, 1000, 10, 100, 0, 1e8}, 8, 100}; }
+const ForwardModel kForward{0, 10, 1};
+// k_bwd=2, k_sync=1, k_opt=0.1, k_opt_off=2, k_off=1, k_swap=1, k_const=5
+const PerfParams kParams{2, 1, 0.1, 2, 1, 1, 5};
+
+ExecutionPlan plan(int dp, int tp, int pp, int ga, int mb, int mbs) {
+  ExecutionPlan p;
+  p.dp = dp;
+  p.tp = tp;
+  p.pp = pp;
+  p.ga_steps = ga;
+  p.micro_batches = mb;
+  p.micro_batch_size = mbs;
+  return p;
+}
+
+TEST(IterationTime, DataParallelWithAccumulation) {
+  const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  const IterationTerms x = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), a, kForward);
+  EXPECT_DOUBLE_EQ(x.forward_ms, 20);  // 8/4 samples * 10 ms
+  EXPECT_EQ(x.ga_steps, 2);
+  EXPECT_DOUBLE_EQ(x.dp_ms, 3);        // 2 B * 1e8 * 2*3/4 / 100 GB/s
+  EXPECT_DOUBLE_EQ(x.tp_ms, 0);
+  EXPECT_DOUBLE_EQ(x.opt_mparams, 100);
+  const IterationTime<double> t = predict_iteration(x, kParams);
+  EXPECT_DOUBLE_EQ(t.backward_ms, 20);  // k_bwd * 20/2
+  EXPECT_DOUBLE_EQ(t.cc_ms, 63);        // 20 + (2-1)*20 + (20 + 3)
+  EXPECT_DOUBLE_EQ(t.oo_ms, 10);        // 0.1 * 100
+  EXPECT_DOUBLE_EQ(t.iter_ms, 78);      // 63 + 10 + 5
+  PerfParams overlapped = kParams;
+  overlapped.k_sync = 2;                // f = sqrt(20^2 + 3^2)
+  EXPECT_NEAR(predict_iteration(x, overlapped).iter_ms, 20 + 20 + std::sqrt(409.0) + 10 + 5, 1e-12);
+}
+
+TEST(IterationTime, CheckpointingAddsOneForwardToTheBackward) {
+  const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  ExecutionPlan p = plan(4, 1, 1, 2, 1, 1);
+  p.checkpointing = true;
+  const IterationTime<double> t = predict_iteration(iteration_terms(workload(), p, a, kForward), kParams);
+  EXPECT_DOUBLE_EQ(t.backward_ms, 30);  // (2 + 1) * 10
+  EXPECT_DOUBLE_EQ(t.iter_ms, 20 + 30 + 33 + 10 + 5);
+}
+
+TEST(IterationTime, TensorAndPipelineParallel) {
+  const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  const ExecutionPlan p = plan(1, 2, 2, 1, 4, 2);
+  EXPECT_DOUBLE_EQ(critical_path_samples(8, p), 2.5);  // 8/(2*2) * (4+2-1)/4
+  const IterationTerms x = iteration_terms(workload(), p, a, kForward);
+  EXPECT_DOUBLE_EQ(x.forward_ms, 25);
+  EXPECT_DOUBLE_EQ(x.dp_ms, 0);
+  EXPECT_DOUBLE_EQ(x.tp_ms, 0.128);  // 2 B * 8*(2-1) * 8*100*1000*2 / 2 / 100 GB/s
+  EXPECT_DOUBLE_EQ(x.pp_ms, 0.032);  // 2 B * 2*2 * 8*100*1000 / 2 / 100 GB/s
+  EXPECT_DOUBLE_EQ(x.opt_mparams, 25);
+  const IterationTime<double> t = predict_iteration(x, kParams);
+  EXPECT_DOUBLE_EQ(t.cc_ms, 25 + 50 + 0.128 + 0.032);
+  EXPECT_DOUBLE_EQ(t.iter_ms, 75.16 + 2.5 + 5);
+}
+
+TEST(IterationTime, ZeroOffload) {
+  const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");  // 32 CPUs, 8 per GPU
+  ExecutionPlan p = plan(4, 1, 1, 2, 1, 1);
+  p.zero_stage = 2;
+  p.offload = true;
+  const IterationTerms x = iteration_terms(workload(), p, a, kForward);
+  EXPECT_DOUBLE_EQ(x.opt_off_mparams_per_cpu, 3.125);  // 100 / (4 * 8)
+  EXPECT_DOUBLE_EQ(x.off_ms, 20);                      // 4 B * 1e8/4 / min(10, 20/4) GB/s
+  const IterationTime<double> t = predict_iteration(x, kParams);
+  EXPECT_DOUBLE_EQ(t.opt_ms, 6.25);
+  EXPECT_DOUBLE_EQ(t.oo_ms, (3 + 20) + (6.25 + 20));  // k_off = k_swap = 1: sums
+  EXPECT_DOUBLE_EQ(t.iter_ms, 63 + 49.25 + 5);
+}
+
+TEST(IterationTime, ZeroStagesDivideTheOptimizerAndStage3AddsTraffic) {
+  const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  ExecutionPlan p = plan(4, 1, 1, 2, 1, 1);
+  p.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), p, a, kForward).opt_mparams, 25);
+  p.zero_stage = 3;
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), p, a, kForward).dp_ms, 4.5);
+}
+
+TEST(IterationTime, CrossNodeDataParallelUsesTheNetworkShare) {
+  const Allocation a = parse_gpus_spec("2x2xbig", test::test_cluster(), "--gpus");
+  const IterationTerms x = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), a, kForward);
+  EXPECT_DOUBLE_EQ(x.dp_ms, 30);  // 3e8 B over one 10 GB/s NIC
+}
+
+TEST(IterationTime, SlowestGpuTypeScalesTheForwardPass) {
+  const Allocation a = parse_gpus_spec("2xbig+2xsmall", test::test_cluster(), "--gpus");
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), a, kForward).forward_ms, 40);
+  const ForwardModel measured_on_small{0, 10, 0.5};
+  const Allocation big = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), big, measured_on_small).forward_ms, 10);
+}
+
+TEST(IterationTime, ForwardInterceptIsPerIteration) {
+  const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  const ForwardModel affine{7, 10, 1};
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), a, affine).forward_ms, 27);
+}
+
+}  // namespace
+}  // namespace morph

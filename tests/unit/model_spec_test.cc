@@ -1,0 +1,87 @@
+#include "libmorph/model/model_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "libmorph/model/catalog.h"
+#include "libmorph/util/error.h"
+#include "test_support.h"
+
+namespace morph {
+namespace {
+
+TEST(Frenzy, ParameterCountByHand) {
+  // W = Vh + l(12h^2 + 13h) = 10*4 + 2*(12*16 + 52) = 40 + 488
+  EXPECT_DOUBLE_EQ(frenzy_parameter_count(2, 4, 10), 528);
+  // LLaMA-2-7B sizes: 32000*4096 + 32*(12*4096^2 + 13*4096); the real 6.74e9 has a gated MLP.
+  EXPECT_DOUBLE_EQ(frenzy_parameter_count(32, 4096, 32000), 6575226880.0);
+}
+
+TEST(ModelSpec, ParamsPerLayerAndFlops) {
+  ModelSpec m{"m", 2, 4, 2, 8, 10, 528};
+  EXPECT_DOUBLE_EQ(m.params_per_layer(), 244);  // 12*16 + 13*4
+  // 2 W s + 4 l s^2 h = 2*528*8 + 4*2*64*4
+  EXPECT_DOUBLE_EQ(forward_flops_per_sample(m, 8), 8448 + 2048);
+}
+
+TEST(InlineModel, ParsesAndDefaultsParams) {
+  const ModelSpec m = parse_inline_model("layers=32,hidden=4096,heads=32,seq=4096,vocab=32000", "--model");
+  EXPECT_EQ(m.layers, 32);
+  EXPECT_EQ(m.seq_len, 4096);
+  EXPECT_DOUBLE_EQ(m.params, frenzy_parameter_count(32, 4096, 32000));
+  const ModelSpec named = parse_inline_model("name=x,layers=2,hidden=8,heads=2,seq=16,params=5000", "--model");
+  EXPECT_EQ(named.name, "x");
+  EXPECT_DOUBLE_EQ(named.params, 5000);
+}
+
+TEST(InlineModel, RejectsBadSpecsNamingTheKey) {
+  auto message = [](const char* spec) {
+    try {
+      parse_inline_model(spec, "--model");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("layers=1000000000000000000000000000000,hidden=8,heads=2,seq=4").find("layers"), std::string::npos);
+  EXPECT_NE(message("layers=2,hidden=8,heads=3,seq=4").find("not divisible by heads"), std::string::npos);
+  EXPECT_NE(message("layers=2,hidden=8,seq=4").find("missing heads"), std::string::npos);
+  EXPECT_NE(message("layers=2,hidden=8,heads=2,seq=4,colour=red").find("unknown key"), std::string::npos);
+  EXPECT_NE(message("layers=0,hidden=8,heads=2,seq=4").find("layers"), std::string::npos);
+  EXPECT_NE(message("layers=2,hidden=8,heads=2,seq=4,vocab=100,params=10").find("embedding"), std::string::npos);
+}
+
+TEST(Catalog, HasTheSevenModelsOfMorphlingTable1) {
+  const Catalog c = Catalog::load_file(test::source_dir() + "/share/models.json");
+  for (const char* name : {"vit-86m", "roberta-355m", "bert-336m", "t5-1.2b", "gpt2-1.5b", "llama2-7b", "llama-30b"})
+    EXPECT_NE(c.find(name), nullptr) << name;
+  ASSERT_NE(c.find("LLaMA7B"), nullptr);  // aliases, case-insensitive
+  EXPECT_EQ(c.find("LLaMA7B")->name, "llama2-7b");
+  EXPECT_NEAR(c.find("gpt2")->params, 1.5e9, 0.1e9);
+  EXPECT_GE(c.models().size(), 12u);
+}
+
+TEST(Catalog, ResolvesInlineSpecsAndNamesUnknownModels) {
+  const Catalog c = Catalog::load_file(test::source_dir() + "/share/models.json");
+  EXPECT_EQ(c.resolve("layers=2,hidden=8,heads=2,seq=4", "--model").layers, 2);
+  try {
+    c.resolve("gpt5", "--model");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown model 'gpt5'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Catalog, RejectsMalformedFiles) {
+  EXPECT_THROW(Catalog::parse("{", "c.json"), Error);
+  EXPECT_THROW(Catalog::parse("{\"models\": 3}", "c.json"), Error);
+  EXPECT_THROW(Catalog::parse(R"({"models":[{"name":"a","layers":2,"hidden":8,"heads":2}]})", "c.json"), Error);
+  EXPECT_THROW(Catalog::parse(R"({"models":[{"name":"a","layers":"2","hidden":8,"heads":2,"seq":4}]})", "c.json"),
+               Error);
+  EXPECT_THROW(Catalog::parse(R"({"models":[{"name":"a","layers":2,"hidden":8,"heads":2,"seq":4},
+                                            {"name":"b","aliases":["A"],"layers":2,"hidden":8,"heads":2,"seq":4}]})",
+                              "c.json"),
+               Error);
+}
+
+}  // namespace
+}  // namespace morph

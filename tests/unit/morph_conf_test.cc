@@ -1,0 +1,74 @@
+#include "libmorph/config/morph_conf.h"
+
+#include <gtest/gtest.h>
+
+#include "libmorph/util/error.h"
+#include "test_support.h"
+
+namespace morph {
+namespace {
+
+const char* kGpu = "GpuType=g MemoryGiB=80 Speed=1 PeakTflops=312 Link=nvlink LinkBandwidthGBps=150 PcieBandwidthGBps=20\n";
+const char* kNode = "NodeType=n Gpu=g Gpus=8 Cpus=96 MemoryGiB=1600 NetworkBandwidthGBps=50 Nics=4\n";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_morph_conf(text, "morph.conf");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(MorphConf, ParsesRecordsNodesAndKnobs) {
+  const MorphConfig c = parse_morph_conf(std::string("# comment\n") + kGpu + kNode +
+                                             "NodeName=node[01-04] NodeType=n  # four\n"
+                                             "restartpenaltyseconds=100\nDefaultSla=guaranteed\nGpuOverheadMiB=1024\n",
+                                         "morph.conf");
+  ASSERT_NE(c.cluster.find_gpu_type("G"), nullptr);
+  EXPECT_DOUBLE_EQ(c.cluster.find_gpu_type("g")->link_bandwidth_Bps, 150e9);
+  const NodeType* n = c.cluster.find_node_type("n");
+  ASSERT_NE(n, nullptr);
+  EXPECT_DOUBLE_EQ(n->host_bandwidth_Bps, 8 * 20e9);  // default: Gpus x PCIe
+  EXPECT_EQ(c.cluster.nodes().size(), 4u);
+  EXPECT_EQ(c.cluster.nodes()[3].name, "node04");
+  EXPECT_DOUBLE_EQ(c.policy.restart_penalty_s, 100);
+  EXPECT_TRUE(c.policy.guaranteed_by_default);
+  EXPECT_DOUBLE_EQ(c.memory.gpu_overhead_bytes, 1024.0 * 1024 * 1024);
+}
+
+TEST(MorphConf, TheShippedDefaultParses) {
+  const MorphConfig c = load_morph_conf(test::source_dir() + "/etc/morph.conf");
+  for (const char* gpu : {"a100", "a800", "h100", "v100", "l40s"}) EXPECT_NE(c.cluster.find_gpu_type(gpu), nullptr) << gpu;
+  EXPECT_NE(c.cluster.find_node_type("hgx-a800"), nullptr);
+}
+
+TEST(MorphConf, ErrorsNameLineAndKey) {
+  EXPECT_NE(error_of(std::string(kGpu) + "NodeType=n Gpu=g Gpus=8 Cpus=96 MemoryGiB=1 NetworkBandwidthGBps=1 Colour=red\n")
+                .find("morph.conf:2"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kGpu) + "NodeType=n Gpu=g Gpus=8 Cpus=96 MemoryGiB=1 NetworkBandwidthGBps=1 Colour=red\n")
+                .find("'Colour'"),
+            std::string::npos);
+  EXPECT_NE(error_of("GpuType=g MemoryGiB=80 Speed=1\n").find("missing PeakTflops"), std::string::npos);
+  EXPECT_NE(error_of("GpuType=g MemoryGiB=eighty Speed=1 PeakTflops=1 Link=nvlink LinkBandwidthGBps=1 PcieBandwidthGBps=1\n")
+                .find("MemoryGiB"),
+            std::string::npos);
+  EXPECT_NE(error_of("GpuType=g MemoryGiB=8 Speed=1 PeakTflops=1 Link=infiniband LinkBandwidthGBps=1 PcieBandwidthGBps=1\n")
+                .find("nvlink or pcie"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kGpu) + kGpu).find("morph.conf:2"), std::string::npos);  // duplicate GpuType
+  EXPECT_NE(error_of(kNode).find("not a GpuType"), std::string::npos);
+  EXPECT_NE(error_of(std::string(kGpu) + kNode + "NodeName=a[1-2] NodeType=nope\n").find("NodeType"), std::string::npos);
+  EXPECT_NE(error_of(std::string(kGpu) + kNode + "NodeName=a[2-1] NodeType=n\n").find("morph.conf:3"), std::string::npos);
+  EXPECT_NE(error_of("Frobnicate=1\n").find("'Frobnicate'"), std::string::npos);
+  EXPECT_NE(error_of("DefaultSla=sometimes\n").find("DefaultSla"), std::string::npos);
+  EXPECT_NE(error_of("AllowedPlans=dp,warp\n").find("warp"), std::string::npos);
+  EXPECT_NE(error_of("ComputeEfficiency=2\n").find("out of range"), std::string::npos);
+  EXPECT_NE(error_of("justaword\n").find("not Key=Value"), std::string::npos);
+  EXPECT_NE(error_of("GpuOverheadMiB=1 GpuOverheadMiB=2\n").find("twice"), std::string::npos);
+  EXPECT_THROW(load_morph_conf("/nonexistent/morph.conf"), Error);
+}
+
+}  // namespace
+}  // namespace morph
