@@ -31,3 +31,19 @@ TEST_EXTENSIONS = .bats
 BATS_LOG_COMPILER = bats
 TESTS += %reldir%/cli/morph_cli.bats
 EXTRA_DIST += %reldir%/cli/morph_cli.bats
+
+# Benchmarks (Google Benchmark): make bench-model, make bench.
+if HAVE_BENCHMARK
+noinst_PROGRAMS += tests/bench/bench_model
+tests_bench_bench_model_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS) -DMORPH_BENCH_SRCDIR='"$(abs_top_srcdir)"'
+tests_bench_bench_model_LDADD = libmorph/libmorph.la $(BENCHMARK_LIBS) $(FMT_LIBS)
+tests_bench_bench_model_SOURCES = %reldir%/bench/bench_model.cc
+
+bench-model: tests/bench/bench_model
+	./tests/bench/bench_model --benchmark_color=false
+bench: bench-model
+else
+bench bench-model:
+	@echo "make $@: configure did not find Google Benchmark (Debian: libbenchmark-dev)"; exit 1
+endif
+.PHONY: bench bench-model

@@ -1,0 +1,61 @@
+# Shared steps of run-demo.sh and run-tests.sh: install Debian packages, bootstrap
+# autotools, configure and build out of tree.
+set -euo pipefail
+
+MORPH_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MORPH_JOBS=$(nproc 2>/dev/null || echo 2)
+
+# Everything Morph builds against or tests with, from Debian 12.
+MORPH_PACKAGES=(
+  build-essential autoconf automake libtool pkg-config git ca-certificates
+  libeigen3-dev libceres-dev libgoogle-glog-dev nlohmann-json3-dev libfmt-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev bats jq mandoc
+  libslurm-dev slurm-wlm slurmctld slurmd munge libmunge-dev
+  libopenmpi-dev openmpi-bin libpmix-dev libhwloc-dev libsqlite3-dev
+)
+
+morph_log() { printf '\n==> %s\n' "$*"; }
+
+morph_install_deps() {
+  local missing=()
+  for pkg in "${MORPH_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    morph_log "Debian packages: all present"
+    return
+  fi
+  morph_log "Debian packages: installing ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "run as root (or install sudo) to install packages" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+morph_bootstrap() {
+  if [ ! -x "$MORPH_TOP/configure" ] || [ "$MORPH_TOP/configure.ac" -nt "$MORPH_TOP/configure" ]; then
+    morph_log "autoreconf"
+    (cd "$MORPH_TOP" && autoreconf -fi)
+  fi
+}
+
+# morph_build DIR [configure arguments...]
+morph_build() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  morph_log "configure $* (in $dir)"
+  (cd "$dir" && "$MORPH_TOP/configure" "$@")
+  morph_log "make -j$MORPH_JOBS (in $dir)"
+  make -C "$dir" -j"$MORPH_JOBS"
+}
+
+# The Morphling artifact beside the checkout (../shared/data), if present.
+morph_artifact_dir() {
+  local dir="$MORPH_TOP/../shared/data/morphling-artifact"
+  if [ -d "$dir/profile" ]; then (cd "$dir" && pwd); fi
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages, then builds and runs every test twice: once with
+# AddressSanitizer and UBSan (build/asan), once as `make distcheck` (build/dist: the
+# release tarball builds, passes its tests, installs and uninstalls cleanly).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+morph_install_deps
+morph_bootstrap
+
+artifact=$(morph_artifact_dir)
+if [ -n "$artifact" ]; then
+  export MORPH_ARTIFACT_DIR="$artifact"
+else
+  morph_log "the Morphling artifact is not at ../shared/data/morphling-artifact: tests that need it will skip"
+fi
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+morph_build "$MORPH_TOP/build/asan" --enable-sanitizers --enable-werror
+morph_log "make check with -fsanitize=address,undefined"
+if ! make -C "$MORPH_TOP/build/asan" -j"$MORPH_JOBS" check; then
+  find "$MORPH_TOP/build/asan/tests" -name '*.log' -exec tail -n 40 {} + >&2
+  exit 1
+fi
+
+mkdir -p "$MORPH_TOP/build/dist"
+(cd "$MORPH_TOP/build/dist" && "$MORPH_TOP/configure" >/dev/null)
+morph_log "make distcheck"
+make -C "$MORPH_TOP/build/dist" -j"$MORPH_JOBS" distcheck
+
+morph_log "all tests passed"
