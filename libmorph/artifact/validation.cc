@@ -22,9 +22,10 @@ Workload job_of(const ModelSpec& model, std::int64_t batch, std::int64_t seq) {
   return Workload{model, batch, seq};
 }
 
+// The same run as a profiled one: CPU threads matter only where the CPUs do the update.
 bool same_configuration(const ArtifactRow& a, const ArtifactRow& b) {
   return a.exec_plan == b.exec_plan && a.placement == b.placement &&
-         a.allocation.min_cpus_per_gpu() == b.allocation.min_cpus_per_gpu();
+         (!a.plan.offload || a.allocation.min_cpus_per_gpu() == b.allocation.min_cpus_per_gpu());
 }
 
 MeasuredPoint measured_point(const ArtifactRow& row, const Workload& job, const ForwardModel& forward,
