@@ -8,13 +8,7 @@
 namespace morph {
 namespace {
 
-ExecutionPlan shape(int dp, int tp, int pp) {
-  ExecutionPlan p;
-  p.dp = dp;
-  p.tp = tp;
-  p.pp = pp;
-  return p;
-}
+using test::make_plan;
 
 TEST(Overlap, SumAtOneMaxAtInfinity) {
   EXPECT_DOUBLE_EQ(overlap(20.0, 3.0, 1.0), 23.0);
@@ -35,7 +29,7 @@ TEST(NetworkShare, NicsServingTheJobsGpus) {
 
 TEST(CommBandwidths, InsideOneNodeUsesTheGpuLink) {
   const Allocation a = parse_gpus_spec("8xbig", test::test_cluster(), "--gpus");
-  const CommBandwidths bw = comm_bandwidths(shape(2, 2, 2), a);
+  const CommBandwidths bw = comm_bandwidths(make_plan(2, 2, 2), a);
   EXPECT_DOUBLE_EQ(bw.dp_Bps, 100e9);
   EXPECT_DOUBLE_EQ(bw.tp_Bps, 100e9);
   EXPECT_DOUBLE_EQ(bw.pp_Bps, 100e9);
@@ -47,11 +41,11 @@ TEST(CommBandwidths, InsideOneNodeUsesTheGpuLink) {
 TEST(CommBandwidths, AcrossNodesTheSlowestNodeShareBinds) {
   const Allocation a = parse_gpus_spec("1x4xbig+1x2xbig", test::test_cluster(), "--gpus");
   // dp=6: one DP group over both nodes; the 2-GPU node has one NIC (10 GB/s).
-  const CommBandwidths dp = comm_bandwidths(shape(6, 1, 1), a);
+  const CommBandwidths dp = comm_bandwidths(make_plan(6, 1, 1), a);
   EXPECT_TRUE(dp.dp_crosses_nodes);
   EXPECT_DOUBLE_EQ(dp.dp_Bps, 10e9);
   // tp=2 dp=3: TP pairs stay in a node; DP groups (stride 2) cross nodes.
-  const CommBandwidths tp = comm_bandwidths(shape(3, 2, 1), a);
+  const CommBandwidths tp = comm_bandwidths(make_plan(3, 2, 1), a);
   EXPECT_FALSE(tp.tp_crosses_nodes);
   EXPECT_DOUBLE_EQ(tp.tp_Bps, 100e9);
   EXPECT_TRUE(tp.dp_crosses_nodes);
@@ -60,12 +54,12 @@ TEST(CommBandwidths, AcrossNodesTheSlowestNodeShareBinds) {
 TEST(CommBandwidths, PipelineAcrossNodesAndTensorSplitByANodeBoundary) {
   const Allocation a = parse_gpus_spec("2x4xbig", test::test_cluster(), "--gpus");
   // pp=2 dp=4: stage 0 on node 0, stage 1 on node 1; DP groups stay inside a node.
-  const CommBandwidths pp = comm_bandwidths(shape(4, 1, 2), a);
+  const CommBandwidths pp = comm_bandwidths(make_plan(4, 1, 2), a);
   EXPECT_TRUE(pp.pp_crosses_nodes);
   EXPECT_FALSE(pp.dp_crosses_nodes);
   EXPECT_DOUBLE_EQ(pp.pp_Bps, 20e9);  // 4 GPUs use 2 of the 4 NICs
   const Allocation uneven = parse_gpus_spec("1x3xbig+1x1xbig", test::test_cluster(), "--gpus");
-  EXPECT_TRUE(comm_bandwidths(shape(2, 2, 1), uneven).tp_crosses_nodes);
+  EXPECT_TRUE(comm_bandwidths(make_plan(2, 2, 1), uneven).tp_crosses_nodes);
 }
 
 }  // namespace

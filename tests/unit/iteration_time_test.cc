@@ -15,16 +15,7 @@ const ForwardModel kForward{0, 10, 1};
 // k_bwd=2, k_sync=1, k_opt=0.1, k_opt_off=2, k_off=1, k_swap=1, k_const=5
 const PerfParams kParams{2, 1, 0.1, 2, 1, 1, 5};
 
-ExecutionPlan plan(int dp, int tp, int pp, int ga, int mb, int mbs) {
-  ExecutionPlan p;
-  p.dp = dp;
-  p.tp = tp;
-  p.pp = pp;
-  p.ga_steps = ga;
-  p.micro_batches = mb;
-  p.micro_batch_size = mbs;
-  return p;
-}
+ExecutionPlan plan(int dp, int tp, int pp, int ga, int mb, int mbs) { return test::make_plan(dp, tp, pp, ga, mb, mbs); }
 
 TEST(IterationTime, DataParallelWithAccumulation) {
   const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");

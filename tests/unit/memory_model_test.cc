@@ -15,10 +15,8 @@ ModelSpec small_model() { return ModelSpec{"m", 4, 1024, 16, 512, 1000, frenzy_p
 MemoryOptions no_overhead() { return MemoryOptions{0, 0}; }
 
 ExecutionPlan plan(int dp, int zero, int mbs) {
-  ExecutionPlan p;
-  p.dp = dp;
+  ExecutionPlan p = test::make_plan(dp, 1, 1, 1, 1, mbs);
   p.zero_stage = zero;
-  p.micro_batch_size = mbs;
   return p;
 }
 

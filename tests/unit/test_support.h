@@ -8,6 +8,7 @@
 
 #include "libmorph/cluster/allocation.h"
 #include "libmorph/cluster/cluster.h"
+#include "libmorph/plan/plan.h"
 
 namespace morph::test {
 
@@ -24,6 +25,17 @@ inline Cluster test_cluster() {
   c.add_node_type(NodeType{"bignode", "big", 8, 64, 512 * kGiB, 40e9, 4, 20e9});
   c.add_node_type(NodeType{"smallnode", "small", 4, 16, 128 * kGiB, 10e9, 1, 40e9});
   return c;
+}
+
+inline ExecutionPlan make_plan(int dp, int tp = 1, int pp = 1, int ga = 1, int mb = 1, int mbs = 1) {
+  ExecutionPlan p;
+  p.dp = dp;
+  p.tp = tp;
+  p.pp = pp;
+  p.ga_steps = ga;
+  p.micro_batches = mb;
+  p.micro_batch_size = mbs;
+  return p;
 }
 
 inline std::string source_dir() {
