@@ -1,8 +1,13 @@
-# libmorph: the one library every Morph program links.
+# libmorph: the one library every Morph program links, in two layers so that a
+# component links only what it needs:
+#  - base: parsing, model catalog, hardware, plans, morph.conf, --morph-* requests and
+#    the AdminComment record (no numeric dependencies; the SPANK plugin links only this);
+#  - perf: memory and iteration-time models, Ceres fitting, plan search, sensitivity
+#    curves, submission sizing and the artifact validation.
+noinst_LTLIBRARIES += libmorph/libmorph_base.la libmorph/libmorph_perf.la
 lib_LTLIBRARIES += libmorph/libmorph.la
-libmorph_libmorph_la_LIBADD = $(CERES_LIBS) $(FMT_LIBS)
-libmorph_libmorph_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
-libmorph_libmorph_la_SOURCES = \
+
+libmorph_libmorph_base_la_SOURCES = \
 	%reldir%/util/error.h \
 	%reldir%/util/parse.h %reldir%/util/parse.cc \
 	%reldir%/util/csv.h %reldir%/util/csv.cc \
@@ -14,6 +19,15 @@ libmorph_libmorph_la_SOURCES = \
 	%reldir%/cluster/cluster.h %reldir%/cluster/cluster.cc \
 	%reldir%/cluster/allocation.h %reldir%/cluster/allocation.cc \
 	%reldir%/plan/plan.h %reldir%/plan/plan.cc \
+	%reldir%/plan/plan_features.h %reldir%/plan/plan_features.cc \
+	%reldir%/config/morph_conf.h %reldir%/config/morph_conf.cc \
+	%reldir%/request/morph_request.h %reldir%/request/morph_request.cc \
+	%reldir%/request/gpu_tres.h %reldir%/request/gpu_tres.cc \
+	%reldir%/record/job_record.h %reldir%/record/job_record.cc \
+	%reldir%/record/plan_env.h %reldir%/record/plan_env.cc
+libmorph_libmorph_base_la_LIBADD = $(FMT_LIBS)
+
+libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/memory/memory_model.h %reldir%/memory/memory_model.cc \
 	%reldir%/perf/perf_params.h %reldir%/perf/perf_params.cc \
 	%reldir%/perf/overlap.h \
@@ -21,10 +35,17 @@ libmorph_libmorph_la_SOURCES = \
 	%reldir%/perf/forward_model.h %reldir%/perf/forward_model.cc \
 	%reldir%/perf/iteration_time.h %reldir%/perf/iteration_time.cc \
 	%reldir%/perf/perf_model.h \
+	%reldir%/perf/perf_store.h %reldir%/perf/perf_store.cc \
 	%reldir%/perf/fit.h %reldir%/perf/fit.cc \
 	%reldir%/planner/plan_search.h %reldir%/planner/plan_search.cc \
 	%reldir%/planner/sensitivity.h %reldir%/planner/sensitivity.cc \
-	%reldir%/config/morph_conf.h %reldir%/config/morph_conf.cc \
+	%reldir%/planner/submit_plan.h %reldir%/planner/submit_plan.cc \
 	%reldir%/artifact/artifact_spec.h %reldir%/artifact/artifact_spec.cc \
 	%reldir%/artifact/artifact_rows.h %reldir%/artifact/artifact_rows.cc \
 	%reldir%/artifact/validation.h %reldir%/artifact/validation.cc
+libmorph_libmorph_perf_la_LIBADD = libmorph/libmorph_base.la $(CERES_LIBS) $(FMT_LIBS)
+
+libmorph_libmorph_la_SOURCES =
+nodist_EXTRA_libmorph_libmorph_la_SOURCES = force-cxx-link.cc
+libmorph_libmorph_la_LIBADD = libmorph/libmorph_perf.la $(CERES_LIBS) $(FMT_LIBS)
+libmorph_libmorph_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0

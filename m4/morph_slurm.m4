@@ -40,6 +40,19 @@ AC_DEFUN([MORPH_CHECK_SLURM], [
           [AC_MSG_ERROR([--with-slurm was given but slurm/slurm.h and slurm/spank.h were not found under $morph_slurm_prefix])])
   ])
   AM_CONDITIONAL([HAVE_SLURM], [test "x$morph_slurm_summary" != xno])
+  dnl Where make install puts the plugins, and where Slurm keeps its own (the test
+  dnl cluster's PluginDir lists the build tree first, then Slurm's).
+  AC_ARG_WITH([slurm-plugindir],
+    [AS_HELP_STRING([--with-slurm-plugindir=DIR],
+      [install the Slurm plugins in DIR (default: LIBDIR/slurm)])],
+    [SLURM_PLUGIN_INSTALL_DIR=$withval], [SLURM_PLUGIN_INSTALL_DIR='${libdir}/slurm'])
+  AC_SUBST([SLURM_PLUGIN_INSTALL_DIR])
+  SLURM_SYSTEM_PLUGIN_DIR=
+  for morph_dir in /usr/lib/x86_64-linux-gnu/slurm-wlm /usr/lib64/slurm /usr/lib/slurm "$morph_slurm_prefix/lib/slurm"; do
+    AS_IF([test -z "$SLURM_SYSTEM_PLUGIN_DIR" && test -f "$morph_dir/select_cons_tres.so"],
+          [SLURM_SYSTEM_PLUGIN_DIR=$morph_dir])
+  done
+  AC_SUBST([SLURM_SYSTEM_PLUGIN_DIR])
   AC_SUBST([SLURM_CPPFLAGS])
   AC_SUBST([SLURM_LIBS])
 ])

@@ -4,7 +4,8 @@ AM_TESTS_ENVIRONMENT = \
 	MORPH_CATALOG='$(abs_top_srcdir)/share/models.json'; export MORPH_CATALOG; \
 	MORPH_ARTIFACT_SPEC='$(abs_top_srcdir)/share/morphling-artifact.json'; export MORPH_ARTIFACT_SPEC; \
 	MORPH_SRCDIR='$(abs_top_srcdir)'; export MORPH_SRCDIR; \
-	MORPH_BUILDDIR='$(abs_top_builddir)'; export MORPH_BUILDDIR;
+	MORPH_BUILDDIR='$(abs_top_builddir)'; export MORPH_BUILDDIR; \
+	MORPH_SANITIZERS='$(MORPH_SANITIZER_FLAGS)'; export MORPH_SANITIZERS;
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/unit_tests
@@ -47,3 +48,22 @@ bench bench-model:
 	@echo "make $@: configure did not find Google Benchmark (Debian: libbenchmark-dev)"; exit 1
 endif
 .PHONY: bench bench-model
+
+# The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
+# and the integration tests that run on it (they skip without root or Slurm).
+EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/slurm_integration.bats
+TESTS += %reldir%/cluster/slurm_integration.bats
+if HAVE_SLURM
+# A SPANK plugin that lets the tests send job_submit_morph what a hostile client could.
+check_LTLIBRARIES = %reldir%/cluster/spank_inject.la
+%canon_reldir%_cluster_spank_inject_la_SOURCES = %reldir%/cluster/spank_inject.c
+%canon_reldir%_cluster_spank_inject_la_CPPFLAGS = $(SLURM_CPPFLAGS)
+%canon_reldir%_cluster_spank_inject_la_LDFLAGS = -module -avoid-version -shared -rpath $(abs_builddir)
+endif
+if HAVE_MPI
+check_PROGRAMS += %reldir%/cluster/mpi_hello
+%canon_reldir%_cluster_mpi_hello_SOURCES = %reldir%/cluster/mpi_hello.cc
+%canon_reldir%_cluster_mpi_hello_CPPFLAGS = $(MPI_CFLAGS)
+%canon_reldir%_cluster_mpi_hello_CXXFLAGS = $(MORPH_CXX_STD_FLAG)
+%canon_reldir%_cluster_mpi_hello_LDADD = $(MPI_LIBS)
+endif

@@ -1,12 +1,13 @@
 #include "libmorph/config/morph_conf.h"
 
+#include <csignal>
 #include <map>
 #include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "libmorph/planner/plan_search.h"
+#include "libmorph/plan/plan_features.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/hostlist.h"
 #include "libmorph/util/parse.h"
@@ -105,6 +106,22 @@ NodeType parse_node_type(Record r, const std::string& name, const Cluster& clust
   return n;
 }
 
+// NCCL and several frameworks catch SIGUSR1 themselves, so Morph never uses it.
+int parse_checkpoint_signal(const std::string& text, const std::string& where) {
+  static const std::pair<const char*, int> kSignals[] = {{"SIGUSR2", SIGUSR2}, {"SIGTERM", SIGTERM}, {"SIGINT", SIGINT},
+                                                         {"SIGHUP", SIGHUP},   {"SIGURG", SIGURG},   {"SIGUSR1", SIGUSR1}};
+  std::string name = to_upper(text);
+  if (name.rfind("SIG", 0) != 0) name = "SIG" + name;
+  for (const auto& [signal_name, number] : kSignals) {
+    if (name != signal_name) continue;
+    if (number == SIGUSR1)
+      throw Error(fmt::format("{}: CheckpointSignal: SIGUSR1 is caught by NCCL and some frameworks; use SIGUSR2", where));
+    return number;
+  }
+  throw Error(fmt::format("{}: CheckpointSignal: {} is not one of SIGUSR2, SIGTERM, SIGINT, SIGHUP, SIGURG", where,
+                          quote(text)));
+}
+
 void parse_globals(Record r, MorphConfig& c) {
   auto set_number = [&](std::string_view key, double& target, double min, double max, double scale = 1) {
     if (auto v = r.take(key)) target = parse_double(*v, fmt::format("{}: {}", r.where(), key), min, max) * scale;
@@ -115,6 +132,11 @@ void parse_globals(Record r, MorphConfig& c) {
   set_number("RestartPenaltySeconds", c.policy.restart_penalty_s, 0, 1e6);
   set_number("SchedulingIntervalSeconds", c.policy.scheduling_interval_s, 1, 1e6);
   set_number("MinReconfigureGain", c.policy.min_reconfigure_gain, 0, 10);
+  if (auto v = r.take("MaxGpusPerJob"))
+    c.max_gpus_per_job = static_cast<int>(parse_int(*v, fmt::format("{}: MaxGpusPerJob", r.where()), 1, 1 << 16));
+  if (auto v = r.take("ModelCatalog")) c.model_catalog = *v;
+  if (auto v = r.take("PerfModelDir")) c.perf_model_dir = *v;
+  if (auto v = r.take("CheckpointSignal")) c.checkpoint_signal = parse_checkpoint_signal(*v, r.where());
   if (auto v = r.take("MaxMicroBatchSize"))
     c.max_micro_batch_size = static_cast<int>(parse_int(*v, fmt::format("{}: MaxMicroBatchSize", r.where()), 0, 1 << 20));
   if (auto v = r.take("AllowedPlans")) {

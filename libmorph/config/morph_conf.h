@@ -22,7 +22,11 @@ struct MorphConfig {
   MemoryOptions memory;
   double compute_efficiency = 0.4;  // fraction of PeakTflops for forward estimates without a profile
   int max_micro_batch_size = 0;     // 0: no cap
+  int max_gpus_per_job = 64;        // largest allocation job_submit_morph considers
   std::string allowed_plans = "all";
+  std::string model_catalog;        // ModelCatalog=: the catalog the plugins use ("" : installed)
+  std::string perf_model_dir;       // PerfModelDir=: fitted models (morph fit --save)
+  int checkpoint_signal = 12;       // CheckpointSignal=: SIGUSR2; SIGUSR1 is refused
   PolicyKnobs policy;
 };
 

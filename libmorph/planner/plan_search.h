@@ -10,22 +10,9 @@
 #include "libmorph/perf/iteration_time.h"
 #include "libmorph/perf/perf_model.h"
 #include "libmorph/plan/plan.h"
+#include "libmorph/plan/plan_features.h"
 
 namespace morph {
-
-// Plan features a job may use (sbatch --morph-plans); a plan needs all of its features.
-enum PlanFeature : unsigned {
-  kFeatureZero = 1u << 0,           // ZeRO-DP stages 1-3
-  kFeatureOffload = 1u << 1,        // ZeRO-Offload
-  kFeatureTensor = 1u << 2,         // tp > 1
-  kFeaturePipeline = 1u << 3,       // pp > 1
-  kFeatureCheckpointing = 1u << 4,  // GC
-  kAllFeatures = (1u << 5) - 1,
-};
-
-// "zero,offload,tp,pp,gc" or "all" -> mask; names the bad item.
-unsigned parse_plan_features(const std::string& list, const std::string& what);
-unsigned plan_features(const ExecutionPlan& plan);
 
 struct PlanSearchOptions {
   unsigned features = kAllFeatures;

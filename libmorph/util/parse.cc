@@ -47,6 +47,12 @@ std::string to_lower(std::string_view text) {
   return out;
 }
 
+std::string to_upper(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::int64_t parse_int(std::string_view text, std::string_view what, std::int64_t min,
                        std::int64_t max) {
   const std::string_view t = trim(text);

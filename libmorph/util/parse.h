@@ -24,6 +24,7 @@ std::vector<std::pair<std::string, std::string>> parse_key_values(std::string_vi
                                                                   std::string_view what);
 
 std::string to_lower(std::string_view text);
+std::string to_upper(std::string_view text);
 
 // A value quoted for an error message, shortened when long or hostile.
 std::string quote(std::string_view text);

@@ -1,12 +1,8 @@
 #include "tools/morph/context.h"
 
 #include <cstdlib>
-#include <fstream>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
-#include "libmorph/util/error.h"
+#include "libmorph/perf/perf_store.h"
 #include "libmorph/util/text_file.h"
 
 namespace morph::cli {
@@ -36,45 +32,8 @@ const Catalog& Context::catalog() {
   return *catalog_;
 }
 
-std::string perf_model_to_json(const std::string& model, const PerfModel& perf) {
-  nlohmann::json j;
-  j["format"] = "morph-perf-model/1";
-  j["model"] = model;
-  j["forward"] = {{"intercept_ms", perf.forward.intercept_ms},
-                  {"per_sample_ms", perf.forward.per_sample_ms},
-                  {"reference_speed", perf.forward.reference_speed}};
-  const auto k = perf.params.to_array();
-  const auto& info = perf_param_info();
-  for (std::size_t i = 0; i < k.size(); ++i) j["params"][info[i].name] = k[i];
-  return j.dump(2) + "\n";
-}
-
 PerfModel load_perf_model(const std::string& path, std::string* model_name) {
-  const std::string text = read_text_file(path, "--perf");
-  try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    if (j.value("format", "") != "morph-perf-model/1")
-      throw Error(fmt::format("--perf: {}: not a morph performance model (format morph-perf-model/1)", path));
-    PerfModel perf;
-    perf.forward.intercept_ms = j.at("forward").at("intercept_ms").get<double>();
-    perf.forward.per_sample_ms = j.at("forward").at("per_sample_ms").get<double>();
-    perf.forward.reference_speed = j.at("forward").at("reference_speed").get<double>();
-    std::array<double, PerfParams::kCount> k{};
-    const auto& info = perf_param_info();
-    for (std::size_t i = 0; i < k.size(); ++i) {
-      k[i] = j.at("params").at(info[i].name).get<double>();
-      if (!(k[i] >= info[i].lower && k[i] <= info[i].upper))
-        throw Error(fmt::format("--perf: {}: {}={} is outside [{}, {}]", path, info[i].name, k[i], info[i].lower,
-                                info[i].upper));
-    }
-    if (!(perf.forward.per_sample_ms > 0) || perf.forward.intercept_ms < 0 || !(perf.forward.reference_speed > 0))
-      throw Error(fmt::format("--perf: {}: the forward model must be positive", path));
-    perf.params = PerfParams::from_array(k.data());
-    if (model_name != nullptr) *model_name = j.at("model").get<std::string>();
-    return perf;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("--perf: {}: malformed: {}", path, e.what()));
-  }
+  return perf_model_from_json(read_text_file(path, "--perf"), "--perf: " + path, model_name);
 }
 
 }  // namespace morph::cli

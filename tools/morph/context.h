@@ -26,8 +26,7 @@ struct Context {
   std::optional<Catalog> catalog_;
 };
 
-// A saved performance model (morph fit --save) as JSON, and back.
-std::string perf_model_to_json(const std::string& model, const PerfModel& perf);
+// A performance model saved by morph fit --save.
 PerfModel load_perf_model(const std::string& path, std::string* model_name);
 
 }  // namespace morph::cli

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "libmorph/artifact/validation.h"
+#include "libmorph/perf/perf_store.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "tools/morph/commands.h"

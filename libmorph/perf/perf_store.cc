@@ -1,0 +1,75 @@
+#include "libmorph/perf/perf_store.h"
+
+#include <array>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "libmorph/util/error.h"
+#include "libmorph/util/text_file.h"
+
+namespace morph {
+
+std::string perf_model_to_json(const std::string& model, const PerfModel& perf) {
+  nlohmann::json j;
+  j["format"] = "morph-perf-model/1";
+  j["model"] = model;
+  j["forward"] = {{"intercept_ms", perf.forward.intercept_ms},
+                  {"per_sample_ms", perf.forward.per_sample_ms},
+                  {"reference_speed", perf.forward.reference_speed}};
+  const auto k = perf.params.to_array();
+  const auto& info = perf_param_info();
+  for (std::size_t i = 0; i < k.size(); ++i) j["params"][info[i].name] = k[i];
+  return j.dump(2) + "\n";
+}
+
+PerfModel perf_model_from_json(const std::string& text, const std::string& what, std::string* model_name) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.is_object() || j.value("format", "") != "morph-perf-model/1")
+      throw Error(fmt::format("{}: not a morph performance model (format morph-perf-model/1)", what));
+    PerfModel perf;
+    perf.forward.intercept_ms = j.at("forward").at("intercept_ms").get<double>();
+    perf.forward.per_sample_ms = j.at("forward").at("per_sample_ms").get<double>();
+    perf.forward.reference_speed = j.at("forward").at("reference_speed").get<double>();
+    std::array<double, PerfParams::kCount> k{};
+    const auto& info = perf_param_info();
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      k[i] = j.at("params").at(info[i].name).get<double>();
+      if (!(k[i] >= info[i].lower && k[i] <= info[i].upper))
+        throw Error(fmt::format("{}: {}={} is outside [{}, {}]", what, info[i].name, k[i], info[i].lower, info[i].upper));
+    }
+    if (!(perf.forward.per_sample_ms > 0) || perf.forward.intercept_ms < 0 || !(perf.forward.reference_speed > 0))
+      throw Error(fmt::format("{}: the forward model must be positive", what));
+    perf.params = PerfParams::from_array(k.data());
+    if (model_name != nullptr) *model_name = j.at("model").get<std::string>();
+    return perf;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: malformed: {}", what, e.what()));
+  }
+}
+
+PerfStore PerfStore::load_dir(const std::string& dir) {
+  PerfStore store;
+  if (dir.empty()) return store;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) throw Error(fmt::format("PerfModelDir: {}: not a folder", dir));
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string path = entry.path().string();
+    std::string model;
+    PerfModel perf = perf_model_from_json(read_text_file(path, "PerfModelDir"), path, &model);
+    store.fitted_[model] = perf;
+  }
+  if (ec) throw Error(fmt::format("PerfModelDir: {}: {}", dir, ec.message()));
+  return store;
+}
+
+PerfModel PerfStore::model_for(const ModelSpec& model, std::int64_t seq_len, const GpuType& gpu,
+                               double efficiency) const {
+  if (auto it = fitted_.find(model.name); it != fitted_.end()) return it->second;
+  return PerfModel{estimate_forward_model(model, seq_len, gpu, efficiency), PerfParams{}};
+}
+
+}  // namespace morph

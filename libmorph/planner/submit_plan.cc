@@ -1,0 +1,190 @@
+#include "libmorph/planner/submit_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "libmorph/planner/plan_search.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph {
+namespace {
+
+struct Candidate {
+  const NodeType* node = nullptr;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  PlanOption best;
+  int gpus() const { return nodes * gpus_per_node; }
+  double per_gpu() const { return best.throughput / gpus(); }
+};
+
+std::map<std::string, int> nodes_by_type(const Cluster& cluster) {
+  std::map<std::string, int> count;
+  for (const NodeRecord& n : cluster.nodes()) ++count[n.node_type];
+  return count;
+}
+
+bool allowed_type(const MorphRequest& r, const Cluster& cluster, const NodeType& node) {
+  if (r.gpu_types.empty()) return true;
+  for (const std::string& t : r.gpu_types) {
+    const GpuType* g = cluster.find_gpu_type(t);
+    if (g != nullptr && g->name == node.gpu) return true;
+  }
+  return false;
+}
+
+Placement placement_of(const Candidate& c) {
+  Placement p;
+  p.gpu_type = c.node->gpu;
+  p.nodes = c.nodes;
+  p.gpus_per_node = c.gpus_per_node;
+  p.cpus_per_gpu = std::max(1, c.node->cpus / c.node->gpus);
+  p.plan = c.best.plan;
+  p.iter_ms = c.best.time.iter_ms;
+  return p;
+}
+
+// Better: higher throughput per GPU; near-ties go to fewer nodes, then more GPUs.
+bool better(const Candidate& a, const Candidate& b) {
+  const double pa = a.per_gpu(), pb = b.per_gpu();
+  if (std::abs(pa - pb) > 1e-9 * std::max(pa, pb)) return pa > pb;
+  if (a.nodes != b.nodes) return a.nodes < b.nodes;
+  return a.gpus() > b.gpus();
+}
+
+// Keys of a partial plan "dp=4,tp=2" that a full plan must match.
+bool matches(const ExecutionPlan& p, const std::string& partial) {
+  if (partial.empty()) return true;
+  for (const auto& [key, value] : parse_key_values(partial, ',', "--morph-plan")) {
+    const long v = std::stol(value);
+    const long have = key == "dp" ? p.dp : key == "tp" ? p.tp : key == "pp" ? p.pp : key == "zero" ? p.zero_stage
+                    : key == "offload" ? p.offload : key == "gc" ? p.checkpointing : key == "ga" ? p.ga_steps
+                    : key == "mb" ? p.micro_batches : p.micro_batch_size;
+    if (have != v) return false;
+  }
+  return true;
+}
+
+std::string short_plan(const ExecutionPlan& p) {
+  std::string s = fmt::format("dp={} tp={} pp={} zero={}", p.dp, p.tp, p.pp, p.zero_stage);
+  if (p.offload) s += " offload=1";
+  if (p.checkpointing) s += " gc=1";
+  s += p.pp > 1 ? fmt::format(" mb={}", p.micro_batches) : fmt::format(" ga={}", p.ga_steps);
+  return s + fmt::format(" mbs={}", p.micro_batch_size);
+}
+
+}  // namespace
+
+SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& request,
+                                 const std::optional<UserGpuRequest>& user_gpus) {
+  SubmitDecision d;
+  d.record.request = request;
+  const Cluster& cluster = ctx.config.cluster;
+  Workload w;
+  w.model = ctx.catalog.resolve(request.model, "--morph-model");
+  w.global_batch = request.global_batch;
+  w.seq_len = request.seq_len > 0 ? request.seq_len : w.model.seq_len;
+  d.record.request.seq_len = w.seq_len;  // the record keeps what the plan was made for
+  PlanSearchOptions options;
+  options.features = parse_plan_features(request.plans, "--morph-plans") &
+                     parse_plan_features(ctx.config.allowed_plans, "AllowedPlans");
+  options.max_micro_batch_size = ctx.config.max_micro_batch_size;
+  options.memory = ctx.config.memory;
+  if (!request.sla_given) d.record.request.sla = ctx.config.policy.guaranteed_by_default ? Sla::guaranteed : Sla::best_effort;
+
+  // `closest` receives, for an allocation where nothing fits, the reason of the variant
+  // that came nearest to fitting in memory.
+  auto evaluate = [&](const NodeType& node, int nodes, int gpus_per_node,
+                      std::string* closest) -> std::optional<Candidate> {
+    const Allocation a = uniform_allocation(cluster, node, nodes, gpus_per_node);
+    const PerfModel perf = ctx.perf.model_for(w.model, w.seq_len, cluster.gpu_of(node), ctx.config.compute_efficiency);
+    PlanSearch s = search_plans(w, a, perf, options);
+    if (s.feasible.empty()) {
+      double least = 0;
+      for (const PlanOption& o : s.infeasible)
+        if (o.memory.gpu_bytes() > 0 && (least == 0 || o.memory.gpu_bytes() < least)) {
+          least = o.memory.gpu_bytes();
+          if (closest != nullptr) *closest = fmt::format("{} with {}", o.reason, to_string(o.plan));
+        }
+      return std::nullopt;
+    }
+    return Candidate{&node, nodes, gpus_per_node, std::move(s.feasible.front())};
+  };
+
+  // The baseline: the user's own GPUs, with the best plan that matches --morph-plan.
+  std::optional<Candidate> baseline;
+  if (user_gpus) {
+    const NodeType* node = nullptr;
+    for (const NodeType& n : cluster.node_types())
+      if ((user_gpus->per_node.type.empty() || cluster.find_gpu_type(user_gpus->per_node.type) == &cluster.gpu_of(n)) &&
+          n.gpus >= user_gpus->per_node.count) {
+        node = &n;
+        break;
+      }
+    if (node == nullptr) {
+      d.reason = fmt::format("no node type offers {} GPUs{} per node", user_gpus->per_node.count,
+                             user_gpus->per_node.type.empty() ? "" : " of type " + user_gpus->per_node.type);
+      return d;
+    }
+    const Allocation a = uniform_allocation(cluster, *node, user_gpus->nodes, user_gpus->per_node.count);
+    const PerfModel perf = ctx.perf.model_for(w.model, w.seq_len, cluster.gpu_of(*node), ctx.config.compute_efficiency);
+    for (PlanOption& o : search_plans(w, a, perf, options).feasible)
+      if (matches(o.plan, request.baseline_plan)) {
+        baseline = Candidate{node, user_gpus->nodes, user_gpus->per_node.count, std::move(o)};
+        break;
+      }
+    if (!baseline) {
+      d.reason = fmt::format("the requested {} x {} {} GPUs run no feasible plan{}", user_gpus->nodes,
+                             user_gpus->per_node.count, node->gpu,
+                             request.baseline_plan.empty() ? "" : " matching --morph-plan " + request.baseline_plan);
+      return d;
+    }
+    d.record.baseline = placement_of(*baseline);
+  }
+  const bool guaranteed = d.record.request.sla == Sla::guaranteed && baseline.has_value();
+
+  const std::map<std::string, int> available = nodes_by_type(cluster);
+  const int max_gpus = std::min(request.gpus_max > 0 ? request.gpus_max : ctx.config.max_gpus_per_job,
+                                guaranteed ? baseline->gpus() : ctx.config.max_gpus_per_job);
+  std::optional<Candidate> best;
+  std::string why_not;
+  for (const NodeType& node : cluster.node_types()) {
+    const auto it = available.find(node.name);
+    if (it == available.end() || !allowed_type(request, cluster, node)) continue;
+    bool any = false;
+    std::string closest;
+    auto consider = [&](int nodes, int gpus_per_node) {
+      const int g = nodes * gpus_per_node;
+      if (g < request.gpus_min || g > max_gpus) return;
+      std::optional<Candidate> c = evaluate(node, nodes, gpus_per_node, &closest);
+      if (!c) return;
+      any = true;
+      if (guaranteed && c->best.throughput < baseline->best.throughput) return;
+      if (!best || better(*c, *best)) best = std::move(c);
+    };
+    for (int g = 1; g <= node.gpus; ++g) consider(1, g);  // one node: any GPU count
+    for (int n = 2; n <= it->second; ++n) consider(n, node.gpus);  // several: whole nodes
+    if (!any)
+      why_not += fmt::format("{}{}: no plan fits on {}-{} GPUs{}", why_not.empty() ? "" : "; ", node.gpu,
+                             request.gpus_min, std::min(max_gpus, it->second * node.gpus),
+                             closest.empty() ? "" : " (closest: " + closest + ")");
+  }
+  if (!best && guaranteed) best = baseline;  // Morphling: no smaller demand reaches it
+  if (!best) {
+    d.reason = why_not.empty() ? "the cluster has no nodes of the allowed GPU types" : why_not;
+    return d;
+  }
+  d.accepted = true;
+  d.record.current = placement_of(*best);
+  d.host_memory_bytes_per_node = best->best.memory_fit.host_bytes_per_node;
+  d.message = fmt::format("{} -> {} node{} x {} {}, plan {} ({:.3f} s/iteration)", describe(request), best->nodes,
+                          best->nodes == 1 ? "" : "s", best->gpus_per_node, best->node->gpu, short_plan(best->best.plan),
+                          best->best.time.iter_ms / 1e3);
+  return d;
+}
+
+}  // namespace morph

@@ -1,0 +1,48 @@
+// Sizing a plan-agnostic job at submission (job_submit_morph): which GPU type, how many
+// nodes and GPUs, which plan. Frenzy's idea (seed 002): the user names the model, Morph
+// finds the resources; the choice rule is the best predicted throughput per GPU among
+// the plans that fit, within the job's GPU bounds.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "libmorph/config/morph_conf.h"
+#include "libmorph/model/catalog.h"
+#include "libmorph/perf/perf_store.h"
+#include "libmorph/record/job_record.h"
+#include "libmorph/request/gpu_tres.h"
+
+namespace morph {
+
+struct SubmitContext {
+  const MorphConfig& config;
+  const Catalog& catalog;
+  const PerfStore& perf;
+};
+
+// The user's own GPU request (--gres/--gpus with -N), the SLA baseline when it comes with
+// a job that also carries --morph-* options.
+struct UserGpuRequest {
+  GpuTres per_node;
+  int nodes = 1;
+};
+
+struct SubmitDecision {
+  bool accepted = false;
+  std::string reason;           // why not, when refused
+  JobRecord record;             // request, placement, plan, baseline
+  double host_memory_bytes_per_node = 0;
+  std::string message;          // one line for the user
+};
+
+// Considers every node type of the cluster (nodes listed in morph.conf) that the request
+// allows, every GPU count on one node and every whole number of nodes up to
+// MaxGpusPerJob, and picks the best throughput per GPU; ties go to fewer nodes, then
+// to more GPUs. A guaranteed job with a baseline gets the fewest GPUs, never more than
+// the baseline, whose plan is at least as fast as the baseline (Morphling §5, minimum
+// demand), or the baseline itself.
+SubmitDecision decide_submission(const SubmitContext& context, const MorphRequest& request,
+                                 const std::optional<UserGpuRequest>& user_gpus);
+
+}  // namespace morph

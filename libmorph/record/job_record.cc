@@ -1,0 +1,133 @@
+#include "libmorph/record/job_record.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph {
+namespace {
+
+constexpr int kMax = 1 << 20;
+constexpr const char* kWhat = "AdminComment";
+
+void append_placement(std::string& out, const Placement& p, std::string_view prefix) {
+  const ExecutionPlan& x = p.plan;
+  out += fmt::format(
+      " {0}type={1} {0}nodes={2} {0}gpus_per_node={3} {0}cpus_per_gpu={4} {0}dp={5} {0}tp={6} {0}pp={7} {0}zero={8} "
+      "{0}offload={9} {0}gc={10} {0}ga={11} {0}mb={12} {0}mbs={13} {0}iter_ms={14:.3f}",
+      prefix, p.gpu_type.empty() ? "-" : p.gpu_type, p.nodes, p.gpus_per_node, p.cpus_per_gpu, x.dp, x.tp, x.pp,
+      x.zero_stage, x.offload ? 1 : 0, x.checkpointing ? 1 : 0, x.ga_steps, x.micro_batches, x.micro_batch_size,
+      p.iter_ms);
+}
+
+class Fields {
+ public:
+  explicit Fields(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+  std::string take(const std::string& key) {
+    auto it = values_.find(key);
+    if (it == values_.end()) throw Error(fmt::format("{}: missing {}=", kWhat, key));
+    std::string v = std::move(it->second);
+    values_.erase(it);
+    return v;
+  }
+  bool has(const std::string& key) const { return values_.count(key) > 0; }
+  int integer(const std::string& key, int min) {
+    return static_cast<int>(parse_int(take(key), fmt::format("{}: {}", kWhat, key), min, kMax));
+  }
+  void finish() const {
+    if (!values_.empty()) throw Error(fmt::format("{}: unknown key {}", kWhat, quote(values_.begin()->first)));
+  }
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+Placement take_placement(Fields& f, const std::string& prefix, std::int64_t batch) {
+  Placement p;
+  p.gpu_type = f.take(prefix + "type");
+  if (p.gpu_type == "-") p.gpu_type.clear();
+  p.nodes = f.integer(prefix + "nodes", 1);
+  p.gpus_per_node = f.integer(prefix + "gpus_per_node", 1);
+  p.cpus_per_gpu = f.integer(prefix + "cpus_per_gpu", 1);
+  ExecutionPlan& x = p.plan;
+  x.dp = f.integer(prefix + "dp", 1);
+  x.tp = f.integer(prefix + "tp", 1);
+  x.pp = f.integer(prefix + "pp", 1);
+  x.zero_stage = f.integer(prefix + "zero", 0);
+  x.offload = f.integer(prefix + "offload", 0) != 0;
+  x.checkpointing = f.integer(prefix + "gc", 0) != 0;
+  x.ga_steps = f.integer(prefix + "ga", 1);
+  x.micro_batches = f.integer(prefix + "mb", 1);
+  x.micro_batch_size = f.integer(prefix + "mbs", 1);
+  p.iter_ms = parse_double(f.take(prefix + "iter_ms"), fmt::format("{}: {}iter_ms", kWhat, prefix), 0, 1e12);
+  validate_plan_shape(x, kWhat);
+  if (x.gpus() != p.gpus())
+    throw Error(fmt::format("{}: {}plan uses {} GPUs, the placement {} ({} nodes x {})", kWhat, prefix, x.gpus(),
+                            p.gpus(), p.nodes, p.gpus_per_node));
+  if (x.global_batch() != batch)
+    throw Error(fmt::format("{}: {}plan processes {} samples per iteration, the batch is {}", kWhat, prefix,
+                            x.global_batch(), batch));
+  return p;
+}
+
+}  // namespace
+
+bool is_job_record(std::string_view text) { return trim(text).substr(0, kRecordPrefix.size()) == kRecordPrefix; }
+
+std::string to_admin_comment(const JobRecord& r) {
+  const MorphRequest& q = r.request;
+  std::string out = fmt::format(
+      "{} model={} batch={} seq={} sla={} sla_given={} framework={} plans={} gpus={}-{} gpu_types={} base_plan={}",
+      kRecordVersion, q.model, q.global_batch, q.seq_len, to_string(q.sla), q.sla_given ? 1 : 0,
+      to_string(q.framework), q.plans, q.gpus_min, q.gpus_max,
+      q.gpu_types.empty() ? "-" : fmt::format("{}", fmt::join(q.gpu_types, ",")),
+      q.baseline_plan.empty() ? "-" : q.baseline_plan);
+  append_placement(out, r.current, "");
+  if (r.baseline) append_placement(out, *r.baseline, "base_");
+  return out;
+}
+
+JobRecord parse_admin_comment(std::string_view text) {
+  const std::vector<std::string_view> words = split(trim(text), ' ');
+  if (words.empty() || words.front() != kRecordVersion)
+    throw Error(fmt::format("{}: not a {} record: {}", kWhat, kRecordVersion, quote(text)));
+  std::map<std::string, std::string> values;
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    if (words[i].empty()) continue;
+    const std::size_t eq = words[i].find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      throw Error(fmt::format("{}: {} is not key=value", kWhat, quote(words[i])));
+    const std::string key(words[i].substr(0, eq));
+    if (!values.emplace(key, std::string(words[i].substr(eq + 1))).second)
+      throw Error(fmt::format("{}: {} given twice", kWhat, key));
+  }
+  Fields f(std::move(values));
+  JobRecord r;
+  MorphRequest& q = r.request;
+  set_morph_option(q, "model", f.take("model"));
+  set_morph_option(q, "batch", f.take("batch"));
+  q.seq_len = parse_int(f.take("seq"), fmt::format("{}: seq", kWhat), 0, std::int64_t{1} << 24);
+  set_morph_option(q, "sla", f.take("sla"));
+  q.sla_given = f.integer("sla_given", 0) != 0;
+  set_morph_option(q, "framework", f.take("framework"));
+  set_morph_option(q, "plans", f.take("plans"));
+  {
+    const std::string gpus = f.take("gpus");
+    const std::size_t dash = gpus.find('-');
+    if (dash == std::string::npos) throw Error(fmt::format("{}: gpus={} is not MIN-MAX", kWhat, quote(gpus)));
+    q.gpus_min = static_cast<int>(parse_int(gpus.substr(0, dash), fmt::format("{}: gpus", kWhat), 1, kMax));
+    q.gpus_max = static_cast<int>(parse_int(gpus.substr(dash + 1), fmt::format("{}: gpus", kWhat), 0, kMax));
+  }
+  if (const std::string types = f.take("gpu_types"); types != "-") set_morph_option(q, "gpu-type", types);
+  if (const std::string plan = f.take("base_plan"); plan != "-") set_morph_option(q, "plan", plan);
+  validate_request(q);
+  r.current = take_placement(f, "", q.global_batch);
+  if (f.has("base_type")) r.baseline = take_placement(f, "base_", q.global_batch);
+  f.finish();
+  return r;
+}
+
+}  // namespace morph

@@ -1,0 +1,53 @@
+// What Morph decided for a job, kept in the job's AdminComment (only root and SlurmUser
+// may set it): the request, the resources and the plan. One flat, versioned line:
+//
+//   morph:v1 model=llama2-7b batch=512 seq=4096 sla=best-effort framework=megatron
+//     plans=all gpus=1-0 gpu_types= type=a100-80g nodes=2 gpus_per_node=8 cpus_per_gpu=4
+//     dp=4 tp=4 pp=1 zero=1 offload=0 gc=0 ga=4 mb=1 mbs=32 iter_ms=812.3 [base_...]
+//
+// The spank plugin exports the plan to the job's tasks from it, morphd rewrites it when
+// it replans, and job_submit_morph checks every update of it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "libmorph/plan/plan.h"
+#include "libmorph/request/morph_request.h"
+
+namespace morph {
+
+inline constexpr std::string_view kRecordPrefix = "morph:";
+inline constexpr std::string_view kRecordVersion = "morph:v1";
+
+struct Placement {
+  std::string gpu_type;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  int cpus_per_gpu = 0;
+  ExecutionPlan plan;
+  double iter_ms = 0;  // predicted at decision time
+
+  int gpus() const { return nodes * gpus_per_node; }
+  friend bool operator==(const Placement&, const Placement&) = default;
+};
+
+struct JobRecord {
+  MorphRequest request;
+  Placement current;
+  std::optional<Placement> baseline;  // the user's own request (--gres + --morph-plan)
+
+  friend bool operator==(const JobRecord&, const JobRecord&) = default;
+};
+
+std::string to_admin_comment(const JobRecord& record);
+
+// Strict: unknown version or key, missing key, bad value, a plan that does not use the
+// placement's GPUs or does not process the batch: morph::Error naming the key.
+JobRecord parse_admin_comment(std::string_view text);
+
+// True when `text` claims to be a Morph record (starts with "morph:").
+bool is_job_record(std::string_view text);
+
+}  // namespace morph

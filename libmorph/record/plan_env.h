@@ -1,0 +1,19 @@
+// The plan of a job as environment variables for its tasks (spank_morph exports them,
+// morphrun and training scripts read them).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libmorph/record/job_record.h"
+
+namespace morph {
+
+// MORPH_PLAN (one-line form), MORPH_DP, MORPH_TP, MORPH_PP, MORPH_ZERO, MORPH_OFFLOAD,
+// MORPH_GA, MORPH_GC, MORPH_MICRO_BATCH (samples per micro-batch), MORPH_MICRO_BATCHES,
+// MORPH_GLOBAL_BATCH, MORPH_MODEL, MORPH_SEQ, MORPH_FRAMEWORK, MORPH_GPU_TYPE,
+// MORPH_NODES, MORPH_GPUS_PER_NODE.
+std::vector<std::pair<std::string, std::string>> plan_environment(const JobRecord& record);
+
+}  // namespace morph

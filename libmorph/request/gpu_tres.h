@@ -1,0 +1,23 @@
+// GPU requests in Slurm's TRES syntax, as job_desc carries them: "gres:gpu:a100:4",
+// "gres:gpu:4", "gres/gpu:2", several joined by ',' or ';'. A request without the
+// "gres" prefix ("gpu:4") is what slurmctld silently ignores, so it is not a GPU request.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace morph {
+
+struct GpuTres {
+  std::string type;  // empty: any type
+  int count = 0;
+};
+
+// The GPU entry of `tres`, if any; morph::Error on a malformed GPU entry.
+std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view what);
+
+// "gres:gpu:<type>:<count>", the form job_submit_morph writes.
+std::string gpu_tres(const std::string& type, int count);
+
+}  // namespace morph

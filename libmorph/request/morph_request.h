@@ -1,0 +1,67 @@
+// What a user asks for with the plan-agnostic --morph-* options: the model, the global
+// batch and the constraints, never a GPU count or a plan. One table defines every
+// option; the SPANK plugin (client side) and job_submit_morph (controller side) parse
+// values with the same code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace morph {
+
+enum class Sla { best_effort, guaranteed };
+enum class Framework { megatron, deepspeed, torch };
+
+const char* to_string(Sla sla);
+const char* to_string(Framework framework);
+
+struct MorphRequest {
+  std::string model;               // catalog name or inline spec
+  std::int64_t global_batch = 0;   // required; kept constant across plans
+  std::int64_t seq_len = 0;        // 0: the model's default
+  Sla sla = Sla::best_effort;
+  bool sla_given = false;          // false: morph.conf DefaultSla decides
+  std::string plans = "all";       // allowed plan features (plan_features.h)
+  int gpus_min = 1;
+  int gpus_max = 0;                // 0: no upper bound
+  std::vector<std::string> gpu_types;  // empty: any
+  Framework framework = Framework::megatron;
+  std::string baseline_plan;       // user's own plan with --gres (SLA baseline), compact form
+
+  friend bool operator==(const MorphRequest&, const MorphRequest&) = default;
+};
+
+struct MorphOption {
+  const char* name;      // without the leading "--morph-"
+  const char* arg_info;  // e.g. "N"
+  const char* usage;
+  const char* env;       // name in the job's SPANK environment
+};
+
+// Every option, in the order they are documented.
+const std::vector<MorphOption>& morph_options();
+
+// Longest value accepted for any option; longer values (a 4 KB model name, say) are
+// refused with a message that does not echo them.
+constexpr std::size_t kMaxOptionValue = 512;
+
+// Parses `value` of option `name` ("model", "batch", ...) into `request`. Throws
+// morph::Error "--morph-NAME: ..." naming what is wrong.
+void set_morph_option(MorphRequest& request, std::string_view name, std::string_view value);
+
+// Checks what needs all options together: a batch was given, MIN <= MAX, ...
+void validate_request(const MorphRequest& request);
+
+// The request as NAME=value pairs of the job's SPANK environment (only options that
+// differ from the defaults), and back. from_job_env() ignores entries that are not
+// Morph's and returns false when the job carries no Morph request.
+std::vector<std::pair<std::string, std::string>> to_job_env(const MorphRequest& request);
+bool from_job_env(const std::vector<std::string_view>& env, MorphRequest& request);
+
+// "gpt2-1.5b batch 16" for messages.
+std::string describe(const MorphRequest& request);
+
+}  // namespace morph

@@ -1,0 +1,416 @@
+#!/usr/bin/env bats
+# Morph inside a real Slurm cluster: tests/cluster/testcluster starts one slurmctld and
+# one slurmd per emulated node (2 x 8 a100-80g, 2 x 4 v100-32g) with spank_morph and
+# job_submit_morph from this build, and every test submits real jobs to it.
+#
+# Needs root, Slurm and munge (scripts/run-tests.sh installs them) and a build without
+# --enable-sanitizers (the system's slurmctld cannot load sanitized plugins); otherwise
+# every test is skipped with the reason.
+
+bats_require_minimum_version 1.5.0
+
+# Why the whole file is skipped, or empty (bats 1.8 cannot skip from setup_file).
+cluster_unavailable() {
+  [ "$(id -u)" -eq 0 ] || { echo "needs root to run slurmctld and slurmd"; return; }
+  command -v slurmctld >/dev/null || { echo "Slurm is not installed (scripts/run-tests.sh installs it)"; return; }
+  [ -x "$MORPH_BUILDDIR/tests/cluster/testcluster" ] || { echo "no tests/cluster/testcluster in $MORPH_BUILDDIR"; return; }
+  [ -f "$MORPH_BUILDDIR/plugins/.libs/job_submit_morph.so" ] ||
+    { echo "the plugins were not built (configure found no Slurm)"; return; }
+  [ -z "${MORPH_SANITIZERS:-}" ] ||
+    { echo "a sanitizer build: the system's slurmctld cannot load sanitized plugins (the plain build runs these)"; return; }
+}
+
+setup_file() {
+  : "${MORPH_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+  : "${MORPH_BUILDDIR:=$MORPH_SRCDIR/build}"
+  export MORPH_SRCDIR MORPH_BUILDDIR
+  MORPH_CLUSTER_SKIP=$(cluster_unavailable)
+  export MORPH_CLUSTER_SKIP
+  [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
+  # Not under BATS_FILE_TMPDIR (mode 700): jobs of other users must reach their folder.
+  export MORPH_TESTCLUSTER_DIR=/tmp/morph-testcluster-bats
+  "$MORPH_BUILDDIR/tests/cluster/testcluster" down >/dev/null 2>&1 || true
+  local up
+  up=$("$MORPH_BUILDDIR/tests/cluster/testcluster" up) || { echo "$up" >&3; return 1; }
+  export SLURM_CONF=${up##*SLURM_CONF=}
+  export MORPH_CONF="$MORPH_TESTCLUSTER_DIR/morph.conf"
+  export JOBS="$MORPH_TESTCLUSTER_DIR/jobs"
+  install -d -m 1777 "$JOBS"
+  # Prints the job's MORPH_* variables, its GPUs and, from one srun step per node, what a
+  # step sees; sleeps on its first run when asked, so that it can be requeued.
+  cat >"$JOBS/env.sh" <<'EOF'
+#!/bin/bash
+if [ -n "${HOLD_FIRST_RUN:-}" ] && [ -z "${SLURM_RESTART_COUNT:-}" ]; then sleep 600; fi
+env | grep -E '^(MORPH_|CUDA_VISIBLE_DEVICES=|SLURM_RESTART_COUNT=|SLURM_JOB_NUM_NODES=)' | sort
+srun --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 bash -c 'echo "step $SLURMD_NODENAME $MORPH_PLAN"'
+EOF
+  chmod 755 "$JOBS/env.sh"
+}
+
+setup() {
+  [ -z "${MORPH_CLUSTER_SKIP:-}" ] || skip "$MORPH_CLUSTER_SKIP"
+}
+
+teardown_file() {
+  [ -z "${MORPH_CLUSTER_SKIP:-}" ] || return 0
+  if [ -n "${BATS_SUITE_TEST_NUMBER:-}" ] && [ -d "$MORPH_TESTCLUSTER_DIR/log" ]; then
+    cp -r "$MORPH_TESTCLUSTER_DIR/log" "${MORPH_BUILDDIR}/tests/cluster/last-logs" 2>/dev/null || true
+  fi
+  "$MORPH_BUILDDIR/tests/cluster/testcluster" down >/dev/null 2>&1 || true
+}
+
+# --- helpers ----------------------------------------------------------------------------
+
+# submit ARGS...: sbatch --parsable; the job id in $job, the full output in $output.
+submit() {
+  run sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" "$@"
+  job=${output##*$'\n'}
+}
+
+# field JOB KEY: one field of `scontrol show job -o`.
+field() {
+  scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s|^$2=||p" | head -n 1
+}
+
+# record JOB: the AdminComment (it holds spaces, so it is the rest of its line).
+record() {
+  scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'
+}
+
+# record_value JOB KEY: one key of the Morph record.
+record_value() {
+  record "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+# wait_state JOB STATE [SECONDS]
+wait_state() {
+  local i state
+  for i in $(seq $((${3:-60} * 2))); do
+    state=$(field "$1" JobState)
+    [ "$state" = "$2" ] && return 0
+    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY)
+      [ "$state" = "$2" ] || { echo "job $1 ended $state, expected $2" >&2; cat "$JOBS/$1.out" >&2 2>/dev/null; return 1; } ;;
+    esac
+    sleep 0.5
+  done
+  echo "job $1 is $state after ${3:-60} s, expected $2" >&2
+  return 1
+}
+
+# assert_refused WORDS...: the last `run` failed and said WORDS (each, case-insensitive).
+assert_refused() {
+  [ "$status" -ne 0 ] || { echo "expected a refusal, got: $output" >&2; return 1; }
+  local word
+  for word in "$@"; do
+    grep -qiF -- "$word" <<<"$output" || { echo "output does not mention '$word': $output" >&2; return 1; }
+  done
+}
+
+controller_alive() {
+  kill -0 "$(cat "$MORPH_TESTCLUSTER_DIR/run/slurmctld.pid")" && scontrol ping | grep -q UP
+}
+
+# expect_plan_feasible JOB: libmorph finds the recorded plan feasible on the recorded GPUs.
+expect_plan_feasible() {
+  local model batch nodes gpn type plan
+  model=$(record_value "$1" model) batch=$(record_value "$1" batch)
+  nodes=$(record_value "$1" nodes) gpn=$(record_value "$1" gpus_per_node) type=$(record_value "$1" type)
+  plan="dp=$(record_value "$1" dp) tp=$(record_value "$1" tp) pp=$(record_value "$1" pp)"
+  run "$MORPH_BUILDDIR/tools/morph/morph" --config "$MORPH_CONF" --catalog "$MORPH_SRCDIR/share/models.json" \
+    --json plan --all --model "$model" --batch "$batch" --gpus "${nodes}x${gpn}x${type}"
+  [ "$status" -eq 0 ]
+  grep -q "\"text\": \"$plan zero=$(record_value "$1" zero)" <<<"$output" ||
+    { echo "morph plan does not list $plan as feasible on ${nodes}x${gpn}x${type}" >&2; return 1; }
+}
+
+# expect_env_matches_record JOB: the job's output shows the MORPH_* of its record.
+expect_env_matches_record() {
+  local out="$JOBS/$1.out" key
+  for key in dp tp pp zero ga mbs; do
+    local var=MORPH_${key^^}
+    [ "$key" = mbs ] && var=MORPH_MICRO_BATCH
+    grep -qx "$var=$(record_value "$1" "$key")" "$out" || { echo "$var differs from the record in $out" >&2; cat "$out" >&2; return 1; }
+  done
+  grep -qx "MORPH_GLOBAL_BATCH=$(record_value "$1" batch)" "$out"
+  grep -qx "MORPH_GPU_TYPE=$(record_value "$1" type)" "$out"
+  local gpus
+  gpus=$(sed -n 's/^CUDA_VISIBLE_DEVICES=//p' "$out" | tr ',' '\n' | wc -l)
+  [ "$gpus" -eq "$(record_value "$1" gpus_per_node)" ] || { echo "the job sees $gpus GPUs" >&2; return 1; }
+  # One srun step per node, each with the same plan.
+  local plan
+  plan=$(sed -n 's/^MORPH_PLAN=//p' "$out")
+  [ "$(grep -c '^step ' "$out")" -eq "$(record_value "$1" nodes)" ] || { echo "steps:" >&2; cat "$out" >&2; return 1; }
+  [ -z "$(grep '^step ' "$out" | grep -vF " $plan")" ] || { echo "a step saw another plan" >&2; cat "$out" >&2; return 1; }
+}
+
+# --- acceptance: plan-agnostic submissions -------------------------------------------------
+
+@test "gpt2-1.5b batch 16 starts on GPUs libmorph finds feasible and its tasks see the recorded plan" {
+  submit --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  grep -q "morph: gpt2-1.5b batch 16 -> " <<<"$output"
+  wait_state "$job" COMPLETED
+  [ "$(record_value "$job" model)" = gpt2-1.5b ]
+  [ "$(field "$job" TresPerNode)" = "gres:gpu:$(record_value "$job" type):$(record_value "$job" gpus_per_node)" ]
+  expect_plan_feasible "$job"
+  expect_env_matches_record "$job"
+}
+
+@test "llama2-7b batch 512 starts on GPUs libmorph finds feasible and its tasks see the recorded plan" {
+  submit --morph-model=llama2-7b --morph-batch=512 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  grep -q "morph: llama2-7b batch 512 -> " <<<"$output"
+  wait_state "$job" COMPLETED
+  expect_plan_feasible "$job"
+  expect_env_matches_record "$job"
+  [ "$(field "$job" NumTasks)" -eq "$(( $(record_value "$job" nodes) * $(record_value "$job" gpus_per_node) ))" ]
+}
+
+@test "a job on several nodes gets whole nodes and one step per node sees the plan" {
+  submit --morph-model=llama-30b --morph-batch=256 --morph-gpus=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED
+  [ "$(record_value "$job" nodes)" -eq 2 ]
+  [ "$(field "$job" NumNodes)" = 2 ]
+  expect_env_matches_record "$job"
+}
+
+@test "every option reaches job_submit through the SPANK environment and constrains the choice" {
+  submit --morph-model=bert-336m --morph-batch=64 --morph-seq=384 --morph-sla=guaranteed \
+    --morph-plans=dp,zero --morph-gpus=2-4 --morph-gpu-type=v100-32g --morph-framework=deepspeed "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED
+  [ "$(record_value "$job" seq)" = 384 ]
+  [ "$(record_value "$job" sla)" = guaranteed ]
+  [ "$(record_value "$job" plans)" = dp,zero ]
+  [ "$(record_value "$job" gpus)" = 2-4 ]
+  [ "$(record_value "$job" gpu_types)" = v100-32g ]
+  [ "$(record_value "$job" framework)" = deepspeed ]
+  [ "$(record_value "$job" type)" = v100-32g ]
+  local gpus=$(( $(record_value "$job" nodes) * $(record_value "$job" gpus_per_node) ))
+  [ "$gpus" -ge 2 ] && [ "$gpus" -le 4 ]
+  [ "$(record_value "$job" tp)" = 1 ] && [ "$(record_value "$job" pp)" = 1 ] && [ "$(record_value "$job" offload)" = 0 ]
+  grep -qx MORPH_FRAMEWORK=deepspeed "$JOBS/$job.out"
+  grep -qx MORPH_SEQ=384 "$JOBS/$job.out"
+}
+
+@test "--gres with --morph-plan records the user's request as the SLA baseline" {
+  submit --gres=gpu:a100-80g:4 --morph-model=gpt2-1.5b --morph-batch=64 --morph-sla=guaranteed \
+    --morph-plan=dp=4 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED
+  [ "$(record_value "$job" base_gpus_per_node)" = 4 ]
+  [ "$(record_value "$job" base_type)" = a100-80g ]
+  [ "$(record_value "$job" base_dp)" = 4 ]
+  # Guaranteed: at most the baseline's GPUs, at least its predicted speed.
+  [ "$(record_value "$job" gpus_per_node)" -le 4 ]
+  awk -v now="$(record_value "$job" iter_ms)" -v base="$(record_value "$job" base_iter_ms)" 'BEGIN { exit !(now <= base) }'
+}
+
+@test "a model that fits no GPU type is refused at submission, saying why" {
+  submit --morph-model=gpt3-175b --morph-batch=64 "$JOBS/env.sh"
+  assert_refused "morph: gpt3-175b batch 64" "no plan fits" "a100-80g" "v100-32g" "out of"
+  [ -z "$(squeue -h -n env.sh -t PD)" ] || true
+}
+
+@test "a job without --morph-* options gets exactly the request it asked for" {
+  submit -N 1 -n 2 -c 3 --mem=5G --gres=gpu:v100-32g:2 --comment=plain "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  ! grep -q morph: <<<"$output"
+  wait_state "$job" COMPLETED
+  [ "$(field "$job" TresPerNode)" = gres:gpu:v100-32g:2 ]
+  [ "$(field "$job" NumTasks)" = 2 ]
+  [ "$(field "$job" CPUs/Task)" = 3 ]
+  [ "$(field "$job" MinMemoryNode)" = 5G ]
+  [ -z "$(record "$job")" ]
+  ! grep -q '^MORPH_PLAN=' "$JOBS/$job.out"
+}
+
+# --- bad and hostile input -------------------------------------------------------------------
+
+@test "bad input is refused in the client with a message naming the option" {
+  run sbatch --morph-model=nosuchmodel --morph-batch=8 "$JOBS/env.sh"
+  assert_refused "--morph-model" "unknown model 'nosuchmodel'"
+  run sbatch --morph-model=layers=32,hidden=4096 --morph-batch=8 "$JOBS/env.sh"
+  assert_refused "--morph-model" "missing heads"
+  run sbatch --morph-model=layers=1000000000000000000000000000000,hidden=8,heads=2,seq=4 --morph-batch=8 "$JOBS/env.sh"
+  assert_refused "--morph-model" "layers"
+  run sbatch --morph-model=gpt2 --morph-batch=abc "$JOBS/env.sh"
+  assert_refused "--morph-batch" "'abc' is not an integer"
+  run sbatch --morph-model=gpt2 --morph-batch=-3 "$JOBS/env.sh"
+  assert_refused "--morph-batch" "out of range"
+  run sbatch --morph-model=gpt2 --morph-batch=8 --morph-sla=sometimes "$JOBS/env.sh"
+  assert_refused "--morph-sla" "guaranteed or best-effort"
+  run sbatch --morph-model=gpt2 --morph-batch=8 --morph-gpus=4-2 "$JOBS/env.sh"
+  assert_refused "--morph-gpus" "MAX below MIN"
+  run sbatch --morph-model=gpt2 --morph-batch=8 --morph-gpu-type=h100 "$JOBS/env.sh"
+  assert_refused "--morph-gpu-type" "no GPU type 'h100'"
+  run sbatch --morph-batch=8 "$JOBS/env.sh"
+  assert_refused "--morph-model" "missing"
+}
+
+@test "a 4 KB option value is refused without being echoed" {
+  run sbatch --morph-model="$(head -c 4096 /dev/zero | tr '\0' A)" --morph-batch=8 "$JOBS/env.sh"
+  assert_refused "--morph-model" "4096 bytes" "too long"
+  # Morph's line is short (sbatch's own "Invalid ... argument" line repeats the value).
+  local line
+  line=$(grep 'morph: --morph-model' <<<"$output")
+  [ "${#line}" -lt 200 ]
+}
+
+@test "shell metacharacters are data, never executed" {
+  local marker="$BATS_TEST_TMPDIR/pwned"
+  run sbatch "--morph-model=\$(touch $marker);\`touch $marker\`" --morph-batch=8 "$JOBS/env.sh"
+  assert_refused "--morph-model"
+  run sbatch --morph-model=gpt2 "--morph-batch=8;touch $marker" "$JOBS/env.sh"
+  assert_refused "--morph-batch"
+  [ ! -e "$marker" ]
+}
+
+@test "hostile SPANK environments that bypass the client are refused by job_submit_morph" {
+  local conf="$BATS_TEST_TMPDIR/client.conf"
+  sed "s|^PlugStackConfig=.*|PlugStackConfig=$BATS_TEST_TMPDIR/plugstack.conf|" "$SLURM_CONF" >"$conf"
+  echo "required $MORPH_BUILDDIR/tests/cluster/.libs/spank_inject.so" >"$BATS_TEST_TMPDIR/plugstack.conf"
+  SLURM_CONF=$conf run sbatch --inject-env=MORPH_REQUEST_MODEL=gpt2 --inject-env=MORPH_REQUEST_BATCH=abc "$JOBS/env.sh"
+  assert_refused "morph: --morph-batch" "'abc' is not an integer"
+  SLURM_CONF=$conf run sbatch --inject-env=MORPH_REQUEST_MODEL=nosuch --inject-env=MORPH_REQUEST_BATCH=8 "$JOBS/env.sh"
+  assert_refused "morph:" "unknown model 'nosuch'"
+  SLURM_CONF=$conf run sbatch --inject-env=MORPH_REQUEST_BATCH=8 "$JOBS/env.sh"
+  assert_refused "morph: --morph-model" "missing"
+}
+
+@test "slurmctld survives 1000 randomized malformed submissions and still sizes jobs" {
+  local conf="$BATS_TEST_TMPDIR/client.conf"
+  sed "s|^PlugStackConfig=.*|PlugStackConfig=$BATS_TEST_TMPDIR/plugstack.conf|" "$SLURM_CONF" >"$conf"
+  echo "required $MORPH_BUILDDIR/tests/cluster/.libs/spank_inject.so" >"$BATS_TEST_TMPDIR/plugstack.conf"
+  local keys=(MODEL BATCH SEQ SLA PLANS GPUS GPU_TYPE FRAMEWORK PLAN)
+  local values=("" "-1" "0" "abc" "1e400" "99999999999999999999999" "gpt2" "llama2-7b" "4-2" "2-" "guaranteed"
+    "layers=1000000000000000000000000000000,hidden=8,heads=2,seq=4" "layers=2,hidden=8,heads=3,seq=4"
+    "dp=0" "dp=4,warp=9" "a100-80g,,v100" "\$(reboot)" "\`id\`" "%n%s%x" "../../etc/passwd" "all,zero,gc"
+    "$(head -c 600 /dev/zero | tr '\0' 9)" "$(head -c 4000 /dev/zero | tr '\0' Z)" "nan" "inf" "0x10")
+  local i n args refused=0 accepted=0
+  RANDOM=2026
+  for i in $(seq 1000); do
+    args=()
+    for n in $(seq $((RANDOM % 4 + 1))); do
+      args+=("--inject-env=MORPH_REQUEST_${keys[RANDOM % ${#keys[@]}]}=${values[RANDOM % ${#values[@]}]}")
+    done
+    if SLURM_CONF=$conf sbatch -H -D "$JOBS" -o /dev/null "${args[@]}" --wrap=true >/dev/null 2>&1; then
+      accepted=$((accepted + 1))
+    else
+      refused=$((refused + 1))
+    fi
+    if [ $((i % 250)) -eq 0 ]; then controller_alive || { echo "slurmctld died after $i submissions" >&2; return 1; }; fi
+  done
+  echo "# accepted $accepted, refused $refused" >&3
+  [ "$refused" -gt 900 ]
+  scancel --state=PENDING --user=root -H 2>/dev/null || scancel -u root -t PENDING
+  controller_alive
+  submit --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED
+}
+
+# --- Slurm facts of ARCHITECTURE.md, one test each -----------------------------------------
+
+@test "fact: the plugins export only their plugin symbols, at Slurm's exact version, and slurmctld loads them" {
+  run nm -D --defined-only "$MORPH_BUILDDIR/plugins/.libs/job_submit_morph.so"
+  [ "$(awk '{print $3}' <<<"$output" | sort | tr '\n' ' ')" = "fini init job_modify job_submit plugin_name plugin_type plugin_version " ]
+  run nm -D --defined-only "$MORPH_BUILDDIR/plugins/.libs/spank_morph.so"
+  [ "$(awk '{print $3}' <<<"$output" | sort | tr '\n' ' ')" = "plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init slurm_spank_init_post_opt slurm_spank_user_init spank_plugin_version " ]
+  grep -q "job_submit/morph: loaded" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
+  ! grep -q "Incompatible Slurm plugin" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
+}
+
+@test "fact: the plugins take xmalloc and logging from the loading process and do not link libslurm" {
+  run nm -D --undefined-only "$MORPH_BUILDDIR/plugins/.libs/job_submit_morph.so"
+  grep -qw slurm_xstrdup <<<"$output"
+  grep -qw slurm_xfree <<<"$output"
+  run ldd "$MORPH_BUILDDIR/plugins/.libs/job_submit_morph.so"
+  ! grep -q libslurm <<<"$output"
+  run ldd "$MORPH_BUILDDIR/plugins/.libs/spank_morph.so"
+  ! grep -q libslurm <<<"$output"
+}
+
+@test "fact: a GPU request needs the gres: prefix; the plugin writes it and the job gets its GPUs" {
+  submit --morph-model=bert-336m --morph-batch=64 --morph-gpus=2 "$JOBS/env.sh"
+  wait_state "$job" COMPLETED
+  [[ $(field "$job" TresPerNode) == gres:gpu:* ]]
+  [ "$(sed -n 's/^CUDA_VISIBLE_DEVICES=//p' "$JOBS/$job.out" | tr ',' '\n' | wc -l)" -eq 2 ]
+}
+
+@test "fact: a plan is changed by checkpoint, requeue-hold, update, release; the job keeps its id and sees the new plan" {
+  HOLD_FIRST_RUN=1 submit --requeue --export=ALL,HOLD_FIRST_RUN=1 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" RUNNING
+  [ "$(record_value "$job" gpus_per_node)" = 1 ]
+  # Growing a running GPU job in place is not supported.
+  run scontrol update job="$job" NumNodes=2
+  [ "$status" -ne 0 ]
+  run scontrol requeuehold "$job"
+  [ "$status" -eq 0 ]
+  wait_state "$job" PENDING
+  # The new plan: two GPUs, dp=2, half the accumulation steps (same global batch).
+  local new
+  new=$(record "$job" | sed 's/gpus_per_node=1 /gpus_per_node=2 /; s/ dp=1 / dp=2 /' |
+    sed -E "s/ ga=([0-9]+) / ga=$(( $(record_value "$job" ga) / 2 )) /")
+  run scontrol update job="$job" AdminComment="$new"
+  [ "$status" -eq 0 ]
+  # job_modify made the request follow the record.
+  [ "$(field "$job" TresPerNode)" = gres:gpu:a100-80g:2 ]
+  [ "$(field "$job" NumTasks)" = 2 ]
+  local released=$SECONDS
+  scontrol release "$job"
+  wait_state "$job" COMPLETED 90
+  grep -qx SLURM_RESTART_COUNT=1 "$JOBS/$job.out"
+  grep -qx MORPH_DP=2 "$JOBS/$job.out"
+  # job_submit is not called again on requeue: the admin's plan survived the restart.
+  [ "$(record_value "$job" dp)" = 2 ]
+  # A requeued job waits out cred_expire (10 s here) before it starts again.
+  [ $((SECONDS - released)) -ge 5 ]
+}
+
+@test "fact: job_modify checks every update of a Morph record" {
+  submit -H --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  run scontrol update job="$job" AdminComment="morph:v1 model=gpt2 batch=16"
+  [ "$status" -ne 0 ]
+  run scontrol update job="$job" AdminComment="$(record "$job" | sed 's/ dp=1 / dp=3 /')"
+  [ "$status" -ne 0 ]
+  grep -q "update refused: morph: AdminComment: plan uses 3 GPUs" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
+  run scontrol update job="$job" AdminComment="$(record "$job")" TresPerNode=gres:gpu:a100-80g:4
+  [ "$status" -ne 0 ]
+  # A comment that is not Morph's passes through.
+  run scontrol update job="$job" AdminComment="reviewed by ops"
+  [ "$status" -eq 0 ]
+  scancel "$job"
+}
+
+@test "fact: only root or SlurmUser may change a job's plan" {
+  chmod 1777 "$JOBS"
+  run runuser -u nobody -- sbatch --parsable -H -D "$JOBS" -o /dev/null --morph-model=gpt2-1.5b --morph-batch=16 --wrap=true
+  [ "$status" -eq 0 ]
+  local user_job=${output##*$'\n'}
+  [[ $(record "$user_job") == morph:v1* ]]
+  run runuser -u nobody -- scontrol update job="$user_job" AdminComment="$(record "$user_job" | sed 's/ dp=1 / dp=2 /')"
+  [ "$status" -ne 0 ]
+  grep -qi "denied\|permission" <<<"$output"
+  [ "$(record_value "$user_job" dp)" = 1 ]
+  scancel "$user_job"
+}
+
+@test "fact: srun --mpi=pmix starts Open MPI across emulated nodes" {
+  [ -x "$MORPH_BUILDDIR/tests/cluster/mpi_hello" ] || skip "configure found no Open MPI"
+  OMPI_MCA_btl=self,tcp run timeout 120 srun --mpi=pmix -N 2 -n 4 --ntasks-per-node=2 -p gpu \
+    "$MORPH_BUILDDIR/tests/cluster/mpi_hello"
+  [ "$status" -eq 0 ]
+  [ "$(grep -c 'of 4 on .* sum 6$' <<<"$output")" -eq 4 ]
+}
+
+@test "fact: SIGUSR1 cannot be the checkpoint signal" {
+  local conf="$BATS_TEST_TMPDIR/morph.conf"
+  cp "$MORPH_CONF" "$conf"
+  echo CheckpointSignal=SIGUSR1 >>"$conf"
+  run "$MORPH_BUILDDIR/tools/morph/morph" --config "$conf" plan --model gpt2 --batch 8 --gpus 1xa100-80g
+  assert_refused "CheckpointSignal" "SIGUSR1" "NCCL"
+}
