@@ -20,13 +20,18 @@ template <std::integral T> constexpr T twice(T v) { return 2 * v; }]],
 # Warnings and hardening flags for everything Morph compiles.
 AC_DEFUN([MORPH_HARDENING], [
   MORPH_WARN_CXXFLAGS="-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wconversion -Wno-sign-conversion"
+  MORPH_WARN_CFLAGS="-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wstrict-prototypes"
+  MORPH_C_STD_FLAG="-std=gnu11"
   MORPH_HARDEN_CXXFLAGS="-fstack-protector-strong -D_FORTIFY_SOURCE=2 -fno-strict-overflow"
   MORPH_HARDEN_LDFLAGS="-Wl,-z,relro -Wl,-z,now"
   AC_ARG_ENABLE([werror],
     [AS_HELP_STRING([--enable-werror], [treat compiler warnings as errors])],
     [AS_IF([test "x$enableval" = xyes],
-           [MORPH_WARN_CXXFLAGS="$MORPH_WARN_CXXFLAGS -Werror"])])
+           [MORPH_WARN_CXXFLAGS="$MORPH_WARN_CXXFLAGS -Werror"
+            MORPH_WARN_CFLAGS="$MORPH_WARN_CFLAGS -Werror"])])
   AC_SUBST([MORPH_WARN_CXXFLAGS])
+  AC_SUBST([MORPH_WARN_CFLAGS])
+  AC_SUBST([MORPH_C_STD_FLAG])
   AC_SUBST([MORPH_HARDEN_CXXFLAGS])
   AC_SUBST([MORPH_HARDEN_LDFLAGS])
 ])

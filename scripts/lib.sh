@@ -11,7 +11,7 @@ MORPH_PACKAGES=(
   libeigen3-dev libceres-dev libgoogle-glog-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev bats jq mandoc
   libslurm-dev slurm-wlm slurmctld slurmd munge libmunge-dev
-  libopenmpi-dev openmpi-bin libpmix-dev libhwloc-dev libsqlite3-dev
+  libopenmpi-dev openmpi-bin libpmix-dev libhwloc-dev libsqlite3-dev iproute2 bc util-linux
 )
 
 morph_log() { printf '\n==> %s\n' "$*"; }

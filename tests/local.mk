@@ -24,7 +24,12 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/fit_test.cc \
 	%reldir%/unit/plan_search_test.cc \
 	%reldir%/unit/morph_conf_test.cc \
-	%reldir%/unit/artifact_test.cc
+	%reldir%/unit/artifact_test.cc \
+	%reldir%/unit/option_check_test.cc \
+	%reldir%/unit/morph_request_test.cc \
+	%reldir%/unit/job_record_test.cc \
+	%reldir%/unit/submit_test.cc \
+	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc
 endif
 
 # Command-line tests (bats); jq checks the --json output.
@@ -47,7 +52,17 @@ else
 bench bench-model:
 	@echo "make $@: configure did not find Google Benchmark (Debian: libbenchmark-dev)"; exit 1
 endif
-.PHONY: bench bench-model
+
+# Submission overhead of the plugin chain on two local clusters (needs root and Slurm).
+if HAVE_SLURM
+bench-submit: all
+	MORPH_BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/%reldir%/bench/bench_submit.sh
+else
+bench-submit:
+	@echo "make $@: configure did not find Slurm"; exit 1
+endif
+EXTRA_DIST += %reldir%/bench/bench_submit.sh
+.PHONY: bench bench-model bench-submit
 
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).

@@ -1,21 +1,19 @@
 #include "libmorph/model/model_spec.h"
 
-#include <algorithm>
-#include <vector>
-
 #include <fmt/format.h>
 
+#include "libmorph/request/option_check.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
 namespace morph {
 namespace {
 
-constexpr std::int64_t kMaxLayers = 100'000;
-constexpr std::int64_t kMaxHidden = 1 << 20;
-constexpr std::int64_t kMaxSeq = 1 << 24;
-constexpr std::int64_t kMaxVocab = 100'000'000;
-constexpr double kMaxParams = 1e15;
+constexpr std::int64_t kMaxLayers = MORPH_MAX_LAYERS;
+constexpr std::int64_t kMaxHidden = MORPH_MAX_HIDDEN;
+constexpr std::int64_t kMaxSeq = MORPH_MAX_SEQ;
+constexpr std::int64_t kMaxVocab = MORPH_MAX_VOCAB;
+constexpr double kMaxParams = MORPH_MAX_PARAMS;
 
 }  // namespace
 
@@ -55,30 +53,23 @@ void validate_model(const ModelSpec& m, std::string_view what) {
 }
 
 ModelSpec parse_inline_model(std::string_view spec, std::string_view what) {
+  char error[256];
+  const std::string text(spec), label(what);
+  if (morph_check_model_spec(label.c_str(), text.c_str(), error, sizeof error) != 0) throw Error(error);
   ModelSpec m;
   bool have_params = false;
-  std::vector<std::string> seen;
   for (const auto& [key, value] : parse_key_values(spec, ',', what)) {
-    const std::string where = fmt::format("{}: {}", what, key);
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) throw Error(fmt::format("{}: key given twice", where));
-    seen.push_back(key);
     if (key == "name") m.name = value;
-    else if (key == "layers") m.layers = parse_int(value, where, 1, kMaxLayers);
-    else if (key == "hidden") m.hidden = parse_int(value, where, 1, kMaxHidden);
-    else if (key == "heads") m.heads = parse_int(value, where, 1, kMaxHidden);
-    else if (key == "seq") m.seq_len = parse_int(value, where, 1, kMaxSeq);
-    else if (key == "vocab") m.vocab = parse_int(value, where, 0, kMaxVocab);
-    else if (key == "params") {
-      m.params = parse_double(value, where, 1, kMaxParams);
+    else if (key == "layers") m.layers = parse_int(value, what, 1, kMaxLayers);
+    else if (key == "hidden") m.hidden = parse_int(value, what, 1, kMaxHidden);
+    else if (key == "heads") m.heads = parse_int(value, what, 1, kMaxHidden);
+    else if (key == "seq") m.seq_len = parse_int(value, what, 1, kMaxSeq);
+    else if (key == "vocab") m.vocab = parse_int(value, what, 0, kMaxVocab);
+    else {
+      m.params = parse_double(value, what, 1, kMaxParams);
       have_params = true;
-    } else {
-      throw Error(fmt::format("{}: unknown key {} (expected layers, hidden, heads, seq, vocab, params, name)",
-                              what, quote(key)));
     }
   }
-  for (auto [key, v] : {std::pair{"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads},
-                        {"seq", m.seq_len}})
-    if (v == 0) throw Error(fmt::format("{}: missing {}=", what, key));
   if (!have_params) m.params = frenzy_parameter_count(m.layers, m.hidden, m.vocab);
   if (m.name.empty()) m.name = fmt::format("custom-l{}-h{}", m.layers, m.hidden);
   validate_model(m, what);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/request/option_check.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
@@ -18,6 +19,8 @@ unsigned plan_features(const ExecutionPlan& p) {
 }
 
 unsigned parse_plan_features(const std::string& list, const std::string& what) {
+  char error[256];
+  if (morph_check_plan_features(what.c_str(), list.c_str(), error, sizeof error) != 0) throw Error(error);
   unsigned mask = 0;
   for (std::string_view item : split(list, ',')) {
     const std::string name = to_lower(trim(item));
@@ -28,11 +31,7 @@ unsigned parse_plan_features(const std::string& list, const std::string& what) {
     else if (name == "pp") mask |= kFeaturePipeline;
     else if (name == "3d") mask |= kFeatureTensor | kFeaturePipeline;
     else if (name == "gc") mask |= kFeatureCheckpointing;
-    else if (name == "dp") {
-    } else {
-      throw Error(fmt::format("{}: unknown plan feature {} (expected dp, zero, offload, tp, pp, 3d, gc, all)",
-                              what, quote(item)));
-    }
+    // "dp" adds no feature: plain data parallelism is always allowed.
   }
   return mask;
 }

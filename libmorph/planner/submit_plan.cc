@@ -84,6 +84,9 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   SubmitDecision d;
   d.record.request = request;
   const Cluster& cluster = ctx.config.cluster;
+  for (const std::string& type : request.gpu_types)
+    if (cluster.find_gpu_type(type) == nullptr)
+      throw Error(fmt::format("--morph-gpu-type: this cluster has no GPU type {}", quote(type)));
   Workload w;
   w.model = ctx.catalog.resolve(request.model, "--morph-model");
   w.global_batch = request.global_batch;

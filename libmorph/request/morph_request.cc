@@ -1,82 +1,24 @@
 #include "libmorph/request/morph_request.h"
 
-#include <cctype>
+#include <cstdint>
 
 #include <fmt/format.h>
 
-#include "libmorph/model/model_spec.h"
-#include "libmorph/plan/plan.h"
-#include "libmorph/plan/plan_features.h"
+#include "libmorph/request/option_check.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
 namespace morph {
 namespace {
 
-constexpr std::int64_t kMaxBatch = std::int64_t{1} << 30;
-constexpr std::int64_t kMaxSeq = std::int64_t{1} << 24;
-constexpr int kMaxGpus = 65536;
-
-const std::vector<MorphOption> kOptions{
-    {"model", "NAME|SPEC", "model to train: a catalog name or layers=..,hidden=..,heads=..,seq=..,vocab=..",
-     "MORPH_REQUEST_MODEL"},
-    {"batch", "N", "global batch size (samples per iteration), kept constant across plans", "MORPH_REQUEST_BATCH"},
-    {"seq", "N", "sequence length (default: the model's)", "MORPH_REQUEST_SEQ"},
-    {"sla", "guaranteed|best-effort", "service level: guaranteed jobs never run slower than their baseline",
-     "MORPH_REQUEST_SLA"},
-    {"plans", "LIST", "allowed plan features: dp,zero,offload,tp,pp,3d,gc,all", "MORPH_REQUEST_PLANS"},
-    {"gpus", "MIN[-MAX]", "bounds on the number of GPUs", "MORPH_REQUEST_GPUS"},
-    {"gpu-type", "LIST", "allowed GPU types (comma separated)", "MORPH_REQUEST_GPU_TYPE"},
-    {"framework", "megatron|deepspeed|torch", "training framework the launcher renders arguments for",
-     "MORPH_REQUEST_FRAMEWORK"},
-    {"plan", "PLAN", "with --gres/--gpus: the plan of that request, the job's SLA baseline (dp=4,tp=2,...)",
-     "MORPH_REQUEST_PLAN"},
-};
-
-std::string where(std::string_view name) { return fmt::format("--morph-{}", name); }
-
-bool valid_name(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
-  return true;
+// Throws the C checker's message when `value` is not acceptable for option `name`.
+void check(std::string_view name, std::string_view value) {
+  char error[256];
+  const std::string n(name), v(value);
+  if (morph_check_option(n.c_str(), v.c_str(), error, sizeof error) != 0) throw Error(error);
 }
 
-std::string parse_model(std::string_view value) {
-  if (value.find('=') != std::string_view::npos) {
-    parse_inline_model(value, where("model"));  // validates every field
-    return std::string(value);
-  }
-  if (!valid_name(value))
-    throw Error(fmt::format("{}: {} is not a model name (letters, digits, '.', '-', '_') or an inline spec "
-                            "layers=..,hidden=..,heads=..,seq=..",
-                            where("model"), quote(value)));
-  return std::string(value);
-}
-
-void parse_gpus(MorphRequest& r, std::string_view value) {
-  const std::size_t dash = value.find('-');
-  const std::string what = where("gpus");
-  r.gpus_min = static_cast<int>(parse_int(value.substr(0, dash), what, 1, kMaxGpus));
-  r.gpus_max = dash == std::string_view::npos ? r.gpus_min
-                                              : static_cast<int>(parse_int(value.substr(dash + 1), what, 1, kMaxGpus));
-  if (r.gpus_max < r.gpus_min)
-    throw Error(fmt::format("{}: {} has MAX below MIN", what, quote(value)));
-}
-
-// "dp=4,tp=2" -> the one-line plan form; keys not given are left to Morph.
-std::string parse_baseline_plan(std::string_view value) {
-  std::string text;
-  for (const auto& [key, v] : parse_key_values(value, ',', where("plan"))) {
-    static constexpr const char* kKeys[] = {"dp", "tp", "pp", "zero", "offload", "gc", "ga", "mb", "mbs"};
-    bool known = false;
-    for (const char* k : kKeys) known = known || key == k;
-    if (!known) throw Error(fmt::format("{}: unknown plan key {}", where("plan"), quote(key)));
-    parse_int(v, fmt::format("{}: {}", where("plan"), key), 0, 1 << 20);
-    text += (text.empty() ? "" : ",") + key + "=" + v;
-  }
-  return text;
-}
+std::int64_t integer(std::string_view value) { return parse_int(value, "value", 0, INT64_MAX); }
 
 }  // namespace
 
@@ -86,50 +28,43 @@ const char* to_string(Framework f) {
   return f == Framework::megatron ? "megatron" : f == Framework::deepspeed ? "deepspeed" : "torch";
 }
 
-const std::vector<MorphOption>& morph_options() { return kOptions; }
+const std::vector<MorphOption>& morph_options() {
+  static const std::vector<MorphOption> options = [] {
+    std::vector<MorphOption> out;
+    for (int i = 0; i < morph_option_count; ++i) {
+      const morph_option_info& o = morph_option_table[i];
+      out.push_back({o.name, o.arg_info, o.usage, o.env});
+    }
+    return out;
+  }();
+  return options;
+}
 
-void set_morph_option(MorphRequest& r, std::string_view name, std::string_view raw) {
-  if (raw.size() > kMaxOptionValue)
-    throw Error(fmt::format("{}: value of {} bytes is too long (at most {})", where(name), raw.size(), kMaxOptionValue));
-  const std::string_view value = trim(raw);
-  if (value.empty()) throw Error(fmt::format("{}: empty value", where(name)));
-  for (char c : value)
-    if (!std::isprint(static_cast<unsigned char>(c)) || c == ' ')
-      throw Error(fmt::format("{}: {} contains spaces or control characters", where(name), quote(value)));
-  const std::string what = where(name);
+void set_morph_option(MorphRequest& r, std::string_view name, std::string_view value) {
+  check(name, value);
   if (name == "model") {
-    r.model = parse_model(value);
+    r.model = std::string(value);
   } else if (name == "batch") {
-    r.global_batch = parse_int(value, what, 1, kMaxBatch);
+    r.global_batch = integer(value);
   } else if (name == "seq") {
-    r.seq_len = parse_int(value, what, 1, kMaxSeq);
+    r.seq_len = integer(value);
   } else if (name == "sla") {
-    const std::string v = to_lower(value);
-    if (v == "guaranteed") r.sla = Sla::guaranteed;
-    else if (v == "best-effort" || v == "besteffort") r.sla = Sla::best_effort;
-    else throw Error(fmt::format("{}: {} is not guaranteed or best-effort", what, quote(value)));
+    r.sla = to_lower(value) == "guaranteed" ? Sla::guaranteed : Sla::best_effort;
     r.sla_given = true;
   } else if (name == "plans") {
-    parse_plan_features(std::string(value), what);
     r.plans = to_lower(value);
   } else if (name == "gpus") {
-    parse_gpus(r, value);
+    const std::size_t dash = value.find('-');
+    r.gpus_min = static_cast<int>(integer(value.substr(0, dash)));
+    r.gpus_max = static_cast<int>(dash == std::string_view::npos ? r.gpus_min : integer(value.substr(dash + 1)));
   } else if (name == "gpu-type") {
     r.gpu_types.clear();
-    for (std::string_view t : split(value, ',')) {
-      if (!valid_name(t)) throw Error(fmt::format("{}: {} is not a GPU type name", what, quote(t)));
-      r.gpu_types.push_back(to_lower(t));
-    }
+    for (std::string_view t : split(value, ',')) r.gpu_types.push_back(to_lower(t));
   } else if (name == "framework") {
     const std::string v = to_lower(value);
-    if (v == "megatron") r.framework = Framework::megatron;
-    else if (v == "deepspeed") r.framework = Framework::deepspeed;
-    else if (v == "torch") r.framework = Framework::torch;
-    else throw Error(fmt::format("{}: {} is not megatron, deepspeed or torch", what, quote(value)));
-  } else if (name == "plan") {
-    r.baseline_plan = parse_baseline_plan(value);
-  } else {
-    throw Error(fmt::format("--morph-{}: unknown option", name));
+    r.framework = v == "megatron" ? Framework::megatron : v == "deepspeed" ? Framework::deepspeed : Framework::torch;
+  } else {  // plan
+    r.baseline_plan = to_lower(value);
   }
 }
 
@@ -142,7 +77,9 @@ void validate_request(const MorphRequest& r) {
 std::vector<std::pair<std::string, std::string>> to_job_env(const MorphRequest& r) {
   const MorphRequest defaults;
   std::vector<std::pair<std::string, std::string>> env;
-  auto add = [&](std::size_t option, std::string value) { env.emplace_back(kOptions[option].env, std::move(value)); };
+  auto add = [&](std::size_t option, std::string value) {
+    env.emplace_back(morph_option_table[option].env, std::move(value));
+  };
   add(0, r.model);
   add(1, std::to_string(r.global_batch));
   if (r.seq_len > 0) add(2, std::to_string(r.seq_len));
@@ -162,7 +99,7 @@ bool from_job_env(const std::vector<std::string_view>& env, MorphRequest& r) {
     const std::size_t eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     const std::string_view key = entry.substr(0, eq);
-    for (const MorphOption& o : kOptions) {
+    for (const MorphOption& o : morph_options()) {
       if (key != o.env) continue;
       set_morph_option(r, o.name, entry.substr(eq + 1));
       any = true;

@@ -1,7 +1,6 @@
 // What a user asks for with the plan-agnostic --morph-* options: the model, the global
-// batch and the constraints, never a GPU count or a plan. One table defines every
-// option; the SPANK plugin (client side) and job_submit_morph (controller side) parse
-// values with the same code.
+// batch and the constraints, never a GPU count or a plan. The option table and the
+// checks of their values are C (option_check.h), shared with the SPANK plugin.
 #pragma once
 
 #include <cstdint>
@@ -44,12 +43,9 @@ struct MorphOption {
 // Every option, in the order they are documented.
 const std::vector<MorphOption>& morph_options();
 
-// Longest value accepted for any option; longer values (a 4 KB model name, say) are
-// refused with a message that does not echo them.
-constexpr std::size_t kMaxOptionValue = 512;
-
-// Parses `value` of option `name` ("model", "batch", ...) into `request`. Throws
-// morph::Error "--morph-NAME: ..." naming what is wrong.
+// Checks (option_check.h, the one definition of a valid value) and stores `value` of
+// option `name` ("model", "batch", ...) in `request`. Throws morph::Error
+// "--morph-NAME: ..." naming what is wrong.
 void set_morph_option(MorphRequest& request, std::string_view name, std::string_view value);
 
 // Checks what needs all options together: a batch was given, MIN <= MAX, ...

@@ -228,7 +228,7 @@ expect_env_matches_record() {
 
 # --- bad and hostile input -------------------------------------------------------------------
 
-@test "bad input is refused in the client with a message naming the option" {
+@test "bad input is refused at submission with a message naming the option" {
   run sbatch --morph-model=nosuchmodel --morph-batch=8 "$JOBS/env.sh"
   assert_refused "--morph-model" "unknown model 'nosuchmodel'"
   run sbatch --morph-model=layers=32,hidden=4096 --morph-batch=8 "$JOBS/env.sh"
@@ -238,7 +238,7 @@ expect_env_matches_record() {
   run sbatch --morph-model=gpt2 --morph-batch=abc "$JOBS/env.sh"
   assert_refused "--morph-batch" "'abc' is not an integer"
   run sbatch --morph-model=gpt2 --morph-batch=-3 "$JOBS/env.sh"
-  assert_refused "--morph-batch" "out of range"
+  assert_refused "--morph-batch" "'-3' is not an integer"
   run sbatch --morph-model=gpt2 --morph-batch=8 --morph-sla=sometimes "$JOBS/env.sh"
   assert_refused "--morph-sla" "guaranteed or best-effort"
   run sbatch --morph-model=gpt2 --morph-batch=8 --morph-gpus=4-2 "$JOBS/env.sh"
@@ -247,6 +247,20 @@ expect_env_matches_record() {
   assert_refused "--morph-gpu-type" "no GPU type 'h100'"
   run sbatch --morph-batch=8 "$JOBS/env.sh"
   assert_refused "--morph-model" "missing"
+}
+
+@test "with catalog= and conf= in plugstack.conf the client itself checks model names and GPU types" {
+  local conf="$BATS_TEST_TMPDIR/client.conf"
+  sed "s|^PlugStackConfig=.*|PlugStackConfig=$BATS_TEST_TMPDIR/plugstack.conf|" "$SLURM_CONF" >"$conf"
+  echo "required $MORPH_BUILDDIR/plugins/.libs/spank_morph.so catalog=$MORPH_SRCDIR/share/models.json conf=$MORPH_CONF" \
+    >"$BATS_TEST_TMPDIR/plugstack.conf"
+  SLURM_CONF=$conf run sbatch --morph-model=nosuchmodel --morph-batch=8 "$JOBS/env.sh"
+  assert_refused "--morph-model" "unknown model 'nosuchmodel'" "init_post_opt"
+  SLURM_CONF=$conf run sbatch --morph-model=gpt2 --morph-batch=8 --morph-gpu-type=h100 "$JOBS/env.sh"
+  assert_refused "--morph-gpu-type" "no GPU type 'h100'" "init_post_opt"
+  echo "required $MORPH_BUILDDIR/plugins/.libs/spank_morph.so colour=blue" >"$BATS_TEST_TMPDIR/plugstack.conf"
+  SLURM_CONF=$conf run sbatch --morph-model=gpt2 --morph-batch=8 "$JOBS/env.sh"
+  assert_refused "unknown argument 'colour=blue'"
 }
 
 @test "a 4 KB option value is refused without being echoed" {

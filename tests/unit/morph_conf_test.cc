@@ -1,5 +1,7 @@
 #include "libmorph/config/morph_conf.h"
 
+#include <csignal>
+
 #include <gtest/gtest.h>
 
 #include "libmorph/util/error.h"
@@ -35,6 +37,20 @@ TEST(MorphConf, ParsesRecordsNodesAndKnobs) {
   EXPECT_DOUBLE_EQ(c.policy.restart_penalty_s, 100);
   EXPECT_TRUE(c.policy.guaranteed_by_default);
   EXPECT_DOUBLE_EQ(c.memory.gpu_overhead_bytes, 1024.0 * 1024 * 1024);
+}
+
+TEST(MorphConf, CheckpointSignalIsNeverSigusr1) {
+  EXPECT_EQ(parse_morph_conf("", "morph.conf").checkpoint_signal, SIGUSR2);
+  EXPECT_EQ(parse_morph_conf("CheckpointSignal=term\n", "morph.conf").checkpoint_signal, SIGTERM);
+  EXPECT_NE(error_of("CheckpointSignal=SIGUSR1\n").find("NCCL"), std::string::npos);
+  EXPECT_NE(error_of("CheckpointSignal=SIGKILL\n").find("not one of"), std::string::npos);
+}
+
+TEST(MorphConf, PluginKnobs) {
+  const MorphConfig c = parse_morph_conf("MaxGpusPerJob=32\nModelCatalog=/x/models.json\nPerfModelDir=/x/perf\n", "m");
+  EXPECT_EQ(c.max_gpus_per_job, 32);
+  EXPECT_EQ(c.model_catalog, "/x/models.json");
+  EXPECT_EQ(c.perf_model_dir, "/x/perf");
 }
 
 TEST(MorphConf, TheShippedDefaultParses) {

@@ -1,0 +1,32 @@
+/* plugstack.conf arguments of spank_morph: helper=PATH catalog=PATH conf=PATH. */
+#include "plugins/spank/spank_morph.h"
+
+#include <string.h>
+
+int morph_spank_parse_args(int argc, char **argv, struct morph_spank_args *args) {
+  int i;
+  memset(args, 0, sizeof *args);
+  for (i = 0; i < argc; ++i) {
+    const char *arg = argv[i] ? argv[i] : "";
+    const char *eq = strchr(arg, '=');
+    char *target = NULL;
+    const size_t key = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (key == 6 && strncmp(arg, "helper", 6) == 0) target = args->helper;
+    else if (key == 7 && strncmp(arg, "catalog", 7) == 0) target = args->catalog;
+    else if (key == 4 && strncmp(arg, "conf", 4) == 0) target = args->conf;
+    if (target == NULL) {
+      slurm_error("morph: plugstack.conf: unknown argument '%.64s' (expected helper=PATH, catalog=PATH, conf=PATH)", arg);
+      return -1;
+    }
+    if (target[0] != '\0') {
+      slurm_error("morph: plugstack.conf: %.*s= given twice", (int)key, arg);
+      return -1;
+    }
+    if (eq == NULL || eq[1] == '\0' || strlen(eq + 1) >= MORPH_PATH_MAX) {
+      slurm_error("morph: plugstack.conf: %.*s= needs a path", (int)key, arg);
+      return -1;
+    }
+    strcpy(target, eq + 1);
+  }
+  return 0;
+}

@@ -1,0 +1,47 @@
+/* spank_morph: the plan-agnostic --morph-* options of sbatch, salloc and srun.
+ *
+ * C, and without the C++ runtime, because Slurm loads it into every client and
+ * slurmstepd of the cluster; the layout of NVIDIA's pyxis: one file per Slurm context
+ * behind spank_morph.c. The C++ work (reading the job's record, the catalog and
+ * morph.conf) lives in spank_morph_helper.so, loaded only for Morph jobs. */
+#ifndef MORPH_SPANK_MORPH_H
+#define MORPH_SPANK_MORPH_H
+
+#include <slurm/spank.h>
+
+#include "libmorph/request/option_check.h"
+
+#define MORPH_PATH_MAX 4096
+
+struct morph_spank_args {
+  char helper[MORPH_PATH_MAX];  /* helper=PATH (default: beside this plugin) */
+  char catalog[MORPH_PATH_MAX]; /* catalog=PATH: also check model names in the client */
+  char conf[MORPH_PATH_MAX];    /* conf=PATH: also check GPU types in the client */
+};
+
+struct morph_spank_state {
+  struct morph_spank_args args;
+  char *values[16]; /* by index of morph_option_table; NULL when not given */
+  int any_option;
+};
+
+extern struct morph_spank_state morph_spank;
+
+/* spank_args.c: plugstack.conf arguments; strict. 0 or -1 with a logged error. */
+int morph_spank_parse_args(int argc, char **argv, struct morph_spank_args *args);
+
+/* spank_options.c: register the options in every context. */
+int morph_spank_register_options(spank_t sp);
+
+/* spank_client.c: sbatch, salloc, srun: check and hand the request to slurmctld. */
+int morph_spank_submit(spank_t sp);
+
+/* spank_remote.c: slurmstepd: export the job's current plan to its tasks. */
+int morph_spank_export_plan(spank_t sp);
+
+/* spank_helper.c: a function of the C++ helper, loaded on first use; NULL (and a logged
+ * error) when it cannot be loaded. Callers cast it to the function's real type. */
+typedef void (*morph_helper_fn)(void);
+morph_helper_fn morph_spank_helper_function(const char *name);
+
+#endif /* MORPH_SPANK_MORPH_H */

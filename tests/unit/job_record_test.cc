@@ -1,0 +1,95 @@
+#include "libmorph/record/job_record.h"
+
+#include <gtest/gtest.h>
+
+#include "libmorph/record/plan_env.h"
+#include "libmorph/util/error.h"
+
+namespace morph {
+namespace {
+
+JobRecord sample() {
+  JobRecord r;
+  set_morph_option(r.request, "model", "llama2-7b");
+  set_morph_option(r.request, "batch", "512");
+  r.request.seq_len = 4096;
+  Placement& p = r.current;
+  p.gpu_type = "a100-80g";
+  p.nodes = 2;
+  p.gpus_per_node = 8;
+  p.cpus_per_gpu = 4;
+  p.plan.dp = 4;
+  p.plan.tp = 4;
+  p.plan.zero_stage = 1;
+  p.plan.ga_steps = 4;
+  p.plan.micro_batch_size = 32;
+  p.iter_ms = 812.25;
+  return r;
+}
+
+TEST(JobRecord, RoundTripsWithAndWithoutBaseline) {
+  JobRecord r = sample();
+  const std::string text = to_admin_comment(r);
+  EXPECT_EQ(text.rfind("morph:v1 ", 0), 0u);
+  EXPECT_EQ(text.find('\n'), std::string::npos);
+  EXPECT_EQ(parse_admin_comment(text), r);
+  Placement base = r.current;
+  base.nodes = 4;
+  base.plan.dp = 8;
+  base.plan.ga_steps = 2;
+  base.iter_ms = 900;
+  r.baseline = base;
+  EXPECT_EQ(parse_admin_comment(to_admin_comment(r)), r);
+}
+
+TEST(JobRecord, StrictParsingNamesTheProblem) {
+  const std::string good = to_admin_comment(sample());
+  auto message = [](const std::string& text) {
+    try {
+      parse_admin_comment(text);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("morph:v2 model=x").find("not a morph:v1 record"), std::string::npos);
+  EXPECT_NE(message(good + " colour=red").find("unknown key 'colour'"), std::string::npos);
+  EXPECT_NE(message(good + " dp=4").find("dp given twice"), std::string::npos);
+  std::string no_tp = good;
+  no_tp.replace(no_tp.find(" tp=4"), 5, "");
+  EXPECT_NE(message(no_tp).find("missing tp="), std::string::npos);
+  std::string wrong_gpus = good;
+  wrong_gpus.replace(wrong_gpus.find(" dp=4"), 5, " dp=2");
+  EXPECT_NE(message(wrong_gpus).find("plan uses 8 GPUs, the placement 16"), std::string::npos);
+  std::string wrong_batch = good;
+  wrong_batch.replace(wrong_batch.find(" mbs=32"), 7, " mbs=16");
+  EXPECT_NE(message(wrong_batch).find("processes 256 samples per iteration, the batch is 512"), std::string::npos);
+  std::string bad_batch = good;
+  bad_batch.replace(bad_batch.find("batch=512"), 9, "batch=-1");
+  EXPECT_NE(message(bad_batch).find("--morph-batch"), std::string::npos);
+  EXPECT_TRUE(is_job_record("  morph:v1 x"));
+  EXPECT_FALSE(is_job_record("reviewed by ops"));
+}
+
+TEST(PlanEnvironment, ExportsThePlanOfTheRecord) {
+  const auto env = plan_environment(sample());
+  auto get = [&](const char* name) {
+    for (const auto& [k, v] : env)
+      if (k == name) return v;
+    return std::string("missing");
+  };
+  EXPECT_EQ(get("MORPH_PLAN"), "dp=4 tp=4 pp=1 zero=1 offload=0 gc=0 ga=4 mb=1 mbs=32");
+  EXPECT_EQ(get("MORPH_DP"), "4");
+  EXPECT_EQ(get("MORPH_TP"), "4");
+  EXPECT_EQ(get("MORPH_ZERO"), "1");
+  EXPECT_EQ(get("MORPH_GA"), "4");
+  EXPECT_EQ(get("MORPH_GC"), "0");
+  EXPECT_EQ(get("MORPH_MICRO_BATCH"), "32");
+  EXPECT_EQ(get("MORPH_GLOBAL_BATCH"), "512");
+  EXPECT_EQ(get("MORPH_SEQ"), "4096");
+  EXPECT_EQ(get("MORPH_GPU_TYPE"), "a100-80g");
+  EXPECT_EQ(get("MORPH_NODES"), "2");
+}
+
+}  // namespace
+}  // namespace morph

@@ -1,0 +1,95 @@
+#include "libmorph/request/morph_request.h"
+
+#include <gtest/gtest.h>
+
+#include "libmorph/request/gpu_tres.h"
+#include "libmorph/util/error.h"
+
+namespace morph {
+namespace {
+
+MorphRequest full_request() {
+  MorphRequest r;
+  set_morph_option(r, "model", "llama2-7b");
+  set_morph_option(r, "batch", "512");
+  set_morph_option(r, "seq", "2048");
+  set_morph_option(r, "sla", "Guaranteed");
+  set_morph_option(r, "plans", "DP,zero");
+  set_morph_option(r, "gpus", "2-16");
+  set_morph_option(r, "gpu-type", "A100-80g,v100-32g");
+  set_morph_option(r, "framework", "deepspeed");
+  set_morph_option(r, "plan", "dp=4,tp=2");
+  return r;
+}
+
+TEST(MorphRequest, OptionsBecomeTypedValues) {
+  const MorphRequest r = full_request();
+  EXPECT_EQ(r.model, "llama2-7b");
+  EXPECT_EQ(r.global_batch, 512);
+  EXPECT_EQ(r.seq_len, 2048);
+  EXPECT_EQ(r.sla, Sla::guaranteed);
+  EXPECT_TRUE(r.sla_given);
+  EXPECT_EQ(r.plans, "dp,zero");
+  EXPECT_EQ(r.gpus_min, 2);
+  EXPECT_EQ(r.gpus_max, 16);
+  EXPECT_EQ(r.gpu_types, (std::vector<std::string>{"a100-80g", "v100-32g"}));
+  EXPECT_EQ(r.framework, Framework::deepspeed);
+  EXPECT_EQ(r.baseline_plan, "dp=4,tp=2");
+  EXPECT_NO_THROW(validate_request(r));
+}
+
+TEST(MorphRequest, JobEnvironmentRoundTrip) {
+  const MorphRequest r = full_request();
+  std::vector<std::string> storage;
+  for (const auto& [name, value] : to_job_env(r)) storage.push_back(name + "=" + value);
+  storage.push_back("SLURM_SOMETHING=else");
+  std::vector<std::string_view> env(storage.begin(), storage.end());
+  MorphRequest back;
+  ASSERT_TRUE(from_job_env(env, back));
+  EXPECT_EQ(back, r);
+  MorphRequest none;
+  EXPECT_FALSE(from_job_env({"PATH=/bin", "MORPH_PLAN=dp=1"}, none));
+}
+
+TEST(MorphRequest, DefaultsStayOutOfTheEnvironment) {
+  MorphRequest r;
+  set_morph_option(r, "model", "gpt2");
+  set_morph_option(r, "batch", "16");
+  EXPECT_EQ(to_job_env(r).size(), 2u);
+  EXPECT_EQ(describe(r), "gpt2 batch 16");
+}
+
+TEST(MorphRequest, HostileEnvironmentIsRefused) {
+  MorphRequest a, b;
+  EXPECT_THROW(from_job_env({"MORPH_REQUEST_MODEL=gpt2", "MORPH_REQUEST_BATCH=1e400"}, a), Error);
+  EXPECT_THROW(from_job_env({"MORPH_REQUEST_BATCH=8"}, b), Error);  // no model
+  EXPECT_THROW(set_morph_option(b, "colour", "red"), Error);
+}
+
+TEST(GpuTres, ParsesSlurmsForms) {
+  auto g = parse_gpu_tres("gres:gpu:a100-80g:8", "x");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->type, "a100-80g");
+  EXPECT_EQ(g->count, 8);
+  g = parse_gpu_tres("gres:gpu:4", "x");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->type, "");
+  EXPECT_EQ(g->count, 4);
+  g = parse_gpu_tres("gres:shard:2,gres/gpu:v100:2;license:x:1", "x");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->type, "v100");
+  EXPECT_EQ(gpu_tres("a100", 4), "gres:gpu:a100:4");
+}
+
+TEST(GpuTres, WithoutTheGresPrefixItIsNoGpuRequest) {
+  // ARCHITECTURE.md: "gpu:4" is silently ignored by slurmctld.
+  EXPECT_FALSE(parse_gpu_tres("gpu:4", "x"));
+  EXPECT_FALSE(parse_gpu_tres("", "x"));
+  EXPECT_FALSE(parse_gpu_tres("gres:gpumem:4", "x"));
+  EXPECT_THROW(parse_gpu_tres("gres:gpu:a:b:c", "x"), Error);
+  EXPECT_THROW(parse_gpu_tres("gres:gpu:zero", "x"), Error);
+  EXPECT_THROW(parse_gpu_tres("gres:gpu:2,gres:gpu:a100:2", "x"), Error);
+}
+
+}  // namespace
+}  // namespace morph
