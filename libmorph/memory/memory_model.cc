@@ -78,7 +78,7 @@ MemoryFit check_memory(const MemoryEstimate& e, const Allocation& allocation) {
     }
     if (fit.fits && host > n.node_type.host_memory_bytes) {
       fit.fits = false;
-      fit.reason = fmt::format("out of host memory: {:.0f} GiB > {:.0f} GiB on a {} node", host / kGiB,
+      fit.reason = fmt::format("out of host memory: {:.0f} GiB > {:.0f} GiB on node type {}", host / kGiB,
                                n.node_type.host_memory_bytes / kGiB, n.node_type.name);
     }
   }

@@ -151,8 +151,9 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   const bool guaranteed = d.record.request.sla == Sla::guaranteed && baseline.has_value();
 
   const std::map<std::string, int> available = nodes_by_type(cluster);
-  const int max_gpus = std::min(request.gpus_max > 0 ? request.gpus_max : ctx.config.max_gpus_per_job,
-                                guaranteed ? baseline->gpus() : ctx.config.max_gpus_per_job);
+  int max_gpus = ctx.config.max_gpus_per_job;
+  if (request.gpus_max > 0) max_gpus = std::min(max_gpus, request.gpus_max);
+  if (guaranteed) max_gpus = std::min(max_gpus, baseline->gpus());
   std::optional<Candidate> best;
   std::string why_not;
   for (const NodeType& node : cluster.node_types()) {

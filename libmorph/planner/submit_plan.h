@@ -37,11 +37,11 @@ struct SubmitDecision {
 };
 
 // Considers every node type of the cluster (nodes listed in morph.conf) that the request
-// allows, every GPU count on one node and every whole number of nodes up to
-// MaxGpusPerJob, and picks the best throughput per GPU; ties go to fewer nodes, then
-// to more GPUs. A guaranteed job with a baseline gets the fewest GPUs, never more than
-// the baseline, whose plan is at least as fast as the baseline (Morphling §5, minimum
-// demand), or the baseline itself.
+// allows, every GPU count on one node and every whole number of nodes, within the job's
+// bounds and MaxGpusPerJob, and picks the best throughput per GPU; ties go to fewer
+// nodes, then to more GPUs. A guaranteed job with a baseline only considers allocations
+// of at most the baseline's GPUs whose plan is at least as fast as the baseline
+// (Morphling §5, minimum demand), and falls back to the baseline itself.
 SubmitDecision decide_submission(const SubmitContext& context, const MorphRequest& request,
                                  const std::optional<UserGpuRequest>& user_gpus);
 

@@ -1,9 +1,11 @@
 // What Morph decided for a job, kept in the job's AdminComment (only root and SlurmUser
 // may set it): the request, the resources and the plan. One flat, versioned line:
 //
-//   morph:v1 model=llama2-7b batch=512 seq=4096 sla=best-effort framework=megatron
-//     plans=all gpus=1-0 gpu_types= type=a100-80g nodes=2 gpus_per_node=8 cpus_per_gpu=4
-//     dp=4 tp=4 pp=1 zero=1 offload=0 gc=0 ga=4 mb=1 mbs=32 iter_ms=812.3 [base_...]
+//   morph:v1 model=llama2-7b batch=512 seq=4096 sla=best-effort sla_given=0
+//     framework=megatron plans=all gpus=1-0 gpu_types=- base_plan=- type=a100-80g
+//     nodes=2 gpus_per_node=8 cpus_per_gpu=4 dp=4 tp=4 pp=1 zero=1 offload=0 gc=0 ga=4
+//     mb=1 mbs=32 iter_ms=812.250 [base_type=... base_iter_ms=...]
+// ("-" stands for an empty list; gpus=MIN-MAX with 0 for no MAX).
 //
 // The spank plugin exports the plan to the job's tasks from it, morphd rewrites it when
 // it replans, and job_submit_morph checks every update of it.
