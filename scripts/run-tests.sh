@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages, then builds and runs every test twice: once with
-# AddressSanitizer and UBSan (build/asan), once as `make distcheck` (build/dist: the
-# release tarball builds, passes its tests, installs and uninstalls cleanly).
+# Installs the Debian packages, then builds and runs every test: with AddressSanitizer
+# and UBSan (build/asan), in a plain build with the Slurm integration tests on a local
+# cluster (build/dist), and as `make distcheck` (the release tarball builds, passes its
+# tests, installs and uninstalls cleanly).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 morph_install_deps
@@ -22,9 +23,19 @@ if ! make -C "$MORPH_TOP/build/asan" -j"$MORPH_JOBS" check; then
   exit 1
 fi
 
-mkdir -p "$MORPH_TOP/build/dist"
-(cd "$MORPH_TOP/build/dist" && "$MORPH_TOP/configure" >/dev/null)
-morph_log "make distcheck"
-make -C "$MORPH_TOP/build/dist" -j"$MORPH_JOBS" distcheck
+# The plain build runs everything, the Slurm integration tests included (a sanitized
+# build cannot: the system's slurmctld does not load sanitized plugins).
+morph_build "$MORPH_TOP/build/dist"
+morph_log "make check"
+if ! make -C "$MORPH_TOP/build/dist" -j"$MORPH_JOBS" check; then
+  find "$MORPH_TOP/build/dist/tests" -name '*.log' -exec tail -n 60 {} + >&2
+  exit 1
+fi
+integration="$MORPH_TOP/build/dist/tests/cluster/slurm_integration.log"
+morph_log "Slurm integration: $(grep -c '^ok' "$integration") ok, $(grep -c '# skip' "$integration") skipped"
+grep -m 1 '# skip' "$integration" || true
+
+morph_log "make distcheck (the integration tests ran above)"
+MORPH_SKIP_CLUSTER_TESTS=1 make -C "$MORPH_TOP/build/dist" -j"$MORPH_JOBS" distcheck
 
 morph_log "all tests passed"

@@ -78,6 +78,25 @@ static int next_item(span *rest, char separator, span *item) {
   return 1;
 }
 
+/* Splits "key=value"; 0 when `item` is not key=value. */
+static int split_key_value(span item, span *key, span *value) {
+  const char *eq = memchr(item.p, '=', item.n);
+  if (eq == NULL || eq == item.p) return 0;
+  key->p = item.p;
+  key->n = (size_t)(eq - item.p);
+  value->p = eq + 1;
+  value->n = item.n - key->n - 1;
+  return 1;
+}
+
+/* Index of `key` in `keys`, or -1. */
+static int key_index(span key, const char *const keys[], int count) {
+  int k;
+  for (k = 0; k < count; ++k)
+    if (span_is(key, keys[k])) return k;
+  return -1;
+}
+
 /* Decimal integer in [min, max], an optional leading '+'. */
 static int integer(span s, int64_t min, int64_t max, int64_t *out) {
   size_t i = 0;
@@ -122,16 +141,11 @@ static int check_model_spec(const char *what, span spec, char *error, size_t siz
   char b[64], key[16];
   int k;
   while (next_item(&rest, ',', &item)) {
-    const char *eq = memchr(item.p, '=', item.n);
     span name, v;
-    if (eq == NULL || eq == item.p) return fail(error, size, "%s: %s is not key=value", what, shown(item, b, sizeof b));
-    name.p = item.p;
-    name.n = (size_t)(eq - item.p);
-    v.p = eq + 1;
-    v.n = item.n - name.n - 1;
-    for (k = 0; k < 7 && !span_is(name, keys[k]); ++k) {
-    }
-    if (k == 7)
+    if (!split_key_value(item, &name, &v))
+      return fail(error, size, "%s: %s is not key=value", what, shown(item, b, sizeof b));
+    k = key_index(name, keys, 7);
+    if (k < 0)
       return fail(error, size, "%s: unknown key %s (expected layers, hidden, heads, seq, vocab, params, name)", what,
                   shown(name, b, sizeof b));
     if (seen[k]) return fail(error, size, "%s: %s given twice", what, keys[k]);
@@ -172,10 +186,7 @@ static int check_features(const char *what, span list, char *error, size_t size)
   span rest = list, item;
   char b[64];
   while (next_item(&rest, ',', &item)) {
-    size_t k;
-    for (k = 0; k < sizeof names / sizeof names[0] && !span_is(item, names[k]); ++k) {
-    }
-    if (k == sizeof names / sizeof names[0])
+    if (key_index(item, names, 8) < 0)
       return fail(error, size, "%s: unknown plan feature %s (expected dp, zero, offload, tp, pp, 3d, gc, all)", what,
                   shown(item, b, sizeof b));
   }
@@ -188,18 +199,13 @@ static int check_partial_plan(const char *what, span plan, char *error, size_t s
   span rest = plan, item;
   char b[64], key[16];
   while (next_item(&rest, ',', &item)) {
-    const char *eq = memchr(item.p, '=', item.n);
     span name, v;
-    size_t k;
+    int k;
     int64_t ignored;
-    if (eq == NULL || eq == item.p) return fail(error, size, "%s: %s is not key=value", what, shown(item, b, sizeof b));
-    name.p = item.p;
-    name.n = (size_t)(eq - item.p);
-    v.p = eq + 1;
-    v.n = item.n - name.n - 1;
-    for (k = 0; k < 9 && !span_is(name, keys[k]); ++k) {
-    }
-    if (k == 9) return fail(error, size, "%s: unknown plan key %s", what, shown(name, b, sizeof b));
+    if (!split_key_value(item, &name, &v))
+      return fail(error, size, "%s: %s is not key=value", what, shown(item, b, sizeof b));
+    k = key_index(name, keys, 9);
+    if (k < 0) return fail(error, size, "%s: unknown plan key %s", what, shown(name, b, sizeof b));
     if (seen[k]) return fail(error, size, "%s: %s given twice", what, keys[k]);
     seen[k] = 1;
     snprintf(key, sizeof key, "%s=", keys[k]);

@@ -11,6 +11,7 @@ bats_require_minimum_version 1.5.0
 
 # Why the whole file is skipped, or empty (bats 1.8 cannot skip from setup_file).
 cluster_unavailable() {
+  [ -z "${MORPH_SKIP_CLUSTER_TESTS:-}" ] || { echo "MORPH_SKIP_CLUSTER_TESTS is set"; return; }
   [ "$(id -u)" -eq 0 ] || { echo "needs root to run slurmctld and slurmd"; return; }
   command -v slurmctld >/dev/null || { echo "Slurm is not installed (scripts/run-tests.sh installs it)"; return; }
   [ -x "$MORPH_BUILDDIR/tests/cluster/testcluster" ] || { echo "no tests/cluster/testcluster in $MORPH_BUILDDIR"; return; }
@@ -141,6 +142,23 @@ expect_env_matches_record() {
   plan=$(sed -n 's/^MORPH_PLAN=//p' "$out")
   [ "$(grep -c '^step ' "$out")" -eq "$(record_value "$1" nodes)" ] || { echo "steps:" >&2; cat "$out" >&2; return 1; }
   [ -z "$(grep '^step ' "$out" | grep -vF " $plan")" ] || { echo "a step saw another plan" >&2; cat "$out" >&2; return 1; }
+}
+
+# --- the cluster itself ------------------------------------------------------------------------
+
+@test "testcluster up twice is safe: same cluster, same daemons, SLURM_CONF last" {
+  local before after
+  before=$(cat "$MORPH_TESTCLUSTER_DIR/run/slurmctld.pid")
+  run "$MORPH_BUILDDIR/tests/cluster/testcluster" up
+  [ "$status" -eq 0 ]
+  [ "${lines[${#lines[@]} - 1]}" = "SLURM_CONF=$SLURM_CONF" ]
+  after=$(cat "$MORPH_TESTCLUSTER_DIR/run/slurmctld.pid")
+  [ "$before" = "$after" ]
+  run "$MORPH_BUILDDIR/tests/cluster/testcluster" up --nodes 1x4xv100-32g
+  [ "$status" -ne 0 ]
+  grep -q "already up with another layout" <<<"$output"
+  [ "$(sinfo -h -N -o '%N %T' | sort -u | awk '{print $2}' | sort -u)" = idle ]
+  [ "$(sinfo -h -N -o '%N' | wc -l)" -eq 4 ]
 }
 
 # --- acceptance: plan-agnostic submissions -------------------------------------------------
