@@ -3,8 +3,10 @@
 #  - base: parsing, model catalog, hardware, plans, morph.conf, --morph-* requests and
 #    the AdminComment record (no numeric dependencies; the SPANK plugin links only this);
 #  - perf: memory and iteration-time models, Ceres fitting, plan search, sensitivity
-#    curves, submission sizing and the artifact validation.
-noinst_LTLIBRARIES += libmorph/libmorph_base.la libmorph/libmorph_perf.la
+#    curves, submission sizing and the artifact validation;
+#  - policy: the scheduling policies (Morphling's Algorithm 1 and the baselines) and the
+#    trace-driven cluster simulator that replays them.
+noinst_LTLIBRARIES += libmorph/libmorph_base.la libmorph/libmorph_perf.la libmorph/libmorph_policy.la
 lib_LTLIBRARIES += libmorph/libmorph.la
 
 libmorph_libmorph_base_la_SOURCES = \
@@ -46,7 +48,24 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/artifact/validation.h %reldir%/artifact/validation.cc
 libmorph_libmorph_perf_la_LIBADD = libmorph/libmorph_base.la $(CERES_LIBS) $(FMT_LIBS)
 
+libmorph_libmorph_policy_la_SOURCES = \
+	%reldir%/policy/cluster_view.h %reldir%/policy/cluster_view.cc \
+	%reldir%/policy/plan_oracle.h %reldir%/policy/plan_oracle.cc \
+	%reldir%/policy/placement.h %reldir%/policy/placement.cc \
+	%reldir%/policy/assignment.h %reldir%/policy/assignment.cc \
+	%reldir%/policy/elastic.h %reldir%/policy/elastic.cc \
+	%reldir%/policy/rigid.h %reldir%/policy/rigid.cc \
+	%reldir%/policy/policy.h %reldir%/policy/policy.cc %reldir%/policy/policies.h \
+	%reldir%/policy/morphling.cc %reldir%/policy/sia.cc %reldir%/policy/synergy.cc \
+	%reldir%/policy/antman.cc %reldir%/policy/fifo.cc \
+	%reldir%/sim/workload.h %reldir%/sim/workload.cc \
+	%reldir%/sim/apps.h %reldir%/sim/apps.cc \
+	%reldir%/sim/truth.h %reldir%/sim/truth.cc \
+	%reldir%/sim/simulator.h %reldir%/sim/simulator.cc \
+	%reldir%/sim/metrics.h %reldir%/sim/metrics.cc
+libmorph_libmorph_policy_la_LIBADD = libmorph/libmorph_perf.la $(CERES_LIBS) $(FMT_LIBS)
+
 libmorph_libmorph_la_SOURCES =
 nodist_EXTRA_libmorph_libmorph_la_SOURCES = force-cxx-link.cc
-libmorph_libmorph_la_LIBADD = libmorph/libmorph_perf.la $(CERES_LIBS) $(FMT_LIBS)
+libmorph_libmorph_la_LIBADD = libmorph/libmorph_policy.la $(CERES_LIBS) $(FMT_LIBS)
 libmorph_libmorph_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0

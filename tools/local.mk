@@ -11,4 +11,5 @@ tools_morph_morph_SOURCES = \
 	%reldir%/morph/plan_command.cc \
 	%reldir%/morph/fit_command.cc \
 	%reldir%/morph/validate_command.cc \
-	%reldir%/morph/curve_command.cc
+	%reldir%/morph/curve_command.cc \
+	%reldir%/morph/simulate_command.cc

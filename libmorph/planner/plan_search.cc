@@ -56,14 +56,19 @@ std::vector<Variant> variants(int d, int p, unsigned features) {
 
 }  // namespace
 
-std::string plan_violation(const Workload& w, const Allocation& a, const ExecutionPlan& plan,
-                           const MemoryOptions& memory) {
+std::string structure_violation(const Workload& w, const Allocation& a, const ExecutionPlan& plan) {
   if (a.gpus() != plan.gpus())
     return fmt::format("the plan uses {} GPUs, the allocation holds {}", plan.gpus(), a.gpus());
   if (std::string why = shape_violation(w, a, plan.dp, plan.tp, plan.pp); !why.empty()) return why;
   if (plan.global_batch() != w.global_batch)
     return fmt::format("the plan processes {} samples per iteration, the global batch is {}", plan.global_batch(),
                        w.global_batch);
+  return {};
+}
+
+std::string plan_violation(const Workload& w, const Allocation& a, const ExecutionPlan& plan,
+                           const MemoryOptions& memory) {
+  if (std::string why = structure_violation(w, a, plan); !why.empty()) return why;
   const MemoryFit fit = check_memory(estimate_memory(w.model, w.seq_len, plan, memory), a);
   return fit.fits ? std::string{} : fit.reason;
 }

@@ -35,6 +35,11 @@ struct PlanSearch {
   std::vector<PlanOption> infeasible;  // one per (d, t, p) shape or variant, with the reason
 };
 
+// Why `plan` cannot run `workload` on `allocation` whatever the memory (GPU counts, t
+// inside a node and dividing the heads, p dividing the layers, the global batch), or
+// empty when it can.
+std::string structure_violation(const Workload& workload, const Allocation& allocation, const ExecutionPlan& plan);
+
 // Why `plan` cannot run `workload` on `allocation` (structure first, then memory), or
 // empty when it can.
 std::string plan_violation(const Workload& workload, const Allocation& allocation, const ExecutionPlan& plan,

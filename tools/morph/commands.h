@@ -11,5 +11,6 @@ void add_plan_command(CLI::App& app, Context& context);
 void add_fit_command(CLI::App& app, Context& context);
 void add_validate_command(CLI::App& app, Context& context);
 void add_curve_command(CLI::App& app, Context& context);
+void add_simulate_command(CLI::App& app, Context& context);
 
 }  // namespace morph::cli

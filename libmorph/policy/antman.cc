@@ -1,0 +1,82 @@
+// AntMan (Xiao et al., OSDI 2020), multi-tenant: guaranteed jobs get the resources they
+// requested, within their tenant's GPU quota, in submission order, preempting
+// best-effort jobs (the most recently started first) when they must; best-effort jobs
+// run opportunistically on whatever is left, in submission order, without reservations.
+// Simplified: AntMan's GPU sharing (best-effort jobs co-located on a guaranteed job's
+// GPUs at low priority) is not modelled — a GPU runs one job.
+#include <algorithm>
+#include <map>
+
+#include "libmorph/policy/policies.h"
+#include "libmorph/policy/rigid.h"
+
+namespace morph::policy {
+namespace {
+
+class AntMan : public Policy {
+ public:
+  std::string name() const override { return "antman"; }
+  std::vector<Decision> schedule(const ClusterView& view, PlanOracle& oracle) override;
+};
+
+std::vector<Decision> AntMan::schedule(const ClusterView& view, PlanOracle& oracle) {
+  Assignment a(view, oracle, PlanFreedom::exact, CpuRule::requested);
+  std::map<std::string, long> used;
+  std::vector<std::size_t> waiting;
+  std::vector<std::size_t> opportunistic;  // running best-effort jobs, latest start first
+  for (std::size_t i = 0; i < view.jobs.size(); ++i) {
+    const JobState& j = view.jobs[i];
+    if (!j.running()) {
+      waiting.push_back(i);
+      continue;
+    }
+    a.hold(i);
+    if (j.sla == Sla::guaranteed)
+      used[j.tenant] += j.current.gpus();
+    else
+      opportunistic.push_back(i);
+  }
+  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t x, std::size_t y) {
+    const JobState& p = view.jobs[x];
+    const JobState& q = view.jobs[y];
+    if ((p.sla == Sla::guaranteed) != (q.sla == Sla::guaranteed)) return p.sla == Sla::guaranteed;
+    return p.submit_time_s < q.submit_time_s;
+  });
+  std::stable_sort(opportunistic.begin(), opportunistic.end(),
+                   [&](std::size_t x, std::size_t y) { return view.jobs[x].ready_s > view.jobs[y].ready_s; });
+
+  for (std::size_t i : waiting) {
+    const JobState& j = view.jobs[i];
+    const int type = rigid_type(a, oracle, i);
+    if (type < 0) continue;
+    const int gpus = j.requested_plan.gpus();
+    if (j.sla != Sla::guaranteed) {
+      a.start(i, type, gpus);
+      continue;
+    }
+    auto quota = view.quota_gpus.find(j.tenant);
+    if (quota != view.quota_gpus.end() && used[j.tenant] + gpus > quota->second) continue;
+    // Preempt best-effort jobs on this type until the guaranteed job fits; undo if it never does.
+    std::vector<std::size_t> evicted;
+    bool started = a.start(i, type, gpus);
+    for (std::size_t k : opportunistic) {
+      if (started) break;
+      if (!a.placed(k) || a.pool().type_of(a.target(k).slices.front().node) != type) continue;
+      a.release(k);
+      evicted.push_back(k);
+      started = a.start(i, type, gpus);
+    }
+    if (started) {
+      used[j.tenant] += gpus;
+      continue;
+    }
+    for (std::size_t k : evicted) a.hold(k);
+  }
+  return a.decisions();
+}
+
+}  // namespace
+
+std::unique_ptr<Policy> make_antman() { return std::make_unique<AntMan>(); }
+
+}  // namespace morph::policy

@@ -1,0 +1,114 @@
+#include "libmorph/policy/assignment.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace morph::policy {
+
+Assignment::Assignment(const ClusterView& view, PlanOracle& oracle, PlanFreedom freedom, CpuRule cpus)
+    : view_(view),
+      oracle_(oracle),
+      freedom_(view.jobs.size(), freedom),
+      cpus_(cpus),
+      pool_(view.nodes),
+      targets_(view.jobs.size()),
+      started_(view.jobs.size(), false) {}
+
+int Assignment::current_type(std::size_t job) const {
+  const JobState& j = view_.jobs[job];
+  return j.running() ? pool_.type_of(j.current.slices.front().node) : -1;
+}
+
+int Assignment::cpus_per_gpu(std::size_t job, int node) const {
+  const NodeType& type = view_.nodes[static_cast<std::size_t>(node)].type;
+  const int share = std::max(1, type.cpus / type.gpus);
+  if (cpus_ == CpuRule::share) return share;
+  const JobState& j = view_.jobs[job];
+  const int requested = j.requested_cpus / std::max(1, j.requested_plan.gpus());
+  return requested > 0 ? requested : share;
+}
+
+void Assignment::hold(std::size_t job) {
+  const JobState& j = view_.jobs[job];
+  pool_.take(j.current.slices);
+  targets_[job] = j.current;
+}
+
+void Assignment::release(std::size_t job) {
+  pool_.give(targets_[job].slices);
+  targets_[job] = {};
+  started_[job] = false;
+}
+
+bool Assignment::start(std::size_t job, int type, int gpus) {
+  std::vector<Slice> slices = pool_.place(type, gpus);
+  return !slices.empty() && start_on(job, std::move(slices));
+}
+
+bool Assignment::start_on(std::size_t job, std::vector<Slice> slices) {
+  const JobState& j = view_.jobs[job];
+  double memory_per_gpu = std::numeric_limits<double>::infinity();
+  for (Slice& s : slices) {
+    const int free = pool_.free_cpus(s.node);
+    if (free < s.gpus) return false;  // one CPU per GPU at the least
+    s.cpus = std::min(free, s.gpus * cpus_per_gpu(job, s.node));
+    memory_per_gpu = std::min(memory_per_gpu, pool_.free_memory(s.node) / s.gpus);
+  }
+  const Shape shape = shape_of(view_.nodes, slices);
+  PlanChoice choice = oracle_.best(j, freedom_[job], view_.nodes, shape);
+  if (choice.feasible && choice.host_bytes_per_gpu > memory_per_gpu)  // AllocMem failed: a leaner plan
+    choice = oracle_.best_within(j, freedom_[job], view_.nodes, shape, memory_per_gpu);
+  if (!choice.feasible || choice.host_bytes_per_gpu > memory_per_gpu) return false;
+  for (Slice& s : slices) s.memory_bytes = choice.host_bytes_per_gpu * s.gpus;
+  pool_.take(slices);
+  targets_[job] = {std::move(slices), choice.plan};
+  started_[job] = true;
+  return true;
+}
+
+void Assignment::grant_spare_cpus() {
+  for (std::size_t job = 0; job < targets_.size(); ++job) {
+    if (!started_[job] || !targets_[job].plan.offload) continue;
+    const JobState& j = view_.jobs[job];
+    JobAllocation& t = targets_[job];
+    pool_.give(t.slices);
+    // At most the free CPUs beyond one per idle GPU, evenly per GPU of the job.
+    int max_cpus = std::numeric_limits<int>::max();
+    for (const Slice& s : t.slices)
+      max_cpus = std::min(max_cpus, (pool_.free_cpus(s.node) - (pool_.free_gpus(s.node) - s.gpus)) / s.gpus);
+    Shape shape = shape_of(view_.nodes, t.slices);
+    const int base = shape.cpus_per_gpu;
+    std::vector<int> tries;  // the CPU curve flattens quickly: doublings, then all that is spare
+    for (int c = base * 2; c < max_cpus; c *= 2) tries.push_back(c);
+    if (max_cpus > base) tries.push_back(max_cpus);
+    PlanChoice best = oracle_.best(j, freedom_[job], view_.nodes, shape);
+    int best_cpus = base;
+    for (int cpus : tries) {
+      shape.cpus_per_gpu = cpus;
+      const PlanChoice& c = oracle_.best(j, freedom_[job], view_.nodes, shape);
+      if (c.feasible && c.rate() > best.rate() * 1.01) {
+        best = c;
+        best_cpus = cpus;
+      }
+    }
+    bool fits = best.feasible;
+    for (const Slice& s : t.slices) fits = fits && best.host_bytes_per_gpu * s.gpus <= pool_.free_memory(s.node);
+    if (best_cpus != base && fits) {
+      for (Slice& s : t.slices) {
+        s.cpus = s.gpus * best_cpus;
+        s.memory_bytes = best.host_bytes_per_gpu * s.gpus;
+      }
+      t.plan = best.plan;
+    }
+    pool_.take(t.slices);
+  }
+}
+
+std::vector<Decision> Assignment::decisions() const {
+  std::vector<Decision> d;
+  d.reserve(targets_.size());
+  for (std::size_t i = 0; i < targets_.size(); ++i) d.push_back({view_.jobs[i].id, targets_[i]});
+  return d;
+}
+
+}  // namespace morph::policy

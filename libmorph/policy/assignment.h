@@ -1,0 +1,65 @@
+// The allocations of one scheduling round under construction: what is free, where each
+// job will run, and the last steps every policy shares — HAS placement, GetBestPlan on
+// the placement, AllocMem, and CPUs (Morphling §5, Algorithm 1 lines 18-24).
+#pragma once
+
+#include <vector>
+
+#include "libmorph/policy/cluster_view.h"
+#include "libmorph/policy/placement.h"
+#include "libmorph/policy/plan_oracle.h"
+
+namespace morph::policy {
+
+// How many CPUs a job gets for each GPU.
+enum class CpuRule {
+  share,      // the node's CPUs divided evenly among its GPUs
+  requested,  // what the job asked for (rigid schedulers)
+};
+
+class Assignment {
+ public:
+  // Starts with nothing allocated: every running job is released unless held. Jobs
+  // get plans with `freedom` unless set_freedom() says otherwise.
+  Assignment(const ClusterView& view, PlanOracle& oracle, PlanFreedom freedom, CpuRule cpus);
+
+  void set_freedom(std::size_t job, PlanFreedom freedom) { freedom_[job] = freedom; }
+
+  const ClusterView& view() const { return view_; }
+  NodePool& pool() { return pool_; }
+  const NodePool& pool() const { return pool_; }
+  const JobAllocation& target(std::size_t job) const { return targets_[job]; }
+  bool placed(std::size_t job) const { return !targets_[job].empty(); }
+  // The GPU type a running job is on (-1: pending).
+  int current_type(std::size_t job) const;
+
+  // Keeps a running job exactly where and how it runs.
+  void hold(std::size_t job);
+  // Places `gpus` GPUs of `type` for a job by HAS, picks its best plan there
+  // (GetBestPlan) and reserves host memory for it (AllocMem). False, with nothing
+  // changed, when the GPUs or a feasible plan or the memory are not there.
+  bool start(std::size_t job, int type, int gpus);
+  // Same, on exactly these slices (CPUs and memory are filled in).
+  bool start_on(std::size_t job, std::vector<Slice> slices);
+  void release(std::size_t job);
+  // Algorithm 1's CPU dimension: jobs started this round whose plan offloads to the CPU
+  // take spare CPUs of their nodes while their predicted rate rises, keeping one CPU
+  // for each idle GPU.
+  void grant_spare_cpus();
+
+  // One decision per job, in view order.
+  std::vector<Decision> decisions() const;
+
+ private:
+  int cpus_per_gpu(std::size_t job, int node) const;
+
+  const ClusterView& view_;
+  PlanOracle& oracle_;
+  std::vector<PlanFreedom> freedom_;
+  CpuRule cpus_;
+  NodePool pool_;
+  std::vector<JobAllocation> targets_;
+  std::vector<bool> started_;
+};
+
+}  // namespace morph::policy

@@ -1,0 +1,85 @@
+#include "libmorph/policy/cluster_view.h"
+
+#include <fmt/format.h>
+
+namespace morph::policy {
+
+int JobAllocation::gpus() const {
+  int total = 0;
+  for (const Slice& s : slices) total += s.gpus;
+  return total;
+}
+
+int JobAllocation::cpus() const {
+  int total = 0;
+  for (const Slice& s : slices) total += s.cpus;
+  return total;
+}
+
+Action action_of(const JobState& job, const JobAllocation& target) {
+  if (!job.running()) return target.empty() ? Action::wait : Action::start;
+  if (target.empty()) return Action::preempt;
+  return target == job.current ? Action::keep : Action::reconfigure;
+}
+
+const char* to_string(Action a) {
+  switch (a) {
+    case Action::start: return "start";
+    case Action::reconfigure: return "reconfigure";
+    case Action::preempt: return "preempt";
+    case Action::keep: return "keep";
+    case Action::wait: return "wait";
+  }
+  return "?";
+}
+
+FreeResources free_resources(const std::vector<NodeState>& nodes, const std::vector<const JobAllocation*>& allocations) {
+  FreeResources f;
+  for (const NodeState& n : nodes) {
+    f.gpus.push_back(n.type.gpus);
+    f.cpus.push_back(n.type.cpus);
+    f.memory_bytes.push_back(n.type.host_memory_bytes);
+  }
+  for (const JobAllocation* a : allocations)
+    for (const Slice& s : a->slices) {
+      f.gpus[static_cast<std::size_t>(s.node)] -= s.gpus;
+      f.cpus[static_cast<std::size_t>(s.node)] -= s.cpus;
+      f.memory_bytes[static_cast<std::size_t>(s.node)] -= s.memory_bytes;
+    }
+  return f;
+}
+
+std::vector<NodeState> nodes_from_spec(std::string_view spec, const Cluster& cluster, std::string_view what) {
+  std::vector<NodeState> nodes;
+  for (const NodeShare& share : parse_gpus_spec(spec, cluster, what).nodes) {
+    NodeState n;
+    n.name = fmt::format("node{:03d}", nodes.size() + 1);
+    n.type = share.node_type;
+    n.gpu = share.gpu;
+    if (share.gpus != n.type.gpus) {  // a partial node: its share of CPUs and memory
+      n.type.host_memory_bytes *= static_cast<double>(share.gpus) / n.type.gpus;
+      n.type.name = fmt::format("{}/{}", n.type.name, share.gpus);
+      n.type.gpus = share.gpus;
+      n.type.cpus = share.cpus;
+    }
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+Allocation to_allocation(const std::vector<NodeState>& nodes, const std::vector<Slice>& slices) {
+  Allocation a;
+  for (const Slice& s : slices) {
+    const NodeState& n = nodes[static_cast<std::size_t>(s.node)];
+    NodeShare share;
+    share.node = n.name;
+    share.node_type = n.type;
+    share.gpu = n.gpu;
+    share.gpus = s.gpus;
+    share.cpus = s.cpus;
+    a.nodes.push_back(std::move(share));
+  }
+  return a;
+}
+
+}  // namespace morph::policy

@@ -1,0 +1,98 @@
+// What a scheduling policy sees and decides, independent of where it runs: the same types
+// serve morphd (nodes and jobs read from Slurm) and the simulator (a simulated cluster).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "libmorph/cluster/allocation.h"
+#include "libmorph/cluster/cluster.h"
+#include "libmorph/perf/iteration_time.h"
+#include "libmorph/plan/plan.h"
+#include "libmorph/request/morph_request.h"
+
+namespace morph::policy {
+
+struct NodeState {
+  std::string name;
+  NodeType type;  // capacity: type.gpus, type.cpus, type.host_memory_bytes
+  GpuType gpu;
+};
+
+// A job's share of one node.
+struct Slice {
+  int node = 0;  // index into ClusterView::nodes
+  int gpus = 0;
+  int cpus = 0;
+  double memory_bytes = 0;
+  friend bool operator==(const Slice&, const Slice&) = default;
+};
+
+// Where and how a job runs; empty when it does not.
+struct JobAllocation {
+  std::vector<Slice> slices;
+  ExecutionPlan plan;
+
+  bool empty() const { return slices.empty(); }
+  int gpus() const;
+  int cpus() const;
+  friend bool operator==(const JobAllocation&, const JobAllocation&) = default;
+};
+
+struct JobState {
+  std::string id;
+  std::string app;  // performance-model key (e.g. "bert"): jobs of one app share curves
+  std::string tenant = "default";
+  Sla sla = Sla::best_effort;
+  Workload workload;
+  // The user's request (GPUs: requested_plan.gpus()): what rigid policies run and the
+  // performance a guaranteed job is promised.
+  ExecutionPlan requested_plan;
+  int requested_cpus = 0;
+  JobAllocation current;  // empty: pending
+  double submit_time_s = 0;
+  double remaining_iterations = 0;
+  double ready_s = 0;                // a running job's (re)start is over at this time
+  double measured_iteration_s = 0;   // of the current allocation as reported; 0: unknown
+  int restarts = 0;
+
+  bool running() const { return !current.empty(); }
+};
+
+struct ClusterView {
+  double now_s = 0;
+  std::vector<NodeState> nodes;
+  std::vector<JobState> jobs;             // pending and running
+  std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant; absent: unlimited
+  double restart_penalty_s = 260;
+};
+
+enum class Action { start, reconfigure, preempt, keep, wait };
+
+// The policy's answer for one job: where it should run (empty: not at all).
+struct Decision {
+  std::string job;
+  JobAllocation target;
+};
+
+Action action_of(const JobState& job, const JobAllocation& target);
+const char* to_string(Action action);
+
+// The nodes' resources minus what `allocations` use, per node.
+struct FreeResources {
+  std::vector<int> gpus;
+  std::vector<int> cpus;
+  std::vector<double> memory_bytes;
+};
+FreeResources free_resources(const std::vector<NodeState>& nodes, const std::vector<const JobAllocation*>& allocations);
+
+// Nodes named node001, node002 ... from a --gpus style SPEC (8x8xa800, 4x8xa100+4x8xv100):
+// NODESxGPUSxTYPE is NODES nodes of the node type carrying TYPE with GPUS GPUs each (and
+// that share of its CPUs and host memory). `what` names the spec in errors.
+std::vector<NodeState> nodes_from_spec(std::string_view spec, const Cluster& cluster, std::string_view what);
+
+// An Allocation (libmorph's hardware view) of a job's slices, for the performance model.
+Allocation to_allocation(const std::vector<NodeState>& nodes, const std::vector<Slice>& slices);
+
+}  // namespace morph::policy

@@ -1,0 +1,385 @@
+#include "libmorph/policy/elastic.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <queue>
+
+#include "libmorph/policy/assignment.h"
+
+namespace morph::policy {
+namespace {
+
+constexpr double kNoGain = 1e-15;
+
+struct Item {
+  std::size_t job = 0;
+  int type = -1;  // GPU type of the tentative allocation; -1: none
+  int gpus = 0;   // tentative GPU count
+  int current_type = -1;
+  int current_gpus = 0;
+  double current_rate = 0;  // iterations/s where the job runs now
+  double ready_left = 0;    // seconds of its (re)start still to go
+  double remaining = 0;     // iterations
+  bool guaranteed = false;
+  PlanFreedom freedom = PlanFreedom::any;
+  bool resize = true;
+  std::vector<const JobCurve*> curves;  // per GPU type, filled on first use
+  std::vector<int> min;                 // per GPU type, -1: not computed
+  int version = 0;                      // bumped on every change; stale heap entries are skipped
+};
+
+struct Victim {
+  double slope;  // what shrinking it by one step loses, per GPU
+  std::size_t item;
+  int version;
+  bool operator>(const Victim& o) const { return slope > o.slope || (slope == o.slope && item > o.item); }
+};
+
+class Round {
+ public:
+  Round(const ClusterView& view, PlanOracle& oracle, const ElasticOptions& options)
+      : view_(view), oracle_(oracle), options_(options), assignment_(view, oracle, PlanFreedom::any, CpuRule::share) {}
+
+  std::vector<Decision> run();
+
+ private:
+  const NodePool& pool() const { return assignment_.pool(); }
+  const JobCurve& curve(Item& it, int type);
+  int min_gpus(Item& it, int type);
+  double value(Item& it, int type, int gpus);
+  int shrink_target(Item& it);
+  void push_victim(std::size_t i);
+  bool pop_victim(int type, std::size_t requester, Victim* out);
+  void set(std::size_t i, int type, int gpus);
+  void add_free(int type, int delta);
+  void rollback(std::size_t mark);
+  bool grow(std::size_t i, int type, bool to_min_only);
+  double first_gain(Item& it, int type);
+  void init();
+  void configure(Item& it, const JobState& job);
+  void schedule_minimums();
+  void schedule_by_slope();
+  std::vector<Decision> place();
+
+  const ClusterView& view_;
+  PlanOracle& oracle_;
+  ElasticOptions options_;
+  Assignment assignment_;
+  std::vector<Item> items_;
+  std::vector<int> free_;  // per GPU type: GPUs no tentative allocation holds
+  std::vector<std::priority_queue<Victim, std::vector<Victim>, std::greater<>>> victims_;  // per GPU type
+  struct Undo {
+    std::size_t item;  // npos: a change of free_[type] by `gpus`
+    int type;
+    int gpus;
+  };
+  static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+  std::vector<Undo> undo_;
+};
+
+const JobCurve& Round::curve(Item& it, int type) {
+  const JobCurve*& c = it.curves[static_cast<std::size_t>(type)];
+  if (!c) c = &oracle_.curve(view_.jobs[it.job], it.freedom, it.resize, view_.nodes, pool().any_node_of(type));
+  return *c;
+}
+
+// A job's minimum demand on `type`: Morphling's for a guaranteed job (0 for best-effort),
+// the smallest configuration under Sia.
+int Round::min_gpus(Item& it, int type) {
+  int& m = it.min[static_cast<std::size_t>(type)];
+  if (m >= 0) return m;
+  if (options_.admit_at_minimum) {
+    const JobCurve& c = curve(it, type);
+    m = c.useful.empty() ? 0 : c.useful.front();
+  } else if (it.guaranteed) {
+    m = oracle_.min_gpus(view_.jobs[it.job], it.freedom, it.resize, view_.nodes, pool().any_node_of(type));
+  } else {
+    m = 0;
+  }
+  return m;
+}
+
+// What `gpus` GPUs of `type` are worth to the job under the objective (0 without GPUs).
+double Round::value(Item& it, int type, int gpus) {
+  if (gpus <= 0) return 0;
+  const bool unchanged = type == it.current_type && gpus == it.current_gpus && it.current_rate > 0;
+  const double rate = unchanged ? it.current_rate : curve(it, type).at(gpus);
+  if (rate <= 0) return 0;
+  const double left = it.remaining / rate;  // seconds of work left at this rate
+  const double restart = unchanged ? it.ready_left : view_.restart_penalty_s;
+  if (options_.objective == Objective::completion_rate) return 1.0 / (left + restart);
+  const JobCurve& c = curve(it, type);
+  const double smallest = c.useful.empty() ? rate : c.at(c.useful.front());
+  return rate / smallest * left / (left + restart);
+}
+
+// One step down the curve, never below the minimum; -1 when the job cannot shrink.
+int Round::shrink_target(Item& it) {
+  if (it.type < 0 || it.gpus <= 0) return -1;
+  const int m = min_gpus(it, it.type);
+  if (it.gpus <= m) return -1;
+  return std::max(curve(it, it.type).previous(it.gpus), m);
+}
+
+void Round::push_victim(std::size_t i) {
+  Item& it = items_[i];
+  const int to = shrink_target(it);
+  if (to < 0) return;
+  const double loss = (value(it, it.type, it.gpus) - value(it, it.type, to)) / (it.gpus - to);
+  victims_[static_cast<std::size_t>(it.type)].push({loss, i, it.version});
+}
+
+// GetLowestSlopeOverMinJob: the cheapest job to shrink on `type`, other than `requester`.
+bool Round::pop_victim(int type, std::size_t requester, Victim* out) {
+  auto& heap = victims_[static_cast<std::size_t>(type)];
+  std::vector<Victim> skipped;
+  bool found = false;
+  while (!heap.empty()) {
+    Victim v = heap.top();
+    heap.pop();
+    if (v.version != items_[v.item].version || items_[v.item].type != type) continue;  // stale
+    if (v.item == requester) {
+      skipped.push_back(v);
+      continue;
+    }
+    *out = v;
+    found = true;
+    break;
+  }
+  for (const Victim& v : skipped) heap.push(v);
+  return found;
+}
+
+void Round::set(std::size_t i, int type, int gpus) {
+  Item& it = items_[i];
+  undo_.push_back({i, it.type, it.gpus});
+  it.type = gpus > 0 ? type : -1;
+  it.gpus = gpus;
+  ++it.version;
+}
+
+void Round::add_free(int type, int delta) {
+  free_[static_cast<std::size_t>(type)] += delta;
+  undo_.push_back({npos, type, delta});
+}
+
+void Round::rollback(std::size_t mark) {
+  std::vector<std::size_t> touched;
+  while (undo_.size() > mark) {
+    const Undo u = undo_.back();
+    undo_.pop_back();
+    if (u.item == npos) {
+      free_[static_cast<std::size_t>(u.type)] -= u.gpus;
+    } else {
+      items_[u.item].type = u.type;
+      items_[u.item].gpus = u.gpus;
+      ++items_[u.item].version;
+      touched.push_back(u.item);
+    }
+  }
+  for (std::size_t i : touched) push_victim(i);
+}
+
+// ScheduleJob (lines 6-19) on one GPU type: grow job i one step of its curve at a time,
+// from free GPUs first, then by shrinking the lowest-slope job above its minimum while
+// job i is below its own minimum or its slope is higher (line 14).
+bool Round::grow(std::size_t i, int type, bool to_min_only) {
+  Item& it = items_[i];
+  if (it.type >= 0 && it.type != type) return false;
+  const JobCurve& c = curve(it, type);
+  const int m = min_gpus(it, type);
+  const std::size_t mark = undo_.size();
+  for (int g = it.gpus;;) {
+    if (to_min_only && g >= m) break;
+    const int next = c.next(g);
+    if (next == 0) break;
+    const int need = next - g;
+    const bool below_min = g < m;
+    const double gain = (value(it, type, next) - value(it, type, g)) / need;
+    if (!below_min && gain <= kNoGain) break;
+    const std::size_t step = undo_.size();
+    const int from_free = std::min(need, free_[static_cast<std::size_t>(type)]);
+    if (from_free > 0) add_free(type, -from_free);
+    int rest = need - from_free;
+    while (rest > 0) {
+      Victim v;
+      if (!pop_victim(type, i, &v)) break;
+      if (!below_min && !(gain > v.slope)) {
+        victims_[static_cast<std::size_t>(type)].push(v);
+        break;
+      }
+      Item& victim = items_[v.item];
+      const int to = shrink_target(victim);
+      const int freed = victim.gpus - to;
+      set(v.item, type, to);
+      push_victim(v.item);
+      if (freed > rest) add_free(type, freed - rest);
+      rest -= std::min(rest, freed);
+    }
+    if (rest > 0) {
+      rollback(step);
+      break;
+    }
+    set(i, type, next);
+    g = next;
+  }
+  if (to_min_only && it.gpus < m) {
+    rollback(mark);
+    return false;
+  }
+  push_victim(i);
+  return it.gpus > 0;
+}
+
+double Round::first_gain(Item& it, int type) {
+  const int next = curve(it, type).next(it.gpus);
+  if (next == 0) return -std::numeric_limits<double>::infinity();
+  return (value(it, type, next) - value(it, type, it.gpus)) / (next - it.gpus);
+}
+
+void Round::init() {
+  const int types = pool().types();
+  free_.resize(static_cast<std::size_t>(types));
+  victims_.resize(static_cast<std::size_t>(types));
+  for (int t = 0; t < types; ++t) free_[static_cast<std::size_t>(t)] = pool().capacity(t);
+  items_.resize(view_.jobs.size());
+  for (std::size_t i = 0; i < view_.jobs.size(); ++i) {
+    const JobState& j = view_.jobs[i];
+    Item& it = items_[i];
+    it.job = i;
+    it.curves.assign(static_cast<std::size_t>(types), nullptr);
+    it.min.assign(static_cast<std::size_t>(types), -1);
+    it.guaranteed = j.sla == Sla::guaranteed;
+    it.remaining = std::max(j.remaining_iterations, 1e-9);
+    configure(it, j);
+    if (!j.running()) continue;
+    it.type = it.current_type = assignment_.current_type(i);
+    it.gpus = it.current_gpus = j.current.gpus();
+    it.ready_left = std::max(0.0, j.ready_s - view_.now_s);
+    const double s = j.measured_iteration_s > 0 ? j.measured_iteration_s
+                                                 : oracle_.predict_s(j, j.current.plan, view_.nodes, j.current.slices);
+    it.current_rate = s > 0 ? 1.0 / s : 0.0;
+    free_[static_cast<std::size_t>(it.type)] -= it.gpus;
+  }
+  for (std::size_t i = 0; i < items_.size(); ++i) push_victim(i);
+}
+
+void Round::configure(Item& it, const JobState& job) {
+  const bool data_parallel = job.requested_plan.tp == 1 && job.requested_plan.pp == 1;
+  switch (options_.freedom) {
+    case FreedomRule::any: break;
+    case FreedomRule::fixed:
+      it.freedom = options_.replan ? PlanFreedom::any : PlanFreedom::exact;
+      it.resize = false;
+      break;
+    case FreedomRule::scale_dp: it.freedom = PlanFreedom::scale_dp; break;
+    case FreedomRule::sia:
+      it.freedom = data_parallel ? PlanFreedom::scale_dp : PlanFreedom::exact;
+      it.resize = data_parallel;
+      break;
+  }
+  assignment_.set_freedom(it.job, it.freedom);
+}
+
+// Lines 2-3: waiting jobs with a minimum, oldest first: privileged guaranteed jobs, whose
+// minimum demand fits in their tenant's remaining quota (quota use counts each running
+// guaranteed job's minimum demand), and under Sia every waiting job.
+void Round::schedule_minimums() {
+  std::map<std::string, long> used;
+  std::vector<std::size_t> waiting;
+  for (Item& it : items_) {
+    const JobState& j = view_.jobs[it.job];
+    if (j.running()) {
+      if (it.guaranteed) used[j.tenant] += min_gpus(it, it.current_type);
+    } else if (it.guaranteed || options_.admit_at_minimum) {
+      waiting.push_back(it.job);
+    }
+  }
+  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) {
+    return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
+  });
+  for (std::size_t i : waiting) {
+    const JobState& j = view_.jobs[i];
+    Item& it = items_[i];
+    auto quota = it.guaranteed ? view_.quota_gpus.find(j.tenant) : view_.quota_gpus.end();
+    for (int type : pool().types_by_memory()) {  // HAS: the tightest GPU type first
+      if (curve(it, type).useful.empty()) continue;
+      const int m = min_gpus(it, type);
+      if (quota != view_.quota_gpus.end() && used[j.tenant] + m > quota->second) break;
+      if (grow(i, type, true)) {
+        used[j.tenant] += it.guaranteed ? m : 0;
+        break;
+      }
+    }
+  }
+}
+
+// Lines 4-5: SortBySlope(best-effort ∪ running), steepest first, then ScheduleJob each.
+void Round::schedule_by_slope() {
+  std::vector<std::pair<double, std::size_t>> order;
+  for (Item& it : items_) {
+    if (it.gpus == 0 && (it.guaranteed || options_.admit_at_minimum)) continue;  // it starts at a minimum or waits
+    double best = -std::numeric_limits<double>::infinity();
+    for (int type = 0; type < pool().types(); ++type)
+      if (it.type < 0 || it.type == type) best = std::max(best, first_gain(it, type));
+    if (best > kNoGain || it.gpus > 0) order.emplace_back(best, it.job);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [gain, i] : order) {
+    Item& it = items_[i];
+    if (it.type >= 0) {
+      grow(i, it.type, false);
+      continue;
+    }
+    std::vector<std::pair<double, int>> types;
+    for (int type : pool().types_by_memory()) types.emplace_back(first_gain(it, type), type);
+    std::stable_sort(types.begin(), types.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [g, type] : types)
+      if (g > kNoGain && grow(i, type, false)) break;
+  }
+}
+
+// Lines 18-24: unchanged jobs stay put; the others are placed by HAS, largest first
+// (guaranteed jobs before best-effort ones), each falling back down its curve when the
+// nodes are too fragmented or AllocMem fails.
+std::vector<Decision> Round::place() {
+  std::vector<std::size_t> moving;
+  for (Item& it : items_) {
+    if (it.gpus == 0) continue;
+    if (it.type == it.current_type && it.gpus == it.current_gpus)
+      assignment_.hold(it.job);
+    else
+      moving.push_back(it.job);
+  }
+  std::stable_sort(moving.begin(), moving.end(), [&](std::size_t a, std::size_t b) {
+    const Item& x = items_[a];
+    const Item& y = items_[b];
+    if (x.guaranteed != y.guaranteed) return x.guaranteed;
+    if (x.gpus != y.gpus) return x.gpus > y.gpus;
+    return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
+  });
+  for (std::size_t i : moving) {
+    Item& it = items_[i];
+    const int m = std::max(1, min_gpus(it, it.type));
+    for (int g = it.gpus; g >= m; g = curve(it, it.type).previous(g))
+      if (assignment_.start(i, it.type, g)) break;
+  }
+  assignment_.grant_spare_cpus();
+  return assignment_.decisions();
+}
+
+std::vector<Decision> Round::run() {
+  init();
+  schedule_minimums();
+  schedule_by_slope();
+  return place();
+}
+
+}  // namespace
+
+std::vector<Decision> elastic_round(const ClusterView& view, PlanOracle& oracle, const ElasticOptions& options) {
+  return Round(view, oracle, options).run();
+}
+
+}  // namespace morph::policy

@@ -1,0 +1,266 @@
+#include "libmorph/policy/plan_oracle.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "libmorph/planner/plan_search.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph::policy {
+namespace {
+
+Allocation allocation_of(const std::vector<NodeState>& nodes, const Shape& shape) {
+  const NodeState& n = nodes.at(static_cast<std::size_t>(shape.node));
+  Allocation a;
+  for (int g : shape.gpus) {
+    NodeShare share;
+    share.node_type = n.type;
+    share.gpu = n.gpu;
+    share.gpus = g;
+    share.cpus = g * shape.cpus_per_gpu;
+    a.nodes.push_back(std::move(share));
+  }
+  return a;
+}
+
+int default_cpus_per_gpu(const NodeType& type) { return std::max(1, type.cpus / std::max(1, type.gpus)); }
+
+double iteration_s(const AppProfile& app, const ExecutionPlan& plan, const Allocation& a) {
+  return predict_iteration(iteration_terms(app.workload, plan, a, app.perf.forward), app.perf.params).iter_ms / 1e3;
+}
+
+// The requested plan re-cut for `gpus` GPUs along data parallelism (Sia's scaling):
+// t and p, ZeRO, offload and GC stay; the per-replica batch is split into micro-batches
+// of at most the requested size, pipelined when the request pipelines them.
+bool scale_dp(const ExecutionPlan& requested, int gpus, std::int64_t global_batch, ExecutionPlan* out) {
+  const int model_parallel = requested.tp * requested.pp;
+  if (gpus % model_parallel != 0) return false;
+  ExecutionPlan p = requested;
+  p.dp = gpus / model_parallel;
+  if (global_batch % p.dp != 0) return false;
+  const std::int64_t per_replica = global_batch / p.dp;
+  std::int64_t mbs = std::min<std::int64_t>(requested.micro_batch_size, per_replica);
+  while (per_replica % mbs != 0) --mbs;
+  p.micro_batch_size = static_cast<int>(mbs);
+  const int steps = static_cast<int>(per_replica / mbs);
+  const bool pipelined = requested.micro_batches > 1;
+  p.micro_batches = pipelined ? steps : 1;
+  p.ga_steps = pipelined ? 1 : steps;
+  *out = p;
+  return true;
+}
+
+}  // namespace
+
+int Shape::total() const {
+  int t = 0;
+  for (int g : gpus) t += g;
+  return t;
+}
+
+Shape shape_of(const std::vector<NodeState>& nodes, const std::vector<Slice>& slices) {
+  Shape s;
+  if (slices.empty()) return s;
+  s.node = slices.front().node;
+  int cpus = std::numeric_limits<int>::max();
+  for (const Slice& slice : slices) {
+    if (nodes.at(static_cast<std::size_t>(slice.node)).type.name != nodes[static_cast<std::size_t>(s.node)].type.name)
+      throw Error("a job's GPUs must all be on nodes of one type");
+    s.gpus.push_back(slice.gpus);
+    cpus = std::min(cpus, slice.gpus > 0 ? slice.cpus / slice.gpus : cpus);
+  }
+  s.cpus_per_gpu = cpus == std::numeric_limits<int>::max() ? 0 : cpus;
+  std::sort(s.gpus.begin(), s.gpus.end(), std::greater<>());
+  return s;
+}
+
+Shape packed_shape(const std::vector<NodeState>& nodes, int node, int gpus) {
+  const NodeType& type = nodes.at(static_cast<std::size_t>(node)).type;
+  Shape s;
+  s.node = node;
+  s.cpus_per_gpu = default_cpus_per_gpu(type);
+  for (int left = gpus; left > 0; left -= type.gpus) s.gpus.push_back(std::min(left, type.gpus));
+  return s;
+}
+
+int JobCurve::next(int gpus) const {
+  auto it = std::upper_bound(useful.begin(), useful.end(), gpus);
+  return it == useful.end() ? 0 : *it;
+}
+
+int JobCurve::previous(int gpus) const {
+  auto it = std::lower_bound(useful.begin(), useful.end(), gpus);
+  return it == useful.begin() ? 0 : *std::prev(it);
+}
+
+PlanOracle::PlanOracle(std::map<std::string, AppProfile> apps, MemoryOptions memory, int max_gpus_per_job)
+    : apps_(std::move(apps)), memory_(memory), max_gpus_per_job_(max_gpus_per_job) {}
+
+const AppProfile& PlanOracle::app(const std::string& name) const {
+  auto it = apps_.find(name);
+  if (it == apps_.end()) throw Error(fmt::format("unknown application {}", quote(name)));
+  return it->second;
+}
+
+PlanOracle::PlanKey PlanOracle::plan_key(const JobState& job, PlanFreedom freedom) const {
+  return {job.app, freedom, freedom == PlanFreedom::any ? std::string() : to_string(job.requested_plan)};
+}
+
+std::string PlanOracle::type_key(const std::vector<NodeState>& nodes, int node) const {
+  return nodes.at(static_cast<std::size_t>(node)).type.name;
+}
+
+PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
+                              const Shape& shape, double host_bytes_per_gpu_limit) {
+  ++stats_.searches;
+  const AppProfile& a = app(job.app);
+  const Allocation alloc = allocation_of(nodes, shape);
+  const int gpus = shape.total();
+  PlanChoice c;
+  auto consider = [&](const ExecutionPlan& plan) {
+    const MemoryEstimate estimate = estimate_memory(a.workload.model, a.workload.seq_len, plan, memory_);
+    if (const MemoryFit fit = check_memory(estimate, alloc); !fit.fits) {
+      c.reason = fit.reason;
+      return;
+    }
+    if (estimate.host_bytes_per_gpu > host_bytes_per_gpu_limit) {
+      c.reason = "not enough free host memory";
+      return;
+    }
+    c.feasible = true;
+    c.plan = plan;
+    c.iteration_s = iteration_s(a, plan, alloc);
+    c.host_bytes_per_gpu = estimate.host_bytes_per_gpu;
+  };
+  switch (freedom) {
+    case PlanFreedom::any: {
+      PlanSearchOptions options;
+      options.features = a.features;
+      options.memory = memory_;
+      const PlanSearch s = search_plans(a.workload, alloc, a.perf, options);
+      for (const PlanOption& o : s.feasible) {
+        if (o.memory.host_bytes_per_gpu > host_bytes_per_gpu_limit) continue;
+        c.feasible = true;
+        c.plan = o.plan;
+        c.iteration_s = o.time.iter_ms / 1e3;
+        c.host_bytes_per_gpu = o.memory.host_bytes_per_gpu;
+        return c;
+      }
+      c.reason = s.feasible.empty() ? "no plan fits" : "no plan fits in the free host memory";
+      return c;
+    }
+    case PlanFreedom::scale_dp: {
+      ExecutionPlan p;
+      if (!scale_dp(job.requested_plan, gpus, a.workload.global_batch, &p)) {
+        c.reason = "the requested plan does not scale to this GPU count";
+        return c;
+      }
+      p = fit_micro_batch(a.workload, alloc, p, memory_);
+      if (std::string why = plan_violation(a.workload, alloc, p, memory_); !why.empty()) {
+        c.reason = why;
+        return c;
+      }
+      consider(p);
+      return c;
+    }
+    case PlanFreedom::exact: {
+      if (gpus != job.requested_plan.gpus()) {
+        c.reason = "the requested plan needs its own GPU count";
+        return c;
+      }
+      // The user's own plan ran where they asked for it: only its structure is checked.
+      if (std::string why = structure_violation(a.workload, alloc, job.requested_plan); !why.empty()) {
+        c.reason = why;
+        return c;
+      }
+      c.feasible = true;
+      c.plan = job.requested_plan;
+      c.iteration_s = iteration_s(a, c.plan, alloc);
+      c.host_bytes_per_gpu =
+          estimate_memory(a.workload.model, a.workload.seq_len, c.plan, memory_).host_bytes_per_gpu;
+      return c;
+    }
+  }
+  return c;
+}
+
+const PlanChoice& PlanOracle::best(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
+                                   const Shape& shape) {
+  ++stats_.lookups;
+  auto key = std::make_tuple(plan_key(job, freedom), type_key(nodes, shape.node), shape);
+  auto it = best_.find(key);
+  if (it != best_.end()) return it->second;
+  return best_.emplace(std::move(key), search(job, freedom, nodes, shape, std::numeric_limits<double>::infinity()))
+      .first->second;
+}
+
+PlanChoice PlanOracle::best_within(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
+                                   const Shape& shape, double host_bytes_per_gpu) {
+  const PlanChoice& b = best(job, freedom, nodes, shape);
+  if (!b.feasible || b.host_bytes_per_gpu <= host_bytes_per_gpu) return b;
+  return search(job, freedom, nodes, shape, host_bytes_per_gpu);
+}
+
+double PlanOracle::predict_s(const JobState& job, const ExecutionPlan& plan, const std::vector<NodeState>& nodes,
+                             const std::vector<Slice>& slices) const {
+  const AppProfile& a = app(job.app);
+  const Allocation alloc = to_allocation(nodes, slices);
+  if (!structure_violation(a.workload, alloc, plan).empty()) return 0;
+  return iteration_s(a, plan, alloc);
+}
+
+const JobCurve& PlanOracle::curve(const JobState& job, PlanFreedom freedom, bool resize,
+                                  const std::vector<NodeState>& nodes, int node) {
+  const int requested = job.requested_plan.gpus();
+  auto key = std::make_tuple(plan_key(job, freedom), type_key(nodes, node), resize, resize ? 0 : requested);
+  auto it = curves_.find(key);
+  if (it != curves_.end()) return it->second;
+  const std::string& type = nodes.at(static_cast<std::size_t>(node)).type.name;
+  int capacity = 0;
+  for (const NodeState& n : nodes)
+    if (n.type.name == type) capacity += n.type.gpus;
+  const int max_gpus = std::min(capacity, std::max(max_gpus_per_job_, requested));
+  JobCurve c;
+  c.rate.assign(static_cast<std::size_t>(std::max(0, max_gpus)) + 1, 0.0);
+  double envelope = 0;
+  for (int g = 1; g <= max_gpus; ++g) {
+    if (!resize && g != requested) continue;
+    const double r = best(job, freedom, nodes, packed_shape(nodes, node, g)).rate();
+    c.rate[static_cast<std::size_t>(g)] = r;
+    if (r > envelope * (1 + 1e-9)) {
+      c.useful.push_back(g);
+      envelope = r;
+    }
+  }
+  return curves_.emplace(std::move(key), std::move(c)).first->second;
+}
+
+double PlanOracle::requested_rate(const JobState& job, const std::vector<NodeState>& nodes, int node) {
+  return best(job, PlanFreedom::exact, nodes, packed_shape(nodes, node, job.requested_plan.gpus())).rate();
+}
+
+int PlanOracle::min_gpus(const JobState& job, PlanFreedom freedom, bool resize, const std::vector<NodeState>& nodes,
+                         int node) {
+  const int requested = job.requested_plan.gpus();
+  auto key = std::make_tuple(job.app, to_string(job.requested_plan), type_key(nodes, node),
+                             static_cast<int>(freedom) * 2 + (resize ? 1 : 0));
+  auto it = demand_.find(key);
+  if (it != demand_.end()) return it->second.second;
+  const double target = requested_rate(job, nodes, node);
+  const JobCurve& c = curve(job, freedom, resize, nodes, node);
+  int demand = requested;
+  if (target > 0)
+    for (int g : c.useful)
+      if (g <= requested && c.at(g) >= target * (1 - 1e-9)) {
+        demand = g;
+        break;
+      }
+  demand_.emplace(std::move(key), std::make_pair(target, demand));
+  return demand;
+}
+
+}  // namespace morph::policy

@@ -1,0 +1,125 @@
+// What a policy asks the performance model, memoised: the best plan of a job on a set of
+// GPUs (Morphling §5 GetBestPlan), its resource-sensitivity curve over GPU counts
+// (Fig. 6) and its minimum demand. One oracle lives as long as the scheduler, so that
+// every (application, shape) is searched once.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "libmorph/memory/memory_model.h"
+#include "libmorph/perf/perf_model.h"
+#include "libmorph/plan/plan_features.h"
+#include "libmorph/policy/cluster_view.h"
+
+namespace morph::policy {
+
+// What the scheduler knows about an application: the workload it trains and its fitted
+// performance model. Jobs name their application (JobState::app).
+struct AppProfile {
+  Workload workload;
+  PerfModel perf;
+  unsigned features = kAllFeatures;  // plan families the application may use
+};
+
+// How far a policy may move a job away from its request.
+enum class PlanFreedom {
+  any,       // any plan (Morphling, Morphling-E)
+  scale_dp,  // the requested plan with its data-parallel size scaled (Sia, Morphling-R)
+  exact,     // the requested plan only (rigid schedulers, Morphling-N)
+};
+
+// GPUs per node of an allocation, largest first, on one node type: what the model's
+// prediction depends on (with the CPUs each GPU gets).
+struct Shape {
+  int node = 0;  // a node of the type (index into ClusterView::nodes), for its hardware
+  int cpus_per_gpu = 0;
+  std::vector<int> gpus;
+
+  int total() const;
+  friend auto operator<=>(const Shape&, const Shape&) = default;
+};
+
+// Shape of `slices`; all on nodes of one type.
+Shape shape_of(const std::vector<NodeState>& nodes, const std::vector<Slice>& slices);
+// `gpus` GPUs packed into the fewest nodes of `node`'s type, full nodes first.
+Shape packed_shape(const std::vector<NodeState>& nodes, int node, int gpus);
+
+struct PlanChoice {
+  bool feasible = false;
+  ExecutionPlan plan;
+  double iteration_s = 0;
+  double host_bytes_per_gpu = 0;  // AllocMem: host memory the plan needs for each GPU's process
+  std::string reason;              // why not, when infeasible
+
+  double rate() const { return feasible ? 1.0 / iteration_s : 0.0; }  // iterations per second
+};
+
+// Best rate over GPU counts 0..max on one node type, packed placements.
+struct JobCurve {
+  std::vector<double> rate;  // rate[g]: iterations/s of the best plan on exactly g GPUs, 0: none
+  std::vector<int> useful;   // counts whose rate exceeds every smaller count's, ascending
+
+  // The smallest useful count above `gpus` (0: none), the largest below (0: none).
+  int next(int gpus) const;
+  int previous(int gpus) const;
+  double at(int gpus) const { return gpus > 0 && gpus < static_cast<int>(rate.size()) ? rate[gpus] : 0.0; }
+};
+
+struct OracleStats {
+  long searches = 0;  // plan searches run (cache misses)
+  long lookups = 0;   // GetBestPlan calls
+};
+
+class PlanOracle {
+ public:
+  // Curves go up to max(max_gpus_per_job, the job's request) GPUs (morph.conf MaxGpusPerJob).
+  explicit PlanOracle(std::map<std::string, AppProfile> apps, MemoryOptions memory = {}, int max_gpus_per_job = 64);
+
+  // Throws morph::Error naming the application when it is unknown.
+  const AppProfile& app(const std::string& name) const;
+  bool has_app(const std::string& name) const { return apps_.count(name) > 0; }
+
+  // GetBestPlan: the fastest plan of `job` allowed by `freedom` on `shape`.
+  const PlanChoice& best(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
+                         const Shape& shape);
+  // The fastest plan that needs at most `host_bytes_per_gpu` of host memory for each GPU
+  // (AllocMem, when the best plan does not fit next to the node's other jobs).
+  PlanChoice best_within(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
+                         const Shape& shape, double host_bytes_per_gpu);
+  // Iteration time of exactly `plan` on `slices` (0 when it cannot run there).
+  double predict_s(const JobState& job, const ExecutionPlan& plan, const std::vector<NodeState>& nodes,
+                   const std::vector<Slice>& slices) const;
+
+  // The sensitivity curve of `job` on the type of `node`, up to every GPU of that type;
+  // `resize` false keeps the requested GPU count (the only useful count).
+  const JobCurve& curve(const JobState& job, PlanFreedom freedom, bool resize, const std::vector<NodeState>& nodes,
+                        int node);
+  // Morphling §5 minimum demand of a guaranteed job: the fewest GPUs whose best plan is
+  // at least as fast as the requested GPUs with the requested plan (never more than
+  // requested); the requested count when none is.
+  int min_gpus(const JobState& job, PlanFreedom freedom, bool resize, const std::vector<NodeState>& nodes, int node);
+  // Rate of the requested plan on the requested GPUs packed on `node`'s type.
+  double requested_rate(const JobState& job, const std::vector<NodeState>& nodes, int node);
+
+  const OracleStats& stats() const { return stats_; }
+
+ private:
+  using PlanKey = std::tuple<std::string, PlanFreedom, std::string>;  // app, freedom, requested plan
+  PlanKey plan_key(const JobState& job, PlanFreedom freedom) const;
+  std::string type_key(const std::vector<NodeState>& nodes, int node) const;
+  PlanChoice search(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
+                    const Shape& shape, double host_bytes_per_gpu_limit);
+
+  std::map<std::string, AppProfile> apps_;
+  MemoryOptions memory_;
+  int max_gpus_per_job_;
+  std::map<std::tuple<PlanKey, std::string, Shape>, PlanChoice> best_;
+  std::map<std::tuple<PlanKey, std::string, bool, int>, JobCurve> curves_;  // + type, resize, requested GPUs
+  std::map<std::tuple<std::string, std::string, std::string, int>, std::pair<double, int>> demand_;
+  OracleStats stats_;
+};
+
+}  // namespace morph::policy

@@ -1,0 +1,89 @@
+#include "libmorph/policy/rigid.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+namespace morph::policy {
+
+int rigid_type(const Assignment& a, PlanOracle& oracle, std::size_t job) {
+  const JobState& j = a.view().jobs[job];
+  const int gpus = j.requested_plan.gpus();
+  for (int type : a.pool().types_by_memory()) {
+    if (a.pool().capacity(type) < gpus) continue;
+    const Shape shape = packed_shape(a.view().nodes, a.pool().any_node_of(type), gpus);
+    if (oracle.best(j, PlanFreedom::exact, a.view().nodes, shape).feasible) return type;
+  }
+  return -1;
+}
+
+double rigid_time_left(const Assignment& a, PlanOracle& oracle, std::size_t job) {
+  const ClusterView& v = a.view();
+  const JobState& j = v.jobs[job];
+  const JobAllocation& t = a.target(job);
+  double iteration_s;
+  double restart;
+  if (j.running() && t == j.current) {
+    iteration_s = j.measured_iteration_s > 0 ? j.measured_iteration_s : oracle.predict_s(j, t.plan, v.nodes, t.slices);
+    restart = std::max(0.0, j.ready_s - v.now_s);
+  } else {
+    iteration_s = oracle.predict_s(j, t.plan, v.nodes, t.slices);
+    restart = v.restart_penalty_s;
+  }
+  return restart + j.remaining_iterations * iteration_s;
+}
+
+std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle, const BackfillOptions& options) {
+  Assignment a(view, oracle, PlanFreedom::exact, options.cpus);
+  std::vector<std::size_t> waiting;
+  for (std::size_t i = 0; i < view.jobs.size(); ++i)
+    if (view.jobs[i].running())
+      a.hold(i);
+    else
+      waiting.push_back(i);
+  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t x, std::size_t y) {
+    return view.jobs[x].submit_time_s < view.jobs[y].submit_time_s;
+  });
+
+  int reserved_type = -1;
+  double shadow_s = 0;  // when the reserved job can start, seconds from now
+  int extra = 0;        // GPUs of the reserved type still spare at that time
+  for (std::size_t i : waiting) {
+    const int type = rigid_type(a, oracle, i);
+    if (type < 0) continue;  // can never run here; it does not block the queue
+    const int gpus = view.jobs[i].requested_plan.gpus();
+    if (reserved_type != type) {
+      if (a.start(i, type, gpus) || reserved_type >= 0) continue;
+      // The first job that does not fit: reserve for it when enough GPUs free up.
+      std::vector<std::pair<double, int>> ends;
+      for (std::size_t k = 0; k < view.jobs.size(); ++k)
+        if (a.placed(k) && a.pool().type_of(a.target(k).slices.front().node) == type)
+          ends.emplace_back(rigid_time_left(a, oracle, k), a.target(k).gpus());
+      std::sort(ends.begin(), ends.end());
+      int free = a.pool().free_gpus_of_type(type);
+      shadow_s = std::numeric_limits<double>::infinity();
+      for (const auto& [end, g] : ends) {
+        free += g;
+        if (free >= gpus) {
+          shadow_s = end;
+          extra = free - gpus;
+          break;
+        }
+      }
+      reserved_type = type;
+      continue;
+    }
+    // Backfill on the reserved type: finish before the reservation, or use spare GPUs.
+    if (!a.start(i, type, gpus)) continue;
+    if (rigid_time_left(a, oracle, i) <= shadow_s) continue;
+    if (gpus <= extra) {
+      extra -= gpus;
+      continue;
+    }
+    a.release(i);
+  }
+  if (options.spare_cpus) a.grant_spare_cpus();
+  return a.decisions();
+}
+
+}  // namespace morph::policy

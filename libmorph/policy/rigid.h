@@ -1,0 +1,29 @@
+// Rigid scheduling, the black-box baseline: a job runs on exactly the GPUs it requested,
+// with its own plan, from start to end.
+#pragma once
+
+#include <cstddef>
+
+#include "libmorph/policy/assignment.h"
+
+namespace morph::policy {
+
+// The GPU type a rigid job runs on: by HAS, the tightest whose nodes can host its request
+// with its plan; -1 when none can.
+int rigid_type(const Assignment& a, PlanOracle& oracle, std::size_t job);
+
+// Seconds until a job of `a` frees its GPUs: running ones from their (re)start and
+// remaining work, ones started this round from the restart penalty on.
+double rigid_time_left(const Assignment& a, PlanOracle& oracle, std::size_t job);
+
+struct BackfillOptions {
+  CpuRule cpus = CpuRule::requested;
+  bool spare_cpus = false;  // offloading jobs take the spare CPUs of their nodes (Synergy)
+};
+
+// Submission order with EASY backfilling (Lifka, 1995): when the oldest waiting job does
+// not fit, it gets a reservation at the earliest time enough GPUs of its type free up,
+// and a later job may start now only if it ends before then or leaves the reserved GPUs.
+std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle, const BackfillOptions& options);
+
+}  // namespace morph::policy

@@ -1,0 +1,61 @@
+// Event-driven replay of a workload under a policy: jobs arrive at their submission time,
+// the policy runs every `interval_s` seconds (Morphling's artifact: 60 s), every start
+// and restart costs `restart_penalty_s` seconds on its GPUs without progress (260 s),
+// and jobs progress at their measured iteration time where the traces have it and at the
+// model's otherwise.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "libmorph/policy/policy.h"
+#include "libmorph/sim/truth.h"
+
+namespace morph::sim {
+
+struct SimOptions {
+  double restart_penalty_s = 260;
+  double interval_s = 60;
+  std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant
+};
+
+struct JobResult {
+  std::string name;
+  bool guaranteed = false;
+  int requested_gpus = 0;
+  double submit_s = 0;
+  double first_start_s = -1;  // -1: never started
+  double end_s = -1;          // -1: never finished
+  int starts = 0;             // starts and restarts
+  double gpu_seconds = 0;        // GPU time held, restarts included
+  double run_seconds = 0;        // time spent making progress
+  double predicted_seconds = 0;  // of which at a speed the model predicted
+
+  bool finished() const { return end_s >= 0; }
+  double jct_s() const { return end_s - submit_s; }
+  double queue_s() const { return first_start_s - submit_s; }
+  int restarts() const { return starts > 0 ? starts - 1 : 0; }
+};
+
+struct SimResult {
+  std::string policy;
+  std::vector<JobResult> jobs;
+  long rounds = 0;
+  long measured_runs = 0;   // (re)starts whose speed the traces measured
+  long predicted_runs = 0;  // (re)starts whose speed the model predicted
+  double wall_s = 0;        // time the simulation took
+};
+
+// The jobs of a simulation, with their requests resolved against the applications.
+struct SimJob {
+  policy::JobState state;  // id, app, tenant, SLA, request, remaining iterations
+  std::string where;       // workload file:line
+};
+
+// `truth` may be empty: then every speed comes from the oracle's model.
+SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes,
+                   policy::Policy& policy, policy::PlanOracle& oracle, const TraceTruth& truth,
+                   const SimOptions& options);
+
+}  // namespace morph::sim

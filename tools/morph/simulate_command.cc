@@ -1,0 +1,222 @@
+// morph simulate: replay a workload trace on a simulated cluster under one policy or all
+// of them (Table 4 of the Morphling paper).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "libmorph/artifact/artifact_spec.h"
+#include "libmorph/perf/perf_store.h"
+#include "libmorph/policy/policy.h"
+#include "libmorph/sim/apps.h"
+#include "libmorph/sim/metrics.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+#include "tools/morph/commands.h"
+#include "tools/morph/table.h"
+
+namespace morph::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SimulateArgs {
+  std::string workload;
+  std::string cluster = "8x8xa800";
+  std::string policy = "morphling";
+  std::string truth;
+  double restart_penalty_s = -1;  // -1: morph.conf RestartPenaltySeconds
+  double interval_s = -1;         // -1: morph.conf SchedulingIntervalSeconds
+  std::vector<std::string> quotas;
+  int fit_rows = 3;
+  std::string jobs_csv;
+};
+
+std::map<std::string, int> parse_quotas(const std::vector<std::string>& items) {
+  std::map<std::string, int> quotas;
+  for (const std::string& item : items)
+    for (const auto& [tenant, gpus] : parse_key_values(item, ',', "--quota"))
+      quotas[tenant] = static_cast<int>(parse_int(gpus, fmt::format("--quota {}", tenant), 0, 1 << 24));
+  return quotas;
+}
+
+std::string hours(double s) { return fmt::format("{:.2f}", s / 3600); }
+
+nlohmann::json summary_json(const sim::Summary& s) {
+  return {{"jobs", s.jobs}, {"finished", s.finished}, {"avg_jct_s", s.avg_jct_s}, {"p99_jct_s", s.p99_jct_s},
+          {"avg_queue_s", s.avg_queue_s}, {"restarts_per_job", s.restarts_per_job}, {"gpu_hours", s.gpu_hours}};
+}
+
+nlohmann::json report_json(const sim::Report& r) {
+  return {{"policy", r.policy}, {"all", summary_json(r.all)}, {"guaranteed", summary_json(r.guaranteed)},
+          {"best_effort", summary_json(r.best_effort)}, {"makespan_s", r.makespan_s},
+          {"measured_runs", r.measured_runs}, {"predicted_runs", r.predicted_runs},
+          {"predicted_share", r.predicted_share}, {"never_finished", r.never_finished}, {"rounds", r.rounds},
+          {"wall_s", r.wall_s}};
+}
+
+std::string last_line(const sim::Report& r) {
+  return fmt::format("policy={} avg_jct_s={:.1f} p99_jct_s={:.1f} makespan_s={:.1f}", r.policy, r.all.avg_jct_s,
+                     r.all.p99_jct_s, r.makespan_s);
+}
+
+std::string speeds_line(const sim::Report& r) {
+  return fmt::format("{} (re)starts at measured speeds, {} at predicted speeds ({:.1f}% of running time); {} rounds in {:.2f} s",
+                     r.measured_runs, r.predicted_runs, 100 * r.predicted_share, r.rounds, r.wall_s);
+}
+
+void print_one(const sim::Report& r) {
+  Table t({"jobs", "n", "finished", "avg JCT s", "P99 JCT s", "avg queue s", "restarts/job", "GPU-hours"});
+  auto row = [&](const char* name, const sim::Summary& s) {
+    if (s.jobs == 0) return;
+    t.add({name, std::to_string(s.jobs), std::to_string(s.finished), fmt::format("{:.1f}", s.avg_jct_s),
+           fmt::format("{:.1f}", s.p99_jct_s), fmt::format("{:.1f}", s.avg_queue_s),
+           fmt::format("{:.2f}", s.restarts_per_job), fmt::format("{:.1f}", s.gpu_hours)});
+  };
+  row("all", r.all);
+  row("guaranteed", r.guaranteed);
+  row("best-effort", r.best_effort);
+  std::cout << "policy " << r.policy << '\n';
+  t.print(std::cout);
+  std::cout << fmt::format("makespan {:.1f} s; {}\n", r.makespan_s, speeds_line(r));
+}
+
+// Table 4 of seed 000: hours and ratios to the first policy (morphling).
+void print_comparison(const std::vector<sim::Report>& reports) {
+  const sim::Report& base = reports.front();
+  const bool split = base.guaranteed.jobs > 0 && base.best_effort.jobs > 0;
+  std::vector<std::string> header{"policy", "avg JCT h", "P99 JCT h", "makespan h", "restarts/job", "predicted %"};
+  if (split) header.insert(header.begin() + 3, {"guar. avg h", "BE avg h"});
+  Table t(header);
+  auto ratio = [](double x, double base) { return base > 0 ? fmt::format(" ({:.2f}x)", x / base) : std::string(); };
+  for (const sim::Report& r : reports) {
+    std::vector<std::string> row{r.policy, hours(r.all.avg_jct_s) + ratio(r.all.avg_jct_s, base.all.avg_jct_s),
+                                 hours(r.all.p99_jct_s) + ratio(r.all.p99_jct_s, base.all.p99_jct_s),
+                                 hours(r.makespan_s) + ratio(r.makespan_s, base.makespan_s),
+                                 fmt::format("{:.2f}", r.all.restarts_per_job),
+                                 fmt::format("{:.1f}", 100 * r.predicted_share)};
+    if (split)
+      row.insert(row.begin() + 3, {hours(r.guaranteed.avg_jct_s) + ratio(r.guaranteed.avg_jct_s, base.guaranteed.avg_jct_s),
+                                   hours(r.best_effort.avg_jct_s) + ratio(r.best_effort.avg_jct_s, base.best_effort.avg_jct_s)});
+    t.add(std::move(row));
+  }
+  t.print(std::cout);
+}
+
+void write_jobs_csv(const std::string& path, const std::vector<sim::SimResult>& results) {
+  std::ofstream out(path);
+  if (!out) throw Error(fmt::format("--jobs-csv: cannot write {}", quote(path)));
+  out << "policy,name,guaranteed,gpus,submit_s,first_start_s,end_s,jct_s,queue_s,restarts,gpu_hours,predicted_s\n";
+  for (const sim::SimResult& r : results)
+    for (const sim::JobResult& j : r.jobs)
+      out << fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{},{:.4f},{:.1f}\n", r.policy, j.name,
+                         j.guaranteed ? 1 : 0, j.requested_gpus, j.submit_s, j.first_start_s, j.end_s,
+                         j.finished() ? j.jct_s() : -1.0, j.first_start_s >= 0 ? j.queue_s() : -1.0, j.restarts(),
+                         j.gpu_seconds / 3600, j.predicted_seconds);
+  if (!out.flush()) throw Error(fmt::format("--jobs-csv: writing {} failed", quote(path)));
+}
+
+void run_simulate(Context& context, const SimulateArgs& args) {
+  context.resolve_paths();
+  const MorphConfig& config = context.config();
+  std::vector<std::string> policies;
+  if (args.policy == "all")
+    policies = policy::policy_names();
+  else
+    policies.push_back(policy::make_policy(args.policy)->name());  // validates the name early
+
+  const std::vector<policy::NodeState> nodes = policy::nodes_from_spec(args.cluster, config.cluster, "--cluster");
+  int gpus = 0;
+  for (const policy::NodeState& n : nodes) gpus += n.type.gpus;
+
+  std::string artifact_dir;
+  if (!args.truth.empty()) {
+    if (!fs::is_directory(args.truth)) throw Error(fmt::format("--truth: {} is not a folder", quote(args.truth)));
+    const fs::path parent = fs::path(args.truth).lexically_normal().parent_path();
+    if (fs::is_directory(parent / "profile")) artifact_dir = parent.string();
+  }
+  const ArtifactSpec spec = load_artifact_spec(context.spec_path);
+  const PerfStore store = PerfStore::load_dir(config.perf_model_dir);
+  const std::map<std::string, sim::App> apps =
+      sim::artifact_apps(spec, context.catalog(), config, artifact_dir, store, args.fit_rows);
+
+  std::vector<sim::SimJob> jobs;
+  for (const sim::TraceJob& row : sim::read_workload(args.workload)) jobs.push_back(sim::sim_job(row, apps));
+
+  sim::TraceTruth truth;
+  if (!args.truth.empty()) {
+    std::map<std::string, ArtifactWorkload> workloads;
+    for (const auto& [name, app] : apps) workloads.emplace(name, app.artifact);
+    truth = sim::TraceTruth::load(args.truth, workloads, spec, config.cluster);
+  }
+
+  sim::SimOptions options;
+  options.restart_penalty_s = args.restart_penalty_s >= 0 ? args.restart_penalty_s : config.policy.restart_penalty_s;
+  options.interval_s = args.interval_s > 0 ? args.interval_s : config.policy.scheduling_interval_s;
+  options.quota_gpus = parse_quotas(args.quotas);
+
+  policy::PlanOracle oracle(sim::profiles_of(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
+  std::vector<sim::SimResult> results;
+  std::vector<sim::Report> reports;
+  for (const std::string& name : policies) {
+    auto p = policy::make_policy(name);
+    results.push_back(sim::simulate(jobs, nodes, *p, oracle, truth, options));
+    reports.push_back(sim::summarize(results.back()));
+  }
+  if (!args.jobs_csv.empty()) write_jobs_csv(args.jobs_csv, results);
+
+  if (context.json) {
+    nlohmann::json j{{"workload", args.workload}, {"jobs", jobs.size()}, {"cluster", args.cluster}, {"gpus", gpus},
+                     {"restart_penalty_s", options.restart_penalty_s}, {"interval_s", options.interval_s},
+                     {"truth", args.truth}, {"truth_configurations", truth.size()}};
+    for (const auto& [name, app] : apps) j["models"][name] = app.model_source;
+    for (const sim::Report& r : reports) j["policies"].push_back(report_json(r));
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format("workload {}: {} jobs on {} ({} GPUs); restart penalty {:g} s, a round every {:g} s\n",
+                           args.workload, jobs.size(), args.cluster, gpus, options.restart_penalty_s, options.interval_s);
+  std::cout << (args.truth.empty() ? std::string("speeds: the performance model (no --truth)\n")
+                                   : fmt::format("speeds: {} measured configurations from {}, the fitted model elsewhere\n",
+                                                 truth.size(), args.truth))
+            << '\n';
+  if (reports.size() == 1) {
+    print_one(reports.front());
+  } else {
+    print_comparison(reports);
+    std::cout << '\n';
+    for (const sim::Report& r : reports) std::cout << r.policy << ": " << speeds_line(r) << '\n';
+  }
+  for (const sim::Report& r : reports)
+    if (!r.never_finished.empty())
+      std::cerr << fmt::format("morph simulate: warning: under {}, {} job(s) never finished (first: {})\n", r.policy,
+                               r.never_finished.size(), r.never_finished.front());
+  for (const sim::Report& r : reports) std::cout << last_line(r) << '\n';
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, Context& context) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* cmd = app.add_subcommand("simulate", "replay a workload trace on a simulated cluster under a policy");
+  cmd->add_option("--workload", args->workload, "workload CSV (the Morphling artifact's format)")->required();
+  cmd->add_option("--cluster", args->cluster, "nodes, e.g. 8x8xa800 or 4x8xa100+4x8xv100")->capture_default_str();
+  cmd->add_option("--policy", args->policy, "morphling, morphling-e, morphling-r, morphling-n, sia, synergy, antman, fifo or all")
+      ->capture_default_str();
+  cmd->add_option("--truth", args->truth, "traces folder of measured iteration times (e.g. morphling-artifact/traces)");
+  cmd->add_option("--restart-penalty", args->restart_penalty_s, "seconds per start and restart (default: morph.conf)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--interval", args->interval_s, "seconds between scheduling rounds (default: morph.conf)")
+      ->check(CLI::Range(1e-3, 1e6));
+  cmd->add_option("--quota", args->quotas, "guaranteed GPUs of a tenant, TENANT=GPUS (repeatable)");
+  cmd->add_option("--fit-rows", args->fit_rows, "trace rows added to each profile when fitting the models")
+      ->capture_default_str()->check(CLI::Range(0, 1000));
+  cmd->add_option("--jobs-csv", args->jobs_csv, "write one row per job and policy to this file");
+  cmd->callback([&context, args] { run_simulate(context, *args); });
+}
+
+}  // namespace morph::cli
