@@ -100,6 +100,13 @@ int JobCurve::previous(int gpus) const {
 PlanOracle::PlanOracle(std::map<std::string, AppProfile> apps, MemoryOptions memory, int max_gpus_per_job)
     : apps_(std::move(apps)), memory_(memory), max_gpus_per_job_(max_gpus_per_job) {}
 
+void PlanOracle::restrict_to(Admissible admissible) {
+  admissible_ = std::move(admissible);
+  best_.clear();
+  curves_.clear();
+  demand_.clear();
+}
+
 const AppProfile& PlanOracle::app(const std::string& name) const {
   auto it = apps_.find(name);
   if (it == apps_.end()) throw Error(fmt::format("unknown application {}", quote(name)));
@@ -121,20 +128,28 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
   const Allocation alloc = allocation_of(nodes, shape);
   const int gpus = shape.total();
   PlanChoice c;
-  auto consider = [&](const ExecutionPlan& plan) {
+  // `plan` runs here unless the memory model (when asked) or the free host memory refuse it.
+  auto admitted = [&](const ExecutionPlan& plan) {
+    return !admissible_ || (plan == job.requested_plan) || admissible_(job.app, plan, shape.gpus);
+  };
+  auto consider = [&](const ExecutionPlan& plan, bool check_device_memory) {
     const MemoryEstimate estimate = estimate_memory(a.workload.model, a.workload.seq_len, plan, memory_);
-    if (const MemoryFit fit = check_memory(estimate, alloc); !fit.fits) {
-      c.reason = fit.reason;
+    if (!admitted(plan)) {
+      c.reason = "not an admissible configuration";
       return;
     }
-    if (estimate.host_bytes_per_gpu > host_bytes_per_gpu_limit) {
+    if (std::string why = check_device_memory ? plan_violation(a.workload, alloc, plan, memory_)
+                                              : structure_violation(a.workload, alloc, plan);
+        !why.empty()) {
+      c.reason = why;
+    } else if (estimate.host_bytes_per_gpu > host_bytes_per_gpu_limit) {
       c.reason = "not enough free host memory";
-      return;
+    } else {
+      c.feasible = true;
+      c.plan = plan;
+      c.iteration_s = iteration_s(a, plan, alloc);
+      c.host_bytes_per_gpu = estimate.host_bytes_per_gpu;
     }
-    c.feasible = true;
-    c.plan = plan;
-    c.iteration_s = iteration_s(a, plan, alloc);
-    c.host_bytes_per_gpu = estimate.host_bytes_per_gpu;
   };
   switch (freedom) {
     case PlanFreedom::any: {
@@ -143,14 +158,14 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
       options.memory = memory_;
       const PlanSearch s = search_plans(a.workload, alloc, a.perf, options);
       for (const PlanOption& o : s.feasible) {
-        if (o.memory.host_bytes_per_gpu > host_bytes_per_gpu_limit) continue;
+        if (o.memory.host_bytes_per_gpu > host_bytes_per_gpu_limit || !admitted(o.plan)) continue;
         c.feasible = true;
         c.plan = o.plan;
         c.iteration_s = o.time.iter_ms / 1e3;
         c.host_bytes_per_gpu = o.memory.host_bytes_per_gpu;
         return c;
       }
-      c.reason = s.feasible.empty() ? "no plan fits" : "no plan fits in the free host memory";
+      c.reason = s.feasible.empty() ? "no plan fits" : "no admissible plan fits in the free host memory";
       return c;
     }
     case PlanFreedom::scale_dp: {
@@ -159,31 +174,17 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
         c.reason = "the requested plan does not scale to this GPU count";
         return c;
       }
-      p = fit_micro_batch(a.workload, alloc, p, memory_);
-      if (std::string why = plan_violation(a.workload, alloc, p, memory_); !why.empty()) {
-        c.reason = why;
-        return c;
-      }
-      consider(p);
+      // The user's plan ran, and more replicas of it never need more memory per GPU: only
+      // fewer replicas are re-cut and checked against the memory model.
+      const bool trusted = p.dp >= job.requested_plan.dp;
+      if (!trusted) p = fit_micro_batch(a.workload, alloc, p, memory_);
+      consider(p, !trusted);
       return c;
     }
-    case PlanFreedom::exact: {
-      if (gpus != job.requested_plan.gpus()) {
-        c.reason = "the requested plan needs its own GPU count";
-        return c;
-      }
-      // The user's own plan ran where they asked for it: only its structure is checked.
-      if (std::string why = structure_violation(a.workload, alloc, job.requested_plan); !why.empty()) {
-        c.reason = why;
-        return c;
-      }
-      c.feasible = true;
-      c.plan = job.requested_plan;
-      c.iteration_s = iteration_s(a, c.plan, alloc);
-      c.host_bytes_per_gpu =
-          estimate_memory(a.workload.model, a.workload.seq_len, c.plan, memory_).host_bytes_per_gpu;
+    case PlanFreedom::exact:
+      if (gpus != job.requested_plan.gpus()) c.reason = "the requested plan needs its own GPU count";
+      else consider(job.requested_plan, false);  // the user's own plan ran where they asked for it
       return c;
-    }
   }
   return c;
 }

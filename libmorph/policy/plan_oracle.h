@@ -4,6 +4,7 @@
 // every (application, shape) is searched once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -104,6 +105,12 @@ class PlanOracle {
   // Rate of the requested plan on the requested GPUs packed on `node`'s type.
   double requested_rate(const JobState& job, const std::vector<NodeState>& nodes, int node);
 
+  // Plans a policy may move a job to (the user's own plan on its own GPU count always
+  // qualifies); the simulator's --measured-only keeps policies to measured configurations.
+  using Admissible = std::function<bool(const std::string& app, const ExecutionPlan& plan,
+                                        const std::vector<int>& gpus_per_node)>;
+  void restrict_to(Admissible admissible);
+
   const OracleStats& stats() const { return stats_; }
 
  private:
@@ -116,6 +123,7 @@ class PlanOracle {
   std::map<std::string, AppProfile> apps_;
   MemoryOptions memory_;
   int max_gpus_per_job_;
+  Admissible admissible_;
   std::map<std::tuple<PlanKey, std::string, Shape>, PlanChoice> best_;
   std::map<std::tuple<PlanKey, std::string, bool, int>, JobCurve> curves_;  // + type, resize, requested GPUs
   std::map<std::tuple<std::string, std::string, std::string, int>, std::pair<double, int>> demand_;

@@ -34,6 +34,7 @@ struct SimulateArgs {
   std::vector<std::string> quotas;
   int fit_rows = 3;
   std::string jobs_csv;
+  bool measured_only = false;
 };
 
 std::map<std::string, int> parse_quotas(const std::vector<std::string>& items) {
@@ -92,7 +93,7 @@ void print_comparison(const std::vector<sim::Report>& reports) {
   std::vector<std::string> header{"policy", "avg JCT h", "P99 JCT h", "makespan h", "restarts/job", "predicted %"};
   if (split) header.insert(header.begin() + 3, {"guar. avg h", "BE avg h"});
   Table t(header);
-  auto ratio = [](double x, double base) { return base > 0 ? fmt::format(" ({:.2f}x)", x / base) : std::string(); };
+  auto ratio = [](double x, double to) { return to > 0 ? fmt::format(" ({:.2f}x)", x / to) : std::string(); };
   for (const sim::Report& r : reports) {
     std::vector<std::string> row{r.policy, hours(r.all.avg_jct_s) + ratio(r.all.avg_jct_s, base.all.avg_jct_s),
                                  hours(r.all.p99_jct_s) + ratio(r.all.p99_jct_s, base.all.p99_jct_s),
@@ -160,6 +161,12 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   options.quota_gpus = parse_quotas(args.quotas);
 
   policy::PlanOracle oracle(sim::profiles_of(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
+  if (args.measured_only) {
+    if (args.truth.empty()) throw Error("--measured-only needs --truth");
+    oracle.restrict_to([&truth](const std::string& app, const ExecutionPlan& plan, const std::vector<int>& gpus_per_node) {
+      return truth.lookup(app, plan, gpus_per_node) > 0;
+    });
+  }
   std::vector<sim::SimResult> results;
   std::vector<sim::Report> reports;
   for (const std::string& name : policies) {
@@ -216,6 +223,8 @@ void add_simulate_command(CLI::App& app, Context& context) {
   cmd->add_option("--fit-rows", args->fit_rows, "trace rows added to each profile when fitting the models")
       ->capture_default_str()->check(CLI::Range(0, 1000));
   cmd->add_option("--jobs-csv", args->jobs_csv, "write one row per job and policy to this file");
+  cmd->add_flag("--measured-only", args->measured_only,
+                "policies may move jobs only to configurations the --truth traces measured");
   cmd->callback([&context, args] { run_simulate(context, *args); });
 }
 
