@@ -29,6 +29,10 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/morph_request_test.cc \
 	%reldir%/unit/job_record_test.cc \
 	%reldir%/unit/submit_test.cc \
+	%reldir%/unit/policy_support.h \
+	%reldir%/unit/placement_test.cc \
+	%reldir%/unit/policy_test.cc \
+	%reldir%/unit/simulator_test.cc \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc
 endif
 

@@ -282,36 +282,62 @@ void Round::configure(Item& it, const JobState& job) {
   assignment_.set_freedom(it.job, it.freedom);
 }
 
-// Lines 2-3: waiting jobs with a minimum, oldest first: privileged guaranteed jobs, whose
-// minimum demand fits in their tenant's remaining quota (quota use counts each running
-// guaranteed job's minimum demand), and under Sia every waiting job.
+// Lines 2-3: privileged guaranteed jobs reach their minimum demand, oldest first (under
+// Sia every waiting job reaches its smallest configuration). A tenant's guaranteed jobs
+// are privileged while their minimums fit in its GPU quota, running jobs first; the
+// others are best-effort for this round: they run only where their slope earns it and
+// may be preempted.
 void Round::schedule_minimums() {
   std::map<std::string, long> used;
-  std::vector<std::size_t> waiting;
-  for (Item& it : items_) {
-    const JobState& j = view_.jobs[it.job];
-    if (j.running()) {
-      if (it.guaranteed) used[j.tenant] += min_gpus(it, it.current_type);
-    } else if (it.guaranteed || options_.admit_at_minimum) {
-      waiting.push_back(it.job);
-    }
+  auto within_quota = [&](const JobState& j, int gpus) {
+    auto quota = view_.quota_gpus.find(j.tenant);
+    return quota == view_.quota_gpus.end() || used[j.tenant] + gpus <= quota->second;
+  };
+  auto demote = [&](Item& it) {
+    it.guaranteed = false;
+    std::fill(it.min.begin(), it.min.end(), -1);
+    push_victim(it.job);
+  };
+  auto by_submission = [&](std::vector<std::size_t>& jobs) {
+    std::stable_sort(jobs.begin(), jobs.end(), [&](std::size_t a, std::size_t b) {
+      return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
+    });
+  };
+  std::vector<std::size_t> running, waiting;
+  for (const Item& it : items_) {
+    const bool running_now = view_.jobs[it.job].running();
+    if (running_now && it.guaranteed) running.push_back(it.job);
+    if (!running_now && (it.guaranteed || options_.admit_at_minimum)) waiting.push_back(it.job);
   }
-  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) {
-    return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
-  });
-  for (std::size_t i : waiting) {
-    const JobState& j = view_.jobs[i];
+  by_submission(running);
+  by_submission(waiting);
+  for (std::size_t i : running) {
     Item& it = items_[i];
-    auto quota = it.guaranteed ? view_.quota_gpus.find(j.tenant) : view_.quota_gpus.end();
+    const int m = min_gpus(it, it.current_type);
+    if (within_quota(view_.jobs[i], m)) used[view_.jobs[i].tenant] += m;
+    else demote(it);
+  }
+  for (std::size_t i : waiting) {
+    Item& it = items_[i];
+    const JobState& j = view_.jobs[i];
+    bool over_quota = it.guaranteed;  // on every type, until one fits the quota
+    bool placed = false;
     for (int type : pool().types_by_memory()) {  // HAS: the tightest GPU type first
       if (curve(it, type).useful.empty()) continue;
       const int m = min_gpus(it, type);
-      if (quota != view_.quota_gpus.end() && used[j.tenant] + m > quota->second) break;
+      if (it.guaranteed && !within_quota(j, m)) continue;
+      over_quota = false;
       if (grow(i, type, true)) {
-        used[j.tenant] += it.guaranteed ? m : 0;
+        if (it.guaranteed) used[j.tenant] += m;
+        placed = true;
         break;
       }
     }
+    if (placed || !over_quota) continue;
+    demote(it);
+    if (options_.admit_at_minimum)
+      for (int type : pool().types_by_memory())
+        if (!curve(it, type).useful.empty() && grow(i, type, true)) break;
   }
 }
 

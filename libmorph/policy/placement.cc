@@ -58,7 +58,7 @@ void NodePool::move_bucket(int node, int from, int to) {
 
 void NodePool::take(const Slice& s) {
   const auto n = static_cast<std::size_t>(s.node);
-  if (s.node < 0 || n >= free_gpus_.size() || s.gpus > free_gpus_[n] || s.cpus > free_cpus_[n] ||
+  if (s.node < 0 || n >= free_gpus_.size() || s.gpus < 0 || s.gpus > free_gpus_[n] || s.cpus > free_cpus_[n] ||
       s.memory_bytes > free_memory_[n] * (1 + 1e-12))
     throw Error(fmt::format("internal: slice of {} GPUs, {} CPUs on node {} exceeds what is free", s.gpus, s.cpus,
                             s.node));
@@ -71,6 +71,10 @@ void NodePool::take(const Slice& s) {
 
 void NodePool::give(const Slice& s) {
   const auto n = static_cast<std::size_t>(s.node);
+  if (s.node < 0 || n >= free_gpus_.size() || s.gpus < 0 || free_gpus_[n] + s.gpus > (*nodes_)[n].type.gpus ||
+      free_cpus_[n] + s.cpus > (*nodes_)[n].type.cpus)
+    throw Error(fmt::format("internal: slice of {} GPUs, {} CPUs on node {} returns more than it holds", s.gpus,
+                            s.cpus, s.node));
   move_bucket(s.node, free_gpus_[n], free_gpus_[n] + s.gpus);
   free_gpus_[n] += s.gpus;
   free_cpus_[n] += s.cpus;

@@ -1,0 +1,240 @@
+// The steps of Morphling's Algorithm 1 (seed 000 §5) and the baselines' rules, each on a
+// small hand-made cluster where the right decision is known.
+#include <gtest/gtest.h>
+
+#include "libmorph/policy/policy.h"
+#include "policy_support.h"
+
+namespace morph::policy {
+namespace {
+
+using test::job;
+using test::round;
+using test::running;
+using test::target_of;
+
+double rate_on(PlanOracle& oracle, const ClusterView& v, const std::string& id, const JobAllocation& a) {
+  for (const JobState& j : v.jobs)
+    if (j.id == id) {
+      const double s = oracle.predict_s(j, a.plan, v.nodes, a.slices);
+      return s > 0 ? 1 / s : 0;
+    }
+  return 0;
+}
+
+TEST(Morphling, GuaranteedJobGetsItsMinimumAndItsRequestedSpeed) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  v.jobs = {running(job("be1", Sla::best_effort, 4, 1e6), 0), running(job("be2", Sla::best_effort, 4, 1e6), 0),
+            job("g", Sla::guaranteed, 4, 1e6, 590)};
+  const auto d = round("morphling", v, oracle);
+  const JobAllocation& g = target_of(d, "g");
+  ASSERT_FALSE(g.empty());
+  EXPECT_GE(g.gpus(), oracle.min_gpus(v.jobs[2], PlanFreedom::any, true, v.nodes, 0));
+  // SLA: at least as fast as the requested plan on the requested GPUs.
+  EXPECT_GE(rate_on(oracle, v, "g", g), oracle.requested_rate(v.jobs[2], v.nodes, 0) * (1 - 1e-9));
+  EXPECT_LE(target_of(d, "be1").gpus() + target_of(d, "be2").gpus(), 8 - g.gpus());
+}
+
+TEST(Morphling, MinimumDemandIsTheFewestGpusThatMatchTheRequest) {
+  PlanOracle oracle = test::make_oracle();
+  const auto nodes = test::nodes("1x8xbig");
+  JobState g = job("g", Sla::guaranteed, 8, 1e6);
+  g.requested_plan.micro_batch_size = 1;  // a poor request: 8 GPUs, 8 micro-batches of 1
+  g.requested_plan.ga_steps = 8;
+  const int m = oracle.min_gpus(g, PlanFreedom::any, true, nodes, 0);
+  EXPECT_LE(m, 8);
+  const JobCurve& c = oracle.curve(g, PlanFreedom::any, true, nodes, 0);
+  EXPECT_GE(c.at(m), oracle.requested_rate(g, nodes, 0) * (1 - 1e-9));
+  for (int fewer : c.useful)
+    if (fewer < m) {
+      EXPECT_LT(c.at(fewer), oracle.requested_rate(g, nodes, 0));
+    }
+}
+
+// SortBySlope / GetLowestSlopeOverMinJob: a job with much work left gains little per GPU,
+// so it is the one shrunk for a newcomer; the short job, steeper, keeps its GPUs.
+TEST(Morphling, BestEffortJobWithTheLowestSlopeShrinksFirst) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  v.jobs = {running(job("flat", Sla::best_effort, 4, 1e7), 0), running(job("steep", Sla::best_effort, 4, 200), 0),
+            job("new", Sla::best_effort, 4, 500, 590)};
+  const auto d = round("morphling", v, oracle);
+  EXPECT_LT(target_of(d, "flat").gpus(), 4);
+  EXPECT_EQ(target_of(d, "steep"), v.jobs[1].current) << "the steeper job was touched";
+  EXPECT_GT(target_of(d, "new").gpus(), 0);
+}
+
+// The restart-cost term: a job near its end is not reconfigured for a gain smaller than
+// the restart penalty, even with idle GPUs; far from its end it grows.
+TEST(Morphling, ReconfiguresOnlyWhenTheGainPaysForTheRestart) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  v.jobs = {running(job("ending", Sla::best_effort, 2, 50), 0)};
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
+  v.jobs[0].remaining_iterations = 1e6;
+  EXPECT_GT(target_of(round("morphling", v, oracle), "ending").gpus(), 2);
+  v.restart_penalty_s = 1e12;
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
+}
+
+TEST(Morphling, TenantQuotaLimitsPrivilegedGuaranteedJobs) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  v.jobs = {running(job("be1", Sla::best_effort, 4, 5000), 0), running(job("be2", Sla::best_effort, 4, 5000), 0),
+            job("g1", Sla::guaranteed, 4, 1e7, 500), job("g2", Sla::guaranteed, 4, 1e7, 510)};
+  v.jobs[2].tenant = v.jobs[3].tenant = "t";
+  // Without a quota both guaranteed jobs preempt best-effort work for their minimum.
+  auto d = round("morphling", v, oracle);
+  EXPECT_GT(target_of(d, "g1").gpus(), 0);
+  EXPECT_GT(target_of(d, "g2").gpus(), 0);
+  // With 4 GPUs of quota only the older one is privileged; the other competes as
+  // best-effort and, with far more work left than the running jobs, waits.
+  v.quota_gpus["t"] = 4;
+  d = round("morphling", v, oracle);
+  EXPECT_GE(target_of(d, "g1").gpus(), oracle.min_gpus(v.jobs[2], PlanFreedom::any, true, v.nodes, 0));
+  EXPECT_TRUE(target_of(d, "g2").empty());
+  // Another tenant's quota does not apply to them.
+  v.quota_gpus = {{"other", 0}};
+  d = round("morphling", v, oracle);
+  EXPECT_GT(target_of(d, "g2").gpus(), 0);
+}
+
+TEST(Morphling, PreemptionToZeroReturnsTheJobToTheQueue) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  v.jobs = {running(job("be", Sla::best_effort, 8, 1e7), 0), job("g", Sla::guaranteed, 8, 1e6, 590)};
+  const auto d = round("morphling", v, oracle);
+  EXPECT_EQ(action_of(v.jobs[0], target_of(d, "be")), Action::preempt);
+  EXPECT_EQ(action_of(v.jobs[1], target_of(d, "g")), Action::start);
+  // Pending again, it starts as soon as the guaranteed job is gone.
+  v.jobs = {job("be", Sla::best_effort, 8, 1e7)};
+  EXPECT_EQ(action_of(v.jobs[0], target_of(round("morphling", v, oracle), "be")), Action::start);
+}
+
+TEST(Morphling, GuaranteedJobsAreNeverShrunkBelowTheirMinimum) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  v.jobs = {running(job("g", Sla::guaranteed, 8, 1e7), 0), job("be", Sla::best_effort, 4, 10, 590)};
+  const auto d = round("morphling", v, oracle);
+  EXPECT_GE(target_of(d, "g").gpus(), oracle.min_gpus(v.jobs[0], PlanFreedom::any, true, v.nodes, 0));
+}
+
+// Heterogeneous cluster: each job lands on one GPU type, and every GPU it holds is
+// accounted for (round() checks the decisions against the nodes).
+TEST(Morphling, JobsStayOnOneGpuTypeOfAHeterogeneousCluster) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig+2x4xsmall");
+  for (int i = 0; i < 12; ++i) v.jobs.push_back(job("j" + std::to_string(i), Sla::best_effort, 1 << (i % 4), 1000.0 * (i + 1)));
+  for (const Decision& d : round("morphling", v, oracle)) {
+    if (d.target.empty()) continue;
+    const std::string& type = v.nodes[static_cast<std::size_t>(d.target.slices.front().node)].type.name;
+    for (const Slice& s : d.target.slices) EXPECT_EQ(v.nodes[static_cast<std::size_t>(s.node)].type.name, type);
+    EXPECT_EQ(d.target.plan.gpus(), d.target.gpus());
+  }
+}
+
+TEST(Variants, WhatEachMayChange) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig");
+  v.jobs = {job("dp", Sla::best_effort, 2, 1e6)};
+  JobState three_d = job("3d", Sla::best_effort, 4, 1e6);
+  three_d.requested_plan = test::make_plan(1, 2, 2, 1, 4, 16);
+  v.jobs.push_back(three_d);
+  for (const char* name : {"morphling-n", "fifo", "synergy", "antman"}) {
+    const auto d = round(name, v, oracle);
+    for (const JobState& j : v.jobs) {
+      EXPECT_EQ(target_of(d, j.id).plan, j.requested_plan) << name << " " << j.id;
+      EXPECT_EQ(target_of(d, j.id).gpus(), j.requested_plan.gpus()) << name << " " << j.id;
+    }
+  }
+  auto d = round("morphling-e", v, oracle);
+  for (const JobState& j : v.jobs) EXPECT_EQ(target_of(d, j.id).gpus(), j.requested_plan.gpus()) << j.id;
+  for (const char* name : {"morphling-r", "sia"}) {
+    d = round(name, v, oracle);
+    for (const JobState& j : v.jobs) {
+      const JobAllocation& t = target_of(d, j.id);
+      if (t.empty()) continue;
+      EXPECT_EQ(t.plan.tp, j.requested_plan.tp) << name << " " << j.id;
+      EXPECT_EQ(t.plan.pp, j.requested_plan.pp) << name << " " << j.id;
+    }
+    EXPECT_GT(target_of(d, "dp").gpus(), 2) << name << ": an idle cluster is not used";
+  }
+  const JobAllocation sia = target_of(round("sia", v, oracle), "3d");
+  EXPECT_EQ(sia.plan, three_d.requested_plan) << "Sia keeps a 3D-parallel request as it is";
+  EXPECT_EQ(sia.gpus(), 4);
+}
+
+TEST(Fifo, BackfillsOnlyWhatDoesNotDelayTheHeadOfTheQueue) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 100;
+  v.jobs = {running(job("run", Sla::best_effort, 4, 1000), 0), job("head", Sla::best_effort, 8, 10, 10),
+            job("long", Sla::best_effort, 4, 1e6, 20), job("short", Sla::best_effort, 2, 1, 30)};
+  const auto d = round("fifo", v, oracle);
+  EXPECT_TRUE(target_of(d, "head").empty());
+  EXPECT_TRUE(target_of(d, "long").empty()) << "it would hold the head's GPUs past its reservation";
+  EXPECT_EQ(target_of(d, "short").gpus(), 2);
+}
+
+TEST(Synergy, OffloadingJobsTakeSpareCpus) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  JobState off = job("off", Sla::best_effort, 2, 1e4);
+  off.requested_plan.zero_stage = 2;
+  off.requested_plan.offload = true;
+  off.requested_cpus = 2;
+  v.jobs = {off};
+  const JobAllocation fifo = target_of(round("fifo", v, oracle), "off");
+  const JobAllocation synergy = target_of(round("synergy", v, oracle), "off");
+  EXPECT_EQ(fifo.cpus(), 2);
+  EXPECT_GT(synergy.cpus(), fifo.cpus());
+  EXPECT_GT(rate_on(oracle, v, "off", synergy), rate_on(oracle, v, "off", fifo));
+}
+
+TEST(AntMan, GuaranteedJobPreemptsTheLatestStartedBestEffortJob) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 1000;
+  v.jobs = {running(job("early", Sla::best_effort, 4, 1e6), 0, 300), running(job("late", Sla::best_effort, 4, 1e6), 0, 800),
+            job("g", Sla::guaranteed, 4, 1e6, 990)};
+  auto d = round("antman", v, oracle);
+  EXPECT_EQ(target_of(d, "early"), v.jobs[0].current);
+  EXPECT_TRUE(target_of(d, "late").empty());
+  EXPECT_EQ(target_of(d, "g").gpus(), 4);
+  v.quota_gpus["default"] = 2;  // over quota: it waits and nothing is preempted
+  d = round("antman", v, oracle);
+  EXPECT_TRUE(target_of(d, "g").empty());
+  EXPECT_EQ(target_of(d, "late"), v.jobs[1].current);
+}
+
+TEST(Policies, UnknownNameListsTheKnownOnes) {
+  try {
+    make_policy("tiresias");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tiresias"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("morphling"), std::string::npos);
+  }
+  EXPECT_EQ(policy_names().size(), 8u);
+}
+
+}  // namespace
+}  // namespace morph::policy

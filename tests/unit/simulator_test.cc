@@ -1,0 +1,194 @@
+// The simulator's accounting, the workload reader's errors and the metrics, on jobs of
+// the fixture application whose speeds come from the model (no traces).
+#include "libmorph/sim/simulator.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "libmorph/sim/metrics.h"
+#include "libmorph/sim/workload.h"
+#include "libmorph/util/error.h"
+#include "policy_support.h"
+
+namespace morph::sim {
+namespace {
+
+using policy::JobState;
+using test::job;
+
+SimJob sim(JobState j) { return SimJob{std::move(j), "test"}; }
+
+SimResult run(const std::string& policy_name, const std::vector<SimJob>& jobs, const std::string& cluster = "1x8xbig",
+              SimOptions options = {}) {
+  policy::PlanOracle oracle = test::make_oracle();
+  auto p = policy::make_policy(policy_name);
+  return simulate(jobs, test::nodes(cluster), *p, oracle, TraceTruth{}, options);
+}
+
+// The iteration time of `j`'s requested plan on its GPUs of one big node.
+double requested_iteration_s(const JobState& j) {
+  policy::PlanOracle oracle = test::make_oracle();
+  const int gpus = j.requested_plan.gpus();
+  return oracle.predict_s(j, j.requested_plan, test::nodes("1x8xbig"), {policy::Slice{0, gpus, j.requested_cpus, 0}});
+}
+
+TEST(Simulator, SingleRigidJobTakesQueueingPlusRestartPlusItsWork) {
+  const JobState j = job("solo", Sla::best_effort, 4, 1000, 30);
+  const SimResult r = run("fifo", {sim(j)});
+  ASSERT_EQ(r.jobs.size(), 1u);
+  const JobResult& x = r.jobs[0];
+  const double work_s = 1000 * requested_iteration_s(j);
+  EXPECT_DOUBLE_EQ(x.queue_s(), 30);  // rounds every 60 s: it waits for the one at t=60
+  EXPECT_EQ(x.starts, 1);
+  EXPECT_NEAR(x.jct_s(), 30 + 260 + work_s, 1e-6);
+  EXPECT_NEAR(x.run_seconds, work_s, 1e-6);
+  EXPECT_NEAR(x.gpu_seconds, 4 * (260 + work_s), 1e-6);
+  EXPECT_EQ(r.predicted_runs, 1);
+  EXPECT_EQ(r.measured_runs, 0);
+  EXPECT_NEAR(x.predicted_seconds, work_s, 1e-6);
+}
+
+// Whatever the policy does with a lone job, its time is queueing, a restart penalty per
+// start and the time it progressed.
+TEST(Simulator, ElasticJobTimeIsQueueingRestartsAndProgress) {
+  for (double penalty : {0.0, 260.0, 1000.0}) {
+    SimOptions o;
+    o.restart_penalty_s = penalty;
+    o.interval_s = 45;
+    const SimResult r = run("morphling", {sim(job("solo", Sla::best_effort, 2, 20000, 10))}, "1x8xbig", o);
+    const JobResult& x = r.jobs[0];
+    ASSERT_TRUE(x.finished());
+    EXPECT_NEAR(x.jct_s(), x.queue_s() + x.starts * penalty + x.run_seconds, 1e-6) << penalty;
+    EXPECT_DOUBLE_EQ(x.queue_s(), 35);
+  }
+}
+
+TEST(Simulator, PreemptedJobReturnsToTheQueueAndFinishes) {
+  SimOptions o;
+  o.restart_penalty_s = 100;
+  const std::vector<SimJob> jobs{sim(job("be", Sla::best_effort, 8, 20000, 0)),
+                                 sim(job("g", Sla::guaranteed, 8, 500, 1000))};
+  const SimResult r = run("morphling", jobs, "1x8xbig", o);
+  const JobResult& be = r.jobs[0];
+  const JobResult& g = r.jobs[1];
+  ASSERT_TRUE(be.finished());
+  ASSERT_TRUE(g.finished());
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_GE(be.starts, 2);
+  EXPECT_LE(g.queue_s(), 60);  // the guaranteed job does not wait for the long one
+  EXPECT_GT(be.end_s, g.end_s);
+  // The preempted job's JCT holds its time off the cluster besides its restarts.
+  EXPECT_GT(be.jct_s(), be.queue_s() + be.starts * 100 + be.run_seconds);
+}
+
+TEST(Simulator, EveryPolicyFinishesAMixedWorkloadOnAHeterogeneousCluster) {
+  std::vector<SimJob> jobs;
+  for (int i = 0; i < 24; ++i) {
+    JobState j = job("j" + std::to_string(i), i % 3 == 0 ? Sla::guaranteed : Sla::best_effort, 1 << (i % 4),
+                     500.0 + 997.0 * (i % 7), 120.0 * i);
+    j.tenant = i % 2 ? "a" : "b";
+    jobs.push_back(sim(j));
+  }
+  SimOptions o;
+  o.quota_gpus = {{"a", 8}};
+  for (const std::string& name : policy::policy_names()) {
+    const SimResult r = run(name, jobs, "2x8xbig+2x4xsmall", o);
+    const Report rep = summarize(r);
+    EXPECT_EQ(rep.all.finished, 24) << name;
+    EXPECT_TRUE(rep.never_finished.empty()) << name;
+    EXPECT_GT(rep.makespan_s, 0) << name;
+    EXPECT_EQ(rep.guaranteed.jobs + rep.best_effort.jobs, 24) << name;
+  }
+}
+
+TEST(Simulator, AJobThatCannotRunIsReportedNotLooped) {
+  // 16 GPUs requested on an 8-GPU cluster: no policy can start it.
+  const SimResult r = run("fifo", {sim(job("huge", Sla::best_effort, 16, 100)), sim(job("ok", Sla::best_effort, 2, 100, 5))});
+  const Report rep = summarize(r);
+  EXPECT_EQ(rep.all.finished, 1);
+  ASSERT_EQ(rep.never_finished.size(), 1u);
+  EXPECT_EQ(rep.never_finished[0], "huge");
+}
+
+TEST(Metrics, AveragesPercentilesAndSplits) {
+  SimResult r;
+  r.policy = "p";
+  for (int i = 1; i <= 100; ++i) {
+    JobResult j;
+    j.name = std::to_string(i);
+    j.guaranteed = i <= 10;
+    j.submit_s = 10;
+    j.first_start_s = 10 + i;
+    j.end_s = 10 + 100.0 * i;
+    j.starts = 2;
+    j.gpu_seconds = 3600;
+    r.jobs.push_back(j);
+  }
+  const Report rep = summarize(r);
+  EXPECT_DOUBLE_EQ(rep.all.avg_jct_s, 5050);
+  EXPECT_DOUBLE_EQ(rep.all.p99_jct_s, 9900);  // nearest rank: the 99th of 100
+  EXPECT_DOUBLE_EQ(rep.all.avg_queue_s, 50.5);
+  EXPECT_DOUBLE_EQ(rep.all.restarts_per_job, 1);
+  EXPECT_DOUBLE_EQ(rep.all.gpu_hours, 100);
+  EXPECT_DOUBLE_EQ(rep.makespan_s, 10000);
+  EXPECT_EQ(rep.guaranteed.jobs, 10);
+  EXPECT_DOUBLE_EQ(rep.guaranteed.avg_jct_s, 550);
+  EXPECT_EQ(rep.best_effort.jobs, 90);
+}
+
+class WorkloadFile : public ::testing::Test {
+ protected:
+  std::string write(const std::string& text) {
+    path_ = std::filesystem::temp_directory_path() / ("morph_workload_" + std::to_string(::getpid()) + ".csv");
+    std::ofstream(path_) << text;
+    return path_.string();
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+  std::filesystem::path path_;
+};
+
+const std::string kColumns = "name,submission_time,duration,application,num_gpus,num_cpus,bandwidth,exec_plan,steps,is_sla";
+const std::string kHeader = kColumns + "\n";
+
+std::string error_of(const std::string& path) {
+  try {
+    read_workload(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(WorkloadFile, ReadsRowsAndOptionalTenants) {
+  const std::string p =
+      write(kColumns + ",tenant\na,0,10,bert,2,16,0,ga,100,1,alice\nb,5.5,20,vit,1,8,0.0,zero-dp,7,0,bob\n");
+  const std::vector<TraceJob> jobs = read_workload(p);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].app, "bert");
+  EXPECT_TRUE(jobs[0].guaranteed);
+  EXPECT_EQ(jobs[0].tenant, "alice");
+  EXPECT_DOUBLE_EQ(jobs[1].submit_s, 5.5);
+  EXPECT_EQ(jobs[1].where, p + ":3");
+}
+
+TEST_F(WorkloadFile, MalformedRowsNameFileAndLine) {
+  std::string p = write(kHeader + "a,0,10,bert,2,16,0,ga,100,0\nb,soon,10,bert,2,16,0,ga,100,0\n");
+  EXPECT_NE(error_of(p).find(p + ":3"), std::string::npos) << error_of(p);
+  EXPECT_NE(error_of(p).find("submission_time"), std::string::npos) << error_of(p);
+  p = write(kHeader + "a,0,10,bert,0,16,0,ga,100,0\n");
+  EXPECT_NE(error_of(p).find(p + ":2"), std::string::npos) << error_of(p);
+  p = write(kHeader + "a,0,10,bert,2,16,0,ga,100,0\na,1,10,bert,2,16,0,ga,100,0\n");
+  EXPECT_NE(error_of(p).find("appears twice"), std::string::npos) << error_of(p);
+  p = write(kHeader + "a,0,10,bert,2,16,0,ga,100\n");
+  EXPECT_NE(error_of(p).find(p + ":2"), std::string::npos) << error_of(p);
+  p = write("name,submission_time\nx,1\n");
+  EXPECT_NE(error_of(p).find("duration"), std::string::npos) << error_of(p);
+  p = write(kHeader);
+  EXPECT_NE(error_of(p).find("no jobs"), std::string::npos) << error_of(p);
+  EXPECT_NE(error_of("/nonexistent/w.csv").find("/nonexistent/w.csv"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace morph::sim
