@@ -39,10 +39,10 @@ endif
 # Command-line tests (bats); jq checks the --json output.
 TEST_EXTENSIONS = .bats
 BATS_LOG_COMPILER = bats
-TESTS += %reldir%/cli/morph_cli.bats
-EXTRA_DIST += %reldir%/cli/morph_cli.bats
+TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats
+EXTRA_DIST += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/common.bash
 
-# Benchmarks (Google Benchmark): make bench-model, make bench.
+# Benchmarks (Google Benchmark): make bench-model, make bench-policy, make bench.
 if HAVE_BENCHMARK
 noinst_PROGRAMS += tests/bench/bench_model
 tests_bench_bench_model_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS) -DMORPH_BENCH_SRCDIR='"$(abs_top_srcdir)"'
@@ -51,9 +51,17 @@ tests_bench_bench_model_SOURCES = %reldir%/bench/bench_model.cc
 
 bench-model: tests/bench/bench_model
 	./tests/bench/bench_model --benchmark_color=false
-bench: bench-model
+
+noinst_PROGRAMS += tests/bench/bench_policy
+tests_bench_bench_policy_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS) -DMORPH_BENCH_SRCDIR='"$(abs_top_srcdir)"'
+tests_bench_bench_policy_LDADD = libmorph/libmorph.la $(BENCHMARK_LIBS) $(FMT_LIBS)
+tests_bench_bench_policy_SOURCES = %reldir%/bench/bench_policy.cc
+
+bench-policy: tests/bench/bench_policy
+	./tests/bench/bench_policy --benchmark_color=false
+bench: bench-model bench-policy
 else
-bench bench-model:
+bench bench-model bench-policy:
 	@echo "make $@: configure did not find Google Benchmark (Debian: libbenchmark-dev)"; exit 1
 endif
 
@@ -66,7 +74,7 @@ bench-submit:
 	@echo "make $@: configure did not find Slurm"; exit 1
 endif
 EXTRA_DIST += %reldir%/bench/bench_submit.sh
-.PHONY: bench bench-model bench-submit
+.PHONY: bench bench-model bench-policy bench-submit
 
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).

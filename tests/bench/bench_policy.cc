@@ -3,6 +3,7 @@
 // artifact (406 jobs on 8x8xa800, measured speeds from its traces). Ends with the summary
 // lines of `make bench-policy`:
 //   round: gpus=<G> jobs=<J> ms=<median ms for one round>
+//   round-all-pending: gpus=<G> jobs=<J> ms=<median ms when every job waits>
 //   simulation: workload=base jobs=<N> s=<median s for sim::simulate>
 // and the targets: a round within 10 ms, 100 ms and 1 s, the simulation within 5 s.
 #include <benchmark/benchmark.h>
@@ -189,6 +190,38 @@ BENCHMARK(BM_MorphlingRound)->Args({2048, 5120})->Iterations(50)->Unit(benchmark
 BENCHMARK(BM_MorphlingRound)->Args({16384, 40000})->Iterations(10)->Unit(benchmark::kMillisecond)
     ->Repetitions(5)->ReportAggregatesOnly(true);
 
+// The same jobs all waiting, as on a daemon's first round or after a drained cluster
+// returns: the round with the most decisions to make (every job starts or waits). The
+// oracle is the busy cluster's, warm.
+void BM_MorphlingRoundAllPending(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  const int jobs = static_cast<int>(state.range(1));
+  BusyCluster& c = busy_cluster_cached(gpus, jobs);
+  ClusterView pending = c.view;
+  for (JobState& j : pending.jobs) {
+    j.current = {};
+    j.ready_s = 0;
+    j.measured_iteration_s = 0;
+  }
+  const std::unique_ptr<policy::Policy> morphling = policy::make_policy("morphling");
+  std::vector<policy::Decision> decisions;
+  for (auto _ : state) {
+    decisions = morphling->schedule(pending, *c.oracle);
+    benchmark::DoNotOptimize(decisions);
+  }
+  int started = 0;
+  for (const policy::Decision& d : decisions) started += d.target.empty() ? 0 : 1;
+  state.SetItemsProcessed(state.iterations() * jobs);
+  state.counters["start"] = started;
+  state.SetLabel(fmt::format("{}x8xa800, all pending", gpus / 8));
+}
+BENCHMARK(BM_MorphlingRoundAllPending)->Args({64, 30})->Iterations(200)->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_MorphlingRoundAllPending)->Args({2048, 5120})->Iterations(10)->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_MorphlingRoundAllPending)->Args({16384, 40000})->Iterations(2)->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)->ReportAggregatesOnly(true);
+
 // ---------------------------------------------------------------------------------------
 // The base simulation of the artifact (`morph simulate --workload .../workload-base.csv
 // --truth .../traces --policy morphling --cluster 8x8xa800 --restart-penalty 260
@@ -317,6 +350,12 @@ int main(int argc, char** argv) {
     if (it == medians.end()) continue;  // filtered out
     std::printf("round: gpus=%d jobs=%d ms=%.3f\n", gpus, jobs, it->second);
     target(fmt::format("round gpus={}", gpus), it->second, limit_ms, "ms");
+  }
+  for (auto [gpus, jobs, limit_ms] : {std::tuple{64, 30, 10.0}, {2048, 5120, 100.0}, {16384, 40000, 1000.0}}) {
+    auto it = medians.find(fmt::format("BM_MorphlingRoundAllPending/{}/{}", gpus, jobs));
+    if (it == medians.end()) continue;
+    std::printf("round-all-pending: gpus=%d jobs=%d ms=%.3f\n", gpus, jobs, it->second);
+    target(fmt::format("all-pending round gpus={}", gpus), it->second, limit_ms, "ms");
   }
   if (!simulate) {
     std::printf("simulation: skipped: artifact not found at %s\n", morph::artifact_dir().c_str());
