@@ -66,6 +66,9 @@ struct ClusterView {
   std::vector<JobState> jobs;             // pending and running
   std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant; absent: unlimited
   double restart_penalty_s = 260;
+  // A running job is moved only when its value rises by this fraction (morph.conf
+  // MinReconfigureGain): a margin against the model's error.
+  double min_reconfigure_gain = 0.05;
 };
 
 enum class Action { start, reconfigure, preempt, keep, wait };

@@ -198,6 +198,10 @@ bool Round::grow(std::size_t i, int type, bool to_min_only) {
     const bool below_min = g < m;
     const double gain = (value(it, type, next) - value(it, type, g)) / need;
     if (!below_min && gain <= kNoGain) break;
+    // Leaving a running allocation must pay MinReconfigureGain on top of the restart.
+    if (!below_min && g == it.current_gpus && type == it.current_type &&
+        value(it, type, next) < value(it, type, g) * (1 + view_.min_reconfigure_gain))
+      break;
     const std::size_t step = undo_.size();
     const int from_free = std::min(need, free_[static_cast<std::size_t>(type)]);
     if (from_free > 0) add_free(type, -from_free);

@@ -71,6 +71,7 @@ SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::No
   view.nodes = nodes;
   view.quota_gpus = options.quota_gpus;
   view.restart_penalty_s = options.restart_penalty_s;
+  view.min_reconfigure_gain = options.min_reconfigure_gain;
   std::vector<std::size_t> index;  // view.jobs[k] is jobs[index[k]]
   std::vector<Speed> speed;        // of view.jobs[k]'s current allocation
   std::vector<double> held_since;  // when view.jobs[k] got its current allocation

@@ -16,6 +16,7 @@ namespace morph::sim {
 
 struct SimOptions {
   double restart_penalty_s = 260;
+  double min_reconfigure_gain = 0.05;
   double interval_s = 60;
   std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant
 };

@@ -157,6 +157,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
 
   sim::SimOptions options;
   options.restart_penalty_s = args.restart_penalty_s >= 0 ? args.restart_penalty_s : config.policy.restart_penalty_s;
+  options.min_reconfigure_gain = config.policy.min_reconfigure_gain;
   options.interval_s = args.interval_s > 0 ? args.interval_s : config.policy.scheduling_interval_s;
   options.quota_gpus = parse_quotas(args.quotas);
 
@@ -179,6 +180,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   if (context.json) {
     nlohmann::json j{{"workload", args.workload}, {"jobs", jobs.size()}, {"cluster", args.cluster}, {"gpus", gpus},
                      {"restart_penalty_s", options.restart_penalty_s}, {"interval_s", options.interval_s},
+                     {"min_reconfigure_gain", options.min_reconfigure_gain},
                      {"truth", args.truth}, {"truth_configurations", truth.size()}};
     for (const auto& [name, app] : apps) j["models"][name] = app.model_source;
     for (const sim::Report& r : reports) j["policies"].push_back(report_json(r));
