@@ -47,7 +47,7 @@ if HAVE_BENCHMARK
 noinst_PROGRAMS += tests/bench/bench_model
 tests_bench_bench_model_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS) -DMORPH_BENCH_SRCDIR='"$(abs_top_srcdir)"'
 tests_bench_bench_model_LDADD = libmorph/libmorph.la $(BENCHMARK_LIBS) $(FMT_LIBS)
-tests_bench_bench_model_SOURCES = %reldir%/bench/bench_model.cc
+tests_bench_bench_model_SOURCES = %reldir%/bench/bench_model.cc %reldir%/bench/median_reporter.h
 
 bench-model: tests/bench/bench_model
 	./tests/bench/bench_model --benchmark_color=false
@@ -55,7 +55,7 @@ bench-model: tests/bench/bench_model
 noinst_PROGRAMS += tests/bench/bench_policy
 tests_bench_bench_policy_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS) -DMORPH_BENCH_SRCDIR='"$(abs_top_srcdir)"'
 tests_bench_bench_policy_LDADD = libmorph/libmorph.la $(BENCHMARK_LIBS) $(FMT_LIBS)
-tests_bench_bench_policy_SOURCES = %reldir%/bench/bench_policy.cc
+tests_bench_bench_policy_SOURCES = %reldir%/bench/bench_policy.cc %reldir%/bench/median_reporter.h
 
 bench-policy: tests/bench/bench_policy
 	./tests/bench/bench_policy --benchmark_color=false

@@ -15,6 +15,7 @@
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/fit.h"
 #include "libmorph/planner/plan_search.h"
+#include "median_reporter.h"
 
 namespace morph {
 namespace {
@@ -84,16 +85,6 @@ void BM_PlanSearch(benchmark::State& state) {
 BENCHMARK(BM_PlanSearch)->RangeMultiplier(4)->Range(16, 1024)->Unit(benchmark::kMillisecond)
     ->Repetitions(7)->ReportAggregatesOnly(true);
 
-// Keeps the medians for the summary lines while printing the usual console report.
-class MedianReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs)
-      if (run.aggregate_name == "median") medians_ms[run.benchmark_name()] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> medians_ms;  // all benchmarks here report milliseconds
-};
 
 }  // namespace
 }  // namespace morph
@@ -101,7 +92,7 @@ class MedianReporter : public benchmark::ConsoleReporter {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  morph::MedianReporter reporter;
+  morph::bench::MedianReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   for (const auto& [name, ms] : reporter.medians_ms)

@@ -22,8 +22,6 @@
 #include <utility>
 #include <vector>
 
-#include <unistd.h>
-
 #include "libmorph/artifact/artifact_spec.h"
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/model/catalog.h"
@@ -33,6 +31,7 @@
 #include "libmorph/sim/apps.h"
 #include "libmorph/sim/simulator.h"
 #include "libmorph/sim/workload.h"
+#include "median_reporter.h"
 
 namespace morph {
 namespace {
@@ -306,22 +305,6 @@ void BM_BaseSimulationEndToEnd(benchmark::State& state) {
   state.SetLabel("load + fit + simulate");
 }
 
-// Keeps the medians for the summary lines while printing the usual console report.
-class MedianReporter : public benchmark::ConsoleReporter {
- public:
-  MedianReporter() : ConsoleReporter(isatty(fileno(stdout)) ? OO_Defaults : OO_Tabular) {}  // no colours in logs
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs)
-      if (run.aggregate_name == "median") {
-        std::string name = run.run_name.function_name;
-        if (!run.run_name.args.empty()) name += "/" + run.run_name.args;
-        medians_ms[name] = run.GetAdjustedRealTime() * 1e3 / benchmark::GetTimeUnitMultiplier(run.time_unit);
-      }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> medians_ms;  // by benchmark name and arguments
-};
-
 }  // namespace
 }  // namespace morph
 
@@ -335,7 +318,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark("BM_BaseSimulationEndToEnd", morph::BM_BaseSimulationEndToEnd)
         ->Iterations(1)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
   }
-  morph::MedianReporter reporter;
+  morph::bench::MedianReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
 

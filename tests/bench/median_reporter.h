@@ -1,0 +1,35 @@
+// The console report of Google Benchmark, keeping each benchmark's median so that a
+// bench program can end with the summary lines its make target promises.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace morph::bench {
+
+class MedianReporter : public benchmark::ConsoleReporter {
+ public:
+  // No colour codes when the output goes to a log (--benchmark_color does not reach a
+  // reporter of our own).
+  MedianReporter() : ConsoleReporter(isatty(fileno(stdout)) ? OO_Defaults : OO_Tabular) {}
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs)
+      if (run.aggregate_name == "median") {
+        std::string name = run.run_name.function_name;
+        if (!run.run_name.args.empty()) name += "/" + run.run_name.args;
+        medians_ms[name] = run.GetAdjustedRealTime() * 1e3 / benchmark::GetTimeUnitMultiplier(run.time_unit);
+      }
+    ConsoleReporter::ReportRuns(runs);
+  }
+
+  std::map<std::string, double> medians_ms;  // by function name and arguments ("BM_X/64/30")
+};
+
+}  // namespace morph::bench
