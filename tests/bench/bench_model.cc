@@ -85,7 +85,6 @@ void BM_PlanSearch(benchmark::State& state) {
 BENCHMARK(BM_PlanSearch)->RangeMultiplier(4)->Range(16, 1024)->Unit(benchmark::kMillisecond)
     ->Repetitions(7)->ReportAggregatesOnly(true);
 
-
 }  // namespace
 }  // namespace morph
 
