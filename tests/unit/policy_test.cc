@@ -151,6 +151,21 @@ TEST(Morphling, JobsStayOnOneGpuTypeOfAHeterogeneousCluster) {
   }
 }
 
+// GetBestPlan on a placement: the same 8 GPUs split over two nodes pay the inter-node
+// bandwidth for their data-parallel all-reduce.
+TEST(PlanOracle, MultiNodePlacementsPayTheInterNodeBandwidth) {
+  PlanOracle oracle = test::make_oracle();
+  const auto nodes = test::nodes("2x8xbig");
+  const JobState j = job("j", Sla::best_effort, 8, 1000);
+  const PlanChoice one = oracle.best(j, PlanFreedom::exact, nodes, Shape{0, 8, {8}});
+  const PlanChoice two = oracle.best(j, PlanFreedom::exact, nodes, Shape{0, 8, {4, 4}});
+  ASSERT_TRUE(one.feasible);
+  ASSERT_TRUE(two.feasible);
+  EXPECT_GT(two.iteration_s, one.iteration_s);
+  const std::vector<Slice> split{{0, 4, 32, 0}, {1, 4, 32, 0}};
+  EXPECT_DOUBLE_EQ(oracle.predict_s(j, j.requested_plan, nodes, split), two.iteration_s);
+}
+
 TEST(Variants, WhatEachMayChange) {
   PlanOracle oracle = test::make_oracle();
   ClusterView v;
