@@ -67,6 +67,16 @@ std::vector<NodeState> nodes_from_spec(std::string_view spec, const Cluster& clu
   return nodes;
 }
 
+void observe_iteration(JobState& job, double iteration_s) {
+  job.measured_iteration_s = iteration_s;
+  if (job.sla != Sla::guaranteed || iteration_s <= 0 || !job.running()) return;
+  if (job.runs_request()) {
+    if (job.promised_iteration_s <= 0) job.promised_iteration_s = iteration_s;
+  } else if (job.promised_iteration_s > 0 && iteration_s > job.promised_iteration_s * (1 + kPromiseTolerance)) {
+    job.held_to_request = true;
+  }
+}
+
 Allocation to_allocation(const std::vector<NodeState>& nodes, const std::vector<Slice>& slices) {
   Allocation a;
   for (const Slice& s : slices) {

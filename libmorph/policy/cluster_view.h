@@ -56,9 +56,22 @@ struct JobState {
   double ready_s = 0;                // a running job's (re)start is over at this time
   double measured_iteration_s = 0;   // of the current allocation as reported; 0: unknown
   int restarts = 0;
+  // A guaranteed job's promise: the measured iteration time of its own request (0: not
+  // measured yet), and whether a configuration Morph chose measured slower than that.
+  // See observe_iteration().
+  double promised_iteration_s = 0;
+  bool held_to_request = false;
 
   bool running() const { return !current.empty(); }
+  bool runs_request() const { return current.plan == requested_plan && current.gpus() == requested_plan.gpus(); }
 };
+
+// What a running job reports, once its (re)start is over: its measured iteration time.
+// A guaranteed job measured on its own request learns its promise there; measured more
+// than kPromiseTolerance slower than its promise elsewhere, it is held to its request
+// from then on (the model was wrong about it).
+constexpr double kPromiseTolerance = 0.01;
+void observe_iteration(JobState& job, double iteration_s);
 
 struct ClusterView {
   double now_s = 0;

@@ -264,6 +264,11 @@ void Round::init() {
     const double s = j.measured_iteration_s > 0 ? j.measured_iteration_s
                                                  : oracle_.predict_s(j, j.current.plan, view_.nodes, j.current.slices);
     it.current_rate = s > 0 ? 1.0 / s : 0.0;
+    if (it.freedom == PlanFreedom::exact && !j.runs_request()) {  // held to its request: it moves back
+      it.type = -1;
+      it.gpus = 0;
+      continue;
+    }
     free_[static_cast<std::size_t>(it.type)] -= it.gpus;
   }
   for (std::size_t i = 0; i < items_.size(); ++i) push_victim(i);
@@ -271,6 +276,12 @@ void Round::init() {
 
 void Round::configure(Item& it, const JobState& job) {
   const bool data_parallel = job.requested_plan.tp == 1 && job.requested_plan.pp == 1;
+  if (options_.measured_guarantee && it.guaranteed && (job.promised_iteration_s <= 0 || job.held_to_request)) {
+    it.freedom = PlanFreedom::exact;
+    it.resize = false;
+    assignment_.set_freedom(it.job, it.freedom);
+    return;
+  }
   switch (options_.freedom) {
     case FreedomRule::any: break;
     case FreedomRule::fixed:
@@ -318,8 +329,12 @@ void Round::schedule_minimums() {
   for (std::size_t i : running) {
     Item& it = items_[i];
     const int m = min_gpus(it, it.current_type);
-    if (within_quota(view_.jobs[i], m)) used[view_.jobs[i].tenant] += m;
-    else demote(it);
+    if (!within_quota(view_.jobs[i], m)) {
+      demote(it);
+      continue;
+    }
+    used[view_.jobs[i].tenant] += m;
+    if (it.gpus < m) grow(i, it.current_type, true);  // its minimum rose (a new promise, or held to its request)
   }
   for (std::size_t i : waiting) {
     Item& it = items_[i];

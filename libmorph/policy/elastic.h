@@ -41,6 +41,10 @@ struct ElasticOptions {
   FreedomRule freedom = FreedomRule::any;
   bool replan = true;           // with FreedomRule::fixed: GetBestPlan (true) or the requested plan
   bool admit_at_minimum = false;  // Sia: every waiting job first gets its smallest configuration
+  // Morph's guarantee: a guaranteed job runs its own request until its speed there is
+  // measured (its promise), and again for good once a configuration Morph chose measured
+  // slower than that (JobState::held_to_request).
+  bool measured_guarantee = true;
 };
 
 std::vector<Decision> elastic_round(const ClusterView& view, PlanOracle& oracle, const ElasticOptions& options);

@@ -248,10 +248,10 @@ int PlanOracle::min_gpus(const JobState& job, PlanFreedom freedom, bool resize, 
                          int node) {
   const int requested = job.requested_plan.gpus();
   auto key = std::make_tuple(job.app, to_string(job.requested_plan), type_key(nodes, node),
-                             static_cast<int>(freedom) * 2 + (resize ? 1 : 0));
+                             static_cast<int>(freedom) * 2 + (resize ? 1 : 0), job.promised_iteration_s);
   auto it = demand_.find(key);
-  if (it != demand_.end()) return it->second.second;
-  const double target = requested_rate(job, nodes, node);
+  if (it != demand_.end()) return it->second;
+  const double target = job.promised_iteration_s > 0 ? 1 / job.promised_iteration_s : requested_rate(job, nodes, node);
   const JobCurve& c = curve(job, freedom, resize, nodes, node);
   int demand = requested;
   if (target > 0)
@@ -260,7 +260,7 @@ int PlanOracle::min_gpus(const JobState& job, PlanFreedom freedom, bool resize, 
         demand = g;
         break;
       }
-  demand_.emplace(std::move(key), std::make_pair(target, demand));
+  demand_.emplace(std::move(key), demand);
   return demand;
 }
 

@@ -99,8 +99,9 @@ class PlanOracle {
   const JobCurve& curve(const JobState& job, PlanFreedom freedom, bool resize, const std::vector<NodeState>& nodes,
                         int node);
   // Morphling §5 minimum demand of a guaranteed job: the fewest GPUs whose best plan is
-  // at least as fast as the requested GPUs with the requested plan (never more than
-  // requested); the requested count when none is.
+  // at least as fast as its promise (the measured speed of its request, else the
+  // requested plan on the requested GPUs as predicted), never more than requested; the
+  // requested count when none is.
   int min_gpus(const JobState& job, PlanFreedom freedom, bool resize, const std::vector<NodeState>& nodes, int node);
   // Rate of the requested plan on the requested GPUs packed on `node`'s type.
   double requested_rate(const JobState& job, const std::vector<NodeState>& nodes, int node);
@@ -126,7 +127,7 @@ class PlanOracle {
   Admissible admissible_;
   std::map<std::tuple<PlanKey, std::string, Shape>, PlanChoice> best_;
   std::map<std::tuple<PlanKey, std::string, bool, int>, JobCurve> curves_;  // + type, resize, requested GPUs
-  std::map<std::tuple<std::string, std::string, std::string, int>, std::pair<double, int>> demand_;
+  std::map<std::tuple<std::string, std::string, std::string, int, double>, int> demand_;  // + promise
   OracleStats stats_;
 };
 

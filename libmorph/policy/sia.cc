@@ -17,6 +17,7 @@ class Sia : public Policy {
     o.objective = Objective::normalized_goodput;
     o.freedom = FreedomRule::sia;
     o.admit_at_minimum = true;
+    o.measured_guarantee = false;  // Sia has no guarantee of its own
     return elastic_round(view, oracle, o);
   }
 };

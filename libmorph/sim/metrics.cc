@@ -13,14 +13,19 @@ Summary summary_of(const std::vector<const JobResult*>& jobs) {
   std::vector<double> jct;
   double queue = 0;
   double restarts = 0;
+  double run = 0;
+  double slow = 0;
   for (const JobResult* j : jobs) {
     s.gpu_hours += j->gpu_seconds / 3600;
+    run += j->run_seconds;
+    slow += j->slow_seconds;
     restarts += j->restarts();
     if (!j->finished()) continue;
     jct.push_back(j->jct_s());
     queue += j->queue_s();
   }
   s.finished = static_cast<int>(jct.size());
+  s.slow_share = run > 0 ? slow / run : 0;
   if (!jobs.empty()) s.restarts_per_job = restarts / static_cast<double>(jobs.size());
   if (jct.empty()) return s;
   std::sort(jct.begin(), jct.end());

@@ -18,6 +18,7 @@ struct Summary {
   double avg_queue_s = 0;
   double restarts_per_job = 0;
   double gpu_hours = 0;
+  double slow_share = 0;  // of the running time, below the speed of the request (guaranteed jobs)
 };
 
 struct Report {

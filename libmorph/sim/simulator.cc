@@ -20,6 +20,7 @@ using policy::JobState;
 struct Speed {
   double iteration_s = 0;
   bool predicted = false;
+  bool below_sla = false;  // a guaranteed job slower than its request on this GPU type
 };
 
 Speed speed_of(const JobState& j, const JobAllocation& a, const std::vector<policy::NodeState>& nodes,
@@ -42,6 +43,17 @@ Speed speed_of(const JobState& j, const JobAllocation& a, const std::vector<poli
     throw Error(fmt::format("internal: job {} was given plan {} that cannot run on its {} GPUs", j.id,
                             to_string(a.plan), a.gpus()));
   return {predicted, true};
+}
+
+// The speed a guaranteed job's request promises on the GPU type of `a`: its requested
+// plan on its requested GPUs packed on that type, measured where the traces have it.
+double promised_iteration_s(const JobState& j, const JobAllocation& a, const std::vector<policy::NodeState>& nodes,
+                            policy::PlanOracle& oracle, const TraceTruth& truth) {
+  const int node = a.slices.front().node;
+  const policy::Shape packed = policy::packed_shape(nodes, node, j.requested_plan.gpus());
+  if (const double measured = truth.lookup(j.app, j.requested_plan, packed.gpus); measured > 0) return measured;
+  const double rate = oracle.requested_rate(j, nodes, node);
+  return rate > 0 ? 1 / rate : 0;
 }
 
 }  // namespace
@@ -97,7 +109,7 @@ SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::No
     view.now_s = t;
     for (std::size_t k = 0; k < view.jobs.size(); ++k) {
       JobState& j = view.jobs[k];
-      j.measured_iteration_s = j.running() && t >= j.ready_s ? speed[k].iteration_s : 0;
+      policy::observe_iteration(j, j.running() && t >= j.ready_s ? speed[k].iteration_s : 0);
     }
     const std::vector<policy::Decision> decisions = policy.schedule(view, oracle);
     ++result.rounds;
@@ -121,6 +133,10 @@ SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::No
         j.ready_s = t + options.restart_penalty_s;
         held_since[k] = t;
         speed[k] = speed_of(j, target, view.nodes, oracle, truth);
+        if (j.sla == Sla::guaranteed) {
+          const double promised = promised_iteration_s(j, target, view.nodes, oracle, truth);
+          speed[k].below_sla = promised > 0 && speed[k].iteration_s > promised * (1 + 1e-9);
+        }
         ++(speed[k].predicted ? result.predicted_runs : result.measured_runs);
         ++r.starts;
         if (r.first_start_s < 0) r.first_start_s = t;
@@ -151,6 +167,7 @@ SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::No
           const double until = j.remaining_iterations <= possible ? from + j.remaining_iterations / rate : t_next;
           r.run_seconds += until - from;
           if (speed[k].predicted) r.predicted_seconds += until - from;
+          if (speed[k].below_sla) r.slow_seconds += until - from;
           if (j.remaining_iterations <= possible) {
             finished = true;
             r.end_s = until;

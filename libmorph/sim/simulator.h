@@ -32,6 +32,7 @@ struct JobResult {
   double gpu_seconds = 0;        // GPU time held, restarts included
   double run_seconds = 0;        // time spent making progress
   double predicted_seconds = 0;  // of which at a speed the model predicted
+  double slow_seconds = 0;       // of which a guaranteed job ran slower than its request would
 
   bool finished() const { return end_s >= 0; }
   double jct_s() const { return end_s - submit_s; }

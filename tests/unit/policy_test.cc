@@ -38,6 +38,60 @@ TEST(Morphling, GuaranteedJobGetsItsMinimumAndItsRequestedSpeed) {
   EXPECT_LE(target_of(d, "be1").gpus() + target_of(d, "be2").gpus(), 8 - g.gpus());
 }
 
+// Morph's guarantee rests on measurements: a guaranteed job runs its own request until
+// its speed there is known, then may be moved, and is held to its request for good once
+// a move measured slower than that promise.
+TEST(Guarantee, ObservedSpeedsSetThePromiseAndTheHold) {
+  JobState g = running(job("g", Sla::guaranteed, 4, 1e6), 0);
+  observe_iteration(g, 2.0);
+  EXPECT_DOUBLE_EQ(g.promised_iteration_s, 2.0);
+  observe_iteration(g, 3.0);  // still its request: the first measurement stays the promise
+  EXPECT_DOUBLE_EQ(g.promised_iteration_s, 2.0);
+  g.current.slices[0].gpus = 2;
+  g.current.plan = test::make_plan(2, 1, 1, 1, 1, 32);
+  observe_iteration(g, 2.0 * (1 + kPromiseTolerance / 2));
+  EXPECT_FALSE(g.held_to_request);
+  observe_iteration(g, 2.1);
+  EXPECT_TRUE(g.held_to_request);
+  JobState be = running(job("be", Sla::best_effort, 4, 1e6), 0);
+  observe_iteration(be, 2.0);
+  EXPECT_DOUBLE_EQ(be.promised_iteration_s, 0);
+  EXPECT_DOUBLE_EQ(be.measured_iteration_s, 2.0);
+}
+
+TEST(Guarantee, UnmeasuredOrHeldJobsRunTheirRequest) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig");
+  JobState g = job("g", Sla::guaranteed, 4, 1e6);
+  v.jobs = {g};
+  const JobAllocation first = target_of(round("morphling", v, oracle), "g");
+  EXPECT_EQ(first.plan, g.requested_plan);
+  // Measured on its request, alone on the cluster, it grows ...
+  v.now_s = 600;
+  v.jobs[0].current = first;
+  observe_iteration(v.jobs[0], oracle.predict_s(v.jobs[0], first.plan, v.nodes, first.slices));
+  const JobAllocation grown = target_of(round("morphling", v, oracle), "g");
+  EXPECT_GT(grown.gpus(), 4);
+  // ... and measured slower there than its promise, it returns to its request for good.
+  v.jobs[0].current = grown;
+  observe_iteration(v.jobs[0], v.jobs[0].promised_iteration_s * 1.5);
+  ASSERT_TRUE(v.jobs[0].held_to_request);
+  const JobAllocation back = target_of(round("morphling", v, oracle), "g");
+  EXPECT_EQ(back.plan, g.requested_plan);
+  EXPECT_EQ(back.gpus(), 4);
+}
+
+TEST(Guarantee, MinimumDemandIsMeasuredAgainstThePromise) {
+  PlanOracle oracle = test::make_oracle();
+  const auto nodes = test::nodes("1x8xbig");
+  JobState g = job("g", Sla::guaranteed, 8, 1e6);
+  g.promised_iteration_s = 1e6;  // the request measured very slow: one GPU keeps the promise
+  EXPECT_EQ(oracle.min_gpus(g, PlanFreedom::any, true, nodes, 0), 1);
+  g.promised_iteration_s = 1e-9;  // faster than anything: the whole request
+  EXPECT_EQ(oracle.min_gpus(g, PlanFreedom::any, true, nodes, 0), 8);
+}
+
 TEST(Morphling, MinimumDemandIsTheFewestGpusThatMatchTheRequest) {
   PlanOracle oracle = test::make_oracle();
   const auto nodes = test::nodes("1x8xbig");

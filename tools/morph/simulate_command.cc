@@ -49,7 +49,8 @@ std::string hours(double s) { return fmt::format("{:.2f}", s / 3600); }
 
 nlohmann::json summary_json(const sim::Summary& s) {
   return {{"jobs", s.jobs}, {"finished", s.finished}, {"avg_jct_s", s.avg_jct_s}, {"p99_jct_s", s.p99_jct_s},
-          {"avg_queue_s", s.avg_queue_s}, {"restarts_per_job", s.restarts_per_job}, {"gpu_hours", s.gpu_hours}};
+          {"avg_queue_s", s.avg_queue_s}, {"restarts_per_job", s.restarts_per_job}, {"gpu_hours", s.gpu_hours},
+          {"slow_share", s.slow_share}};
 }
 
 nlohmann::json report_json(const sim::Report& r) {
@@ -84,6 +85,9 @@ void print_one(const sim::Report& r) {
   std::cout << "policy " << r.policy << '\n';
   t.print(std::cout);
   std::cout << fmt::format("makespan {:.1f} s; {}\n", r.makespan_s, speeds_line(r));
+  if (r.guaranteed.jobs > 0)
+    std::cout << fmt::format("guaranteed jobs ran {:.1f}% of their time slower than their request would\n",
+                             100 * r.guaranteed.slow_share);
 }
 
 // Table 4 of seed 000: hours and ratios to the first policy (morphling).
@@ -91,7 +95,7 @@ void print_comparison(const std::vector<sim::Report>& reports) {
   const sim::Report& base = reports.front();
   const bool split = base.guaranteed.jobs > 0 && base.best_effort.jobs > 0;
   std::vector<std::string> header{"policy", "avg JCT h", "P99 JCT h", "makespan h", "restarts/job", "predicted %"};
-  if (split) header.insert(header.begin() + 3, {"guar. avg h", "BE avg h"});
+  if (split) header.insert(header.begin() + 3, {"guar. avg h", "BE avg h", "guar. slow %"});
   Table t(header);
   auto ratio = [](double x, double to) { return to > 0 ? fmt::format(" ({:.2f}x)", x / to) : std::string(); };
   for (const sim::Report& r : reports) {
@@ -102,7 +106,8 @@ void print_comparison(const std::vector<sim::Report>& reports) {
                                  fmt::format("{:.1f}", 100 * r.predicted_share)};
     if (split)
       row.insert(row.begin() + 3, {hours(r.guaranteed.avg_jct_s) + ratio(r.guaranteed.avg_jct_s, base.guaranteed.avg_jct_s),
-                                   hours(r.best_effort.avg_jct_s) + ratio(r.best_effort.avg_jct_s, base.best_effort.avg_jct_s)});
+                                   hours(r.best_effort.avg_jct_s) + ratio(r.best_effort.avg_jct_s, base.best_effort.avg_jct_s),
+                                   fmt::format("{:.1f}", 100 * r.guaranteed.slow_share)});
     t.add(std::move(row));
   }
   t.print(std::cout);
@@ -111,13 +116,13 @@ void print_comparison(const std::vector<sim::Report>& reports) {
 void write_jobs_csv(const std::string& path, const std::vector<sim::SimResult>& results) {
   std::ofstream out(path);
   if (!out) throw Error(fmt::format("--jobs-csv: cannot write {}", quote(path)));
-  out << "policy,name,guaranteed,gpus,submit_s,first_start_s,end_s,jct_s,queue_s,restarts,gpu_hours,predicted_s\n";
+  out << "policy,name,guaranteed,gpus,submit_s,first_start_s,end_s,jct_s,queue_s,restarts,gpu_hours,predicted_s,slow_s\n";
   for (const sim::SimResult& r : results)
     for (const sim::JobResult& j : r.jobs)
-      out << fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{},{:.4f},{:.1f}\n", r.policy, j.name,
+      out << fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{},{:.4f},{:.1f},{:.1f}\n", r.policy, j.name,
                          j.guaranteed ? 1 : 0, j.requested_gpus, j.submit_s, j.first_start_s, j.end_s,
                          j.finished() ? j.jct_s() : -1.0, j.first_start_s >= 0 ? j.queue_s() : -1.0, j.restarts(),
-                         j.gpu_seconds / 3600, j.predicted_seconds);
+                         j.gpu_seconds / 3600, j.predicted_seconds, j.slow_seconds);
   if (!out.flush()) throw Error(fmt::format("--jobs-csv: writing {} failed", quote(path)));
 }
 
