@@ -5,8 +5,11 @@
 #  - perf: memory and iteration-time models, Ceres fitting, plan search, sensitivity
 #    curves, submission sizing and the artifact validation;
 #  - policy: the scheduling policies (Morphling's Algorithm 1 and the baselines) and the
-#    trace-driven cluster simulator that replays them.
-noinst_LTLIBRARIES += libmorph/libmorph_base.la libmorph/libmorph_perf.la libmorph/libmorph_policy.la
+#    trace-driven cluster simulator that replays them;
+#  - state: training state on disk (safetensors, checkpoints), its layouts under
+#    parallel plans, resharding between them, and the dataset order.
+noinst_LTLIBRARIES += libmorph/libmorph_base.la libmorph/libmorph_perf.la libmorph/libmorph_policy.la \
+	libmorph/libmorph_state.la
 lib_LTLIBRARIES += libmorph/libmorph.la
 
 libmorph_libmorph_base_la_SOURCES = \
@@ -67,5 +70,18 @@ libmorph_libmorph_policy_la_LIBADD = libmorph/libmorph_perf.la $(CERES_LIBS) $(F
 
 libmorph_libmorph_la_SOURCES =
 nodist_EXTRA_libmorph_libmorph_la_SOURCES = force-cxx-link.cc
-libmorph_libmorph_la_LIBADD = libmorph/libmorph_policy.la $(CERES_LIBS) $(FMT_LIBS)
+libmorph_libmorph_state_la_SOURCES = \
+	%reldir%/state/dtype.h %reldir%/state/dtype.cc \
+	%reldir%/state/safetensors.h %reldir%/state/safetensors.cc \
+	%reldir%/state/checksum.h %reldir%/state/checksum.cc \
+	%reldir%/state/state_spec.h %reldir%/state/state_spec.cc \
+	%reldir%/state/layout.h %reldir%/state/layout.cc \
+	%reldir%/state/shard_map.h %reldir%/state/shard_map.cc \
+	%reldir%/state/reshard_plan.h %reldir%/state/reshard_plan.cc \
+	%reldir%/state/checkpoint.h %reldir%/state/checkpoint.cc \
+	%reldir%/state/reshard_exec.h %reldir%/state/reshard_exec.cc \
+	%reldir%/state/dataset_order.h %reldir%/state/dataset_order.cc
+libmorph_libmorph_state_la_LIBADD = $(XXHASH_LIBS) $(FMT_LIBS) -lpthread
+
+libmorph_libmorph_la_LIBADD = libmorph/libmorph_state.la libmorph/libmorph_policy.la $(CERES_LIBS) $(FMT_LIBS)
 libmorph_libmorph_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0

@@ -1,3 +1,7 @@
 # Data installed under $(pkgdatadir) and the default configuration under $(sysconfdir).
 dist_pkgdata_DATA += %reldir%/models.json %reldir%/morphling-artifact.json
 dist_sysconf_DATA += etc/morph.conf
+
+# Parameter naming rule tables for resharding (libmorph/state/state_spec.h).
+rulesdir = $(pkgdatadir)/rules
+dist_rules_DATA = %reldir%/rules/megatron.json %reldir%/rules/llama-hf.json

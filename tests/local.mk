@@ -11,7 +11,7 @@ if HAVE_GTEST
 check_PROGRAMS += tests/unit/unit_tests
 TESTS += tests/unit/unit_tests
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) $(GTEST_CFLAGS) -DMORPH_TEST_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_unit_tests_LDADD = libmorph/libmorph.la $(GTEST_LIBS) $(FMT_LIBS)
+tests_unit_unit_tests_LDADD = libmorph/libmorph.la $(GTEST_LIBS) $(FMT_LIBS) $(XXHASH_LIBS)
 tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/test_support.h \
 	%reldir%/unit/parse_test.cc \
@@ -33,6 +33,10 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/placement_test.cc \
 	%reldir%/unit/policy_test.cc \
 	%reldir%/unit/simulator_test.cc \
+	%reldir%/state_fixture.h \
+	%reldir%/unit/safetensors_test.cc \
+	%reldir%/unit/dataset_order_test.cc \
+	%reldir%/unit/reshard_test.cc \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc
 endif
 
@@ -59,11 +63,19 @@ tests_bench_bench_policy_SOURCES = %reldir%/bench/bench_policy.cc %reldir%/bench
 
 bench-policy: tests/bench/bench_policy
 	./tests/bench/bench_policy --benchmark_color=false
-bench: bench-model bench-policy
+bench: bench-model bench-policy bench-reshard
 else
 bench bench-model bench-policy:
 	@echo "make $@: configure did not find Google Benchmark (Debian: libbenchmark-dev)"; exit 1
 endif
+
+# Resharding a ~2 GB state against cp and central against distributed (make bench-reshard).
+noinst_PROGRAMS += tests/bench/bench_reshard
+tests_bench_bench_reshard_LDADD = libmorph/libmorph.la $(FMT_LIBS)
+tests_bench_bench_reshard_SOURCES = %reldir%/bench/bench_reshard.cc %reldir%/state_fixture.h
+bench-reshard: tests/bench/bench_reshard $(bin_PROGRAMS)
+	MORPH_BUILDDIR='$(abs_top_builddir)' ./tests/bench/bench_reshard
+.PHONY: bench-reshard
 
 # Submission overhead of the plugin chain on two local clusters (needs root and Slurm).
 if HAVE_SLURM

@@ -12,5 +12,6 @@ void add_fit_command(CLI::App& app, Context& context);
 void add_validate_command(CLI::App& app, Context& context);
 void add_curve_command(CLI::App& app, Context& context);
 void add_simulate_command(CLI::App& app, Context& context);
+void add_reshard_command(CLI::App& app, Context& context);
 
 }  // namespace morph::cli

@@ -1,4 +1,4 @@
-// morph: plan, fit, validate, curve and simulate from the command line. See morph(1).
+// morph: plan, fit, validate, curve, simulate and reshard from the command line. See morph(1).
 #include <exception>
 #include <iostream>
 
@@ -20,7 +20,7 @@ const char* unknown_subcommand(int argc, char** argv) {
       continue;
     }
     if (arg.empty() || arg[0] == '-') continue;
-    for (const char* known : {"plan", "fit", "validate", "curve", "simulate"})
+    for (const char* known : {"plan", "fit", "validate", "curve", "simulate", "reshard"})
       if (arg == known) return nullptr;
     return argv[i];
   }
@@ -31,7 +31,7 @@ const char* unknown_subcommand(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (const char* word = unknown_subcommand(argc, argv)) {
-    std::cerr << "morph: unknown subcommand " << morph::quote(word) << " (expected plan, fit, validate, curve or simulate)\n";
+    std::cerr << "morph: unknown subcommand " << morph::quote(word) << " (expected plan, fit, validate, curve, simulate or reshard)\n";
     return 2;
   }
   morph::cli::Context context;
@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   morph::cli::add_validate_command(app, context);
   morph::cli::add_curve_command(app, context);
   morph::cli::add_simulate_command(app, context);
+  morph::cli::add_reshard_command(app, context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

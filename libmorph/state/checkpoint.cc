@@ -1,0 +1,185 @@
+#include "libmorph/state/checkpoint.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "libmorph/state/checksum.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+#include "libmorph/util/text_file.h"
+
+namespace morph::state {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::uint64_t parse_hex(const std::string& text, const std::string& what) {
+  if (text.size() != 16 || text.find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw Error(fmt::format("{}: checksum {} is not 16 hex digits", what, quote(text)));
+  return std::stoull(text, nullptr, 16);
+}
+
+void write_file_synced(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = errno;
+      ::close(fd);
+      throw Error(fmt::format("{}: write failed: {}", path, std::strerror(e)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) throw Error(fmt::format("{}: sync failed: {}", path, std::strerror(errno)));
+}
+
+json index_json(const CheckpointIndex& index) {
+  json files = json::array();
+  for (const CheckpointFile& f : index.files)
+    files.push_back({{"rank", f.rank}, {"file", f.name}, {"bytes", f.bytes}, {"xxh3", checksum_hex(f.checksum)}});
+  return {{"format", kCheckpointFormat},
+          {"layout", to_json(index.layout)},
+          {"progress", {{"step", index.progress.step}, {"samples", index.progress.samples}}},
+          {"trainer", index.trainer},
+          {"spec", to_json(index.spec)},
+          {"files", std::move(files)}};
+}
+
+}  // namespace
+
+std::string rank_file_name(int rank) { return fmt::format("rank_{:05d}.safetensors", rank); }
+
+void sync_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("{}: cannot open folder: {}", dir, std::strerror(errno)));
+  const int rc = ::fsync(fd);
+  const int e = errno;
+  ::close(fd);
+  if (rc != 0) throw Error(fmt::format("{}: cannot sync folder: {}", dir, std::strerror(e)));
+}
+
+CheckpointIndex read_index(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "index.json").string();
+  json j;
+  try {
+    j = json::parse(read_text_file(path, "checkpoint index"));
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: not JSON: {}", path, e.what()));
+  }
+  if (!j.is_object() || j.value("format", "") != kCheckpointFormat)
+    throw Error(fmt::format("{}: not a {} index", path, kCheckpointFormat));
+  CheckpointIndex index;
+  index.layout = layout_from_json(j.at("layout"), path);
+  index.spec = state_spec_from_json(j.value("spec", json()), path + ": spec");
+  check_layout(index.spec, index.layout);
+  const json& progress = j.value("progress", json::object());
+  if (!progress.is_object() || !progress.value("step", json()).is_number_unsigned() ||
+      !progress.value("samples", json()).is_number_unsigned())
+    throw Error(path + ": progress must hold unsigned step and samples");
+  index.progress = {progress.at("step").get<std::uint64_t>(), progress.at("samples").get<std::uint64_t>()};
+  index.trainer = j.value("trainer", json::object());
+  const json& files = j.value("files", json());
+  if (!files.is_array() || static_cast<int>(files.size()) != index.layout.ranks())
+    throw Error(fmt::format("{}: {} ranks need {} files", path, to_string(index.layout), index.layout.ranks()));
+  for (std::size_t r = 0; r < files.size(); ++r) {
+    const json& f = files[r];
+    const std::string what = fmt::format("{}: files[{}]", path, r);
+    if (!f.is_object() || !f.value("rank", json()).is_number_integer() || !f.value("file", json()).is_string() ||
+        !f.value("bytes", json()).is_number_unsigned() || !f.value("xxh3", json()).is_string())
+      throw Error(what + ": needs rank, file, bytes and xxh3");
+    CheckpointFile cf{f.at("rank").get<int>(), f.at("file").get<std::string>(), f.at("bytes").get<std::uint64_t>(),
+                      parse_hex(f.at("xxh3").get<std::string>(), what)};
+    if (cf.rank != static_cast<int>(r) || cf.name != rank_file_name(cf.rank))
+      throw Error(fmt::format("{}: expected rank {} in {}", what, r, rank_file_name(static_cast<int>(r))));
+    index.files.push_back(std::move(cf));
+  }
+  return index;
+}
+
+void verify_files(const std::string& dir, const CheckpointIndex& index, bool checksums) {
+  for (const CheckpointFile& f : index.files) {
+    const std::string path = (fs::path(dir) / f.name).string();
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec) throw Error(fmt::format("{}: {}", path, ec.message()));
+    if (size != f.bytes) throw Error(fmt::format("{}: {} bytes, the index says {}", path, size, f.bytes));
+  }
+  if (!checksums) return;
+  // Checksums read whole files: one thread per core.
+  std::atomic<std::size_t> next{0};
+  std::string failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < index.files.size();) {
+      const CheckpointFile& f = index.files[i];
+      const std::string path = (fs::path(dir) / f.name).string();
+      std::string error;
+      try {
+        if (file_checksum(path) != f.checksum) error = fmt::format("{}: checksum mismatch (corrupted file)", path);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      if (error.empty()) continue;
+      const std::lock_guard<std::mutex> lock(failure_mutex);
+      if (failure.empty()) failure = error;
+    }
+  };
+  std::vector<std::thread> pool;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned w = 1; w < std::min<std::size_t>(cores, index.files.size()); ++w) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (!failure.empty()) throw Error(failure);
+}
+
+std::string stage_folder(const std::string& dir) {
+  std::string d = dir;
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  return d + ".partial";
+}
+
+CheckpointStage::CheckpointStage(std::string dir) : dir_(std::move(dir)), stage_(stage_folder(dir_)) {
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  if (fs::exists(dir_)) throw Error(fmt::format("{}: already exists; a checkpoint is never overwritten", dir_));
+  std::error_code ec;
+  fs::remove_all(stage_, ec);
+  if (ec) throw Error(fmt::format("{}: cannot remove a partial checkpoint: {}", stage_, ec.message()));
+  if (!fs::create_directories(stage_, ec) || ec)
+    throw Error(fmt::format("{}: cannot create: {}", stage_, ec ? ec.message() : "exists"));
+}
+
+CheckpointStage::~CheckpointStage() {
+  if (committed_) return;
+  std::error_code ec;
+  fs::remove_all(stage_, ec);
+}
+
+std::string CheckpointStage::file_path(int rank) const { return (fs::path(stage_) / rank_file_name(rank)).string(); }
+
+void CheckpointStage::commit(const CheckpointIndex& index, bool verify_checksums) {
+  if (static_cast<int>(index.files.size()) != index.layout.ranks())
+    throw Error(fmt::format("{}: {} files for {} ranks", stage_, index.files.size(), index.layout.ranks()));
+  verify_files(stage_, index, verify_checksums);
+  write_file_synced((fs::path(stage_) / "index.json").string(), index_json(index).dump(1) + "\n");
+  sync_directory(stage_);
+  if (::rename(stage_.c_str(), dir_.c_str()) != 0)
+    throw Error(fmt::format("{}: cannot rename to {}: {}", stage_, dir_, std::strerror(errno)));
+  committed_ = true;
+  sync_directory(fs::path(dir_).parent_path().empty() ? "." : fs::path(dir_).parent_path().string());
+}
+
+}  // namespace morph::state

@@ -1,0 +1,77 @@
+// A checkpoint on disk: a folder with one safetensors file per rank and index.json
+// (format, layout, state spec, training progress, each file's size and checksum).
+// New checkpoints are written into "<dir>.partial" and renamed into place only when
+// every file is complete, synced and checked, so a crash at any moment leaves the old
+// checkpoint, or the new one, usable.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "libmorph/state/layout.h"
+#include "libmorph/state/state_spec.h"
+
+namespace morph::state {
+
+constexpr const char* kCheckpointFormat = "morph-checkpoint/1";
+
+struct Progress {
+  std::uint64_t step = 0;     // optimizer steps done
+  std::uint64_t samples = 0;  // samples consumed: the position in the dataset order
+};
+
+struct CheckpointFile {
+  int rank = 0;
+  std::string name;  // rank_00003.safetensors
+  std::uint64_t bytes = 0;
+  std::uint64_t checksum = 0;  // XXH3-64 of the whole file
+};
+
+struct CheckpointIndex {
+  Layout layout;
+  StateSpec spec;
+  Progress progress;
+  nlohmann::json trainer = nlohmann::json::object();  // what the trainer needs besides (seed, dataset, ...)
+  std::vector<CheckpointFile> files;                  // one per rank, in rank order
+};
+
+std::string rank_file_name(int rank);
+
+// Reads and checks index.json of `dir` (files must match the layout's ranks).
+CheckpointIndex read_index(const std::string& dir);
+// Every file's size, and with `checksums` its content, against the index.
+void verify_files(const std::string& dir, const CheckpointIndex& index, bool checksums = true);
+
+// The folder a new checkpoint `dir` is written into before its commit ("<dir>.partial").
+std::string stage_folder(const std::string& dir);
+
+// The folder a new checkpoint is written into, and its commit. Under MPI one process
+// owns the stage; the others write their files into stage_folder(dir).
+class CheckpointStage {
+ public:
+  // `dir` must not exist; a "<dir>.partial" left by a crash is removed.
+  explicit CheckpointStage(std::string dir);
+  ~CheckpointStage();  // removes the stage when not committed
+  CheckpointStage(const CheckpointStage&) = delete;
+  CheckpointStage& operator=(const CheckpointStage&) = delete;
+
+  const std::string& path() const { return stage_; }
+  std::string file_path(int rank) const;
+  // Checks every file against `index` (sizes; checksums too unless the caller computed
+  // them from the synced files), writes index.json, syncs the folder and renames it to
+  // its final name.
+  void commit(const CheckpointIndex& index, bool verify_checksums = true);
+
+ private:
+  std::string dir_;
+  std::string stage_;
+  bool committed_ = false;
+};
+
+// fsync of a folder (after creating or renaming entries in it).
+void sync_directory(const std::string& dir);
+
+}  // namespace morph::state

@@ -1,0 +1,254 @@
+#include "libmorph/state/reshard_exec.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "libmorph/state/checksum.h"
+#include "libmorph/state/safetensors.h"
+#include "libmorph/util/error.h"
+
+namespace morph::state {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::uint64_t kWindowBytes = 32u << 20;  // of a new tensor, assembled in memory
+constexpr std::uint64_t kSpanBytes = 64u << 20;   // largest read serving several small runs
+constexpr std::uint64_t kHashBlockBytes = 4u << 20;
+
+int worker_count(int threads, std::size_t jobs) {
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return std::max(1, std::min(threads > 0 ? threads : cores, static_cast<int>(jobs)));
+}
+
+// Runs job(i) for i in [0, n) on `threads` threads; the first failure is rethrown.
+void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& job) {
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < n;) {
+      try {
+        job(i);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int w = 1; w < worker_count(threads, n); ++w) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+// The header bytes of a file whose header is written (to start its checksum).
+std::vector<char> header_bytes(const std::string& path, std::uint64_t bytes) {
+  std::vector<char> out(bytes);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("{}: cannot reopen: {}", path, std::strerror(errno)));
+  std::uint64_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::pread(fd, out.data() + done, bytes - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      throw Error(fmt::format("{}: cannot read its header back", path));
+    }
+    done += static_cast<std::uint64_t>(n);
+  }
+  ::close(fd);
+  return out;
+}
+
+// Fills window [begin, end) of a new tensor from the `ops` (sorted by offset) that overlap
+// it. Small runs from one old file that lie close together (rows of a row-parallel
+// weight) are served by one read of their span; zeros go where no op writes (padding).
+void fill_window(const std::vector<const CopyOp*>& ops, std::size_t first, std::uint64_t begin, std::uint64_t end,
+                 const OldCheckpoint& from, char* window, std::vector<char>& span, const std::string& what) {
+  struct Run {
+    int rank;
+    std::uint64_t from, to, bytes;  // old file offset, window offset, length
+  };
+  std::vector<Run> runs;
+  std::uint64_t filled = begin;
+  for (std::size_t i = first; i < ops.size() && ops[i]->offset < end; ++i) {
+    const CopyOp& op = *ops[i];
+    const std::uint64_t lo = std::max(op.offset, begin);
+    const std::uint64_t hi = std::min(op.offset + op.bytes, end);
+    if (lo < filled) throw Error(fmt::format("internal: reshard ops overlap in {}", what));
+    std::memset(window + (filled - begin), 0, lo - filled);
+    runs.push_back({op.source_rank, op.source_offset + (lo - op.offset), lo - begin, hi - lo});
+    filled = hi;
+  }
+  std::memset(window + (filled - begin), 0, end - filled);
+  std::map<int, std::pair<std::uint64_t, std::uint64_t>> extent;  // old rank -> [lo, hi)
+  std::map<int, std::uint64_t> needed;
+  for (const Run& r : runs) {
+    auto [it, fresh] = extent.try_emplace(r.rank, r.from, r.from + r.bytes);
+    if (!fresh) it->second = {std::min(it->second.first, r.from), std::max(it->second.second, r.from + r.bytes)};
+    needed[r.rank] += r.bytes;
+  }
+  for (const auto& [rank, e] : extent) {
+    const std::uint64_t width = e.second - e.first;
+    const bool one_read = width > needed[rank] && width <= kSpanBytes && width <= 4 * needed[rank];
+    if (one_read) {
+      span.resize(width);
+      from.read(rank, e.first, span.data(), width);
+    }
+    for (const Run& r : runs) {
+      if (r.rank != rank) continue;
+      if (one_read) std::memcpy(window + r.to, span.data() + (r.from - e.first), r.bytes);
+      else from.read(rank, r.from, window + r.to, r.bytes);
+    }
+  }
+}
+
+// One new file, tensor by tensor in windows of kWindowBytes: each window assembled in
+// memory, hashed and written with one call; then synced.
+CheckpointFile build_one(const RankPlan& rp, const OldCheckpoint& from, const std::string& path,
+                         const std::map<std::string, std::string>& metadata, char* window) {
+  SafetensorsWriter writer(path, rp.tensors, metadata);
+  const SafetensorsHeader& h = writer.header();
+  Checksum sum;
+  const std::vector<char> head = header_bytes(path, h.data_offset);
+  sum.update(head.data(), head.size());
+  std::vector<std::vector<const CopyOp*>> by_tensor(rp.tensors.size());
+  for (const CopyOp& op : rp.ops) by_tensor.at(static_cast<std::size_t>(op.tensor)).push_back(&op);
+  std::vector<char> span;
+  for (std::size_t ti = 0; ti < h.tensors.size(); ++ti) {
+    const TensorEntry& t = h.tensors[ti];
+    std::vector<const CopyOp*>& ops = by_tensor[ti];
+    std::sort(ops.begin(), ops.end(), [](const CopyOp* x, const CopyOp* y) { return x->offset < y->offset; });
+    std::size_t first = 0;
+    for (std::uint64_t begin = 0; begin < t.bytes(); begin += kWindowBytes) {
+      const std::uint64_t end = std::min<std::uint64_t>(begin + kWindowBytes, t.bytes());
+      while (first < ops.size() && ops[first]->offset + ops[first]->bytes <= begin) ++first;
+      fill_window(ops, first, begin, end, from, window, span, path);
+      sum.update(window, end - begin);
+      writer.write(t, begin, window, end - begin);
+    }
+  }
+  writer.finish();
+  const std::uint64_t bytes = h.data_offset + (h.tensors.empty() ? 0 : h.tensors.back().end);
+  return {rp.rank, fs::path(path).filename().string(), bytes, sum.digest()};
+}
+
+}  // namespace
+
+OldCheckpoint::OldCheckpoint(const std::string& dir, const CheckpointIndex& index) : index_(index) {
+  verify_files(dir, index, false);
+  for (const CheckpointFile& f : index.files) {
+    const std::string path = (fs::path(dir) / f.name).string();
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+    paths_.push_back(path);
+    fds_.push_back(fd);
+    sizes_.push_back(f.bytes);
+  }
+}
+
+OldCheckpoint::~OldCheckpoint() {
+  for (int fd : fds_) ::close(fd);
+}
+
+void OldCheckpoint::read(int rank, std::uint64_t offset, char* out, std::uint64_t bytes) const {
+  const auto r = static_cast<std::size_t>(rank);
+  if (offset + bytes > sizes_.at(r)) throw Error(fmt::format("{}: read past the end", paths_[r]));
+  while (bytes > 0) {
+    const ssize_t n = ::pread(fds_[r], out, bytes, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw Error(fmt::format("{}: read at byte {} failed: {}", paths_[r], offset,
+                              n == 0 ? "unexpected end of file" : std::strerror(errno)));
+    out += n;
+    offset += static_cast<std::uint64_t>(n);
+    bytes -= static_cast<std::uint64_t>(n);
+  }
+}
+
+void OldCheckpoint::verify_checksums(int threads) const {
+  parallel_for(fds_.size(), threads, [&](std::size_t i) {
+    const std::unique_ptr<char[]> block(new char[kHashBlockBytes]);
+    Checksum sum;
+    for (std::uint64_t at = 0; at < sizes_[i]; at += kHashBlockBytes) {
+      const std::uint64_t n = std::min<std::uint64_t>(kHashBlockBytes, sizes_[i] - at);
+      read(static_cast<int>(i), at, block.get(), n);
+      sum.update(block.get(), n);
+    }
+    if (sum.digest() != index_.files[i].checksum)
+      throw Error(fmt::format("{}: checksum mismatch (corrupted file)", paths_[i]));
+  });
+}
+
+std::vector<SafetensorsHeader> OldCheckpoint::headers() const {
+  std::vector<SafetensorsHeader> out;
+  for (std::size_t i = 0; i < fds_.size(); ++i) out.push_back(SafetensorsReader(paths_[i]).header());
+  return out;
+}
+
+std::vector<SafetensorsHeader> read_headers(const std::string& dir, const CheckpointIndex& index, bool verify) {
+  const OldCheckpoint files(dir, index);
+  if (verify) files.verify_checksums();
+  return files.headers();
+}
+
+std::vector<CheckpointFile> build_rank_files(const ReshardPlan& plan, const OldCheckpoint& from,
+                                             const std::string& stage_dir, const std::vector<int>& ranks,
+                                             int threads) {
+  std::vector<CheckpointFile> files(ranks.size());
+  parallel_for(ranks.size(), threads, [&](std::size_t i) {
+    const std::unique_ptr<char[]> window(new char[kWindowBytes]);
+    const int r = ranks[i];
+    if (r < 0 || r >= plan.to.ranks()) throw Error(fmt::format("new rank {} is not in the plan", r));
+    const std::map<std::string, std::string> metadata{{"layout", to_string(plan.to)}, {"rank", std::to_string(r)}};
+    files[i] = build_one(plan.ranks[static_cast<std::size_t>(r)], from,
+                         (fs::path(stage_dir) / rank_file_name(r)).string(), metadata, window.get());
+  });
+  return files;
+}
+
+CheckpointIndex resharded_index(const CheckpointIndex& from, const ReshardPlan& plan, std::vector<CheckpointFile> files) {
+  CheckpointIndex index = from;
+  index.layout = plan.to;
+  std::sort(files.begin(), files.end(), [](const CheckpointFile& a, const CheckpointFile& b) { return a.rank < b.rank; });
+  index.files = std::move(files);
+  return index;
+}
+
+ReshardSummary reshard_checkpoint(const std::string& from, const std::string& to, const Layout& layout,
+                                  const ReshardOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const CheckpointIndex index = read_index(from);
+  const OldCheckpoint old(from, index);
+  if (options.verify) old.verify_checksums(options.threads);
+  ReshardSummary summary;
+  summary.plan = plan_reshard(index.spec, index.layout, old.headers(), layout, options.nodes);
+  CheckpointStage stage(to);
+  std::vector<int> ranks(static_cast<std::size_t>(layout.ranks()));
+  for (int r = 0; r < layout.ranks(); ++r) ranks[static_cast<std::size_t>(r)] = r;
+  std::vector<CheckpointFile> files = build_rank_files(summary.plan, old, stage.path(), ranks, options.threads);
+  for (const CheckpointFile& f : files) summary.bytes_written += f.bytes;
+  // The checksums are of the bytes written; commit checks sizes, and readers the checksums.
+  stage.commit(resharded_index(index, summary.plan, std::move(files)), false);
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace morph::state

@@ -1,0 +1,51 @@
+// The reconfiguration plan from one layout to another (Tenplex §4.2): for each new rank,
+// the byte ranges of old files that form its file, each destination byte read exactly
+// once, from a copy on the destination's own node where one exists. Zeros (padding) need
+// no reads: new files start zero-filled.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libmorph/state/layout.h"
+#include "libmorph/state/shard_map.h"
+
+namespace morph::state {
+
+struct CopyOp {
+  int source_rank = 0;
+  std::uint64_t source_offset = 0;  // byte offset in the source file
+  int tensor = 0;                   // index into RankPlan::tensors
+  std::uint64_t offset = 0;         // byte offset in that tensor's data
+  std::uint64_t bytes = 0;
+};
+
+struct RankPlan {
+  int rank = 0;
+  std::vector<TensorDecl> tensors;  // the file's tensors, in order
+  std::vector<CopyOp> ops;          // sorted by destination; adjacent runs merged
+};
+
+struct ReshardPlan {
+  Layout from;
+  Layout to;
+  std::vector<RankPlan> ranks;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> bytes_between_nodes;  // (from node, to node)
+  std::uint64_t bytes = 0;  // read and written (zeros excluded)
+};
+
+// Where ranks run, for locality: node of rank r = nodes[r]; empty: all on one node.
+struct RankNodes {
+  std::vector<std::string> from;
+  std::vector<std::string> to;
+};
+
+// `sources[r]`: the header of old rank r's file, checked against what `from` says it must
+// hold (names, dtypes, shapes); a mismatch is an error naming the rank and tensor.
+ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
+                         const Layout& to, const RankNodes& nodes = {});
+
+}  // namespace morph::state

@@ -1,0 +1,48 @@
+// Which pieces of the global state each rank stores, and under which names (Tenplex's
+// partitioning and allocation, seed 003 §4.1). Every local tensor of a rank's file is a
+// concatenation of segments: runs of a global tensor's row-major elements, or zeros
+// (vocabulary padding, the tail of a ZeRO partition).
+//
+// File tensors of a rank (coordinates dp, tp, pp):
+//   ZeRO 0:    <param> (its TP shard) and optim.<state>.<param> for the params of stage pp
+//   ZeRO 1, 2: <param>, and optim.<state>: chunk dp of the stage's TP shards flattened
+//              in spec order and zero-padded to a multiple of d
+//   ZeRO 3:    params.flat and optim.<state>, both chunks of that flattening
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "libmorph/state/layout.h"
+#include "libmorph/state/safetensors.h"
+
+namespace morph::state {
+
+// Global tensor g of a spec: parameter g / (1 + S) when g % (1 + S) == 0, else its
+// optimizer state g % (1 + S) - 1 (S optimizer states).
+struct GlobalTensor {
+  int param = 0;
+  int state = -1;  // -1: the parameter itself
+};
+int global_count(const StateSpec& spec);
+int global_id(const StateSpec& spec, int param, int state);
+GlobalTensor global_tensor(const StateSpec& spec, int id);
+std::string global_name(const StateSpec& spec, int id);  // "w" or "optim.exp_avg.w"
+Dtype global_dtype(const StateSpec& spec, int id);
+
+struct Segment {
+  int global = -1;          // -1: zeros
+  std::uint64_t start = 0;  // first element in the global tensor's row-major order
+  std::uint64_t count = 0;  // elements
+};
+
+struct LocalTensor {
+  TensorDecl decl;
+  std::vector<Segment> segments;  // in local order; their counts add up to the shape's elements
+};
+
+// The tensors rank `rank` stores, in file order. check_layout() must have passed.
+std::vector<LocalTensor> rank_tensors(const StateSpec& spec, const Layout& layout, int rank);
+
+}  // namespace morph::state

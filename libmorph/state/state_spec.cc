@@ -1,0 +1,203 @@
+#include "libmorph/state/state_spec.h"
+
+#include <limits>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+#include "libmorph/util/text_file.h"
+
+namespace morph::state {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::pair<Split, const char*> kSplits[] = {
+    {Split::replicated, "replicated"}, {Split::column, "column"}, {Split::row, "row"}, {Split::vocab, "vocab"}};
+constexpr std::pair<Stage, const char*> kStages[] = {
+    {Stage::layer, "layer"}, {Stage::first, "first"}, {Stage::last, "last"}, {Stage::first_and_last, "first_and_last"}};
+
+template <typename E, std::size_t N>
+const char* name_of(const std::pair<E, const char*> (&table)[N], E value) {
+  for (const auto& [v, name] : table)
+    if (v == value) return name;
+  return "?";
+}
+
+template <typename E, std::size_t N>
+E parse_enum(const std::pair<E, const char*> (&table)[N], std::string_view text, std::string_view what) {
+  std::string known;
+  for (const auto& [v, name] : table) {
+    if (text == name) return v;
+    known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
+  }
+  throw Error(fmt::format("{}: {} is not one of {}", what, quote(text), known));
+}
+
+const json& member(const json& j, const char* key, std::string_view what) {
+  if (!j.is_object() || !j.contains(key)) throw Error(fmt::format("{}: missing {}", what, quote(key)));
+  return j.at(key);
+}
+
+std::string string_member(const json& j, const char* key, std::string_view what) {
+  const json& v = member(j, key, what);
+  if (!v.is_string()) throw Error(fmt::format("{}: {} must be a string", what, key));
+  return v.get<std::string>();
+}
+
+std::int64_t int_member(const json& j, const char* key, std::string_view what, std::int64_t min, std::int64_t max) {
+  const json& v = member(j, key, what);
+  if (!v.is_number_integer()) throw Error(fmt::format("{}: {} must be an integer", what, key));
+  const auto x = v.get<std::int64_t>();
+  if (x < min || x > max) throw Error(fmt::format("{}: {} = {} is out of range [{}, {}]", what, key, x, min, max));
+  return x;
+}
+
+}  // namespace
+
+std::uint64_t ParamSpec::elements() const {
+  std::uint64_t n = 1;
+  for (std::int64_t d : shape) n *= static_cast<std::uint64_t>(d);
+  return n;
+}
+
+void StateSpec::validate() const {
+  if (layers < 1) throw Error(fmt::format("state: {} layers; at least 1 is needed", layers));
+  if (vocab_multiple < 1) throw Error(fmt::format("state: vocab_multiple {} must be positive", vocab_multiple));
+  if (params.empty()) throw Error("state: no parameters");
+  constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
+  std::set<std::string> names;
+  for (const ParamSpec& p : params) {
+    const std::string what = fmt::format("state: parameter {}", quote(p.name));
+    if (p.name.empty()) throw Error("state: a parameter has no name");
+    if (p.shape.empty() && p.split != Split::replicated) throw Error(what + ": a scalar cannot be split");
+    std::uint64_t n = 1;
+    for (std::int64_t d : p.shape) {
+      if (d < 1 || d > kMaxDim) throw Error(fmt::format("{}: dimension {} is out of range [1, 2^40]", what, d));
+      if (n > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(d) / 16)
+        throw Error(what + ": too many elements");
+      n *= static_cast<std::uint64_t>(d);
+    }
+    if (p.split == Split::row && p.shape.size() < 2) throw Error(what + ": a row-parallel tensor needs 2 dimensions");
+    if (p.stage == Stage::layer && (p.layer < 0 || p.layer >= layers))
+      throw Error(fmt::format("{}: layer {} is not in [0, {})", what, p.layer, layers));
+    if (!names.insert(p.name).second) throw Error(what + ": appears twice");
+  }
+}
+
+json to_json(const StateSpec& spec) {
+  json params = json::array();
+  for (const ParamSpec& p : spec.params) {
+    json j{{"name", p.name}, {"shape", p.shape}, {"dtype", dtype_name(p.dtype)},
+           {"split", name_of(kSplits, p.split)}, {"stage", name_of(kStages, p.stage)}};
+    if (p.stage == Stage::layer) j["layer"] = p.layer;
+    params.push_back(std::move(j));
+  }
+  return {{"layers", spec.layers}, {"vocab_multiple", spec.vocab_multiple}, {"optimizer", spec.optimizer},
+          {"optimizer_dtype", dtype_name(spec.optimizer_dtype)}, {"params", std::move(params)}};
+}
+
+StateSpec state_spec_from_json(const json& j, std::string_view what) {
+  const std::string w(what);
+  StateSpec s;
+  s.layers = static_cast<int>(int_member(j, "layers", what, 1, 1 << 20));
+  s.vocab_multiple = static_cast<int>(int_member(j, "vocab_multiple", what, 1, 1 << 20));
+  s.optimizer_dtype = parse_dtype(string_member(j, "optimizer_dtype", what), w + ": optimizer_dtype");
+  const json& optimizer = member(j, "optimizer", what);
+  if (!optimizer.is_array()) throw Error(w + ": optimizer must be an array of names");
+  for (const json& o : optimizer) {
+    if (!o.is_string() || o.get<std::string>().empty()) throw Error(w + ": optimizer names must be strings");
+    s.optimizer.push_back(o.get<std::string>());
+  }
+  const json& params = member(j, "params", what);
+  if (!params.is_array()) throw Error(w + ": params must be an array");
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const json& pj = params[i];
+    const std::string pw = fmt::format("{}: params[{}]", what, i);
+    ParamSpec p;
+    p.name = string_member(pj, "name", pw);
+    const json& shape = member(pj, "shape", pw);
+    if (!shape.is_array()) throw Error(pw + ": shape must be an array");
+    for (const json& d : shape) {
+      if (!d.is_number_integer()) throw Error(pw + ": shape must hold integers");
+      p.shape.push_back(d.get<std::int64_t>());
+    }
+    p.dtype = parse_dtype(string_member(pj, "dtype", pw), pw + ": dtype");
+    p.split = parse_enum(kSplits, string_member(pj, "split", pw), pw + ": split");
+    p.stage = parse_enum(kStages, string_member(pj, "stage", pw), pw + ": stage");
+    if (p.stage == Stage::layer) p.layer = static_cast<int>(int_member(pj, "layer", pw, 0, 1 << 20));
+    s.params.push_back(std::move(p));
+  }
+  s.validate();
+  return s;
+}
+
+RuleTable RuleTable::from_json(const json& j, std::string_view what) {
+  RuleTable t;
+  t.framework = string_member(j, "framework", what);
+  const json& rules = member(j, "rules", what);
+  if (!rules.is_array() || rules.empty()) throw Error(fmt::format("{}: rules must be a non-empty array", what));
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const std::string rw = fmt::format("{}: rules[{}]", what, i);
+    NamingRule r;
+    r.pattern = string_member(rules[i], "match", rw);
+    r.split = parse_enum(kSplits, string_member(rules[i], "split", rw), rw + ": split");
+    r.stage = parse_enum(kStages, string_member(rules[i], "stage", rw), rw + ": stage");
+    try {
+      const std::regex compiled(r.pattern);
+      if (r.stage == Stage::layer && compiled.mark_count() < 1)
+        throw Error(rw + ": a layer rule needs a capture group for the layer number");
+    } catch (const std::regex_error& e) {
+      throw Error(fmt::format("{}: match {}: {}", rw, quote(r.pattern), e.what()));
+    }
+    t.rules.push_back(std::move(r));
+  }
+  return t;
+}
+
+RuleTable RuleTable::load_file(const std::string& path) {
+  json j;
+  try {
+    j = json::parse(read_text_file(path, "rule table"));
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: not JSON: {}", path, e.what()));
+  }
+  return from_json(j, path);
+}
+
+StateSpec apply_rules(const RuleTable& table, const std::vector<NamedTensor>& tensors, int layers,
+                      std::vector<std::string> optimizer, Dtype optimizer_dtype, int vocab_multiple) {
+  StateSpec s;
+  s.layers = layers;
+  s.vocab_multiple = vocab_multiple;
+  s.optimizer = std::move(optimizer);
+  s.optimizer_dtype = optimizer_dtype;
+  std::vector<std::regex> patterns;
+  for (const NamingRule& r : table.rules) patterns.emplace_back(r.pattern);
+  for (const NamedTensor& t : tensors) {
+    ParamSpec p;
+    p.name = t.name;
+    p.shape = t.shape;
+    p.dtype = t.dtype;
+    bool matched = false;
+    for (std::size_t i = 0; i < patterns.size() && !matched; ++i) {
+      std::smatch m;
+      if (!std::regex_match(t.name, m, patterns[i])) continue;
+      matched = true;
+      p.split = table.rules[i].split;
+      p.stage = table.rules[i].stage;
+      if (p.stage == Stage::layer)
+        p.layer = static_cast<int>(parse_int(m[1].str(), fmt::format("layer of {}", quote(t.name)), 0, 1 << 20));
+    }
+    if (!matched) throw Error(fmt::format("{} rules: no rule matches parameter {}", table.framework, quote(t.name)));
+    s.params.push_back(std::move(p));
+  }
+  s.validate();
+  return s;
+}
+
+}  // namespace morph::state

@@ -1,0 +1,237 @@
+// Resharding between layouts (Tenplex, seed 003): on random GPT-like states and random
+// pairs of layouts, every new byte equals the assembled global tensor, each is read once,
+// and resharding back gives the original files bit for bit.
+#include "libmorph/state/reshard_exec.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "libmorph/util/error.h"
+#include "tests/state_fixture.h"
+
+namespace morph::state {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ScratchDir {
+ public:
+  ScratchDir() : path_(fs::temp_directory_path() / ("morph_reshard_" + std::to_string(::getpid()) + "_" +
+                                                     std::to_string(counter_++))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+std::vector<char> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Every tensor of every file of `dir` holds what `layout` says: global values or zeros.
+void expect_assembled(const std::string& dir, const StateSpec& spec, const Layout& layout) {
+  std::vector<char> expected;
+  for (int r = 0; r < layout.ranks(); ++r) {
+    const SafetensorsReader file((fs::path(dir) / rank_file_name(r)).string());
+    const std::vector<LocalTensor> tensors = rank_tensors(spec, layout, r);
+    ASSERT_EQ(file.header().tensors.size(), tensors.size()) << "rank " << r;
+    for (const LocalTensor& t : tensors) {
+      const TensorEntry* e = file.header().find(t.decl.name);
+      ASSERT_NE(e, nullptr) << t.decl.name;
+      test::fill_local(t, expected);
+      std::vector<char> got(e->bytes());
+      if (!got.empty()) file.read(*e, 0, got.data(), got.size());
+      ASSERT_EQ(got, expected) << "rank " << r << " tensor " << t.decl.name << " under " << to_string(layout);
+    }
+  }
+}
+
+Layout random_layout(std::mt19937& rng, const test::GptShape& g) {
+  auto pick = [&](std::initializer_list<int> values) {
+    return *(values.begin() + std::uniform_int_distribution<int>(0, static_cast<int>(values.size()) - 1)(rng));
+  };
+  Layout l;
+  l.tp = pick({1, 2, 4});
+  l.pp = std::uniform_int_distribution<int>(1, g.layers)(rng);
+  l.dp = pick({1, 2, 3, 4});
+  l.zero = std::uniform_int_distribution<int>(0, 3)(rng);
+  return l;
+}
+
+TEST(Reshard, RandomLayoutPairsAssembleTheGlobalStateAndRoundTripBitForBit) {
+  std::mt19937 rng(2024);
+  for (int trial = 0; trial < 24; ++trial) {
+    test::GptShape g;
+    g.layers = std::uniform_int_distribution<int>(1, 5)(rng);
+    g.hidden = 4 * std::uniform_int_distribution<int>(1, 6)(rng);
+    g.vocab = std::uniform_int_distribution<int>(5, 70)(rng);
+    g.tied = trial % 2 == 0;
+    g.vocab_multiple = std::uniform_int_distribution<int>(1, 8)(rng);
+    g.dtype = trial % 3 == 0 ? Dtype::f32 : Dtype::f64;
+    const StateSpec spec = test::gpt_spec(g);
+    const Layout a = random_layout(rng, g);
+    const Layout b = random_layout(rng, g);
+    SCOPED_TRACE(fmt::format("trial {}: {} -> {}, {} layers, hidden {}, vocab {}", trial, to_string(a), to_string(b),
+                             g.layers, g.hidden, g.vocab));
+    ScratchDir dir;
+    test::write_synthetic_checkpoint(dir / "a", spec, a);
+    expect_assembled(dir / "a", spec, a);
+
+    const ReshardSummary there = reshard_checkpoint(dir / "a", dir / "b", b);
+    expect_assembled(dir / "b", spec, b);
+    const CheckpointIndex ib = read_index(dir / "b");
+    EXPECT_EQ(ib.layout, b);
+    EXPECT_EQ(ib.progress.samples, 7u * 64u);
+    // Each new byte that is not padding is read exactly once.
+    std::uint64_t payload = 0;
+    for (int r = 0; r < b.ranks(); ++r)
+      for (const LocalTensor& t : rank_tensors(spec, b, r))
+        for (const Segment& s : t.segments)
+          if (s.global >= 0) payload += s.count * dtype_bytes(t.decl.dtype);
+    EXPECT_EQ(there.plan.bytes, payload);
+
+    reshard_checkpoint(dir / "b", dir / "back", a);
+    for (int r = 0; r < a.ranks(); ++r)
+      ASSERT_EQ(file_bytes(dir / "a/" + rank_file_name(r)), file_bytes(dir / "back/" + rank_file_name(r)))
+          << "rank " << r;
+  }
+}
+
+TEST(Reshard, ReadsFromTheNodeThatHasACopy) {
+  test::GptShape g;
+  const StateSpec spec = test::gpt_spec(g);
+  ScratchDir dir;
+  const Layout a{2, 2, 1, 0};  // two DP replicas of each TP shard
+  test::write_synthetic_checkpoint(dir / "a", spec, a);
+  const CheckpointIndex index = read_index(dir / "a");
+  RankNodes nodes;
+  nodes.from = {"n1", "n1", "n2", "n2"};  // dp rank 0 on n1, dp rank 1 on n2
+  nodes.to = {"n2", "n2"};                // the new job runs on n2 only
+  const ReshardPlan plan = plan_reshard(spec, a, read_headers(dir / "a", index, true), Layout{1, 2, 1, 0}, nodes);
+  EXPECT_EQ(plan.bytes_between_nodes.count({"n1", "n2"}), 0u);
+  EXPECT_EQ(plan.bytes_between_nodes.at({"n2", "n2"}), plan.bytes);
+}
+
+TEST(Reshard, TensorParallelFourToTwoMergesNeighbouringShards) {
+  test::GptShape g;
+  g.tied = false;
+  const StateSpec spec = test::gpt_spec(g);
+  ScratchDir dir;
+  test::write_synthetic_checkpoint(dir / "a", spec, Layout{1, 4, 1, 0});
+  const CheckpointIndex index = read_index(dir / "a");
+  const ReshardPlan plan = plan_reshard(spec, index.layout, read_headers(dir / "a", index, true), Layout{1, 2, 1, 0});
+  // A column-parallel weight's new shard is two whole old shards: two reads, not rows.
+  const RankPlan& r0 = plan.ranks[0];
+  int qkv = -1;
+  for (std::size_t i = 0; i < r0.tensors.size(); ++i)
+    if (r0.tensors[i].name == "layers.0.self_attention.query_key_value.weight") qkv = static_cast<int>(i);
+  ASSERT_GE(qkv, 0);
+  int reads = 0;
+  for (const CopyOp& op : r0.ops) reads += op.tensor == qkv ? 1 : 0;
+  EXPECT_EQ(reads, 2);
+}
+
+TEST(Reshard, MismatchedLayoutsAndBadTargetsAreClearErrors) {
+  test::GptShape g;
+  const StateSpec spec = test::gpt_spec(g);
+  ScratchDir dir;
+  test::write_synthetic_checkpoint(dir / "a", spec, Layout{2, 2, 1, 1});
+  const CheckpointIndex index = read_index(dir / "a");
+  const std::vector<SafetensorsHeader> headers = read_headers(dir / "a", index, true);
+  // The files do not hold what another layout needs.
+  try {
+    plan_reshard(spec, Layout{4, 1, 1, 1}, headers, Layout{1, 1, 1, 0});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("old rank 0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(plan_reshard(spec, Layout{2, 2, 1, 1}, headers, Layout{1, 3, 1, 0}), Error);  // 3 does not divide 16
+  EXPECT_THROW(plan_reshard(spec, Layout{2, 2, 1, 1}, headers, Layout{1, 1, 9, 0}), Error);  // more stages than layers
+  EXPECT_THROW(reshard_checkpoint(dir / "a", dir / "a", Layout{1, 1, 1, 0}), Error);         // never overwrite
+  EXPECT_FALSE(fs::exists(dir / "a.partial"));
+}
+
+TEST(Reshard, ACorruptedOldFileIsRefusedAndNothingIsWritten) {
+  test::GptShape g;
+  const StateSpec spec = test::gpt_spec(g);
+  ScratchDir dir;
+  test::write_synthetic_checkpoint(dir / "a", spec, Layout{2, 1, 1, 0});
+  {
+    std::fstream f(dir / "a/" + rank_file_name(1), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-3, std::ios::end);
+    f.put('\x7f');
+  }
+  try {
+    reshard_checkpoint(dir / "a", dir / "b", Layout{1, 1, 1, 0});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "b"));
+  EXPECT_FALSE(fs::exists(dir / "b.partial"));
+  // Truncated: the size no longer matches the index.
+  fs::resize_file(dir / "a/" + rank_file_name(0), 10);
+  EXPECT_THROW(reshard_checkpoint(dir / "a", dir / "b", Layout{1, 1, 1, 0}, {0, false, {}}), Error);
+}
+
+TEST(Layout, ParsesRanksAndStages) {
+  const Layout l = parse_layout("dp=2,tp=4,pp=3,zero=1", "--layout");
+  EXPECT_EQ(l.ranks(), 24);
+  const RankCoords c = coords_of(l, 13);  // rank = pp*8 + dp*4 + tp
+  EXPECT_EQ(c.pp, 1);
+  EXPECT_EQ(c.dp, 1);
+  EXPECT_EQ(c.tp, 1);
+  EXPECT_EQ(rank_of(l, c), 13);
+  EXPECT_THROW(parse_layout("dp=2,ep=4", "--layout"), Error);
+  EXPECT_THROW(parse_layout("zero=4", "--layout"), Error);
+  EXPECT_THROW(parse_layout("dp=0", "--layout"), Error);
+  test::GptShape g;
+  g.layers = 5;
+  const StateSpec spec = test::gpt_spec(g);
+  const Layout p3{1, 1, 3, 0};
+  EXPECT_EQ(first_layer(spec, p3, 0), 0);
+  EXPECT_EQ(first_layer(spec, p3, 1), 1);  // 5 * 1 / 3
+  EXPECT_EQ(first_layer(spec, p3, 2), 3);
+  EXPECT_EQ(end_layer(spec, p3, 2), 5);
+  EXPECT_EQ(padded_rows(spec, 50, 2), 56);  // multiple of 4 * 2
+}
+
+TEST(ShardMap, MegatronShapesAtOneTwoAndFourWays) {
+  // ARCHITECTURE.md's GPT facts (hidden 1536, vocabulary 50257 padded to 128 t).
+  StateSpec spec;
+  spec.layers = 1;
+  spec.optimizer = {};
+  spec.params = {
+      {"embedding.word_embeddings.weight", {50257, 1536}, Dtype::f32, Split::vocab, Stage::first, -1},
+      {"layers.0.self_attention.query_key_value.weight", {4608, 1536}, Dtype::f32, Split::column, Stage::layer, 0},
+      {"layers.0.self_attention.dense.weight", {1536, 1536}, Dtype::f32, Split::row, Stage::layer, 0},
+      {"layers.0.mlp.dense_h_to_4h.weight", {6144, 1536}, Dtype::f32, Split::column, Stage::layer, 0},
+      {"layers.0.mlp.dense_4h_to_h.weight", {1536, 6144}, Dtype::f32, Split::row, Stage::layer, 0}};
+  const std::vector<std::vector<std::vector<std::int64_t>>> expected{
+      {{50304, 1536}, {4608, 1536}, {1536, 1536}, {6144, 1536}, {1536, 6144}},
+      {{25216, 1536}, {2304, 1536}, {1536, 768}, {3072, 1536}, {1536, 3072}},
+      {{12672, 1536}, {1152, 1536}, {1536, 384}, {1536, 1536}, {1536, 1536}}};
+  int i = 0;
+  for (int t : {1, 2, 4}) {
+    const std::vector<LocalTensor> local = rank_tensors(spec, Layout{1, t, 1, 0}, 0);
+    ASSERT_EQ(local.size(), 5u);
+    for (std::size_t k = 0; k < local.size(); ++k) EXPECT_EQ(local[k].decl.shape, expected[i][k]) << t << " " << k;
+    ++i;
+  }
+}
+
+}  // namespace
+}  // namespace morph::state

@@ -1,0 +1,135 @@
+// morph reshard: move a checkpoint to another parallel layout (Tenplex, seed 003), or
+// print the plan of that move without carrying it out.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "libmorph/state/reshard_exec.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+#include "tools/morph/commands.h"
+#include "tools/morph/table.h"
+
+namespace morph::cli {
+namespace {
+
+struct ReshardArgs {
+  std::string from;
+  std::string to;
+  std::string layout;
+  bool plan_only = false;
+  int threads = 0;
+  bool no_verify = false;
+  std::string from_nodes;  // hostlist per old rank, comma-separated
+  std::string to_nodes;
+};
+
+std::vector<std::string> node_list(const std::string& text, int ranks, const char* what) {
+  if (text.empty()) return {};
+  std::vector<std::string> nodes;
+  for (std::string_view n : split(text, ',')) nodes.emplace_back(trim(n));
+  if (static_cast<int>(nodes.size()) != ranks)
+    throw Error(fmt::format("{}: {} names for {} ranks", what, nodes.size(), ranks));
+  return nodes;
+}
+
+std::string gb(std::uint64_t bytes) { return fmt::format("{:.3f}", static_cast<double>(bytes) / 1e9); }
+
+nlohmann::json plan_json(const state::ReshardPlan& plan) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const state::RankPlan& r : plan.ranks) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const state::CopyOp& op : r.ops)
+      ops.push_back({{"from_rank", op.source_rank}, {"from_offset", op.source_offset},
+                     {"tensor", r.tensors[static_cast<std::size_t>(op.tensor)].name}, {"offset", op.offset},
+                     {"bytes", op.bytes}});
+    ranks.push_back({{"rank", r.rank}, {"tensors", r.tensors.size()}, {"ops", std::move(ops)}});
+  }
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& [nodes, bytes] : plan.bytes_between_nodes)
+    pairs.push_back({{"from", nodes.first}, {"to", nodes.second}, {"bytes", bytes}});
+  return {{"from", state::to_string(plan.from)}, {"to", state::to_string(plan.to)}, {"bytes", plan.bytes},
+          {"node_pairs", std::move(pairs)}, {"ranks", std::move(ranks)}};
+}
+
+void print_plan(const state::ReshardPlan& plan) {
+  std::cout << fmt::format("reshard plan {} -> {}: {} GB to read, each byte once\n\n", state::to_string(plan.from),
+                           state::to_string(plan.to), gb(plan.bytes));
+  Table ranks({"new rank", "tensors", "reads", "from ranks", "GB"});
+  for (const state::RankPlan& r : plan.ranks) {
+    std::vector<int> sources;
+    std::uint64_t bytes = 0;
+    for (const state::CopyOp& op : r.ops) {
+      sources.push_back(op.source_rank);
+      bytes += op.bytes;
+    }
+    std::sort(sources.begin(), sources.end());
+    sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+    std::string list;
+    for (int s : sources) list += fmt::format("{}{}", list.empty() ? "" : ",", s);
+    ranks.add({std::to_string(r.rank), std::to_string(r.tensors.size()), std::to_string(r.ops.size()),
+               list.empty() ? "-" : list, gb(bytes)});
+  }
+  ranks.print(std::cout);
+  std::cout << '\n';
+  Table pairs({"from node", "to node", "GB"});
+  for (const auto& [nodes, bytes] : plan.bytes_between_nodes)
+    pairs.add({nodes.first.empty() ? "(local)" : nodes.first, nodes.second.empty() ? "(local)" : nodes.second, gb(bytes)});
+  pairs.print(std::cout);
+}
+
+void run_reshard(Context& context, const ReshardArgs& args) {
+  const state::Layout layout = state::parse_layout(args.layout, "--layout");
+  const state::CheckpointIndex index = state::read_index(args.from);
+  state::ReshardOptions options;
+  options.threads = args.threads;
+  options.verify = !args.no_verify;
+  options.nodes.from = node_list(args.from_nodes, index.layout.ranks(), "--from-nodes");
+  options.nodes.to = node_list(args.to_nodes, layout.ranks(), "--to-nodes");
+  if (args.plan_only) {
+    const state::ReshardPlan plan = state::plan_reshard(
+        index.spec, index.layout, state::read_headers(args.from, index, options.verify), layout, options.nodes);
+    if (context.json) std::cout << plan_json(plan).dump(2) << '\n';
+    else print_plan(plan);
+    return;
+  }
+  if (args.to.empty()) throw Error("--to is required unless --plan-only is given");
+  const state::ReshardSummary s = state::reshard_checkpoint(args.from, args.to, layout, options);
+  if (context.json) {
+    std::cout << nlohmann::json{{"from", state::to_string(s.plan.from)}, {"to", state::to_string(s.plan.to)},
+                                {"bytes_read", s.plan.bytes}, {"bytes_written", s.bytes_written},
+                                {"seconds", s.seconds}, {"step", index.progress.step},
+                                {"samples", index.progress.samples}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::cout << fmt::format("{} ({}) -> {} ({}): {} GB read, {} GB written in {:.3f} s ({:.2f} GB/s); step {}\n",
+                           args.from, state::to_string(s.plan.from), args.to, state::to_string(s.plan.to),
+                           gb(s.plan.bytes), gb(s.bytes_written), s.seconds,
+                           s.seconds > 0 ? static_cast<double>(s.plan.bytes) / 1e9 / s.seconds : 0.0,
+                           index.progress.step);
+}
+
+}  // namespace
+
+void add_reshard_command(CLI::App& app, Context& context) {
+  auto args = std::make_shared<ReshardArgs>();
+  CLI::App* cmd = app.add_subcommand("reshard", "move a checkpoint to another parallel layout");
+  cmd->add_option("--from", args->from, "checkpoint folder (index.json and one file per rank)")->required();
+  cmd->add_option("--to", args->to, "new checkpoint folder (must not exist)");
+  cmd->add_option("--layout", args->layout, "new layout: dp=D,tp=T,pp=P,zero=Z")->required();
+  cmd->add_flag("--plan-only", args->plan_only, "print the plan (reads per new rank, bytes per node pair) and stop");
+  cmd->add_option("--threads", args->threads, "threads building new files (default: one per core)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_flag("--no-verify", args->no_verify, "skip the checksums of the old files (sizes are still checked)");
+  cmd->add_option("--from-nodes", args->from_nodes, "node of each old rank, comma-separated (for locality)");
+  cmd->add_option("--to-nodes", args->to_nodes, "node of each new rank, comma-separated");
+  cmd->callback([&context, args] { run_reshard(context, *args); });
+}
+
+}  // namespace morph::cli
