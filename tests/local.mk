@@ -37,14 +37,20 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/safetensors_test.cc \
 	%reldir%/unit/dataset_order_test.cc \
 	%reldir%/unit/reshard_test.cc \
+	%reldir%/unit/state_spec_test.cc \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc
 endif
 
 # Command-line tests (bats); jq checks the --json output.
 TEST_EXTENSIONS = .bats
 BATS_LOG_COMPILER = bats
-TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats
-EXTRA_DIST += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/common.bash
+TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats
+EXTRA_DIST += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
+	%reldir%/cli/common.bash
+# Synthetic checkpoints for morph_reshard.bats.
+check_PROGRAMS += tests/cli/make_checkpoint
+tests_cli_make_checkpoint_SOURCES = %reldir%/cli/make_checkpoint.cc %reldir%/state_fixture.h
+tests_cli_make_checkpoint_LDADD = libmorph/libmorph.la $(FMT_LIBS)
 
 # Benchmarks (Google Benchmark): make bench-model, make bench-policy, make bench.
 if HAVE_BENCHMARK

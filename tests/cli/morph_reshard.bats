@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# morph reshard and morph-reshard-mpi on synthetic checkpoints (tests/cli/make_checkpoint):
+# round trips, plans, MPI against threads, and every kind of bad input.
+# Environment and helpers: common.bash.
+
+# shellcheck disable=SC2016  # jq filters are single-quoted on purpose
+
+bats_require_minimum_version 1.5.0
+load common
+
+make_checkpoint() {
+  "$MORPH_BUILDDIR/tests/cli/make_checkpoint" "$@" || fail "make_checkpoint $*"
+}
+
+# same_files A B: every rank file of A is byte-identical in B.
+same_files() {
+  local f
+  for f in "$1"/rank_*.safetensors; do
+    cmp -s "$f" "$2/$(basename "$f")" || fail "$(basename "$f") differs between $1 and $2"
+  done
+}
+
+@test "reshard: dp=2,tp=2,pp=2,zero=1 -> dp=1,tp=4,pp=1,zero=0 -> back is bit-identical" {
+  local d=$BATS_TEST_TMPDIR
+  make_checkpoint "$d/a" dp=2,tp=2,pp=2,zero=1 4 16 50
+  morph reshard --from "$d/a" --to "$d/b" --layout dp=1,tp=4,pp=1,zero=0
+  assert_ok
+  [[ "$output" == *"(dp=2,tp=2,pp=2,zero=1) -> $d/b (dp=1,tp=4,pp=1,zero=0)"* ]] || fail "summary" "$output"
+  [ "$(ls "$d/b"/rank_*.safetensors | wc -l)" -eq 4 ] || fail "expected 4 files"
+  [ ! -e "$d/b.partial" ] || fail "a partial folder was left"
+  morph reshard --from "$d/b" --to "$d/back" --layout dp=2,tp=2,pp=2,zero=1
+  assert_ok
+  same_files "$d/a" "$d/back"
+}
+
+@test "reshard --plan-only prints reads per new rank and bytes per node pair, and writes nothing" {
+  local d=$BATS_TEST_TMPDIR
+  make_checkpoint "$d/a" dp=1,tp=4,pp=1,zero=0
+  morph reshard --from "$d/a" --layout tp=2 --plan-only --from-nodes n1,n1,n2,n2 --to-nodes n1,n2
+  assert_ok
+  [[ "$output" == *"reshard plan dp=1,tp=4,pp=1,zero=0 -> dp=1,tp=2,pp=1,zero=0"* ]] || fail "header" "$output"
+  [[ "$output" == *"n1"*"n1"* ]] || fail "no node pairs" "$output"
+  [ ! -e "$d/b" ] || fail "plan-only wrote something"
+}
+
+@test "reshard --plan-only --json: one entry per new rank, local reads where copies exist" {
+  require_jq
+  local d=$BATS_TEST_TMPDIR
+  make_checkpoint "$d/a" dp=2,tp=1,pp=1,zero=0
+  morph --json reshard --from "$d/a" --layout dp=1 --plan-only --from-nodes n1,n2 --to-nodes n2
+  assert_ok
+  local file
+  file=$(save_json plan)
+  jq_true "$file" '.ranks | length == 1'
+  jq_true "$file" '[.ranks[0].ops[].from_rank] | all(. == 1)'
+  jq_true "$file" '.node_pairs | length == 1 and .[0].from == "n2" and .[0].to == "n2"'
+}
+
+@test "morph-reshard-mpi on 3 processes builds the same files as morph reshard" {
+  command -v mpirun >/dev/null || skip "mpirun not found"
+  [ -x "$MORPH_BUILDDIR/launcher/morph-reshard-mpi" ] || skip "built without MPI"
+  local d=$BATS_TEST_TMPDIR flags=(--oversubscribe)
+  [ "$(id -u)" -ne 0 ] || flags+=(--allow-run-as-root)
+  make_checkpoint "$d/a" dp=2,tp=2,pp=2,zero=1 4 16 50
+  morph reshard --from "$d/a" --to "$d/threads" --layout dp=3,tp=1,pp=2,zero=2
+  assert_ok
+  run mpirun "${flags[@]}" -np 3 -x OMPI_MCA_btl=self,vader "$MORPH_BUILDDIR/launcher/morph-reshard-mpi" \
+    --from "$d/a" --to "$d/mpi" --layout dp=3,tp=1,pp=2,zero=2
+  [ "$status" -eq 0 ] || fail "morph-reshard-mpi failed" "$output"
+  same_files "$d/threads" "$d/mpi"
+  cmp -s "$d/threads/index.json" "$d/mpi/index.json" || fail "index.json differs"
+}
+
+@test "bad input: reshard into an existing folder, with a bad layout, or from a non-checkpoint" {
+  local d=$BATS_TEST_TMPDIR
+  make_checkpoint "$d/a" dp=2
+  morph reshard --from "$d/a" --to "$d/a" --layout dp=1
+  assert_morph_error "$d/a" "already exists"
+  morph reshard --from "$d/a" --to "$d/b" --layout dp=2,ep=2
+  assert_morph_error --layout ep
+  morph reshard --from "$d/a" --to "$d/b" --layout tp=3
+  assert_morph_error tp=3 "does not divide"
+  morph reshard --from "$d" --to "$d/b" --layout dp=1
+  assert_morph_error index.json
+  morph reshard --from "$d/a" --layout dp=1
+  assert_morph_error --to
+  [ ! -e "$d/b" ] && [ ! -e "$d/b.partial" ] || fail "something was written"
+}
+
+@test "bad input: a corrupted, truncated or lying checkpoint is refused and nothing is written" {
+  local d=$BATS_TEST_TMPDIR
+  make_checkpoint "$d/a" dp=2
+  cp -r "$d/a" "$d/corrupt"
+  printf '\x01' | dd of="$d/corrupt/rank_00001.safetensors" bs=1 seek=200 conv=notrunc status=none
+  morph reshard --from "$d/corrupt" --to "$d/b" --layout dp=1
+  assert_morph_error rank_00001.safetensors checksum
+  cp -r "$d/a" "$d/short"
+  truncate -s 100 "$d/short/rank_00000.safetensors"
+  morph reshard --from "$d/short" --to "$d/b" --layout dp=1 --no-verify
+  assert_morph_error rank_00000.safetensors bytes
+  # The index says tp=2 but the files were written for dp=2: shapes do not match.
+  cp -r "$d/a" "$d/lie"
+  jq '.layout.dp = 1 | .layout.tp = 2' "$d/a/index.json" >"$d/lie/index.json"
+  morph reshard --from "$d/lie" --to "$d/b" --layout dp=1 --no-verify
+  assert_morph_error "old rank 0" "the layout needs"
+  # A header that lies about its offsets.
+  cp -r "$d/a" "$d/header"
+  printf '\xff\xff\xff\xff' | dd of="$d/header/rank_00000.safetensors" bs=1 seek=0 conv=notrunc status=none
+  morph reshard --from "$d/header" --to "$d/b" --layout dp=1 --no-verify
+  assert_morph_error rank_00000.safetensors
+  [ ! -e "$d/b" ] && [ ! -e "$d/b.partial" ] || fail "something was written"
+}

@@ -1,0 +1,174 @@
+#include "tests/trainer/checkpoint_io.h"
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "libmorph/state/checksum.h"
+#include "libmorph/state/safetensors.h"
+#include "libmorph/state/shard_map.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+#include "tests/trainer/collective.h"
+
+namespace morph::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Where file tensor `decl` lives in this rank's state (LocalState or const LocalState):
+// a run of the flat parameters or of an optimizer state.
+template <typename State>
+auto tensor_view(const state::TensorDecl& decl, const state::StateSpec& spec, State& st) {
+  using Span = decltype(std::span(st.params));
+  auto name_of = [&](const Slot& s) -> const std::string& { return spec.params[static_cast<std::size_t>(s.param)].name; };
+  std::optional<Span> v;
+  if (decl.name == "params.flat") v = Span(st.params).subspan(st.chunk_begin(), st.chunk());
+  for (std::size_t k = 0; k < spec.optimizer.size() && !v; ++k) {
+    const std::string prefix = "optim." + spec.optimizer[k];
+    if (decl.name == prefix) v = Span(st.optim[k]);  // ZeRO 1-3: this rank's chunk
+    for (const Slot& s : st.slots())
+      if (!v && decl.name == prefix + "." + name_of(s)) v = Span(st.optim[k]).subspan(s.offset, s.elements());
+  }
+  for (const Slot& s : st.slots())
+    if (!v && decl.name == name_of(s)) v = Span(st.params).subspan(s.offset, s.elements());
+  std::uint64_t elements = 1;
+  for (std::int64_t d : decl.shape) elements *= static_cast<std::uint64_t>(d);
+  if (!v || v->size() != elements || decl.dtype != state::Dtype::f64)
+    throw Error(fmt::format("tensor {} ({} elements, {}) has no counterpart of that size in the trainer",
+                            quote(decl.name), elements, state::dtype_name(decl.dtype)));
+  return *v;
+}
+
+void check_same(const json& info, const char* key, const json& mine, const std::string& dir, const char* flag) {
+  if (info.contains(key) && info.at(key) != mine)
+    throw Error(fmt::format("{}: the checkpoint was trained with {} {}, this run has {}: the data order would differ",
+                            dir, flag, info.at(key).dump(), mine.dump()));
+}
+
+}  // namespace
+
+json trainer_info(const Options& o, const Adam& adam) {
+  return {{"program", "morph-trainer"},
+          {"seed", o.seed},
+          {"samples", o.samples},
+          {"global_batch", o.global_batch},
+          {"micro_batches", o.micro_batches},
+          {"vocab", o.vocab},
+          {"hidden", o.hidden},
+          {"layers", o.layers},
+          {"vocab_multiple", o.vocab_multiple},
+          {"adam", {{"lr", adam.lr}, {"beta1", adam.beta1}, {"beta2", adam.beta2}, {"eps", adam.eps}}},
+          {"data", "sample i: token (i * 7919 + seed) mod vocab, target (token * 31 + 17) mod vocab"}};
+}
+
+void save_checkpoint(const std::string& dir, const Options& o, const Adam& adam, const state::StateSpec& spec,
+                     const Groups& g, const LocalState& st, state::Progress progress) {
+  const state::Layout& layout = g.layout();
+  const int rank = g.rank();
+  std::unique_ptr<state::CheckpointStage> stage;  // rank 0 owns the stage
+  collectively([&] {
+    if (rank == 0) stage = std::make_unique<state::CheckpointStage>(dir);
+  });
+
+  state::CheckpointFile mine{rank, state::rank_file_name(rank), 0, 0};
+  collectively([&] {
+    const std::string path = (fs::path(state::stage_folder(dir)) / mine.name).string();
+    const std::vector<state::LocalTensor> tensors = state::rank_tensors(spec, layout, rank);
+    std::vector<state::TensorDecl> decls;
+    for (const state::LocalTensor& t : tensors) decls.push_back(t.decl);
+    state::SafetensorsWriter writer(path, decls, {{"layout", state::to_string(layout)}, {"rank", std::to_string(rank)}});
+    for (std::size_t i = 0; i < decls.size(); ++i) {
+      const auto v = tensor_view(decls[i], spec, st);
+      if (!v.empty()) writer.write(writer.header().tensors[i], 0, v.data(), v.size_bytes());
+    }
+    writer.finish();
+    mine.bytes = fs::file_size(path);
+    mine.checksum = state::file_checksum(path);
+  });
+
+  std::uint64_t entry[2] = {mine.bytes, mine.checksum};
+  std::vector<std::uint64_t> all(rank == 0 ? 2 * static_cast<std::size_t>(layout.ranks()) : 0);
+  MPI_Gather(entry, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  collectively([&] {
+    if (rank != 0) return;
+    state::CheckpointIndex index;
+    index.layout = layout;
+    index.spec = spec;
+    index.progress = progress;
+    index.trainer = trainer_info(o, adam);
+    for (int r = 0; r < layout.ranks(); ++r)
+      index.files.push_back({r, state::rank_file_name(r), all[2 * static_cast<std::size_t>(r)],
+                             all[2 * static_cast<std::size_t>(r) + 1]});
+    stage->commit(index);
+  });
+}
+
+state::Progress load_checkpoint(const std::string& dir, const Options& o, const state::StateSpec& spec,
+                                const Groups& g, LocalState& st) {
+  const state::Layout& layout = g.layout();
+  const int rank = g.rank();
+  state::CheckpointIndex index;
+  collectively([&] {
+    index = state::read_index(dir);
+    if (index.layout != layout)
+      throw Error(fmt::format("{}: the checkpoint has layout {}, this run --layout {}; run `morph reshard --from {} "
+                              "--to NEW_DIR --layout {}` first and resume from NEW_DIR",
+                              dir, state::to_string(index.layout), state::to_string(layout), dir,
+                              state::to_string(layout)));
+    if (state::to_json(index.spec) != state::to_json(spec))
+      throw Error(fmt::format("{}: the checkpoint holds another model (its trainer: vocab {}, hidden {}, layers {}, "
+                              "vocab_multiple {}); this run has --vocab {} --hidden {} --layers {} --vocab-multiple {}",
+                              dir, index.trainer.value("vocab", json()).dump(),
+                              index.trainer.value("hidden", json()).dump(), index.trainer.value("layers", json()).dump(),
+                              index.trainer.value("vocab_multiple", json()).dump(), o.vocab, o.hidden, o.layers,
+                              o.vocab_multiple));
+    check_same(index.trainer, "seed", o.seed, dir, "--seed");
+    check_same(index.trainer, "samples", o.samples, dir, "--samples");
+    check_same(index.trainer, "global_batch", o.global_batch, dir, "--global-batch");
+    if (index.progress.samples != index.progress.step * o.global_batch)
+      throw Error(fmt::format("{}: progress of {} samples at step {} does not match --global-batch {}", dir,
+                              index.progress.samples, index.progress.step, o.global_batch));
+    // Each rank checks its own file (size and checksum), in parallel.
+    state::CheckpointIndex own = index;
+    own.files = {index.files.at(static_cast<std::size_t>(rank))};
+    state::verify_files(dir, own, true);
+
+    const state::SafetensorsReader reader((fs::path(dir) / state::rank_file_name(rank)).string());
+    const std::vector<state::LocalTensor> expected = state::rank_tensors(spec, layout, rank);
+    const auto& found = reader.header().tensors;
+    if (found.size() != expected.size())
+      throw Error(fmt::format("{}: {} tensors, layout {} rank {} needs {}", reader.path(), found.size(),
+                              state::to_string(layout), rank, expected.size()));
+    for (std::size_t i = 0; i < found.size(); ++i) {
+      const state::TensorDecl& d = expected[i].decl;
+      const state::TensorEntry* e = reader.header().find(d.name);
+      if (!e || e->dtype != d.dtype || e->shape != d.shape)
+        throw Error(fmt::format("{}: tensor {} is missing or has another dtype or shape", reader.path(), quote(d.name)));
+      const auto v = tensor_view(d, spec, st);
+      if (!v.empty()) reader.read(*e, 0, v.data(), v.size_bytes());
+    }
+  });
+  // ZeRO 3 stores only this rank's chunk of the flattened parameters: gather the rest.
+  if (layout.zero == 3 && layout.dp > 1)
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, st.params.data(), static_cast<int>(st.chunk()), MPI_DOUBLE,
+                  g.dp());
+  // Vocabulary padding must be zero: the forward pass never reads it, so a non-zero value
+  // would go unnoticed until a reshard moved it into real rows.
+  collectively([&] {
+    for (const Slot& s : st.slots())
+      for (std::uint64_t k = 0; k < s.elements(); ++k)
+        if (LocalState::global_index(s, k) < 0 && st.params[s.offset + k] != 0.0)
+          throw Error(fmt::format("{}: {}: vocabulary padding of {} is not zero", dir, state::rank_file_name(rank),
+                                  quote(spec.params[static_cast<std::size_t>(s.param)].name)));
+  });
+  std::fill(st.grads.begin(), st.grads.end(), 0.0);
+  return index.progress;
+}
+
+}  // namespace morph::trainer

@@ -1,0 +1,77 @@
+#include "tests/trainer/options.h"
+
+#include <csignal>
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph::trainer {
+
+int parse_signal(const std::string& text) {
+  std::string name = to_upper(text);
+  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+  constexpr std::pair<const char*, int> kSignals[] = {
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM}, {"INT", SIGINT}, {"HUP", SIGHUP}, {"CONT", SIGCONT}};
+  for (const auto& [n, number] : kSignals)
+    if (name == n) return number;
+  if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos)
+    return static_cast<int>(parse_int(name, "--checkpoint-signal", 1, 64));
+  throw Error(fmt::format("--checkpoint-signal: {} is not SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGHUP or SIGCONT",
+                          quote(text)));
+}
+
+std::optional<Options> parse_options(int argc, char** argv, bool print) {
+  Options o;
+  std::string layout = "dp=1,tp=1,pp=1,zero=0";
+  std::string signal;
+  std::uint64_t save_at = 0;
+  CLI::App app{"morph-trainer: a tiny tensor/pipeline/data-parallel MLP language model with ZeRO, "
+               "checkpointing in Morph's sharded format"};
+  app.add_option("--layout", layout, "dp=D,tp=T,pp=P,zero=Z (MPI world size must be D*T*P)")->required();
+  app.add_option("--layers", o.layers, "residual MLP blocks")->check(CLI::Range(1, 4096));
+  app.add_option("--hidden", o.hidden, "hidden size h (the MLP is 4h wide)")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--vocab", o.vocab, "vocabulary size V")->check(CLI::Range(2, 1 << 24));
+  app.add_option("--vocab-multiple", o.vocab_multiple, "pad the vocabulary to a multiple of this times tp")
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--samples", o.samples, "dataset size")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--global-batch", o.global_batch, "samples per optimizer step")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));
+  app.add_option("--micro-batches", o.micro_batches, "micro-batches per DP rank and step")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--steps", o.steps, "train until this many steps are done")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--lr", o.lr, "Adam learning rate")->check(CLI::Range(0.0, 10.0));
+  app.add_option("--seed", o.seed, "initialisation and data-order seed");
+  app.add_option("--checkpoint-dir", o.checkpoint_dir, "checkpoints are written to DIR/step_<N>");
+  auto* save = app.add_option("--save-at", save_at, "save after step K and exit 0")
+                   ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--resume", o.resume, "continue from this checkpoint (its layout must be --layout)");
+  app.add_option("--loss-log", o.loss_log, "rank 0 writes one \"step loss\" line per step");
+  app.add_option("--checkpoint-signal", signal,
+                 "on this signal, finish the step, save to --checkpoint-dir/step_<N> and exit 0");
+  app.add_flag("--quiet", o.quiet, "no per-step output");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    if (print) std::fputs(app.help().c_str(), stdout);
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    throw Error(e.what());
+  }
+  o.layout = state::parse_layout(layout, "--layout");
+  if (*save) o.save_at = save_at;
+  if (!signal.empty()) {
+    o.checkpoint_signal = parse_signal(signal);
+    o.checkpoint_signal_name = signal;
+  }
+  if ((o.save_at || o.checkpoint_signal) && o.checkpoint_dir.empty())
+    throw Error("--save-at and --checkpoint-signal need --checkpoint-dir");
+  if (o.save_at && *o.save_at > o.steps)
+    throw Error(fmt::format("--save-at {} is after --steps {}", *o.save_at, o.steps));
+  return o;
+}
+
+}  // namespace morph::trainer

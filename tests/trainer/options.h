@@ -1,0 +1,41 @@
+// Command line of morph-trainer, the reference trainer that proves checkpoint resharding
+// keeps training going as if nothing happened (see continuity.sh).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "libmorph/state/layout.h"
+
+namespace morph::trainer {
+
+struct Options {
+  state::Layout layout;
+  int layers = 4;
+  int hidden = 16;
+  int vocab = 50;
+  int vocab_multiple = 4;  // vocabulary padding: rows padded to a multiple of this times tp
+  std::uint64_t samples = 4096;
+  std::uint64_t global_batch = 32;
+  int micro_batches = 1;  // per DP rank and step (gradient accumulation, GPipe)
+  std::uint64_t steps = 10;  // train until this many optimizer steps are done
+  double lr = 1e-2;
+  std::uint64_t seed = 1;
+  std::string checkpoint_dir;           // checkpoints go to <dir>/step_<N>
+  std::optional<std::uint64_t> save_at;  // save after this step and exit 0
+  std::string resume;                   // a committed checkpoint to continue from
+  std::string loss_log;                 // rank 0 writes "step loss" lines
+  int checkpoint_signal = 0;            // 0: none
+  std::string checkpoint_signal_name;
+  bool quiet = false;
+};
+
+// Parses argv (identically on every rank). Returns nullopt after printing --help (rank 0
+// only prints). Throws morph::Error with a one-line message on bad input.
+std::optional<Options> parse_options(int argc, char** argv, bool print);
+
+// "SIGUSR2", "USR2" or a number -> the signal number; throws morph::Error.
+int parse_signal(const std::string& text);
+
+}  // namespace morph::trainer

@@ -1,0 +1,141 @@
+#include "tests/trainer/trainer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "libmorph/state/dataset_order.h"
+#include "libmorph/util/error.h"
+#include "tests/trainer/checkpoint_io.h"
+#include "tests/trainer/checkpoint_signal.h"
+#include "tests/trainer/collective.h"
+#include "tests/trainer/dataset.h"
+#include "tests/trainer/init.h"
+
+namespace morph::trainer {
+namespace {
+
+constexpr int kForwardTag = 0;
+constexpr int kBackwardTag = 1;
+
+ModelSizes sizes_of(const Options& o) { return {o.vocab, o.hidden, o.layers, o.vocab_multiple}; }
+
+}  // namespace
+
+Trainer::Trainer(const Options& o, const state::StateSpec& spec, const Groups& g, LocalState& st)
+    : o_(o),
+      spec_(spec),
+      g_(g),
+      st_(st),
+      adam_{o.lr},
+      model_(sizes_of(o), state::first_layer(spec, g.layout(), g.coords().pp),
+             state::end_layer(spec, g.layout(), g.coords().pp), g.first_stage(), g.last_stage(), g.tp(), st) {}
+
+Trainer::~Trainer() {
+  if (loss_log_) std::fclose(loss_log_);
+}
+
+int Trainer::run() {
+  const bool root = g_.rank() == 0;
+  if (!o_.resume.empty()) {
+    progress_ = load_checkpoint(o_.resume, o_, spec_, g_, st_);
+  } else {
+    initialise(st_, spec_, o_.seed);
+  }
+  collectively([&] {
+    if (o_.save_at && *o_.save_at <= progress_.step)
+      throw Error(fmt::format("--save-at {}: the checkpoint is already at step {}", *o_.save_at, progress_.step));
+    if (root && o_.save_at && std::filesystem::exists(checkpoint_path(*o_.save_at)))
+      throw Error(fmt::format("--save-at {}: {} already exists; a checkpoint is never overwritten", *o_.save_at,
+                              checkpoint_path(*o_.save_at)));
+    if (root && !o_.loss_log.empty() && !(loss_log_ = std::fopen(o_.loss_log.c_str(), "w")))
+      throw Error(fmt::format("--loss-log {}: cannot create: {}", o_.loss_log, std::strerror(errno)));
+    if (o_.checkpoint_signal) install_checkpoint_signal(o_.checkpoint_signal);
+  });
+  state::SampleStream stream({o_.samples, o_.seed}, o_.global_batch, progress_.samples);
+  if (root && !o_.quiet)
+    std::printf("morph-trainer: layout %s, %s step %llu, training to step %llu\n",
+                state::to_string(g_.layout()).c_str(), o_.resume.empty() ? "fresh start at" : "resumed at",
+                static_cast<unsigned long long>(progress_.step), static_cast<unsigned long long>(o_.steps));
+  while (progress_.step < o_.steps) {
+    const std::uint64_t number = progress_.step + 1;
+    const double loss = step(stream.next_batch(), number);
+    progress_ = {number, stream.progress_samples()};
+    if (root) {
+      if (loss_log_) {
+        std::fprintf(loss_log_, "%llu %.17g\n", static_cast<unsigned long long>(number), loss);
+        std::fflush(loss_log_);
+      }
+      if (!o_.quiet) std::printf("step %llu loss %.17g\n", static_cast<unsigned long long>(number), loss);
+      std::fflush(stdout);
+    }
+    if (o_.save_at && number == *o_.save_at) {
+      save("--save-at");
+      return 0;
+    }
+    if (o_.checkpoint_signal && checkpoint_requested(MPI_COMM_WORLD)) {
+      save("signal " + o_.checkpoint_signal_name);
+      return 0;
+    }
+  }
+  return 0;
+}
+
+double Trainer::step(const std::vector<std::uint64_t>& batch, std::uint64_t number) {
+  const int h = o_.hidden;
+  const auto block = state::SampleStream::rank_block(batch, g_.coords().dp, g_.layout().dp);
+  const std::vector<MicroBatch> micro = micro_batches(block, o_.micro_batches, o_.seed, o_.vocab);
+  std::fill(st_.grads.begin(), st_.grads.end(), 0.0);
+  std::vector<MicroCache> caches(micro.size());
+  const double scale = 1.0 / static_cast<double>(batch.size());  // the mean over the GLOBAL batch
+  double loss_sum = 0;
+  // GPipe: all forwards, then all backwards; messages between two stages keep their order.
+  for (std::size_t m = 0; m < micro.size(); ++m) {
+    const int n = micro[m].size();
+    Mat in;
+    if (!g_.first_stage()) {
+      in.resize(n, h);
+      MPI_Recv(in.data(), n * h, MPI_DOUBLE, g_.prev_stage(), kForwardTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    const Mat out = model_.forward(micro[m], in, caches[m]);
+    if (g_.last_stage()) loss_sum += model_.loss(micro[m], out, scale, caches[m]);
+    else MPI_Send(out.data(), n * h, MPI_DOUBLE, g_.next_stage(), kForwardTag, MPI_COMM_WORLD);
+  }
+  for (std::size_t m = 0; m < micro.size(); ++m) {
+    const int n = micro[m].size();
+    Mat d;
+    if (g_.last_stage()) {
+      d = model_.loss_backward(caches[m]);
+    } else {
+      d.resize(n, h);
+      MPI_Recv(d.data(), n * h, MPI_DOUBLE, g_.next_stage(), kBackwardTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    const Mat dx = model_.backward(micro[m], std::move(d), caches[m]);
+    if (!g_.first_stage()) MPI_Send(dx.data(), n * h, MPI_DOUBLE, g_.prev_stage(), kBackwardTag, MPI_COMM_WORLD);
+    caches[m] = {};
+  }
+  optimizer_step(st_, g_.dp(), adam_, number);
+  // Each sample's loss is counted once: by tensor-parallel rank 0 of the last stage.
+  const double mine = g_.last_stage() && g_.coords().tp == 0 ? loss_sum : 0.0;
+  double total = 0;
+  MPI_Reduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  return total * scale;
+}
+
+std::string Trainer::checkpoint_path(std::uint64_t step) const {
+  return (std::filesystem::path(o_.checkpoint_dir) / fmt::format("step_{}", step)).string();
+}
+
+void Trainer::save(const std::string& why) {
+  const std::string dir = checkpoint_path(progress_.step);
+  save_checkpoint(dir, o_, adam_, spec_, g_, st_, progress_);
+  if (g_.rank() == 0) {
+    std::printf("morph-trainer: saved checkpoint %s at step %llu (%s)\n", dir.c_str(),
+                static_cast<unsigned long long>(progress_.step), why.c_str());
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace morph::trainer

@@ -1,0 +1,48 @@
+// The training loop: each step takes the next global batch of the sample stream, gives
+// each DP rank its block (SampleStream::rank_block), runs it as micro-batches through
+// the pipeline (GPipe: all forwards, then all backwards, activations and gradients sent
+// point to point between stages), averages gradients over the global batch and steps
+// Adam. Saves and resumes through checkpoint_io.h.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "libmorph/state/checkpoint.h"
+#include "tests/trainer/groups.h"
+#include "tests/trainer/local_state.h"
+#include "tests/trainer/model.h"
+#include "tests/trainer/optimizer.h"
+#include "tests/trainer/options.h"
+
+namespace morph::trainer {
+
+class Trainer {
+ public:
+  Trainer(const Options& o, const state::StateSpec& spec, const Groups& g, LocalState& st);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Trains to --steps (or --save-at, or the checkpoint signal); the process exit code.
+  int run();
+
+ private:
+  // One optimizer step on `batch`; the mean loss over it (on rank 0; 0 elsewhere).
+  double step(const std::vector<std::uint64_t>& batch, std::uint64_t number);
+  void save(const std::string& why);
+  std::string checkpoint_path(std::uint64_t step) const;  // <checkpoint-dir>/step_<step>
+
+  const Options& o_;
+  const state::StateSpec& spec_;
+  const Groups& g_;
+  LocalState& st_;
+  Adam adam_;
+  StageModel model_;
+  state::Progress progress_;
+  std::FILE* loss_log_ = nullptr;
+};
+
+}  // namespace morph::trainer

@@ -1,0 +1,123 @@
+// State specs from framework naming rules (share/rules/*.json), their JSON form and
+// their validation.
+#include "libmorph/state/state_spec.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "libmorph/util/error.h"
+#include "test_support.h"
+
+namespace morph::state {
+namespace {
+
+RuleTable table(const std::string& name) { return RuleTable::load_file(test::source_dir() + "/share/rules/" + name); }
+
+const ParamSpec& param(const StateSpec& s, const std::string& name) {
+  for (const ParamSpec& p : s.params)
+    if (p.name == name) return p;
+  throw Error("no parameter " + name);
+}
+
+TEST(RuleTable, MegatronNamesGetTheirSplitAndStage) {
+  const std::int64_t h = 1536;
+  std::vector<NamedTensor> names{
+      {"language_model.embedding.word_embeddings.weight", {50257, h}},
+      {"language_model.embedding.position_embeddings.weight", {2048, h}},
+      {"language_model.encoder.layers.0.input_layernorm.weight", {h}},
+      {"language_model.encoder.layers.0.self_attention.query_key_value.weight", {3 * h, h}},
+      {"language_model.encoder.layers.0.self_attention.query_key_value.bias", {3 * h}},
+      {"language_model.encoder.layers.0.self_attention.dense.weight", {h, h}},
+      {"language_model.encoder.layers.0.self_attention.dense.bias", {h}},
+      {"language_model.encoder.layers.11.mlp.dense_h_to_4h.weight", {4 * h, h}},
+      {"language_model.encoder.layers.11.mlp.dense_4h_to_h.weight", {h, 4 * h}},
+      {"language_model.encoder.layers.11.mlp.dense_4h_to_h.bias", {h}},
+      {"language_model.encoder.final_layernorm.weight", {h}},
+      {"word_embeddings_for_head.weight", {50257, h}}};
+  const StateSpec s = apply_rules(table("megatron.json"), names, 12, {"exp_avg", "exp_avg_sq"}, Dtype::f32);
+  EXPECT_EQ(param(s, names[0].name).split, Split::vocab);
+  EXPECT_EQ(param(s, names[0].name).stage, Stage::first);
+  EXPECT_EQ(param(s, names[1].name).split, Split::replicated);
+  EXPECT_EQ(param(s, names[2].name).layer, 0);
+  EXPECT_EQ(param(s, names[3].name).split, Split::column);
+  EXPECT_EQ(param(s, names[4].name).split, Split::column);
+  EXPECT_EQ(param(s, names[5].name).split, Split::row);
+  EXPECT_EQ(param(s, names[6].name).split, Split::replicated);
+  EXPECT_EQ(param(s, names[7].name).split, Split::column);
+  EXPECT_EQ(param(s, names[7].name).layer, 11);
+  EXPECT_EQ(param(s, names[8].name).split, Split::row);  // square at t=4: the rule, not the shape, decides
+  EXPECT_EQ(param(s, names[9].name).split, Split::replicated);
+  EXPECT_EQ(param(s, names[10].name).stage, Stage::last);
+  EXPECT_EQ(param(s, names[11].name).split, Split::vocab);
+  EXPECT_EQ(param(s, names[11].name).stage, Stage::last);
+}
+
+TEST(RuleTable, LlamaNamesAndUnknownNames) {
+  const StateSpec s = apply_rules(table("llama-hf.json"),
+                                  {{"model.embed_tokens.weight", {32000, 64}},
+                                   {"model.layers.3.self_attn.q_proj.weight", {64, 64}},
+                                   {"model.layers.3.self_attn.o_proj.weight", {64, 64}},
+                                   {"model.layers.3.mlp.down_proj.weight", {64, 172}},
+                                   {"lm_head.weight", {32000, 64}}},
+                                  4, {"exp_avg", "exp_avg_sq"}, Dtype::f32);
+  EXPECT_EQ(param(s, "model.layers.3.self_attn.q_proj.weight").split, Split::column);
+  EXPECT_EQ(param(s, "model.layers.3.self_attn.o_proj.weight").split, Split::row);
+  EXPECT_EQ(param(s, "model.layers.3.mlp.down_proj.weight").layer, 3);
+  try {
+    apply_rules(table("llama-hf.json"), {{"model.rotary.inv_freq", {32}}}, 4, {}, Dtype::f32);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.rotary.inv_freq"), std::string::npos) << e.what();
+  }
+  // A layer index outside the model.
+  EXPECT_THROW(apply_rules(table("llama-hf.json"), {{"model.layers.9.mlp.up_proj.weight", {8, 4}}}, 4, {}, Dtype::f32),
+               Error);
+}
+
+TEST(RuleTable, BadTablesAreRefusedWithTheirPlace) {
+  auto error_of = [](const char* text) {
+    try {
+      RuleTable::from_json(nlohmann::json::parse(text), "t.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of(R"({"framework": "x", "rules": [{"match": "^a$", "split": "row", "stage": "layer"}]})")
+                .find("capture group"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"framework": "x", "rules": [{"match": "(", "split": "row", "stage": "first"}]})")
+                .find("rules[0]"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"framework": "x", "rules": [{"match": "a", "split": "diagonal", "stage": "first"}]})")
+                .find("diagonal"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"framework": "x", "rules": []})").find("non-empty"), std::string::npos);
+}
+
+TEST(StateSpec, JsonRoundTripAndValidation) {
+  StateSpec s;
+  s.layers = 2;
+  s.optimizer = {"exp_avg"};
+  s.params = {{"e", {10, 4}, Dtype::f32, Split::vocab, Stage::first_and_last, -1},
+              {"w", {8, 4}, Dtype::bf16, Split::column, Stage::layer, 1}};
+  const StateSpec back = state_spec_from_json(to_json(s), "spec");
+  ASSERT_EQ(back.params.size(), 2u);
+  EXPECT_EQ(back.params[0].stage, Stage::first_and_last);
+  EXPECT_EQ(back.params[1].dtype, Dtype::bf16);
+  EXPECT_EQ(back.params[1].layer, 1);
+  EXPECT_EQ(back.optimizer, s.optimizer);
+  s.params[1].layer = 2;  // only layers 0 and 1 exist
+  EXPECT_THROW(s.validate(), Error);
+  s.params[1].layer = 1;
+  s.params[1].shape = {8, -4};
+  EXPECT_THROW(s.validate(), Error);
+  s.params[1].shape = {std::int64_t{1} << 40, std::int64_t{1} << 40};  // 2^80 elements
+  EXPECT_THROW(s.validate(), Error);
+  s.params[1].shape = {8, 4};
+  s.params[1].name = "e";
+  EXPECT_THROW(s.validate(), Error);
+}
+
+}  // namespace
+}  // namespace morph::state
