@@ -5,7 +5,9 @@ AM_TESTS_ENVIRONMENT = \
 	MORPH_ARTIFACT_SPEC='$(abs_top_srcdir)/share/morphling-artifact.json'; export MORPH_ARTIFACT_SPEC; \
 	MORPH_SRCDIR='$(abs_top_srcdir)'; export MORPH_SRCDIR; \
 	MORPH_BUILDDIR='$(abs_top_builddir)'; export MORPH_BUILDDIR; \
-	MORPH_SANITIZERS='$(MORPH_SANITIZER_FLAGS)'; export MORPH_SANITIZERS;
+	MORPH_SANITIZERS='$(MORPH_SANITIZER_FLAGS)'; export MORPH_SANITIZERS; \
+	TRAINER='$(abs_top_builddir)/tests/trainer/morph-trainer'; export TRAINER; \
+	MORPH='$(abs_top_builddir)/tools/morph/morph'; export MORPH;
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/unit_tests
@@ -112,3 +114,34 @@ check_PROGRAMS += %reldir%/cluster/mpi_hello
 %canon_reldir%_cluster_mpi_hello_CXXFLAGS = $(MORPH_CXX_STD_FLAG)
 %canon_reldir%_cluster_mpi_hello_LDADD = $(MPI_LIBS)
 endif
+
+# The reference trainer: a resharded checkpoint must continue training as if nothing
+# happened (tests/trainer/continuity.sh; make check-continuity).
+if HAVE_MPI
+check_PROGRAMS += tests/trainer/morph-trainer
+tests_trainer_morph_trainer_SOURCES = \
+	%reldir%/trainer/main.cc \
+	%reldir%/trainer/options.h %reldir%/trainer/options.cc \
+	%reldir%/trainer/model_spec.h %reldir%/trainer/model_spec.cc \
+	%reldir%/trainer/groups.h %reldir%/trainer/groups.cc \
+	%reldir%/trainer/collective.h %reldir%/trainer/collective.cc \
+	%reldir%/trainer/local_state.h %reldir%/trainer/local_state.cc \
+	%reldir%/trainer/init.h %reldir%/trainer/init.cc \
+	%reldir%/trainer/dataset.h %reldir%/trainer/dataset.cc \
+	%reldir%/trainer/model.h %reldir%/trainer/model.cc \
+	%reldir%/trainer/optimizer.h %reldir%/trainer/optimizer.cc \
+	%reldir%/trainer/checkpoint_io.h %reldir%/trainer/checkpoint_io.cc \
+	%reldir%/trainer/checkpoint_signal.h %reldir%/trainer/checkpoint_signal.cc \
+	%reldir%/trainer/trainer.h %reldir%/trainer/trainer.cc
+tests_trainer_morph_trainer_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) $(EIGEN_CFLAGS) -DOMPI_SKIP_MPICXX=1
+tests_trainer_morph_trainer_LDADD = libmorph/libmorph.la $(MPI_LIBS) $(FMT_LIBS)
+TESTS += %reldir%/trainer/continuity.sh
+check-continuity: tests/trainer/morph-trainer tools/morph/morph
+	TRAINER='$(abs_top_builddir)/tests/trainer/morph-trainer' MORPH='$(abs_top_builddir)/tools/morph/morph' \
+	  '$(abs_top_srcdir)/tests/trainer/continuity.sh'
+else
+check-continuity:
+	@echo "make $@: configure did not find Open MPI"; exit 1
+endif
+EXTRA_DIST += %reldir%/trainer/continuity.sh %reldir%/lsan.supp
+.PHONY: check-continuity

@@ -15,7 +15,7 @@
 # Environment:
 #   TRAINER     morph-trainer (required)
 #   MORPH       the morph CLI; reshards with "$MORPH reshard --from D --to D --layout L"
-#   RESHARD     a command used instead of "$MORPH reshard" (e.g. tests/trainer/reshard_driver)
+#   RESHARD     a command used instead of "$MORPH reshard" (e.g. an MPI launch of morph-reshard-mpi)
 #   MPIRUN      the MPI launcher and its flags (default: mpirun --oversubscribe
 #               [--allow-run-as-root when root] -x OMPI_MCA_btl=self,vader; under Slurm,
 #               when SLURM_CONF is set, srun --mpi=pmix)
