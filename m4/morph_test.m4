@@ -14,3 +14,22 @@ AC_DEFUN([MORPH_CHECK_BENCHMARK], [
     [morph_have_benchmark=yes], [morph_have_benchmark="no (make bench is unavailable; Debian: libbenchmark-dev)"])
   AM_CONDITIONAL([HAVE_BENCHMARK], [test "x$morph_have_benchmark" = xyes])
 ])
+
+# MORPH_CHECK_FUZZER
+# clang++ with libFuzzer for `make fuzz` (optional; FUZZ_CXX overrides the compiler).
+AC_DEFUN([MORPH_CHECK_FUZZER], [
+  AC_ARG_VAR([FUZZ_CXX], [C++ compiler with -fsanitize=fuzzer (default: clang++)])
+  AC_CHECK_PROGS([FUZZ_CXX], [clang++ clang++-14], [])
+  morph_have_fuzzer=no
+  AS_IF([test -n "$FUZZ_CXX"], [
+    AC_MSG_CHECKING([whether $FUZZ_CXX links libFuzzer targets])
+    morph_save_CXX=$CXX; morph_save_CXXFLAGS=$CXXFLAGS; morph_save_LDFLAGS=$LDFLAGS
+    CXX=$FUZZ_CXX; CXXFLAGS="-std=c++20 -fsanitize=fuzzer,address,undefined"; LDFLAGS=
+    AC_LINK_IFELSE([AC_LANG_SOURCE([[#include <cstddef>
+#include <cstdint>
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }]])], [morph_have_fuzzer=yes])
+    CXX=$morph_save_CXX; CXXFLAGS=$morph_save_CXXFLAGS; LDFLAGS=$morph_save_LDFLAGS
+    AC_MSG_RESULT([$morph_have_fuzzer])
+  ])
+  AM_CONDITIONAL([HAVE_FUZZER], [test "x$morph_have_fuzzer" = xyes])
+])

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages, then builds and runs every test: with AddressSanitizer
 # and UBSan (build/asan), in a plain build with the Slurm integration tests on a local
-# cluster (build/dist), and as `make distcheck` (the release tarball builds, passes its
-# tests, installs and uninstalls cleanly).
+# cluster (build/dist), a minute of libFuzzer on the safetensors parser, and as
+# `make distcheck` (the release tarball builds, passes its tests, installs and
+# uninstalls cleanly).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 morph_install_deps
@@ -35,6 +36,9 @@ fi
 integration="$MORPH_TOP/build/dist/tests/cluster/slurm_integration.log"
 morph_log "Slurm integration: $(grep -c '^ok' "$integration") ok, $(grep -c '# skip' "$integration") skipped"
 grep -m 1 '# skip' "$integration" || true
+
+morph_log "fuzzing the safetensors parser for 60 s"
+make -C "$MORPH_TOP/build/dist" fuzz FUZZ_SECONDS=60
 
 morph_log "make distcheck (the integration tests ran above)"
 MORPH_SKIP_CLUSTER_TESTS=1 make -C "$MORPH_TOP/build/dist" -j"$MORPH_JOBS" distcheck

@@ -145,3 +145,27 @@ check-continuity:
 endif
 EXTRA_DIST += %reldir%/trainer/continuity.sh %reldir%/lsan.supp
 .PHONY: check-continuity
+
+# Fuzzing the safetensors parser with libFuzzer: make fuzz [FUZZ_SECONDS=60].
+FUZZ_SECONDS = 60
+FUZZ_CXXFLAGS = -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+safetensors_fuzz_sources = $(srcdir)/%reldir%/fuzz/safetensors_fuzz.cc $(srcdir)/libmorph/state/safetensors.cc \
+	$(srcdir)/libmorph/state/dtype.cc $(srcdir)/libmorph/util/parse.cc
+EXTRA_DIST += %reldir%/fuzz/safetensors_fuzz.cc %reldir%/fuzz/safetensors.dict %reldir%/fuzz/corpus
+CLEANFILES += %reldir%/fuzz/safetensors_fuzz
+if HAVE_FUZZER
+%reldir%/fuzz/safetensors_fuzz: $(safetensors_fuzz_sources) $(srcdir)/libmorph/state/safetensors.h \
+		$(srcdir)/libmorph/state/dtype.h
+	@$(MKDIR_P) %reldir%/fuzz
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -I$(top_srcdir) -I$(top_builddir) $(JSON_CFLAGS) $(FMT_CFLAGS) \
+		$(safetensors_fuzz_sources) $(FMT_LIBS) -o $@
+fuzz: %reldir%/fuzz/safetensors_fuzz
+	rm -rf fuzz-corpus && $(MKDIR_P) fuzz-corpus && cp $(srcdir)/%reldir%/fuzz/corpus/safetensors/* fuzz-corpus/
+	./%reldir%/fuzz/safetensors_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		-dict=$(srcdir)/%reldir%/fuzz/safetensors.dict fuzz-corpus
+	rm -rf fuzz-corpus
+else
+fuzz:
+	@echo "make $@: configure found no clang++ with -fsanitize=fuzzer (Debian: clang)"; exit 1
+endif
+.PHONY: fuzz

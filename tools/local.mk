@@ -12,4 +12,5 @@ tools_morph_morph_SOURCES = \
 	%reldir%/morph/fit_command.cc \
 	%reldir%/morph/validate_command.cc \
 	%reldir%/morph/curve_command.cc \
-	%reldir%/morph/simulate_command.cc
+	%reldir%/morph/simulate_command.cc \
+	%reldir%/morph/reshard_command.cc
