@@ -439,6 +439,15 @@ expect_env_matches_record() {
   [ "$(grep -c 'of 4 on .* sum 6$' <<<"$output")" -eq 4 ]
 }
 
+@test "continuity: checkpoints resharded between layouts resume under srun --mpi=pmix" {
+  [ -x "$MORPH_BUILDDIR/tests/trainer/morph-trainer" ] || skip "configure found no Open MPI"
+  OMPI_MCA_btl=self,tcp TRAINER="$MORPH_BUILDDIR/tests/trainer/morph-trainer" \
+    MORPH="$MORPH_BUILDDIR/tools/morph/morph" STEPS=6 SAVE_AT=3 ROUND_TRIP=0 \
+    run timeout 900 "$MORPH_SRCDIR/tests/trainer/continuity.sh"
+  [ "$status" -eq 0 ] || { printf '%s\n' "$output" >&2; false; }
+  [ "$(grep -c '^continuity: from=.* max_rel_loss_diff=' <<<"$output")" -eq 5 ]
+}
+
 @test "fact: SIGUSR1 cannot be the checkpoint signal" {
   local conf="$BATS_TEST_TMPDIR/morph.conf"
   cp "$MORPH_CONF" "$conf"
