@@ -16,7 +16,6 @@ else
   morph_log "the Morphling artifact is not at ../shared/data/morphling-artifact: tests that need it will skip"
 fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export LSAN_OPTIONS="suppressions=$MORPH_TOP/tests/lsan.supp:print_suppressions=0"
 
 morph_build "$MORPH_TOP/build/asan" --enable-sanitizers --enable-werror
 morph_log "make check with -fsanitize=address,undefined"

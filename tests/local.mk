@@ -143,7 +143,7 @@ else
 check-continuity:
 	@echo "make $@: configure did not find Open MPI"; exit 1
 endif
-EXTRA_DIST += %reldir%/trainer/continuity.sh %reldir%/lsan.supp
+EXTRA_DIST += %reldir%/trainer/continuity.sh
 .PHONY: check-continuity
 
 # Fuzzing the safetensors parser with libFuzzer: make fuzz [FUZZ_SECONDS=60].
