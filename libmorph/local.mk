@@ -74,6 +74,7 @@ libmorph_libmorph_state_la_SOURCES = \
 	%reldir%/state/dtype.h %reldir%/state/dtype.cc \
 	%reldir%/state/safetensors.h %reldir%/state/safetensors.cc \
 	%reldir%/state/checksum.h %reldir%/state/checksum.cc \
+	%reldir%/state/parallel.h %reldir%/state/parallel.cc \
 	%reldir%/state/state_spec.h %reldir%/state/state_spec.cc \
 	%reldir%/state/layout.h %reldir%/state/layout.cc \
 	%reldir%/state/shard_map.h %reldir%/state/shard_map.cc \

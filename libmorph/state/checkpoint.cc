@@ -3,10 +3,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "libmorph/state/checksum.h"
+#include "libmorph/state/parallel.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "libmorph/util/text_file.h"
@@ -110,7 +107,7 @@ CheckpointIndex read_index(const std::string& dir) {
   return index;
 }
 
-void verify_files(const std::string& dir, const CheckpointIndex& index, bool checksums) {
+void verify_files(const std::string& dir, const CheckpointIndex& index, bool checksums, int threads) {
   for (const CheckpointFile& f : index.files) {
     const std::string path = (fs::path(dir) / f.name).string();
     std::error_code ec;
@@ -119,31 +116,11 @@ void verify_files(const std::string& dir, const CheckpointIndex& index, bool che
     if (size != f.bytes) throw Error(fmt::format("{}: {} bytes, the index says {}", path, size, f.bytes));
   }
   if (!checksums) return;
-  // Checksums read whole files: one thread per core.
-  std::atomic<std::size_t> next{0};
-  std::string failure;
-  std::mutex failure_mutex;
-  auto work = [&] {
-    for (std::size_t i; (i = next++) < index.files.size();) {
-      const CheckpointFile& f = index.files[i];
-      const std::string path = (fs::path(dir) / f.name).string();
-      std::string error;
-      try {
-        if (file_checksum(path) != f.checksum) error = fmt::format("{}: checksum mismatch (corrupted file)", path);
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      if (error.empty()) continue;
-      const std::lock_guard<std::mutex> lock(failure_mutex);
-      if (failure.empty()) failure = error;
-    }
-  };
-  std::vector<std::thread> pool;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned w = 1; w < std::min<std::size_t>(cores, index.files.size()); ++w) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  if (!failure.empty()) throw Error(failure);
+  parallel_for(index.files.size(), threads, [&](std::size_t i) {  // whole files: one per thread
+    const std::string path = (fs::path(dir) / index.files[i].name).string();
+    if (file_checksum(path) != index.files[i].checksum)
+      throw Error(fmt::format("{}: checksum mismatch (corrupted file)", path));
+  });
 }
 
 std::string stage_folder(const std::string& dir) {

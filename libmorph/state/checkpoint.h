@@ -42,8 +42,9 @@ std::string rank_file_name(int rank);
 
 // Reads and checks index.json of `dir` (files must match the layout's ranks).
 CheckpointIndex read_index(const std::string& dir);
-// Every file's size, and with `checksums` its content, against the index.
-void verify_files(const std::string& dir, const CheckpointIndex& index, bool checksums = true);
+// Every file's size, and with `checksums` its content (`threads` files at a time, 0: one
+// per core), against the index.
+void verify_files(const std::string& dir, const CheckpointIndex& index, bool checksums = true, int threads = 0);
 
 // The folder a new checkpoint `dir` is written into before its commit ("<dir>.partial").
 std::string stage_folder(const std::string& dir);

@@ -1,17 +1,12 @@
 #include "libmorph/state/reshard_exec.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <exception>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -19,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "libmorph/state/checksum.h"
+#include "libmorph/state/parallel.h"
 #include "libmorph/state/safetensors.h"
 #include "libmorph/util/error.h"
 
@@ -28,35 +24,6 @@ namespace {
 
 constexpr std::uint64_t kWindowBytes = 32u << 20;  // of a new tensor, assembled in memory
 constexpr std::uint64_t kSpanBytes = 64u << 20;   // largest read serving several small runs
-constexpr std::uint64_t kHashBlockBytes = 4u << 20;
-
-int worker_count(int threads, std::size_t jobs) {
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  return std::max(1, std::min(threads > 0 ? threads : cores, static_cast<int>(jobs)));
-}
-
-// Runs job(i) for i in [0, n) on `threads` threads; the first failure is rethrown.
-void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& job) {
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&] {
-    for (std::size_t i; (i = next++) < n;) {
-      try {
-        job(i);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next = n;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < worker_count(threads, n); ++w) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
 
 // The header bytes of a file whose header is written (to start its checksum).
 std::vector<char> header_bytes(const std::string& path, std::uint64_t bytes) {
@@ -152,7 +119,7 @@ CheckpointFile build_one(const RankPlan& rp, const OldCheckpoint& from, const st
 
 }  // namespace
 
-OldCheckpoint::OldCheckpoint(const std::string& dir, const CheckpointIndex& index) : index_(index) {
+OldCheckpoint::OldCheckpoint(const std::string& dir, const CheckpointIndex& index) : dir_(dir), index_(index) {
   verify_files(dir, index, false);
   for (const CheckpointFile& f : index.files) {
     const std::string path = (fs::path(dir) / f.name).string();
@@ -183,19 +150,7 @@ void OldCheckpoint::read(int rank, std::uint64_t offset, char* out, std::uint64_
   }
 }
 
-void OldCheckpoint::verify_checksums(int threads) const {
-  parallel_for(fds_.size(), threads, [&](std::size_t i) {
-    const std::unique_ptr<char[]> block(new char[kHashBlockBytes]);
-    Checksum sum;
-    for (std::uint64_t at = 0; at < sizes_[i]; at += kHashBlockBytes) {
-      const std::uint64_t n = std::min<std::uint64_t>(kHashBlockBytes, sizes_[i] - at);
-      read(static_cast<int>(i), at, block.get(), n);
-      sum.update(block.get(), n);
-    }
-    if (sum.digest() != index_.files[i].checksum)
-      throw Error(fmt::format("{}: checksum mismatch (corrupted file)", paths_[i]));
-  });
-}
+void OldCheckpoint::verify_checksums(int threads) const { verify_files(dir_, index_, true, threads); }
 
 std::vector<SafetensorsHeader> OldCheckpoint::headers() const {
   std::vector<SafetensorsHeader> out;

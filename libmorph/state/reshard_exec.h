@@ -31,6 +31,7 @@ class OldCheckpoint {
   std::uint64_t size(int rank) const { return sizes_.at(static_cast<std::size_t>(rank)); }
 
  private:
+  std::string dir_;
   const CheckpointIndex& index_;
   std::vector<std::string> paths_;
   std::vector<int> fds_;
