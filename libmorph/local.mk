@@ -26,6 +26,7 @@ libmorph_libmorph_base_la_SOURCES = \
 	%reldir%/plan/plan.h %reldir%/plan/plan.cc \
 	%reldir%/plan/plan_features.h %reldir%/plan/plan_features.cc \
 	%reldir%/config/morph_conf.h %reldir%/config/morph_conf.cc \
+	%reldir%/request/limits.h \
 	%reldir%/request/option_check.h %reldir%/request/option_check.c \
 	%reldir%/request/morph_request.h %reldir%/request/morph_request.cc \
 	%reldir%/request/gpu_tres.h %reldir%/request/gpu_tres.cc \

@@ -3,7 +3,7 @@ bin_PROGRAMS += tools/morph/morph
 tools_morph_morph_LDADD = libmorph/libmorph.la $(FMT_LIBS)
 tools_morph_morph_SOURCES = \
 	%reldir%/morph/main.cc \
-	%reldir%/morph/commands.h \
+	%reldir%/morph/commands.h %reldir%/morph/request_check.h \
 	%reldir%/morph/context.h %reldir%/morph/context.cc \
 	%reldir%/morph/table.h %reldir%/morph/table.cc \
 	%reldir%/morph/plan_json.h %reldir%/morph/plan_json.cc \

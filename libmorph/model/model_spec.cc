@@ -55,23 +55,18 @@ void validate_model(const ModelSpec& m, std::string_view what) {
 ModelSpec parse_inline_model(std::string_view spec, std::string_view what) {
   char error[256];
   const std::string text(spec), label(what);
-  if (morph_check_model_spec(label.c_str(), text.c_str(), error, sizeof error) != 0) throw Error(error);
+  morph_model_values v;
+  if (text.size() != spec.size() || morph_parse_model_spec(label.c_str(), text.c_str(), &v, error, sizeof error) != 0)
+    throw Error(text.size() != spec.size() ? fmt::format("{}: {} is not a model specification", what, quote(spec))
+                                           : std::string(error));
   ModelSpec m;
-  bool have_params = false;
-  for (const auto& [key, value] : parse_key_values(spec, ',', what)) {
-    if (key == "name") m.name = value;
-    else if (key == "layers") m.layers = parse_int(value, what, 1, kMaxLayers);
-    else if (key == "hidden") m.hidden = parse_int(value, what, 1, kMaxHidden);
-    else if (key == "heads") m.heads = parse_int(value, what, 1, kMaxHidden);
-    else if (key == "seq") m.seq_len = parse_int(value, what, 1, kMaxSeq);
-    else if (key == "vocab") m.vocab = parse_int(value, what, 0, kMaxVocab);
-    else {
-      m.params = parse_double(value, what, 1, kMaxParams);
-      have_params = true;
-    }
-  }
-  if (!have_params) m.params = frenzy_parameter_count(m.layers, m.hidden, m.vocab);
-  if (m.name.empty()) m.name = fmt::format("custom-l{}-h{}", m.layers, m.hidden);
+  m.name = v.name[0] != '\0' ? std::string(v.name) : fmt::format("custom-l{}-h{}", v.layers, v.hidden);
+  m.layers = v.layers;
+  m.hidden = v.hidden;
+  m.heads = v.heads;
+  m.seq_len = v.seq;
+  m.vocab = v.vocab;
+  m.params = v.params > 0 ? v.params : frenzy_parameter_count(m.layers, m.hidden, m.vocab);
   validate_model(m, what);
   return m;
 }

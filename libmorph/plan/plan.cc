@@ -2,12 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/request/limits.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
 namespace morph {
 namespace {
-constexpr std::int64_t kMaxSize = 1 << 20;
+constexpr std::int64_t kMaxSize = MORPH_MAX_PLAN_VALUE;
 }
 
 std::string ExecutionPlan::family() const {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "libmorph/perf/bandwidth.h"
+#include "libmorph/request/limits.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
@@ -78,7 +79,7 @@ ExecutionPlan fit_micro_batch(const Workload& w, const Allocation& a, ExecutionP
   const bool pipelined = plan.micro_batches > 1 || (plan.pp > 1 && plan.ga_steps == 1);
   const std::vector<int> sizes = divisors(per_replica);
   for (auto it = sizes.rbegin(); it != sizes.rend(); ++it) {
-    if (*it > plan.micro_batch_size) continue;
+    if (*it > plan.micro_batch_size || per_replica / *it > MORPH_MAX_PLAN_VALUE) continue;
     ExecutionPlan candidate = plan;
     candidate.micro_batch_size = *it;
     const int steps = static_cast<int>(per_replica / *it);
@@ -122,25 +123,38 @@ PlanSearch search_plans(const Workload& w, const Allocation& a, const PerfModel&
         plan.checkpointing = v.gc;
         PlanOption best;
         best.plan = plan;
-        bool found = false;
+        bool found = false, tried = false;
         for (int mbs : divisors(per_replica)) {
           if (options.max_micro_batch_size > 0 && mbs > options.max_micro_batch_size) break;
+          if (mbs > MORPH_MAX_PLAN_VALUE) break;
+          const std::int64_t steps = per_replica / mbs;
           plan.micro_batch_size = mbs;
-          const int steps = static_cast<int>(per_replica / mbs);
-          plan.ga_steps = p > 1 ? 1 : steps;  // Megatron: p > 1 pipelines the micro-batches
-          plan.micro_batches = p > 1 ? steps : 1;
+          plan.ga_steps = p > 1 ? 1 : static_cast<int>(steps);  // Megatron: p > 1 pipelines the micro-batches
+          plan.micro_batches = p > 1 ? static_cast<int>(steps) : 1;
+          if (steps > MORPH_MAX_PLAN_VALUE) {  // the limits every record must keep (request/limits.h)
+            best.reason = fmt::format("{} samples per replica need micro-batches of at least {} (at most {} {})",
+                                      per_replica, (per_replica + MORPH_MAX_PLAN_VALUE - 1) / MORPH_MAX_PLAN_VALUE,
+                                      MORPH_MAX_PLAN_VALUE, p > 1 ? "pipeline micro-batches" : "accumulation steps");
+            continue;
+          }
           const MemoryEstimate mem = estimate_memory(w.model, w.seq_len, plan, options.memory);
           const MemoryFit fit = check_memory(mem, a);
           if (!fit.fits) {
-            if (!found && mbs == 1) {
+            if (!found && !tried) {
               best.plan = plan;
               best.memory = mem;
               best.memory_fit = fit;
-              best.reason = fit.reason;
+              best.reason = best.reason.empty() ? fit.reason : fmt::format("{}, and {}", best.reason, fit.reason);
             }
             break;  // activations only grow with the micro-batch size
           }
+          tried = true;
           const IterationTime<double> time = combine(iteration_terms(w, plan, a, perf.forward, bw), k.data());
+          if (!(time.iter_ms <= MORPH_MAX_ITER_MS)) {
+            if (!found) best.reason = fmt::format("predicted iteration of {:.3g} ms is above {:g} ms", time.iter_ms,
+                                                  MORPH_MAX_ITER_MS);
+            continue;
+          }
           const double throughput = static_cast<double>(w.global_batch) / (time.iter_ms / 1e3);
           // Near-ties go to the larger micro-batch (fewer, fuller kernels).
           if (!found || throughput >= best.throughput * (1 - 1e-9)) {

@@ -4,13 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/request/limits.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
 namespace morph {
 namespace {
 
-constexpr int kMax = 1 << 20;
 constexpr const char* kWhat = "AdminComment";
 
 void append_placement(std::string& out, const Placement& p, std::string_view prefix) {
@@ -34,8 +34,8 @@ class Fields {
     return v;
   }
   bool has(const std::string& key) const { return values_.count(key) > 0; }
-  int integer(const std::string& key, int min) {
-    return static_cast<int>(parse_int(take(key), fmt::format("{}: {}", kWhat, key), min, kMax));
+  int integer(const std::string& key, int min, int max) {
+    return static_cast<int>(request_integer(fmt::format("{}: {}", kWhat, key), take(key), min, max));
   }
   void finish() const {
     if (!values_.empty()) throw Error(fmt::format("{}: unknown key {}", kWhat, quote(values_.begin()->first)));
@@ -49,20 +49,21 @@ Placement take_placement(Fields& f, const std::string& prefix, std::int64_t batc
   Placement p;
   p.gpu_type = f.take(prefix + "type");
   if (p.gpu_type == "-") p.gpu_type.clear();
-  p.nodes = f.integer(prefix + "nodes", 1);
-  p.gpus_per_node = f.integer(prefix + "gpus_per_node", 1);
-  p.cpus_per_gpu = f.integer(prefix + "cpus_per_gpu", 1);
+  p.nodes = f.integer(prefix + "nodes", 1, MORPH_MAX_NODES);
+  p.gpus_per_node = f.integer(prefix + "gpus_per_node", 1, MORPH_MAX_GPUS_PER_NODE);
+  p.cpus_per_gpu = f.integer(prefix + "cpus_per_gpu", 1, MORPH_MAX_CPUS_PER_GPU);
   ExecutionPlan& x = p.plan;
-  x.dp = f.integer(prefix + "dp", 1);
-  x.tp = f.integer(prefix + "tp", 1);
-  x.pp = f.integer(prefix + "pp", 1);
-  x.zero_stage = f.integer(prefix + "zero", 0);
-  x.offload = f.integer(prefix + "offload", 0) != 0;
-  x.checkpointing = f.integer(prefix + "gc", 0) != 0;
-  x.ga_steps = f.integer(prefix + "ga", 1);
-  x.micro_batches = f.integer(prefix + "mb", 1);
-  x.micro_batch_size = f.integer(prefix + "mbs", 1);
-  p.iter_ms = parse_double(f.take(prefix + "iter_ms"), fmt::format("{}: {}iter_ms", kWhat, prefix), 0, 1e12);
+  x.dp = f.integer(prefix + "dp", 1, MORPH_MAX_PLAN_VALUE);
+  x.tp = f.integer(prefix + "tp", 1, MORPH_MAX_PLAN_VALUE);
+  x.pp = f.integer(prefix + "pp", 1, MORPH_MAX_PLAN_VALUE);
+  x.zero_stage = f.integer(prefix + "zero", 0, 3);
+  x.offload = f.integer(prefix + "offload", 0, 1) != 0;
+  x.checkpointing = f.integer(prefix + "gc", 0, 1) != 0;
+  x.ga_steps = f.integer(prefix + "ga", 1, MORPH_MAX_PLAN_VALUE);
+  x.micro_batches = f.integer(prefix + "mb", 1, MORPH_MAX_PLAN_VALUE);
+  x.micro_batch_size = f.integer(prefix + "mbs", 1, MORPH_MAX_PLAN_VALUE);
+  p.iter_ms = parse_double(f.take(prefix + "iter_ms"), fmt::format("{}: {}iter_ms", kWhat, prefix), 0,
+                           MORPH_MAX_ITER_MS);
   validate_plan_shape(x, kWhat);
   if (x.gpus() != p.gpus())
     throw Error(fmt::format("{}: {}plan uses {} GPUs, the placement {} ({} nodes x {})", kWhat, prefix, x.gpus(),
@@ -109,17 +110,18 @@ JobRecord parse_admin_comment(std::string_view text) {
   MorphRequest& q = r.request;
   set_morph_option(q, "model", f.take("model"));
   set_morph_option(q, "batch", f.take("batch"));
-  q.seq_len = parse_int(f.take("seq"), fmt::format("{}: seq", kWhat), 0, std::int64_t{1} << 24);
+  q.seq_len = request_integer(fmt::format("{}: seq", kWhat), f.take("seq"), 0, MORPH_MAX_SEQ);
   set_morph_option(q, "sla", f.take("sla"));
-  q.sla_given = f.integer("sla_given", 0) != 0;
+  q.sla_given = f.integer("sla_given", 0, 1) != 0;
   set_morph_option(q, "framework", f.take("framework"));
   set_morph_option(q, "plans", f.take("plans"));
   {
     const std::string gpus = f.take("gpus");
     const std::size_t dash = gpus.find('-');
     if (dash == std::string::npos) throw Error(fmt::format("{}: gpus={} is not MIN-MAX", kWhat, quote(gpus)));
-    q.gpus_min = static_cast<int>(parse_int(gpus.substr(0, dash), fmt::format("{}: gpus", kWhat), 1, kMax));
-    q.gpus_max = static_cast<int>(parse_int(gpus.substr(dash + 1), fmt::format("{}: gpus", kWhat), 0, kMax));
+    const std::string what = fmt::format("{}: gpus", kWhat);
+    q.gpus_min = static_cast<int>(request_integer(what, gpus.substr(0, dash), 1, MORPH_MAX_GPUS));
+    q.gpus_max = static_cast<int>(request_integer(what, gpus.substr(dash + 1), 0, MORPH_MAX_GPUS));
   }
   if (const std::string types = f.take("gpu_types"); types != "-") set_morph_option(q, "gpu-type", types);
   if (const std::string plan = f.take("base_plan"); plan != "-") set_morph_option(q, "plan", plan);

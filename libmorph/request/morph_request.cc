@@ -18,9 +18,18 @@ void check(std::string_view name, std::string_view value) {
   if (morph_check_option(n.c_str(), v.c_str(), error, sizeof error) != 0) throw Error(error);
 }
 
-std::int64_t integer(std::string_view value) { return parse_int(value, "value", 0, INT64_MAX); }
+std::int64_t integer(std::string_view value) { return request_integer("value", value, 0, INT64_MAX); }
 
 }  // namespace
+
+std::int64_t request_integer(std::string_view what, std::string_view text, std::int64_t min, std::int64_t max) {
+  char error[256];
+  const std::string w(what), t(text);
+  std::int64_t value = 0;
+  if (t.size() != text.size() || morph_parse_integer(w.c_str(), t.c_str(), min, max, &value, error, sizeof error) != 0)
+    throw Error(t.size() != text.size() ? fmt::format("{}: {} is not an integer", what, quote(text)) : error);
+  return value;
+}
 
 const char* to_string(Sla sla) { return sla == Sla::guaranteed ? "guaranteed" : "best-effort"; }
 

@@ -48,6 +48,11 @@ const std::vector<MorphOption>& morph_options();
 // "--morph-NAME: ..." naming what is wrong.
 void set_morph_option(MorphRequest& request, std::string_view name, std::string_view value);
 
+// The one parser of the integers of a request (option_check.h morph_parse_integer), for
+// the morph command's flags as for the plugins: decimal, an optional '+', nothing else.
+// Throws morph::Error "WHAT: ..." when `text` is not an integer in [min, max].
+std::int64_t request_integer(std::string_view what, std::string_view text, std::int64_t min, std::int64_t max);
+
 // Checks what needs all options together: a batch was given, MIN <= MAX, ...
 void validate_request(const MorphRequest& request);
 

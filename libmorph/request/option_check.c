@@ -33,7 +33,7 @@ const int morph_option_count = (int)(sizeof morph_option_table / sizeof morph_op
 #define MAX_HIDDEN MORPH_MAX_HIDDEN
 #define MAX_VOCAB MORPH_MAX_VOCAB
 #define MAX_PARAMS MORPH_MAX_PARAMS
-#define MAX_PLAN_VALUE (INT64_C(1) << 20)
+#define MAX_PLAN_VALUE MORPH_MAX_PLAN_VALUE
 #define MAX_NAME 64
 
 /* A piece of a value: not NUL-terminated. */
@@ -113,6 +113,32 @@ static int integer(span s, int64_t min, int64_t max, int64_t *out) {
   return 0;
 }
 
+/* Decimal number: [+]DIGITS[.DIGITS][e[+-]DIGITS] or [+].DIGITS...; no hexadecimal, inf
+ * or nan, which strtod alone would take. */
+static int decimal(span s, double *out) {
+  char number[64];
+  size_t i = 0, digits = 0;
+  char *end = NULL;
+  if (s.n == 0 || s.n >= sizeof number) return -1;
+  if (s.p[0] == '+') i = 1;
+  for (; i < s.n && isdigit((unsigned char)s.p[i]); ++i) ++digits;
+  if (i < s.n && s.p[i] == '.')
+    for (++i; i < s.n && isdigit((unsigned char)s.p[i]); ++i) ++digits;
+  if (digits == 0) return -1;
+  if (i < s.n && (s.p[i] == 'e' || s.p[i] == 'E')) {
+    size_t exponent = 0;
+    ++i;
+    if (i < s.n && (s.p[i] == '+' || s.p[i] == '-')) ++i;
+    for (; i < s.n && isdigit((unsigned char)s.p[i]); ++i) ++exponent;
+    if (exponent == 0) return -1;
+  }
+  if (i != s.n) return -1;
+  memcpy(number, s.p, s.n);
+  number[s.n] = '\0';
+  *out = strtod(number, &end);
+  return isfinite(*out) ? 0 : -1;
+}
+
 static int check_integer(const char *what, const char *key, span s, int64_t min, int64_t max, int64_t *out, char *error,
                          size_t size) {
   char b[64];
@@ -132,52 +158,57 @@ static int name_ok(span s) {
   return 1;
 }
 
-static int check_model_spec(const char *what, span spec, char *error, size_t size) {
+static int parse_model_spec(const char *what, span spec, morph_model_values *out, char *error, size_t size) {
   static const char *const keys[] = {"name", "layers", "hidden", "heads", "seq", "vocab", "params"};
-  int64_t value[7] = {0, 0, 0, 0, 0, 0, 0};
-  int seen[7] = {0, 0, 0, 0, 0, 0, 0};
-  double params = 0;
+  enum { kName, kLayers, kHidden, kHeads, kSeq, kVocab, kParams, kKeys };
+  static const int64_t lo[kKeys] = {0, 1, 1, 1, 1, 0, 0};
+  const int64_t hi[kKeys] = {0, MAX_LAYERS, MAX_HIDDEN, MAX_HIDDEN, MAX_SEQ, MAX_VOCAB, 0};
+  int64_t value[kKeys] = {0};
+  int seen[kKeys] = {0};
   span rest = spec, item;
   char b[64], key[16];
   int k;
+  memset(out, 0, sizeof *out);
   while (next_item(&rest, ',', &item)) {
     span name, v;
     if (!split_key_value(item, &name, &v))
       return fail(error, size, "%s: %s is not key=value", what, shown(item, b, sizeof b));
-    k = key_index(name, keys, 7);
+    k = key_index(name, keys, kKeys);
     if (k < 0)
       return fail(error, size, "%s: unknown key %s (expected layers, hidden, heads, seq, vocab, params, name)", what,
                   shown(name, b, sizeof b));
     if (seen[k]) return fail(error, size, "%s: %s given twice", what, keys[k]);
     seen[k] = 1;
     snprintf(key, sizeof key, "%s=", keys[k]);
-    if (k == 0) {
+    if (k == kName) {
       if (!name_ok(v)) return fail(error, size, "%s: name=%s is not a name", what, shown(v, b, sizeof b));
-    } else if (k == 6) {
-      char number[64];
-      char *end = NULL;
-      if (v.n == 0 || v.n >= sizeof number) return fail(error, size, "%s: params=%s is not a number", what, shown(v, b, sizeof b));
-      memcpy(number, v.p, v.n);
-      number[v.n] = '\0';
-      params = strtod(number, &end);
-      if (end != number + v.n || !isfinite(params))
-        return fail(error, size, "%s: params=%s is not a number", what, shown(v, b, sizeof b));
-      if (params < 1 || params > MAX_PARAMS)
+      memcpy(out->name, v.p, v.n);
+      out->name[v.n] = '\0';
+    } else if (k == kParams) {
+      if (decimal(v, &out->params) != 0)
+        return fail(error, size, "%s: params=%s is not a decimal number", what, shown(v, b, sizeof b));
+      if (out->params < 1 || out->params > MAX_PARAMS)
         return fail(error, size, "%s: params=%s is out of range [1, %g]", what, shown(v, b, sizeof b), MAX_PARAMS);
-    } else {
-      static const int64_t lo[7] = {0, 1, 1, 1, 1, 0, 0};
-      const int64_t hi[7] = {0, MAX_LAYERS, MAX_HIDDEN, MAX_HIDDEN, MAX_SEQ, MAX_VOCAB, 0};
-      if (check_integer(what, key, v, lo[k], hi[k], &value[k], error, size) != 0) return -1;
+    } else if (check_integer(what, key, v, lo[k], hi[k], &value[k], error, size) != 0) {
+      return -1;
     }
   }
-  for (k = 1; k <= 4; ++k)
+  for (k = kLayers; k <= kSeq; ++k)
     if (!seen[k]) return fail(error, size, "%s: missing %s=", what, keys[k]);
-  if (value[3] > value[2]) return fail(error, size, "%s: heads=%lld is more than hidden=%lld", what, (long long)value[3], (long long)value[2]);
-  if (value[2] % value[3] != 0)
-    return fail(error, size, "%s: hidden=%lld is not divisible by heads=%lld", what, (long long)value[2], (long long)value[3]);
-  if (seen[6] && params <= (double)value[5] * (double)value[2])
-    return fail(error, size, "%s: params=%g does not exceed the embedding (vocab x hidden = %g)", what, params,
-                (double)value[5] * (double)value[2]);
+  if (value[kHeads] > value[kHidden])
+    return fail(error, size, "%s: heads=%lld is more than hidden=%lld", what, (long long)value[kHeads],
+                (long long)value[kHidden]);
+  if (value[kHidden] % value[kHeads] != 0)
+    return fail(error, size, "%s: hidden=%lld is not divisible by heads=%lld", what, (long long)value[kHidden],
+                (long long)value[kHeads]);
+  if (seen[kParams] && out->params <= (double)value[kVocab] * (double)value[kHidden])
+    return fail(error, size, "%s: params=%g does not exceed the embedding (vocab x hidden = %g)", what, out->params,
+                (double)value[kVocab] * (double)value[kHidden]);
+  out->layers = value[kLayers];
+  out->hidden = value[kHidden];
+  out->heads = value[kHeads];
+  out->seq = value[kSeq];
+  out->vocab = value[kVocab];
   return 0;
 }
 
@@ -221,11 +252,22 @@ int morph_option_index(const char *name) {
   return -1;
 }
 
-int morph_check_model_spec(const char *what, const char *spec, char *error, size_t error_size) {
+int morph_parse_integer(const char *what, const char *text, int64_t min, int64_t max, int64_t *out, char *error,
+                        size_t error_size) {
+  span s;
+  s.p = text;
+  s.n = text ? strlen(text) : 0;
+  if (error_size > 0) error[0] = '\0';
+  return check_integer(what, "", s, min, max, out, error, error_size);
+}
+
+int morph_parse_model_spec(const char *what, const char *spec, morph_model_values *out, char *error,
+                           size_t error_size) {
   span s;
   s.p = spec;
   s.n = spec ? strlen(spec) : 0;
-  return check_model_spec(what, s, error, error_size);
+  if (error_size > 0) error[0] = '\0';
+  return parse_model_spec(what, s, out, error, error_size);
 }
 
 int morph_check_plan_features(const char *what, const char *list, char *error, size_t error_size) {
@@ -254,7 +296,10 @@ int morph_check_option(const char *name, const char *value, char *error, size_t 
       return fail(error, size, "%s: %s contains spaces or control characters", what, shown(v, b, sizeof b));
 
   if (strcmp(name, "model") == 0) {
-    if (memchr(value, '=', length)) return check_model_spec(what, v, error, size);
+    if (memchr(value, '=', length)) {
+      morph_model_values ignored;
+      return parse_model_spec(what, v, &ignored, error, size);
+    }
     if (!name_ok(v))
       return fail(error, size,
                   "%s: %s is not a model name (letters, digits, '.', '-', '_') or an inline spec "
@@ -282,6 +327,9 @@ int morph_check_option(const char *name, const char *value, char *error, size_t 
       high.p = dash + 1;
       high.n = length - low.n - 1;
     }
+    if (integer(low, 1, MAX_GPUS, &lo) == -1 || integer(high, 1, MAX_GPUS, &hi) == -1)
+      return fail(error, size, "%s: %s is not MIN or MIN-MAX (GPU counts from 1 to %d)", what, shown(v, b, sizeof b),
+                  MAX_GPUS);
     if (check_integer(what, "", low, 1, MAX_GPUS, &lo, error, size) != 0) return -1;
     if (check_integer(what, "", high, 1, MAX_GPUS, &hi, error, size) != 0) return -1;
     if (hi < lo) return fail(error, size, "%s: %s has MAX below MIN", what, shown(v, b, sizeof b));

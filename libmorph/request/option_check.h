@@ -12,21 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libmorph/request/limits.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Longest value of any option; longer ones are refused without being echoed. */
 #define MORPH_OPTION_MAX_VALUE 512
-
-/* Limits of the values (also applied to catalog entries). */
-#define MORPH_MAX_BATCH (INT64_C(1) << 30)
-#define MORPH_MAX_SEQ (INT64_C(1) << 24)
-#define MORPH_MAX_GPUS 65536
-#define MORPH_MAX_LAYERS 100000
-#define MORPH_MAX_HIDDEN (INT64_C(1) << 20)
-#define MORPH_MAX_VOCAB 100000000
-#define MORPH_MAX_PARAMS 1e15
 
 typedef struct morph_option_info {
   const char *name;     /* without "--morph-" */
@@ -49,9 +42,28 @@ int morph_check_option(const char *name, const char *value, char *error, size_t 
  * NULL. Each given value is checked, and a model and a batch must be given. */
 int morph_check_request(const char *const values[], char *error, size_t error_size);
 
-/* The same for an inline model spec and a plan-feature list, with `what` (a flag or a
- * key) leading the message. */
-int morph_check_model_spec(const char *what, const char *spec, char *error, size_t error_size);
+/* The one parser of the integers in --morph-* values, for the plugins and the morph
+ * command alike: decimal digits with an optional leading '+' and nothing else (no
+ * spaces, no sign '-', no hexadecimal), in [min, max]. 0, or -1 with "WHAT: ..." in
+ * `error`. */
+int morph_parse_integer(const char *what, const char *text, int64_t min, int64_t max, int64_t *out, char *error,
+                        size_t error_size);
+
+/* An inline model specification "layers=..,hidden=..,heads=..,seq=..[,vocab=..]
+ * [,params=..][,name=..]": keys in any letter case, each at most once, unknown keys
+ * refused by name; params is a decimal number (no hexadecimal, inf or nan). */
+typedef struct morph_model_values {
+  int64_t layers, hidden, heads, seq, vocab; /* vocab 0 when not given */
+  double params;                             /* 0 when not given */
+  char name[65];                             /* "" when not given */
+} morph_model_values;
+
+/* The one parser of inline model specifications; `what` (a flag or a key) leads the
+ * message. 0, or -1 with the message in `error`. */
+int morph_parse_model_spec(const char *what, const char *spec, morph_model_values *out, char *error,
+                           size_t error_size);
+
+/* A plan-feature list, with `what` leading the message. */
 int morph_check_plan_features(const char *what, const char *list, char *error, size_t error_size);
 
 #ifdef __cplusplus

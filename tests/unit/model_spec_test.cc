@@ -50,6 +50,21 @@ TEST(InlineModel, RejectsBadSpecsNamingTheKey) {
   EXPECT_NE(message("layers=2,hidden=8,heads=2,seq=4,vocab=100,params=10").find("embedding"), std::string::npos);
 }
 
+// Issue 10, defect 4: an upper-case key fell into the params branch (VOCAB=50257 made a
+// 50,257-parameter model) or was refused for the wrong reason (LAYERS=24).
+TEST(InlineModel, KeysInAnyLetterCaseMeanTheSame) {
+  const ModelSpec lower = parse_inline_model("layers=24,hidden=2048,heads=16,seq=2048,vocab=50257", "--morph-model");
+  for (const char* spec : {"layers=24,hidden=2048,heads=16,seq=2048,VOCAB=50257",
+                           "LAYERS=24,HIDDEN=2048,HEADS=16,SEQ=2048,Vocab=50257"}) {
+    const ModelSpec m = parse_inline_model(spec, "--morph-model");
+    EXPECT_EQ(m.layers, lower.layers) << spec;
+    EXPECT_EQ(m.vocab, 50257) << spec;
+    EXPECT_DOUBLE_EQ(m.params, lower.params) << spec;
+    EXPECT_DOUBLE_EQ(m.params, frenzy_parameter_count(24, 2048, 50257)) << spec;
+  }
+  EXPECT_THROW(parse_inline_model("layers=2,hidden=8,heads=2,seq=4,Depth=3", "m"), Error);
+}
+
 TEST(Catalog, HasTheSevenModelsOfMorphlingTable1) {
   const Catalog c = Catalog::load_file(test::source_dir() + "/share/models.json");
   for (const char* name : {"vit-86m", "roberta-355m", "bert-336m", "t5-1.2b", "gpt2-1.5b", "llama2-7b", "llama-30b"})

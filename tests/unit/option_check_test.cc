@@ -56,12 +56,20 @@ TEST(OptionCheck, RefusesBadValuesNamingTheOption) {
            {"model", "layers=2,layers=3,hidden=8,heads=2,seq=4", "layers given twice"},
            {"model", "layers=2,hidden=8,heads=2,seq=4,colour=red", "unknown key 'colour'"},
            {"model", "layers=2,hidden=8,heads=2,seq=4,vocab=100,params=10", "does not exceed the embedding"},
-           {"model", "layers=2,hidden=8,heads=2,seq=4,params=nan", "params='nan' is not a number"},
+           {"model", "layers=2,hidden=8,heads=2,seq=4,params=nan", "params='nan' is not a decimal number"},
+           // Issue 10, defect 10: strtod took hexadecimal floats, which the documentation refuses.
+           {"model", "layers=2,hidden=8,heads=2,seq=4,params=0x1p40", "params='0x1p40' is not a decimal number"},
+           {"model", "layers=2,hidden=8,heads=2,seq=4,params=inf", "not a decimal number"},
+           {"model", "layers=2,hidden=8,heads=2,seq=4,params=1e", "not a decimal number"},
            {"sla", "sometimes", "not guaranteed or best-effort"},
            {"plans", "dp,warp", "unknown plan feature 'warp'"},
            {"gpus", "4-2", "MAX below MIN"},
            {"gpus", "0", "out of range"},
-           {"gpus", "2-", "not an integer"},
+           // Issue 10, defect 10: the message quoted '' instead of the value.
+           {"gpus", "2-", "'2-' is not MIN or MIN-MAX"},
+           {"gpus", "-4", "'-4' is not MIN or MIN-MAX"},
+           {"gpus", "4-x", "'4-x' is not MIN or MIN-MAX"},
+           {"gpus", "65537", "out of range [1, 65536]"},
            {"gpu-type", "a100,,v100", "not a GPU type name"},
            {"framework", "jax", "not megatron, deepspeed or torch"},
            {"plan", "dp=4,warp=1", "unknown plan key 'warp'"},
@@ -86,6 +94,42 @@ TEST(OptionCheck, RequestNeedsModelAndBatch) {
   EXPECT_EQ(morph_check_request(values.data(), error, sizeof error), 0);
   values[static_cast<std::size_t>(morph_option_index("seq"))] = "x";
   EXPECT_NE(morph_check_request(values.data(), error, sizeof error), 0);
+}
+
+// Issue 10, defects 4 and 10: one parser of inline model specifications and of integers,
+// with one rule for letter case, for the plugins, the records and the morph command.
+TEST(OptionCheck, ModelSpecKeysAreCaseInsensitiveAndParsedOnce) {
+  morph_model_values v;
+  char error[256];
+  ASSERT_EQ(morph_parse_model_spec("--morph-model", "LAYERS=24,Hidden=2048,heads=16,SEQ=2048,VOCAB=50257", &v, error,
+                                   sizeof error),
+            0)
+      << error;
+  EXPECT_EQ(v.layers, 24);
+  EXPECT_EQ(v.hidden, 2048);
+  EXPECT_EQ(v.heads, 16);
+  EXPECT_EQ(v.seq, 2048);
+  EXPECT_EQ(v.vocab, 50257);
+  EXPECT_EQ(v.params, 0);
+  ASSERT_EQ(morph_parse_model_spec("m", "layers=2,hidden=8,heads=2,seq=4,PARAMS=2.5e3,Name=tiny", &v, error, sizeof error),
+            0);
+  EXPECT_EQ(v.params, 2500);
+  EXPECT_STREQ(v.name, "tiny");
+  EXPECT_NE(morph_parse_model_spec("m", "layers=2,hidden=8,heads=2,seq=4,Colour=red", &v, error, sizeof error), 0);
+  EXPECT_NE(std::string(error).find("unknown key 'Colour'"), std::string::npos) << error;
+}
+
+TEST(OptionCheck, IntegersAreDecimalWithoutSpaces) {
+  std::int64_t v = 0;
+  char error[256];
+  EXPECT_EQ(morph_parse_integer("--batch", "+16", 1, 100, &v, error, sizeof error), 0);
+  EXPECT_EQ(v, 16);
+  for (const char* bad : {" 16", "16 ", "0x10", "1e3", "16.0", "-16", ""}) {
+    EXPECT_NE(morph_parse_integer("--batch", bad, 1, 100, &v, error, sizeof error), 0) << bad;
+    EXPECT_EQ(std::string(error).rfind("--batch: ", 0), 0u) << error;
+  }
+  EXPECT_NE(morph_parse_integer("--batch", "101", 1, 100, &v, error, sizeof error), 0);
+  EXPECT_NE(std::string(error).find("out of range [1, 100]"), std::string::npos) << error;
 }
 
 TEST(OptionCheck, MessagesAreAlwaysTerminated) {

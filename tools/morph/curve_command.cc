@@ -8,6 +8,7 @@
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "tools/morph/commands.h"
+#include "tools/morph/request_check.h"
 #include "tools/morph/perf_source.h"
 #include "tools/morph/plan_json.h"
 #include "tools/morph/table.h"
@@ -107,11 +108,10 @@ void add_curve_command(CLI::App& app, Context& context) {
   auto args = std::make_shared<CurveArgs>();
   CLI::App* cmd = app.add_subcommand("curve", "print a job's resource-sensitivity curve on a cluster");
   cmd->add_option("--model", args->model, "catalog name or inline spec")->required();
-  cmd->add_option("--batch", args->batch, "global batch size")->required()
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+  cmd->add_option("--batch", args->batch, "global batch size")->required()->check(request_check("batch"));
   cmd->add_option("--cluster", args->cluster, "morph.conf describing the cluster (GpuType, NodeType, NodeName)")
       ->required();
-  cmd->add_option("--seq", args->seq, "sequence length")->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  cmd->add_option("--seq", args->seq, "sequence length")->check(request_check("seq"));
   cmd->add_option("--gpu-type", args->gpu_type, "only this GPU type");
   cmd->add_option("--max-gpus", args->max_gpus, "largest GPU count")->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--resource", args->resource, "gpu (default) or cpu")->check(CLI::IsMember({"gpu", "cpu"}));

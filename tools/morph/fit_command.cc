@@ -12,6 +12,7 @@
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "tools/morph/commands.h"
+#include "tools/morph/request_check.h"
 #include "tools/morph/table.h"
 
 namespace morph::cli {
@@ -124,10 +125,9 @@ void add_fit_command(CLI::App& app, Context& context) {
   CLI::App* cmd = app.add_subcommand("fit", "fit the iteration-time model to a profile folder (config.csv + data.csv)");
   cmd->add_option("--profile", args->profile, "profile folder, e.g. morphling-artifact/profile/bert")->required();
   cmd->add_option("--model", args->model, "catalog model (default: from the artifact description)");
-  cmd->add_option("--batch", args->batch, "global batch of the profiled runs")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+  cmd->add_option("--batch", args->batch, "global batch of the profiled runs")->check(request_check("batch"));
   cmd->add_option("--micro-batch", args->micro_batch, "micro-batch size of the profiled runs")->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--seq", args->seq, "sequence length")->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  cmd->add_option("--seq", args->seq, "sequence length")->check(request_check("seq"));
   cmd->add_option("--pipeline", args->pipeline, "pipeline schedule of PP runs")->check(CLI::IsMember({"1f1b", "accumulate"}));
   cmd->add_option("--extra", args->extra, "add K trace rows to the fitting set (docs/validation.md)")->check(CLI::Range(0, 1000));
   cmd->add_option("--save", args->save, "write the fitted model as JSON (for morph plan --perf)");

@@ -7,6 +7,7 @@
 #include "libmorph/planner/plan_search.h"
 #include "libmorph/util/error.h"
 #include "tools/morph/commands.h"
+#include "tools/morph/request_check.h"
 #include "tools/morph/perf_source.h"
 #include "tools/morph/plan_json.h"
 #include "tools/morph/table.h"
@@ -88,10 +89,9 @@ void add_plan_command(CLI::App& app, Context& context) {
   cmd->add_option("--model", args->model, "catalog name or inline spec layers=..,hidden=..,heads=..,seq=..,vocab=..")
       ->required();
   cmd->add_option("--batch", args->batch, "global batch size (samples per iteration)")
-      ->required()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+      ->required()->check(request_check("batch"));
   cmd->add_option("--gpus", args->gpus, "GPUs, e.g. 8xa800, 2x8xa100, 4xa100+4xv100")->required();
-  cmd->add_option("--seq", args->seq, "sequence length (default: the model's)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  cmd->add_option("--seq", args->seq, "sequence length (default: the model's)")->check(request_check("seq"));
   cmd->add_option("--plans", args->plans, "allowed plan features: dp,zero,offload,tp,pp,3d,gc,all");
   cmd->add_option("--max-micro-batch", args->max_micro_batch, "largest micro-batch size to consider (0: any)")
       ->check(CLI::Range(0, 1 << 20));

@@ -1,0 +1,28 @@
+// Flags of the morph command that carry --morph-* values (--batch, --seq, --model,
+// --plans) are checked by the plugins' own checks (option_check.h), so that the command
+// and the cluster accept and refuse the same values.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "libmorph/request/option_check.h"
+
+namespace morph::cli {
+
+// A validator for a flag that carries the value of option `name` ("batch", "seq", ...);
+// the message names the flag instead of --morph-NAME.
+inline CLI::Validator request_check(const std::string& name) {
+  return CLI::Validator(
+      [name](std::string& value) -> std::string {
+        char error[256];
+        if (morph_check_option(name.c_str(), value.c_str(), error, sizeof error) == 0) return {};
+        std::string message = error;
+        const std::string prefix = "--morph-" + name + ": ";
+        return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+      },
+      "", "--morph-" + name);
+}
+
+}  // namespace morph::cli
