@@ -25,7 +25,7 @@ EXTRA_%canon_reldir%_job_submit_morph_la_DEPENDENCIES = %reldir%/job_submit/job_
 %canon_reldir%_spank_morph_la_SOURCES = \
 	%reldir%/spank/spank_morph.h %reldir%/spank/spank_morph.c \
 	%reldir%/spank/spank_args.c %reldir%/spank/spank_options.c \
-	%reldir%/spank/spank_client.c %reldir%/spank/spank_remote.c \
+	%reldir%/spank/spank_client.c %reldir%/spank/spank_srun.c %reldir%/spank/spank_remote.c \
 	%reldir%/spank/spank_helper.c \
 	libmorph/request/option_check.h libmorph/request/option_check.c
 %canon_reldir%_spank_morph_la_CPPFLAGS = -I$(top_srcdir) $(SLURM_CPPFLAGS)
@@ -37,7 +37,8 @@ EXTRA_%canon_reldir%_spank_morph_la_DEPENDENCIES = %reldir%/spank/spank_morph.ma
 
 %canon_reldir%_spank_morph_helper_la_SOURCES = \
 	%reldir%/common/slurm_host.h \
-	%reldir%/spank/helper/spank_morph_helper.cc
+	%reldir%/spank/helper/spank_morph_helper.cc \
+	%reldir%/spank/helper/step_plan.h %reldir%/spank/helper/step_plan.cc
 %canon_reldir%_spank_morph_helper_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 %canon_reldir%_spank_morph_helper_la_CXXFLAGS = $(morph_plugin_cxxflags)
 %canon_reldir%_spank_morph_helper_la_LDFLAGS = $(morph_plugin_ldflags) \

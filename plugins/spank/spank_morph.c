@@ -1,6 +1,7 @@
 /* spank_morph: dispatch of the SPANK entry points to one file per context. */
 #include "plugins/spank/spank_morph.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 SPANK_PLUGIN(morph, 1)
@@ -10,8 +11,10 @@ struct morph_spank_state morph_spank;
 int slurm_spank_init(spank_t sp, int ac, char **av) {
   if (morph_spank_parse_args(ac, av, &morph_spank.args) != 0) return -1;
   switch (spank_context()) {
-    case S_CTX_ALLOCATOR:
     case S_CTX_LOCAL:
+      if (morph_spank_register_options(sp) != 0) return -1;
+      return morph_spank_srun_defaults();
+    case S_CTX_ALLOCATOR:
     case S_CTX_REMOTE:
       return morph_spank_register_options(sp);
     default:
@@ -34,9 +37,23 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av) {
   return morph_spank_export_plan(sp);
 }
 
+int slurm_spank_task_init(spank_t sp, int ac, char **av) {
+  (void)ac;
+  (void)av;
+  if (!spank_remote(sp)) return 0;
+  return morph_spank_task_check(sp);
+}
+
+/* Frees the option values, as every context allocated them (pyxis_alloc_exit). */
 int slurm_spank_exit(spank_t sp, int ac, char **av) {
+  int i;
   (void)sp;
   (void)ac;
   (void)av;
+  for (i = 0; i < MORPH_MAX_OPTIONS; ++i) {
+    free(morph_spank.values[i]);
+    morph_spank.values[i] = NULL;
+  }
+  morph_spank.any_option = 0;
   return 0;
 }

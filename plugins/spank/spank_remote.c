@@ -1,13 +1,53 @@
-/* Remote context (slurmstepd): the helper exports the job's current plan, read from its
- * record in slurmctld, to the tasks; a plan that morphd changed while the job was
- * requeued is the one a restarted job sees. Jobs without --morph-* options load nothing. */
+/* Remote context (slurmstepd): the helper gives the step's tasks the job's current plan
+ * (see helper/step_plan.h); a plan that morphd changed while the job was requeued is the
+ * one a restarted job sees. A Morph job is known by its options or, when
+ * --export=NONE stripped those from the batch script, by the request Slurm keeps in
+ * its environment (SLURM_SPANK_MORPH_REQUEST_*). Other jobs load nothing.
+ *
+ * Nothing here fails the launch: a failing user_init makes slurmd drain the node and
+ * report the batch job COMPLETED 0:0 without having run it. A step whose plan cannot be
+ * given starts its tasks, and each says why on its standard error and exits with 75
+ * (slurmctld did not answer: RequeueExit=75 requeues the job) or 78 (no valid plan for
+ * this allocation) before running anything. */
 #include "plugins/spank/spank_morph.h"
 
-typedef int (*export_fn)(spank_t sp);
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef int (*export_fn)(spank_t sp, int tries, char *error, size_t error_size);
+
+static int is_morph_job(spank_t sp) {
+  char value[8];
+  spank_err_t rc;
+  if (morph_spank.any_option) return 1;
+  rc = spank_getenv(sp, "SLURM_SPANK_MORPH_REQUEST_MODEL", value, sizeof value);
+  return rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE; /* NOSPACE: present, only longer */
+}
 
 int morph_spank_export_plan(spank_t sp) {
   export_fn export_plan;
-  if (!morph_spank.any_option) return 0;
+  if (!is_morph_job(sp)) return 0;
   export_plan = (export_fn)morph_spank_helper_function("morph_helper_export_plan");
-  return export_plan ? export_plan(sp) : -1;
+  morph_spank.plan_error[0] = '\0';
+  if (export_plan == NULL) {
+    snprintf(morph_spank.plan_error, sizeof morph_spank.plan_error,
+             "morph: spank_morph_helper.so cannot be loaded on this node (see slurmd's log)");
+    morph_spank.plan_exit = 78;
+    return 0;
+  }
+  morph_spank.plan_exit = export_plan(sp, morph_spank.args.plan_tries, morph_spank.plan_error,
+                                      sizeof morph_spank.plan_error);
+  if (morph_spank.plan_exit != 0 && morph_spank.plan_error[0] == '\0')
+    snprintf(morph_spank.plan_error, sizeof morph_spank.plan_error,
+             "morph: the job's plan could not be given to its tasks (see slurmd's log)");
+  return 0;
+}
+
+int morph_spank_task_check(spank_t sp) {
+  (void)sp;
+  if (morph_spank.plan_exit == 0) return 0;
+  fprintf(stderr, "%s\n", morph_spank.plan_error);
+  fflush(stderr);
+  _exit(morph_spank.plan_exit);
 }

@@ -1,10 +1,14 @@
-// spank_morph_helper.so: the C++ half of spank_morph, loaded on demand. It reads a job's
-// record from slurmctld and exports the plan to the tasks, and, when plugstack.conf
-// names them, checks a request against the catalog and morph.conf in the client. Every
-// entry point is C; no exception leaves it.
+// spank_morph_helper.so: the C++ half of spank_morph, loaded on demand. In slurmstepd it
+// gives a step's tasks their plan (step_plan.h); in srun inside a Morph allocation it
+// sets srun's defaults from the job's record; when plugstack.conf names them, it checks a
+// request against the catalog and morph.conf in the client. Every entry point is C; no
+// exception leaves it.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -14,58 +18,106 @@ extern "C" {
 
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/model/catalog.h"
-#include "libmorph/record/job_record.h"
-#include "libmorph/record/plan_env.h"
 #include "libmorph/request/morph_request.h"
 #include "libmorph/request/option_check.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "plugins/common/slurm_host.h"
+#include "plugins/spank/helper/step_plan.h"
 
 extern "C" {
-MORPH_PLUGIN_EXPORT int morph_helper_export_plan(spank_t sp);
+MORPH_PLUGIN_EXPORT int morph_helper_export_plan(spank_t sp, int tries, char* error, size_t error_size);
+MORPH_PLUGIN_EXPORT int morph_helper_srun_defaults(uint32_t job_id, int tries, char* error, size_t error_size);
 MORPH_PLUGIN_EXPORT int morph_helper_check_request(const char* const* values, const char* catalog, const char* conf,
                                                    char* error, size_t error_size);
 }
 
 namespace {
 
-// The job's AdminComment, from slurmctld (slurm_load_job comes from the slurmstepd that
-// loaded us). Empty when the job has none.
-std::string admin_comment(uint32_t job_id) {
-  job_info_msg_t* info = nullptr;
-  if (slurm_load_job(&info, job_id, SHOW_DETAIL) != SLURM_SUCCESS || info == nullptr)
-    throw morph::Error("cannot load the job record from slurmctld");
-  std::string comment;
-  for (uint32_t i = 0; i < info->record_count; ++i)
-    if (info->job_array[i].job_id == job_id && info->job_array[i].admin_comment != nullptr)
-      comment = info->job_array[i].admin_comment;
-  slurm_free_job_info_msg(info);
-  return comment;
+using morph::plugin::JobView;
+using morph::plugin::PlanFailure;
+using morph::plugin::StepPlan;
+
+// One slurm_load_job RPC (libslurm comes from the slurmstepd or srun that loaded us).
+morph::plugin::JobLoader slurm_loader(uint32_t job_id) {
+  return [job_id](std::string* error) -> std::optional<JobView> {
+    job_info_msg_t* info = nullptr;
+    if (slurm_load_job(&info, job_id, SHOW_DETAIL) != SLURM_SUCCESS || info == nullptr) {
+      *error = slurm_strerror(slurm_get_errno());
+      return std::nullopt;
+    }
+    std::optional<JobView> job;
+    for (uint32_t i = 0; i < info->record_count; ++i) {
+      const slurm_job_info_t& j = info->job_array[i];
+      if (j.job_id != job_id) continue;
+      job = JobView{j.admin_comment != nullptr ? j.admin_comment : "", static_cast<int>(j.num_nodes),
+                    j.tres_per_node != nullptr ? j.tres_per_node : ""};
+    }
+    slurm_free_job_info_msg(info);
+    if (!job) *error = "slurmctld does not know the job";
+    return job;
+  };
 }
 
-int export_plan(spank_t sp) {
-  uint32_t job_id = 0;
-  if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
-  const std::string comment = admin_comment(job_id);
-  if (!morph::is_job_record(comment)) {
-    slurm_error("morph: job %u has no Morph plan in its AdminComment (is JobSubmitPlugins=morph set?)", job_id);
-    return 0;
+void sleep_for(std::chrono::milliseconds pause) { std::this_thread::sleep_for(pause); }
+
+morph::plugin::RetryPolicy retry_policy(int tries) {
+  morph::plugin::RetryPolicy retry;
+  if (tries > 0) retry.tries = tries;
+  return retry;
+}
+
+std::string step_env(spank_t sp, const char* name) {
+  std::vector<char> value(8192);
+  if (spank_getenv(sp, name, value.data(), static_cast<int>(value.size())) != ESPANK_SUCCESS) return {};
+  return value.data();
+}
+
+int export_plan(spank_t sp, int tries, char* error, size_t error_size) {
+  morph::plugin::StepContext step;
+  uint32_t step_id = 0;
+  if (spank_get_item(sp, S_JOB_ID, &step.job_id) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) {
+    std::snprintf(error, error_size, "morph: cannot tell which job step this is");
+    return morph::plugin::kExitRetry;
   }
-  const morph::JobRecord record = morph::parse_admin_comment(comment);
-  for (const auto& [name, value] : morph::plan_environment(record))
+  const bool interactive = step_id == SLURM_INTERACTIVE_STEP;
+  step.reads_controller = step_id == SLURM_BATCH_SCRIPT || interactive;
+  for (const char* name : {"MORPH_RECORD", "MORPH_RECORD_JOB", "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE"})
+    if (std::string value = step_env(sp, name); !value.empty()) step.env[name] = value;
+  StepPlan plan = morph::plugin::step_plan(step, slurm_loader(step.job_id), retry_policy(tries), sleep_for);
+  if (plan.failure != PlanFailure::none) {
+    slurm_error("%s", plan.message.c_str());
+    std::snprintf(error, error_size, "%s", plan.message.c_str());
+    spank_setenv(sp, "MORPH_PLAN_ERROR", plan.message.c_str(), 1);
+    return plan.exit_code();
+  }
+  // salloc's shell under LaunchParameters=use_interactive_step: srun in it starts one
+  // task per GPU, as in a batch script.
+  if (interactive)
+    for (const auto& [name, value] : morph::plugin::srun_defaults(*plan.record)) plan.env.emplace_back(name, value);
+  for (const auto& [name, value] : plan.env)
     if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS) {
-      slurm_error("morph: job %u: cannot set %s", job_id, name.c_str());
-      return -1;
+      std::snprintf(error, error_size, "morph: job %u: cannot set %s for its tasks", step.job_id, name.c_str());
+      return morph::plugin::kExitRetry;
     }
-  // The job's allocation (the batch step itself has one node).
-  char nodes[32] = {};
-  if (spank_getenv(sp, "SLURM_JOB_NUM_NODES", nodes, sizeof nodes) == ESPANK_SUCCESS &&
-      std::atoi(nodes) != record.current.nodes) {
-    slurm_error("morph: job %u runs on %s nodes but its plan is for %d; was it updated without its AdminComment?",
-                job_id, nodes, record.current.nodes);
-    spank_setenv(sp, "MORPH_PLAN_MISMATCH", "1", 1);
+  return 0;
+}
+
+// srun inside a Morph allocation (salloc's shell): the plan and one task per GPU as
+// defaults in srun's own environment, which srun reads after this (its input variables).
+int srun_defaults(uint32_t job_id, int tries, char* error, size_t error_size) {
+  morph::plugin::StepContext step;
+  step.job_id = job_id;
+  step.reads_controller = true;
+  StepPlan plan = morph::plugin::step_plan(step, slurm_loader(job_id), retry_policy(tries), sleep_for);
+  if (plan.failure != PlanFailure::none) {
+    std::snprintf(error, error_size, "%s", plan.message.c_str());
+    return -1;
   }
+  for (const auto& [name, value] : morph::plugin::srun_defaults(*plan.record))
+    if (std::getenv(name.c_str()) == nullptr) setenv(name.c_str(), value.c_str(), 1);
+  for (const auto& [name, value] : plan.env) setenv(name.c_str(), value.c_str(), 1);
   return 0;
 }
 
@@ -84,8 +136,13 @@ void check_request(const char* const* values, const std::string& catalog, const 
 
 }  // namespace
 
-extern "C" int morph_helper_export_plan(spank_t sp) {
-  return morph::plugin::guarded("export_plan", -1, [&] { return export_plan(sp); });
+extern "C" int morph_helper_export_plan(spank_t sp, int tries, char* error, size_t error_size) {
+  return morph::plugin::guarded("export_plan", morph::plugin::kExitRetry,
+                                [&] { return export_plan(sp, tries, error, error_size); });
+}
+
+extern "C" int morph_helper_srun_defaults(uint32_t job_id, int tries, char* error, size_t error_size) {
+  return morph::plugin::guarded("srun_defaults", -1, [&] { return srun_defaults(job_id, tries, error, error_size); });
 }
 
 extern "C" int morph_helper_check_request(const char* const* values, const char* catalog, const char* conf, char* error,
