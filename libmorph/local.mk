@@ -46,6 +46,7 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/perf/fit.h %reldir%/perf/fit.cc \
 	%reldir%/planner/plan_search.h %reldir%/planner/plan_search.cc \
 	%reldir%/planner/sensitivity.h %reldir%/planner/sensitivity.cc \
+	%reldir%/planner/submit_constraints.h %reldir%/planner/submit_constraints.cc \
 	%reldir%/planner/submit_plan.h %reldir%/planner/submit_plan.cc \
 	%reldir%/artifact/artifact_spec.h %reldir%/artifact/artifact_spec.cc \
 	%reldir%/artifact/artifact_rows.h %reldir%/artifact/artifact_rows.cc \

@@ -11,6 +11,7 @@ morph_plugin_ldflags = -module -avoid-version -shared $(MORPH_HARDEN_LDFLAGS)
 %canon_reldir%_job_submit_morph_la_SOURCES = \
 	%reldir%/common/slurm_host.h \
 	%reldir%/job_submit/job_submit_morph.cc \
+	%reldir%/job_submit/job_record_head.h \
 	%reldir%/job_submit/submit_handler.h %reldir%/job_submit/submit_handler.cc
 %canon_reldir%_job_submit_morph_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 %canon_reldir%_job_submit_morph_la_CXXFLAGS = $(morph_plugin_cxxflags)

@@ -40,7 +40,9 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/dataset_order_test.cc \
 	%reldir%/unit/reshard_test.cc \
 	%reldir%/unit/state_spec_test.cc \
-	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc
+	%reldir%/unit/step_plan_test.cc \
+	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc \
+	plugins/spank/helper/step_plan.h plugins/spank/helper/step_plan.cc
 endif
 
 # Command-line tests (bats); jq checks the --json output.

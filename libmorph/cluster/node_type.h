@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace morph {
 
@@ -14,6 +15,7 @@ struct NodeType {
   double network_bandwidth_Bps = 0;  // effective inter-node bandwidth of all NICs together
   int nics = 1;                      // NICs, each serving gpus/nics GPUs (rail-optimised)
   double host_bandwidth_Bps = 0;     // host memory <-> all GPUs of the node, shared (offload)
+  std::vector<std::string> features; // Slurm node features of these nodes (--constraint)
 };
 
 }  // namespace morph

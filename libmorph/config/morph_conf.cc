@@ -102,7 +102,12 @@ NodeType parse_node_type(Record r, const std::string& name, const Cluster& clust
   n.nics = r.integer("Nics", 1, 1024, 1);
   n.host_bandwidth_Bps =
       r.number("HostBandwidthGBps", 1e-3, 1e6, n.gpus * gpu->pcie_bandwidth_Bps / kGBps) * kGBps;
-  r.finish("Gpu, Gpus, Cpus, MemoryGiB, NetworkBandwidthGBps, Nics, HostBandwidthGBps");
+  if (auto features = r.take("Features"))
+    for (std::string_view f : split(*features, ',')) {
+      if (f.empty()) throw Error(fmt::format("{}: Features: empty name in {}", r.where(), quote(*features)));
+      n.features.emplace_back(f);
+    }
+  r.finish("Gpu, Gpus, Cpus, MemoryGiB, NetworkBandwidthGBps, Nics, HostBandwidthGBps, Features");
   return n;
 }
 

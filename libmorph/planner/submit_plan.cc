@@ -17,16 +17,11 @@ struct Candidate {
   const NodeType* node = nullptr;
   int nodes = 0;
   int gpus_per_node = 0;
+  int cpus_per_gpu = 0;  // 0: the node's share
   PlanOption best;
   int gpus() const { return nodes * gpus_per_node; }
   double per_gpu() const { return best.throughput / gpus(); }
 };
-
-std::map<std::string, int> nodes_by_type(const Cluster& cluster) {
-  std::map<std::string, int> count;
-  for (const NodeRecord& n : cluster.nodes()) ++count[n.node_type];
-  return count;
-}
 
 bool allowed_type(const MorphRequest& r, const Cluster& cluster, const NodeType& node) {
   if (r.gpu_types.empty()) return true;
@@ -42,7 +37,7 @@ Placement placement_of(const Candidate& c) {
   p.gpu_type = c.node->gpu;
   p.nodes = c.nodes;
   p.gpus_per_node = c.gpus_per_node;
-  p.cpus_per_gpu = std::max(1, c.node->cpus / c.node->gpus);
+  p.cpus_per_gpu = c.cpus_per_gpu > 0 ? c.cpus_per_gpu : std::max(1, c.node->cpus / c.node->gpus);
   p.plan = c.best.plan;
   p.iter_ms = c.best.time.iter_ms;
   return p;
@@ -80,7 +75,7 @@ std::string short_plan(const ExecutionPlan& p) {
 }  // namespace
 
 SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& request,
-                                 const std::optional<UserGpuRequest>& user_gpus) {
+                                 const std::optional<UserGpuRequest>& user_gpus, const SubmitConstraints& constraints) {
   SubmitDecision d;
   d.record.request = request;
   const Cluster& cluster = ctx.config.cluster;
@@ -101,9 +96,11 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
 
   // `closest` receives, for an allocation where nothing fits, the reason of the variant
   // that came nearest to fitting in memory.
+  constraints.validate(cluster);
+  const int cpus_per_gpu = constraints.cpus_per_gpu;
   auto evaluate = [&](const NodeType& node, int nodes, int gpus_per_node,
                       std::string* closest) -> std::optional<Candidate> {
-    const Allocation a = uniform_allocation(cluster, node, nodes, gpus_per_node);
+    const Allocation a = uniform_allocation(cluster, node, nodes, gpus_per_node, cpus_per_gpu);
     const PerfModel perf = ctx.perf.model_for(w.model, w.seq_len, cluster.gpu_of(node), ctx.config.compute_efficiency);
     PlanSearch s = search_plans(w, a, perf, options);
     if (s.feasible.empty()) {
@@ -115,7 +112,7 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
         }
       return std::nullopt;
     }
-    return Candidate{&node, nodes, gpus_per_node, std::move(s.feasible.front())};
+    return Candidate{&node, nodes, gpus_per_node, cpus_per_gpu, std::move(s.feasible.front())};
   };
 
   // The baseline: the user's own GPUs, with the best plan that matches --morph-plan.
@@ -133,11 +130,11 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
                              user_gpus->per_node.type.empty() ? "" : " of type " + user_gpus->per_node.type);
       return d;
     }
-    const Allocation a = uniform_allocation(cluster, *node, user_gpus->nodes, user_gpus->per_node.count);
+    const Allocation a = uniform_allocation(cluster, *node, user_gpus->nodes, user_gpus->per_node.count, cpus_per_gpu);
     const PerfModel perf = ctx.perf.model_for(w.model, w.seq_len, cluster.gpu_of(*node), ctx.config.compute_efficiency);
     for (PlanOption& o : search_plans(w, a, perf, options).feasible)
       if (matches(o.plan, request.baseline_plan)) {
-        baseline = Candidate{node, user_gpus->nodes, user_gpus->per_node.count, std::move(o)};
+        baseline = Candidate{node, user_gpus->nodes, user_gpus->per_node.count, cpus_per_gpu, std::move(o)};
         break;
       }
     if (!baseline) {
@@ -150,20 +147,31 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   }
   const bool guaranteed = d.record.request.sla == Sla::guaranteed && baseline.has_value();
 
-  const std::map<std::string, int> available = nodes_by_type(cluster);
+  std::map<std::string, std::string> excluded;
+  const std::map<std::string, int> available = usable_nodes(cluster, constraints, &excluded);
   int max_gpus = ctx.config.max_gpus_per_job;
   if (request.gpus_max > 0) max_gpus = std::min(max_gpus, request.gpus_max);
   if (guaranteed) max_gpus = std::min(max_gpus, baseline->gpus());
+  const int min_nodes = std::max({1, constraints.min_nodes, static_cast<int>(constraints.required_nodes.size())});
   std::optional<Candidate> best;
   std::string why_not;
+  auto explain = [&](const NodeType& node, const std::string& why) {
+    why_not += fmt::format("{}{}: {}", why_not.empty() ? "" : "; ", node.gpu, why);
+  };
   for (const NodeType& node : cluster.node_types()) {
+    if (!allowed_type(request, cluster, node)) continue;
     const auto it = available.find(node.name);
-    if (it == available.end() || !allowed_type(request, cluster, node)) continue;
+    if (it == available.end()) {
+      if (excluded.count(node.name)) explain(node, excluded.at(node.name));
+      continue;
+    }
+    const int max_nodes = constraints.max_nodes > 0 ? std::min(constraints.max_nodes, it->second) : it->second;
     bool any = false;
     std::string closest;
     auto consider = [&](int nodes, int gpus_per_node) {
       const int g = nodes * gpus_per_node;
-      if (g < request.gpus_min || g > max_gpus) return;
+      if (g < request.gpus_min || g > max_gpus || nodes < min_nodes || nodes > max_nodes) return;
+      if (cpus_per_gpu > 0 && gpus_per_node * cpus_per_gpu > node.cpus) return;
       std::optional<Candidate> c = evaluate(node, nodes, gpus_per_node, &closest);
       if (!c) return;
       any = true;
@@ -171,11 +179,17 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
       if (!best || better(*c, *best)) best = std::move(c);
     };
     for (int g = 1; g <= node.gpus; ++g) consider(1, g);  // one node: any GPU count
-    for (int n = 2; n <= it->second; ++n) consider(n, node.gpus);  // several: whole nodes
-    if (!any)
-      why_not += fmt::format("{}{}: no plan fits on {}-{} GPUs{}", why_not.empty() ? "" : "; ", node.gpu,
-                             request.gpus_min, std::min(max_gpus, it->second * node.gpus),
-                             closest.empty() ? "" : " (closest: " + closest + ")");
+    for (int n = 2; n <= max_nodes; ++n) consider(n, node.gpus);  // several: whole nodes
+    if (any) continue;
+    const int most = std::min(max_gpus, max_nodes * node.gpus);
+    if (request.gpus_min > most)
+      explain(node, fmt::format("at most {} GPUs ({} node{} of {}{}), fewer than --morph-gpus={}", most, max_nodes,
+                                max_nodes == 1 ? "" : "s", node.gpus,
+                                most == max_gpus ? fmt::format(", MaxGpusPerJob={}", ctx.config.max_gpus_per_job) : "",
+                                request.gpus_min));
+    else
+      explain(node, fmt::format("no plan fits on {}-{} GPUs{}", request.gpus_min, most,
+                                closest.empty() ? "" : " (closest: " + closest + ")"));
   }
   if (!best && guaranteed) best = baseline;  // Morphling: no smaller demand reaches it
   if (!best) {

@@ -10,6 +10,7 @@
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
+#include "libmorph/planner/submit_constraints.h"
 #include "libmorph/record/job_record.h"
 #include "libmorph/request/gpu_tres.h"
 
@@ -41,8 +42,11 @@ struct SubmitDecision {
 // bounds and MaxGpusPerJob, and picks the best throughput per GPU; ties go to fewer
 // nodes, then to more GPUs. A guaranteed job with a baseline only considers allocations
 // of at most the baseline's GPUs whose plan is at least as fast as the baseline
-// (Morphling §5, minimum demand), and falls back to the baseline itself.
+// (Morphling §5, minimum demand), and falls back to the baseline itself. `constraints`
+// (the user's -w, -x, --constraint, -N, -c, --mincpus) restrict the candidates; a
+// contradiction among them throws morph::Error naming the flag.
 SubmitDecision decide_submission(const SubmitContext& context, const MorphRequest& request,
-                                 const std::optional<UserGpuRequest>& user_gpus);
+                                 const std::optional<UserGpuRequest>& user_gpus,
+                                 const SubmitConstraints& constraints = {});
 
 }  // namespace morph

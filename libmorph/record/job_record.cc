@@ -88,6 +88,7 @@ std::string to_admin_comment(const JobRecord& r) {
       q.baseline_plan.empty() ? "-" : q.baseline_plan);
   append_placement(out, r.current, "");
   if (r.baseline) append_placement(out, *r.baseline, "base_");
+  if (!r.other_gres.empty()) out += fmt::format(" other_gres={}", r.other_gres);
   return out;
 }
 
@@ -128,6 +129,11 @@ JobRecord parse_admin_comment(std::string_view text) {
   validate_request(q);
   r.current = take_placement(f, "", q.global_batch);
   if (f.has("base_type")) r.baseline = take_placement(f, "base_", q.global_batch);
+  if (f.has("other_gres")) {
+    r.other_gres = f.take("other_gres");
+    if (r.other_gres.empty() || r.other_gres.find_first_of(" \t") != std::string::npos)
+      throw Error(fmt::format("{}: other_gres={} is not a GRES list", kWhat, quote(r.other_gres)));
+  }
   f.finish();
   return r;
 }

@@ -2,32 +2,61 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/request/limits.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
 namespace morph {
 
-std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view what) {
-  std::optional<GpuTres> found;
+namespace {
+
+// "gres:gpu", "gres/gpu", "gres:gpu:a100:2", "gres/gpu=2" are GPUs; "gres:gpumem" is not.
+bool is_gpu_entry(std::string_view entry, std::string_view* rest) {
+  if (entry.substr(0, 8) != "gres:gpu" && entry.substr(0, 8) != "gres/gpu") return false;
+  *rest = entry.substr(8);
+  return rest->empty() || rest->front() == ':' || rest->front() == '=';
+}
+
+std::vector<std::string_view> entries(const std::string& list) { return split(list, ','); }
+
+std::string commas(std::string_view tres) {
   std::string list(tres);
   for (char& c : list)
     if (c == ';') c = ',';
-  for (std::string_view entry : split(list, ',')) {
+  return list;
+}
+
+}  // namespace
+
+std::string without_gpus(std::string_view tres) {
+  const std::string list = commas(tres);
+  std::string kept;
+  for (std::string_view entry : entries(list)) {
     entry = trim(entry);
     std::string_view rest;
-    if (entry.substr(0, 8) == "gres:gpu") rest = entry.substr(8);
-    else if (entry.substr(0, 8) == "gres/gpu") rest = entry.substr(8);
-    else continue;
-    if (!rest.empty() && rest.front() != ':' && rest.front() != '=') continue;  // e.g. gres:gpumem
+    if (entry.empty() || is_gpu_entry(entry, &rest)) continue;
+    if (!kept.empty()) kept += ',';
+    kept += entry;
+  }
+  return kept;
+}
+
+std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view what) {
+  std::optional<GpuTres> found;
+  const std::string list = commas(tres);
+  for (std::string_view entry : entries(list)) {
+    entry = trim(entry);
+    std::string_view rest;
+    if (!is_gpu_entry(entry, &rest)) continue;
     GpuTres g;
     const std::vector<std::string_view> parts = split(rest.empty() ? rest : rest.substr(1), ':');
     if (rest.empty()) {
       g.count = 1;
     } else if (parts.size() == 1) {
-      g.count = static_cast<int>(parse_int(parts[0], fmt::format("{}: GPU count", what), 1, 1 << 20));
+      g.count = static_cast<int>(parse_int(parts[0], fmt::format("{}: GPU count", what), 1, MORPH_MAX_GPUS));
     } else if (parts.size() == 2) {
       g.type = std::string(parts[0]);
-      g.count = static_cast<int>(parse_int(parts[1], fmt::format("{}: GPU count", what), 1, 1 << 20));
+      g.count = static_cast<int>(parse_int(parts[1], fmt::format("{}: GPU count", what), 1, MORPH_MAX_GPUS));
     } else {
       throw Error(fmt::format("{}: {} is not gres:gpu[:TYPE]:COUNT", what, quote(entry)));
     }

@@ -17,6 +17,10 @@ struct GpuTres {
 // The GPU entry of `tres`, if any; morph::Error on a malformed GPU entry.
 std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view what);
 
+// The entries of `tres` that are not GPUs ("gres:shard:2,license/x:1"), joined by ','
+// in their order; empty when there are none.
+std::string without_gpus(std::string_view tres);
+
 // "gres:gpu:<type>:<count>", the form job_submit_morph writes.
 std::string gpu_tres(const std::string& type, int count);
 

@@ -4,6 +4,7 @@
 // failure into a refusal with a message. It runs under slurmctld's locks, so it does no
 // RPC and no file I/O after init(). See job_submit_morph(8).
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 extern "C" {
@@ -13,6 +14,7 @@ extern "C" {
 
 #include "config.h"
 #include "plugins/common/slurm_host.h"
+#include "plugins/job_submit/job_record_head.h"
 #include "plugins/job_submit/submit_handler.h"
 
 // Namespace-scope const has internal linkage in C++: the symbols Slurm looks up are
@@ -34,6 +36,7 @@ MORPH_PLUGIN_EXPORT int job_modify(job_desc_msg_t* job_desc, void* job_ptr, uint
 namespace {
 
 using morph::plugin::guarded;
+using morph::plugin::JobResources;
 using morph::plugin::replace_slurm_string;
 using morph::plugin::SlurmRequest;
 using morph::plugin::Verdict;
@@ -42,21 +45,63 @@ morph::plugin::SubmitHandler* handler = nullptr;
 
 std::string text(const char* s) { return s != nullptr ? s : ""; }
 
-std::uint32_t given(std::uint32_t value) { return value == NO_VAL || value == 0 ? 0 : value; }
+std::optional<std::uint32_t> given(std::uint32_t value) {
+  return value == NO_VAL || value == INFINITE || value == 0 ? std::nullopt : std::optional<std::uint32_t>(value);
+}
+
+std::optional<std::uint32_t> given16(std::uint16_t value) {
+  return value == NO_VAL16 || value == INFINITE16 || value == 0 ? std::nullopt : std::optional<std::uint32_t>(value);
+}
 
 void clear(char*& field) {
   if (field != nullptr) slurm_xfree(reinterpret_cast<void**>(&field));
 }
 
+void replace_or_clear(char*& field, const std::string& value) {
+  if (value.empty()) clear(field);
+  else replace_slurm_string(field, value);
+}
+
+// The resource fields of a submission or of an update.
+JobResources resources(const job_desc_msg_t* job, bool submission) {
+  JobResources r;
+  r.tres_per_node = text(job->tres_per_node);
+  r.tres_per_job = text(job->tres_per_job);
+  r.tres_per_task = text(job->tres_per_task);
+  r.tres_per_socket = text(job->tres_per_socket);
+  r.min_nodes = given(job->min_nodes);
+  r.max_nodes = given(job->max_nodes);
+  // A submission says which counts the user set; sbatch fills the others with defaults.
+  if (!submission || (job->bitflags & JOB_NTASKS_SET)) r.tasks = given(job->num_tasks);
+  if (!submission || (job->bitflags & JOB_CPUS_SET)) r.cpus_per_task = given16(job->cpus_per_task);
+  r.tasks_per_node = given16(job->ntasks_per_node);
+  r.tasks_per_gpu = given16(job->ntasks_per_tres);
+  r.min_cpus_per_node = given16(job->pn_min_cpus);
+  r.cpus_per_tres = text(job->cpus_per_tres);
+  if (job->pn_min_memory != NO_VAL64 && job->pn_min_memory != 0) {
+    r.memory_per_cpu = (job->pn_min_memory & MEM_PER_CPU) != 0;
+    r.memory_mb_per_node = job->pn_min_memory & ~MEM_PER_CPU;
+  }
+  r.mem_per_tres = text(job->mem_per_tres);
+  r.required_nodes = text(job->req_nodes);
+  r.excluded_nodes = text(job->exc_nodes);
+  r.features = text(job->features);
+  return r;
+}
+
+// Writes `r` into the job_desc; SlurmRequest::validate() has checked that every count
+// fits its field.
 void apply(job_desc_msg_t* job, const SlurmRequest& r) {
   replace_slurm_string(job->tres_per_node, r.tres_per_node);
-  clear(job->tres_per_job);
-  clear(job->tres_per_task);
-  clear(job->tres_per_socket);
+  if (r.tres_per_job) replace_or_clear(job->tres_per_job, *r.tres_per_job);
+  if (r.tres_per_task) replace_or_clear(job->tres_per_task, *r.tres_per_task);
+  if (r.tres_per_socket) replace_or_clear(job->tres_per_socket, *r.tres_per_socket);
+  clear(job->cpus_per_tres);  // honoured as cpus_per_task
   job->min_nodes = job->max_nodes = static_cast<uint32_t>(r.nodes);
   job->num_tasks = static_cast<uint32_t>(r.tasks);
   job->ntasks_per_node = static_cast<uint16_t>(r.tasks_per_node);
   job->cpus_per_task = static_cast<uint16_t>(r.cpus_per_task);
+  job->pn_min_cpus = static_cast<uint16_t>(r.min_cpus_per_node);
   job->min_cpus = static_cast<uint32_t>(r.tasks * r.cpus_per_task);
   if (r.memory_mb_per_node > 0) job->pn_min_memory = r.memory_mb_per_node;
   replace_slurm_string(job->admin_comment, r.admin_comment);
@@ -85,6 +130,8 @@ extern "C" int fini(void) {
   });
 }
 
+// Locks: slurmctld holds its job write lock and read locks on nodes and partitions on
+// entry (job_submit_plugin_submit), so this does no RPC and no file I/O.
 extern "C" int job_submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_msg) {
   (void)submit_uid;
   return guarded("job_submit", SLURM_ERROR, [&] {
@@ -92,9 +139,7 @@ extern "C" int job_submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_m
     morph::plugin::SubmitInput in;
     for (uint32_t i = 0; i < job->spank_job_env_size; ++i)
       if (job->spank_job_env[i] != nullptr) in.spank_env.emplace_back(job->spank_job_env[i]);
-    in.tres_per_node = text(job->tres_per_node);
-    in.tres_per_job = text(job->tres_per_job);
-    in.min_nodes = given(job->min_nodes);
+    in.user = resources(job, true);
     const morph::plugin::SubmitOutput out = handler->submit(in);
     if (out.verdict == Verdict::pass_through) return SLURM_SUCCESS;
     if (err_msg != nullptr) replace_slurm_string(*err_msg, out.message);
@@ -104,19 +149,23 @@ extern "C" int job_submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_m
   });
 }
 
+// Locks: as job_submit (job_submit_plugin_modify, called from update_job with the job
+// write lock held). `job_ptr` is slurmctld's record of the job (job_record_head.h).
 extern "C" int job_modify(job_desc_msg_t* job, void* job_ptr, uint32_t submit_uid) {
-  (void)job_ptr;  // job_record_t is not part of Slurm's public headers
   (void)submit_uid;
   return guarded("job_modify", SLURM_ERROR, [&] {
     if (handler == nullptr || job == nullptr) return SLURM_SUCCESS;
     morph::plugin::ModifyInput in;
     if (job->admin_comment != nullptr) in.admin_comment = job->admin_comment;
-    in.tres_per_node = text(job->tres_per_node);
-    in.min_nodes = given(job->min_nodes);
+    in.current_admin_comment = morph::plugin::job_admin_comment(job_ptr);
+    if (!in.current_admin_comment && job_ptr != nullptr)
+      slurm_error("job_submit/morph: job %u: cannot read its record (unexpected job_record_t); updates of its "
+                  "resources are not checked",
+                  job->job_id);
+    in.update = resources(job, false);
     const morph::plugin::ModifyOutput out = handler->modify(in);
     if (out.verdict == Verdict::reject) {
-      slurm_error("job_submit/morph: job %s: update refused: %s", job->job_id_str != nullptr ? job->job_id_str : "?",
-                  out.message.c_str());
+      slurm_error("job_submit/morph: job %u: update refused: %s", job->job_id, out.message.c_str());
       return SLURM_ERROR;
     }
     if (out.verdict == Verdict::accept && out.request) apply(job, *out.request);

@@ -1,31 +1,42 @@
 #include "plugins/job_submit/submit_handler.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "libmorph/memory/memory_model.h"
+#include "libmorph/request/limits.h"
 #include "libmorph/request/gpu_tres.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/hostlist.h"
+#include "libmorph/util/parse.h"
 
 namespace morph::plugin {
 namespace {
 
 constexpr std::size_t kMaxCachedDecisions = 1024;
+constexpr std::uint32_t kMaxField16 = 0xfffd;  // below Slurm's NO_VAL16 and INFINITE16
+constexpr std::uint32_t kMaxField32 = 0xfffffffd;
 
-std::string cache_key(const MorphRequest& r, const std::optional<UserGpuRequest>& user) {
+std::string cache_key(const MorphRequest& r, const JobResources& u) {
   std::string key;
   for (const auto& [name, value] : to_job_env(r)) key += name + "=" + value + "\n";
-  if (user) key += fmt::format("user={}:{}x{}", user->per_node.type, user->nodes, user->per_node.count);
+  auto number = [](const auto& v) { return v ? std::to_string(*v) : std::string("-"); };
+  key += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", u.tres_per_node, u.tres_per_job,
+                     u.tres_per_task, u.tres_per_socket, number(u.min_nodes), number(u.max_nodes), number(u.tasks),
+                     number(u.tasks_per_node), number(u.tasks_per_gpu), number(u.cpus_per_task),
+                     number(u.min_cpus_per_node), u.cpus_per_tres, u.mem_per_tres, u.required_nodes, u.excluded_nodes,
+                     u.features, u.memory_per_cpu);
   return key;
 }
 
 // The user's own GPUs: --gres/--gpus-per-node (per node) or --gpus (per job, spread
-// evenly over the nodes).
-std::optional<UserGpuRequest> user_gpus(const SubmitInput& in) {
-  const int nodes = in.min_nodes > 0 ? static_cast<int>(in.min_nodes) : 1;
-  if (auto per_node = parse_gpu_tres(in.tres_per_node, "--gres")) return UserGpuRequest{*per_node, nodes};
-  if (auto per_job = parse_gpu_tres(in.tres_per_job, "--gpus")) {
+// evenly over the nodes), the SLA baseline.
+std::optional<UserGpuRequest> user_gpus(const JobResources& u) {
+  const int nodes = u.min_nodes ? static_cast<int>(*u.min_nodes) : 1;
+  if (auto per_node = parse_gpu_tres(u.tres_per_node, "--gres")) return UserGpuRequest{*per_node, nodes};
+  if (auto per_job = parse_gpu_tres(u.tres_per_job, "--gpus")) {
     if (per_job->count % nodes != 0)
       throw Error(fmt::format("--gpus: {} GPUs do not spread evenly over {} nodes", per_job->count, nodes));
     per_job->count /= nodes;
@@ -34,7 +45,104 @@ std::optional<UserGpuRequest> user_gpus(const SubmitInput& in) {
   return std::nullopt;
 }
 
+// CPUs per GPU from -c and --cpus-per-gpu (one task per GPU), 0 when neither is given.
+int user_cpus_per_gpu(const JobResources& u) {
+  int from_tres = 0;
+  if (!u.cpus_per_tres.empty()) {
+    const std::optional<GpuTres> g = parse_gpu_tres(u.cpus_per_tres, "--cpus-per-gpu");
+    if (!g || !without_gpus(u.cpus_per_tres).empty())
+      throw Error(fmt::format("--cpus-per-gpu: Morph honours CPUs per GPU only, not {}", quote(u.cpus_per_tres)));
+    from_tres = g->count;
+  }
+  const int per_task = u.cpus_per_task ? static_cast<int>(*u.cpus_per_task) : 0;
+  if (per_task > 0 && from_tres > 0 && per_task != from_tres)
+    throw Error(fmt::format("-c {} and --cpus-per-gpu={} disagree; Morph runs one task per GPU", per_task, from_tres));
+  return std::max(per_task, from_tres);
+}
+
+// The user's options besides --morph-*: each is honoured by sizing (a constraint) or
+// refused, so that the request written back is one Slurm can satisfy.
+SubmitConstraints user_constraints(const JobResources& u, bool baseline) {
+  if (u.tasks) throw Error("-n/--ntasks: Morph starts one task per GPU; leave it out");
+  if (u.tasks_per_node) throw Error("--ntasks-per-node: Morph starts one task per GPU; leave it out");
+  if (u.tasks_per_gpu) throw Error("--ntasks-per-gpu: Morph starts one task per GPU; leave it out");
+  if (parse_gpu_tres(u.tres_per_task, "--gpus-per-task"))
+    throw Error("--gpus-per-task: Morph gives each task one GPU; for an SLA baseline use --gres or --gpus");
+  if (parse_gpu_tres(u.tres_per_socket, "--gpus-per-socket"))
+    throw Error("--gpus-per-socket: Morph places GPUs itself; for an SLA baseline use --gres or --gpus");
+  if (u.memory_per_cpu) throw Error("--mem-per-cpu: Morph sizes host memory per node; use --mem");
+  if (parse_gpu_tres(u.mem_per_tres, "--mem-per-gpu")) throw Error("--mem-per-gpu: Morph sizes host memory per node; use --mem");
+  SubmitConstraints c;
+  if (!u.required_nodes.empty()) c.required_nodes = expand_hostlist(u.required_nodes, "-w/--nodelist");
+  if (!u.excluded_nodes.empty()) c.excluded_nodes = expand_hostlist(u.excluded_nodes, "-x/--exclude");
+  c.features = u.features;
+  if (!baseline) {  // with --gres/--gpus, -N describes the baseline
+    c.min_nodes = u.min_nodes ? static_cast<int>(std::min<std::uint32_t>(*u.min_nodes, MORPH_MAX_NODES)) : 0;
+    c.max_nodes = u.max_nodes ? static_cast<int>(std::min<std::uint32_t>(*u.max_nodes, MORPH_MAX_NODES)) : 0;
+  }
+  c.cpus_per_gpu = user_cpus_per_gpu(u);
+  if (c.cpus_per_gpu > MORPH_MAX_CPUS_PER_GPU)
+    throw Error(fmt::format("-c/--cpus-per-gpu: {} CPUs per GPU is above {}", c.cpus_per_gpu, MORPH_MAX_CPUS_PER_GPU));
+  c.min_cpus_per_node = u.min_cpus_per_node ? static_cast<int>(std::min<std::uint32_t>(*u.min_cpus_per_node, kMaxField16)) : 0;
+  return c;
+}
+
+// "gres:gpu:<type>:<n>" followed by the other GRES, as one tres_per_node.
+std::string tres_with_gpus(const std::string& gpus, const std::string& others) {
+  return others.empty() ? gpus : gpus + "," + others;
+}
+
+std::string planned(const Placement& p) {
+  return fmt::format("{} node{} x {} {} GPUs, {} CPUs each", p.nodes, p.nodes == 1 ? "" : "s", p.gpus_per_node,
+                     p.gpu_type, p.cpus_per_gpu);
+}
+
+// Why the resource fields of an update do not match the record's placement, or empty.
+std::string update_mismatch(const JobResources& u, const Placement& p, const MorphConfig* config) {
+  auto same_type = [&](const std::string& type) {
+    if (type.empty()) return true;
+    const GpuType* g = config != nullptr ? config->cluster.find_gpu_type(type) : nullptr;
+    return g != nullptr ? g->name == p.gpu_type : to_lower(type) == to_lower(p.gpu_type);
+  };
+  if (!u.tres_per_node.empty()) {
+    const std::optional<GpuTres> g = parse_gpu_tres(u.tres_per_node, "TresPerNode");
+    if (!g || g->count != p.gpus_per_node || !same_type(g->type)) return fmt::format("TresPerNode={}", u.tres_per_node);
+  }
+  if (const std::optional<GpuTres> g = parse_gpu_tres(u.tres_per_job, "TresPerJob");
+      g && (g->count != p.gpus() || !same_type(g->type)))
+    return fmt::format("TresPerJob={}", u.tres_per_job);
+  if (parse_gpu_tres(u.tres_per_task, "TresPerTask")) return fmt::format("TresPerTask={}", u.tres_per_task);
+  if (parse_gpu_tres(u.tres_per_socket, "TresPerSocket")) return fmt::format("TresPerSocket={}", u.tres_per_socket);
+  if (u.min_nodes && static_cast<int>(*u.min_nodes) != p.nodes) return fmt::format("NumNodes={}", *u.min_nodes);
+  if (u.max_nodes && static_cast<int>(*u.max_nodes) != p.nodes) return fmt::format("MaxNodes={}", *u.max_nodes);
+  if (u.tasks && static_cast<int>(*u.tasks) != p.gpus()) return fmt::format("NumTasks={}", *u.tasks);
+  if (u.tasks_per_node && static_cast<int>(*u.tasks_per_node) != p.gpus_per_node)
+    return fmt::format("NTasksPerNode={}", *u.tasks_per_node);
+  if (u.cpus_per_task && static_cast<int>(*u.cpus_per_task) != p.cpus_per_gpu)
+    return fmt::format("CPUsPerTask={}", *u.cpus_per_task);
+  if (u.min_cpus_per_node && static_cast<int>(*u.min_cpus_per_node) != p.cpus_per_gpu * p.gpus_per_node)
+    return fmt::format("MinCPUsNode={}", *u.min_cpus_per_node);
+  if (!u.cpus_per_tres.empty()) return fmt::format("CpusPerTres={}", u.cpus_per_tres);
+  return {};
+}
+
+// `field` as the job_desc integer it goes to, or morph::Error.
+void check_field(const char* field, long long value, std::uint32_t max) {
+  if (value < 1 || static_cast<unsigned long long>(value) > max)
+    throw Error(fmt::format("{}={} does not fit Slurm's job description (1 to {})", field, value, max));
+}
+
 }  // namespace
+
+void SlurmRequest::validate() const {
+  check_field("nodes", nodes, kMaxField32);
+  check_field("tasks", tasks, kMaxField32);
+  check_field("tasks_per_node", tasks_per_node, kMaxField16);
+  check_field("cpus_per_task", cpus_per_task, kMaxField16);
+  check_field("min_cpus_per_node", min_cpus_per_node, kMaxField16);
+  if (static_cast<long long>(tasks) * cpus_per_task > kMaxField32)
+    throw Error(fmt::format("{} tasks x {} CPUs do not fit Slurm's job description", tasks, cpus_per_task));
+}
 
 void SubmitHandler::load(const std::string& conf_path, const std::string& default_catalog) {
   try {
@@ -59,16 +167,65 @@ double SubmitHandler::host_bytes_per_node(const JobRecord& r) const {
   return e.host_bytes_per_gpu * r.current.gpus_per_node;
 }
 
-SlurmRequest SubmitHandler::slurm_request(const JobRecord& r, double host_bytes) const {
+// The job_desc fields of `r`; the record is written only when it reads back as itself
+// (the limits of request/limits.h hold on both sides), so no task is ever handed a
+// record it cannot parse.
+SlurmRequest SubmitHandler::slurm_request(const JobRecord& r, double host_bytes, const JobResources& user,
+                                          bool update) const {
   SlurmRequest s;
-  s.tres_per_node = gpu_tres(r.current.gpu_type, r.current.gpus_per_node);
+  s.tres_per_node = tres_with_gpus(gpu_tres(r.current.gpu_type, r.current.gpus_per_node), r.other_gres);
+  if (!update) {
+    s.tres_per_job = without_gpus(user.tres_per_job);
+    s.tres_per_task = without_gpus(user.tres_per_task);
+    s.tres_per_socket = without_gpus(user.tres_per_socket);
+  }
   s.nodes = r.current.nodes;
   s.tasks_per_node = r.current.gpus_per_node;  // one task per GPU
   s.tasks = r.current.gpus();
   s.cpus_per_task = r.current.cpus_per_gpu;
-  s.memory_mb_per_node = static_cast<std::uint64_t>(std::ceil(host_bytes / (1024.0 * 1024.0)));
+  s.min_cpus_per_node = std::max(user.min_cpus_per_node ? static_cast<int>(*user.min_cpus_per_node) : 0,
+                                 s.tasks_per_node * s.cpus_per_task);
+  s.memory_mb_per_node = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(host_bytes / (1024.0 * 1024.0))),
+                                                 user.memory_per_cpu ? 0 : user.memory_mb_per_node.value_or(0));
   s.admin_comment = to_admin_comment(r);
+  try {
+    if (to_admin_comment(parse_admin_comment(s.admin_comment)) != s.admin_comment)
+      throw Error("it reads back as another record");
+  } catch (const Error& e) {
+    throw Error(fmt::format("the plan's record cannot be read back by the job's tasks ({}); refused rather than "
+                            "lost: {}",
+                            e.what(), quote(s.admin_comment)));
+  }
+  s.validate();
   return s;
+}
+
+// The record of an update, with its GPU type in canonical form and its counts checked
+// against morph.conf.
+JobRecord SubmitHandler::checked_record(const std::string& admin_comment) const {
+  JobRecord r = parse_admin_comment(admin_comment);
+  if (!config_) return r;
+  const Cluster& cluster = config_->cluster;
+  auto canonical = [&](Placement& p, const char* prefix) {
+    const GpuType* gpu = cluster.find_gpu_type(p.gpu_type);
+    if (gpu == nullptr) throw Error(fmt::format("AdminComment: {}type={} is not a GpuType of morph.conf", prefix, p.gpu_type));
+    p.gpu_type = gpu->name;
+    const NodeType* node = cluster.node_type_for_gpu(gpu->name);
+    if (node == nullptr || p.gpus_per_node > node->gpus)
+      throw Error(fmt::format("AdminComment: no node type holds {} GPUs of type {}", p.gpus_per_node, gpu->name));
+    int nodes = 0;
+    for (const NodeRecord& n : cluster.nodes())
+      if (cluster.find_node_type(n.node_type)->gpu == gpu->name) ++nodes;
+    if (p.nodes > nodes)
+      throw Error(fmt::format("AdminComment: {}nodes={} but morph.conf lists {} nodes with {} GPUs", prefix, p.nodes,
+                              nodes, gpu->name));
+    if (p.cpus_per_gpu * p.gpus_per_node > node->cpus)
+      throw Error(fmt::format("AdminComment: {}cpus_per_gpu={} x {} GPUs is more than the {} CPUs of a {} node", prefix,
+                              p.cpus_per_gpu, p.gpus_per_node, node->cpus, node->name));
+  };
+  canonical(r.current, "");
+  if (r.baseline) canonical(*r.baseline, "base_");
+  return r;
 }
 
 SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
@@ -87,21 +244,24 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
     return out;
   }
   try {
-    const std::optional<UserGpuRequest> user = user_gpus(in);
-    const std::string key = cache_key(request, user);
+    const std::optional<UserGpuRequest> user = user_gpus(in.user);
+    const SubmitConstraints constraints = user_constraints(in.user, user.has_value());
+    const std::string key = cache_key(request, in.user);
     auto it = decisions_.find(key);
     if (it == decisions_.end()) {
       if (decisions_.size() >= kMaxCachedDecisions) decisions_.clear();
-      it = decisions_.emplace(key, decide_submission(SubmitContext{*config_, *catalog_, perf_}, request, user)).first;
+      SubmitDecision d = decide_submission(SubmitContext{*config_, *catalog_, perf_}, request, user, constraints);
+      d.record.other_gres = without_gpus(in.user.tres_per_node);
+      it = decisions_.emplace(key, std::move(d)).first;
     }
     const SubmitDecision& d = it->second;
     if (!d.accepted) {
       out.message = fmt::format("morph: {}: {}", describe(request), d.reason);
       return out;
     }
+    out.request = slurm_request(d.record, d.host_memory_bytes_per_node, in.user, false);
     out.verdict = Verdict::accept;
     out.message = fmt::format("morph: {}", d.message);
-    out.request = slurm_request(d.record, d.host_memory_bytes_per_node);
   } catch (const Error& e) {
     out.message = fmt::format("morph: {}", e.what());
   }
@@ -110,28 +270,38 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
 
 ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
   ModifyOutput out;
-  if (!in.admin_comment || !is_job_record(*in.admin_comment)) return out;
+  const bool has_record = in.current_admin_comment && is_job_record(*in.current_admin_comment);
+  const bool sets_record = in.admin_comment && is_job_record(*in.admin_comment);
+  if (in.admin_comment && !sets_record && has_record) {
+    out.verdict = Verdict::reject;
+    out.message = "morph: the job's AdminComment holds its Morph plan; a comment that is not a morph:v1 record would "
+                  "lose it (use Comment= for notes)";
+    return out;
+  }
+  if (!sets_record && !has_record) return out;  // not a Morph job
   out.verdict = Verdict::reject;
   try {
-    const JobRecord r = parse_admin_comment(*in.admin_comment);
-    if (config_) {
-      const GpuType* gpu = config_->cluster.find_gpu_type(r.current.gpu_type);
-      if (gpu == nullptr) throw Error(fmt::format("AdminComment: type={} is not a GpuType of morph.conf", r.current.gpu_type));
-      const NodeType* node = config_->cluster.node_type_for_gpu(gpu->name);
-      if (node == nullptr || r.current.gpus_per_node > node->gpus)
-        throw Error(fmt::format("AdminComment: no node type holds {} GPUs of type {}", r.current.gpus_per_node, gpu->name));
+    JobRecord r;
+    if (sets_record) {
+      r = checked_record(*in.admin_comment);
+    } else {
+      try {
+        r = parse_admin_comment(*in.current_admin_comment);
+      } catch (const Error&) {
+        out.verdict = Verdict::pass_through;  // its tasks refuse the record and say why
+        return out;
+      }
     }
-    if (auto asked = parse_gpu_tres(in.tres_per_node, "TresPerNode")) {
-      if (asked->count != r.current.gpus_per_node ||
-          (!asked->type.empty() && asked->type != r.current.gpu_type))
-        throw Error(fmt::format("the update asks for {} but the AdminComment plan runs on {} x {} {} GPUs",
-                                in.tres_per_node, r.current.nodes, r.current.gpus_per_node, r.current.gpu_type));
+    if (const std::string field = update_mismatch(in.update, r.current, config_ ? &*config_ : nullptr); !field.empty())
+      throw Error(fmt::format("{} does not match the job's plan ({}); a Morph job's GPUs, nodes, tasks and CPUs "
+                              "follow its plan, which root or SlurmUser change with AdminComment",
+                              field, planned(r.current)));
+    if (!sets_record) {
+      out.verdict = Verdict::pass_through;
+      return out;
     }
-    if (in.min_nodes > 0 && static_cast<int>(in.min_nodes) != r.current.nodes)
-      throw Error(fmt::format("the update asks for {} nodes but the AdminComment plan runs on {}", in.min_nodes,
-                              r.current.nodes));
+    out.request = slurm_request(r, config_ && catalog_ ? host_bytes_per_node(r) : 0, JobResources{}, true);
     out.verdict = Verdict::accept;
-    out.request = slurm_request(r, config_ && catalog_ ? host_bytes_per_node(r) : 0);
   } catch (const Error& e) {
     out.message = fmt::format("morph: {}", e.what());
   }

@@ -17,24 +17,49 @@
 
 namespace morph::plugin {
 
-// The resources job_submit_morph writes into a job_desc.
+// The resources of a job as a job_desc carries them, in the user's request (submission),
+// in an update (job_modify), and as job_submit_morph writes them back. nullopt and ""
+// mean "not given".
+struct JobResources {
+  std::string tres_per_node, tres_per_job, tres_per_task, tres_per_socket;  // GRES, GPUs among them
+  std::optional<std::uint32_t> min_nodes, max_nodes;  // -N
+  std::optional<std::uint32_t> tasks;                 // -n
+  std::optional<std::uint32_t> tasks_per_node;        // --ntasks-per-node
+  std::optional<std::uint32_t> tasks_per_gpu;         // --ntasks-per-gpu
+  std::optional<std::uint32_t> cpus_per_task;         // -c
+  std::optional<std::uint32_t> min_cpus_per_node;     // --mincpus (MinCPUsNode)
+  std::string cpus_per_tres;                          // --cpus-per-gpu: "gres:gpu:N"
+  std::optional<std::uint64_t> memory_mb_per_node;    // --mem
+  bool memory_per_cpu = false;                        // --mem-per-cpu (then memory_mb_per_node is per CPU)
+  std::string mem_per_tres;                           // --mem-per-gpu
+  std::string required_nodes, excluded_nodes;         // -w, -x (Slurm host lists)
+  std::string features;                               // --constraint
+};
+
+// What job_submit_morph writes into a job_desc. Every count fits the job_desc field it
+// goes to (validate()); strings replace the job's, empty ones clear them.
 struct SlurmRequest {
-  std::string tres_per_node;  // "gres:gpu:<type>:<n>"
+  std::string tres_per_node;  // "gres:gpu:<type>:<n>" and the user's other GRES
+  // The user's GRES that are not GPUs; nullopt: leave the job's as they are (an update).
+  std::optional<std::string> tres_per_job, tres_per_task, tres_per_socket;
   int nodes = 0;
   int tasks = 0;
   int tasks_per_node = 0;
   int cpus_per_task = 0;
+  int min_cpus_per_node = 0;
   std::uint64_t memory_mb_per_node = 0;  // 0: leave as it is
   std::string admin_comment;
+
+  // Throws morph::Error when a count does not fit its job_desc field (16 or 32 bits,
+  // without Slurm's NO_VAL markers) or is not positive.
+  void validate() const;
 };
 
 enum class Verdict { pass_through, accept, reject };
 
 struct SubmitInput {
   std::vector<std::string_view> spank_env;  // job_desc->spank_job_env
-  std::string tres_per_node;                // the user's, if any
-  std::string tres_per_job;
-  std::uint32_t min_nodes = 0;              // 0: not given
+  JobResources user;                        // what the user asked for besides --morph-*
 };
 
 struct SubmitOutput {
@@ -44,14 +69,14 @@ struct SubmitOutput {
 };
 
 struct ModifyInput {
-  std::optional<std::string> admin_comment;
-  std::string tres_per_node;
-  std::uint32_t min_nodes = 0;
+  std::optional<std::string> admin_comment;  // the update's, if it sets one
+  std::optional<std::string> current_admin_comment;  // the job's, if it could be read
+  JobResources update;                        // the update's resource fields
 };
 
 struct ModifyOutput {
   Verdict verdict = Verdict::pass_through;
-  std::string message;              // why refused
+  std::string message;                  // why refused
   std::optional<SlurmRequest> request;  // resources that follow a new record
 };
 
@@ -67,8 +92,12 @@ class SubmitHandler {
   ModifyOutput modify(const ModifyInput& input) const;
 
  private:
-  SlurmRequest slurm_request(const JobRecord& record, double host_bytes_per_node) const;
+  // `user`: the resources the user asked for (submission); `update`: for job_modify,
+  // which leaves the job's other GRES alone.
+  SlurmRequest slurm_request(const JobRecord& record, double host_bytes_per_node, const JobResources& user,
+                             bool update) const;
   double host_bytes_per_node(const JobRecord& record) const;
+  JobRecord checked_record(const std::string& admin_comment) const;
 
   std::optional<MorphConfig> config_;
   std::optional<Catalog> catalog_;

@@ -20,7 +20,7 @@ TEST(Overlap, SumAtOneMaxAtInfinity) {
 }
 
 TEST(NetworkShare, NicsServingTheJobsGpus) {
-  const NodeType node{"n", "big", 8, 64, 0, 40e9, 4, 20e9};
+  const NodeType node{"n", "big", 8, 64, 0, 40e9, 4, 20e9, {}};
   EXPECT_DOUBLE_EQ(network_share_Bps(node, 1), 10e9);  // one NIC of four
   EXPECT_DOUBLE_EQ(network_share_Bps(node, 2), 10e9);
   EXPECT_DOUBLE_EQ(network_share_Bps(node, 3), 20e9);

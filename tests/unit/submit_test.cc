@@ -2,11 +2,17 @@
 // without Slurm (plugins/job_submit/submit_handler).
 #include "libmorph/planner/submit_plan.h"
 
+#include <cmath>
 #include <fstream>
+#include <functional>
+#include <random>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
 #include "libmorph/planner/plan_search.h"
+#include "libmorph/request/limits.h"
 #include "libmorph/util/error.h"
 #include "plugins/job_submit/submit_handler.h"
 #include "test_support.h"
@@ -15,10 +21,10 @@ namespace morph {
 namespace {
 
 std::string cluster_conf() {
-  return "GpuType=a100-80g MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 PcieBandwidthGBps=24\n"
+  return "GpuType=a100-80g Aliases=a100 MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 PcieBandwidthGBps=24\n"
          "GpuType=v100-32g MemoryGiB=32 Speed=0.4 PeakTflops=125 Link=nvlink LinkBandwidthGBps=120 PcieBandwidthGBps=12\n"
-         "NodeType=a Gpu=a100-80g Gpus=8 Cpus=32 MemoryGiB=256 NetworkBandwidthGBps=25 Nics=2\n"
-         "NodeType=v Gpu=v100-32g Gpus=4 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25 Nics=1\n"
+         "NodeType=a Gpu=a100-80g Gpus=8 Cpus=32 MemoryGiB=256 NetworkBandwidthGBps=25 Nics=2 Features=ampere,a100-80g\n"
+         "NodeType=v Gpu=v100-32g Gpus=4 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25 Nics=1 Features=volta\n"
          "NodeName=a[1-2] NodeType=a\nNodeName=v[1-2] NodeType=v\n"
          "ModelCatalog=" + test::source_dir() + "/share/models.json\n";
 }
@@ -123,7 +129,7 @@ class Handler : public ::testing::Test {
 TEST_F(Handler, JobsWithoutMorphOptionsPassThrough) {
   plugin::SubmitInput in;
   in.spank_env = {"SLURM_X=1", "_SLURM_SPANK_OPTION_other_opt=2"};
-  in.tres_per_node = "gres:gpu:a100-80g:2";
+  in.user.tres_per_node = "gres:gpu:a100-80g:2";
   EXPECT_EQ(handler.submit(in).verdict, plugin::Verdict::pass_through);
 }
 
@@ -183,11 +189,245 @@ TEST_F(Handler, ModifyChecksMorphRecordsAndMakesResourcesFollowThem) {
   ASSERT_EQ(ok.verdict, plugin::Verdict::accept) << ok.message;
   ASSERT_TRUE(ok.request);
   EXPECT_EQ(ok.request->admin_comment, record);
-  update.tres_per_node = "gres:gpu:a100-80g:7";
+  update.update.tres_per_node = "gres:gpu:a100-80g:7";
   EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::reject);
-  update.tres_per_node.clear();
-  update.min_nodes = 9;
+  update.update.tres_per_node.clear();
+  update.update.min_nodes = 9;
   EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::reject);
+}
+
+// Issue 10, defect 5: the owner changed the GPUs of a pending Morph job with scontrol
+// update (no AdminComment in the update); it then ran 8 GPUs with a 1-GPU plan.
+TEST_F(Handler, ModifyRefusesResourceUpdatesThatLeaveTheJobsPlan) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  const plugin::SlurmRequest sized = handler.submit(in).request;
+  const JobRecord r = parse_admin_comment(sized.admin_comment);
+  ASSERT_EQ(r.current.gpus_per_node, 1);
+  plugin::ModifyInput update;
+  update.current_admin_comment = sized.admin_comment;
+  for (auto change : std::vector<std::function<void(plugin::JobResources&)>>{
+           [](auto& u) { u.tres_per_node = "gres:gpu:a100-80g:8"; },
+           [](auto& u) { u.tres_per_node = "gres:gpu:v100-32g:1"; },
+           [](auto& u) { u.tres_per_job = "gres:gpu:4"; },
+           [](auto& u) { u.tres_per_task = "gres:gpu:1"; },
+           [](auto& u) { u.min_nodes = 2; },
+           [](auto& u) { u.tasks = 8; },
+           [](auto& u) { u.tasks_per_node = 8; },
+           [](auto& u) { u.cpus_per_task = 1; },
+           [](auto& u) { u.cpus_per_tres = "gres:gpu:2"; }}) {
+    update.update = {};
+    change(update.update);
+    const plugin::ModifyOutput out = handler.modify(update);
+    EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+    EXPECT_NE(out.message.find("does not match the job's plan (1 node x 1 a100-80g GPUs"), std::string::npos)
+        << out.message;
+  }
+  // What matches the plan, and what does not touch it, passes.
+  update.update = {};
+  update.update.tres_per_node = "gres:gpu:a100:1";  // an alias of the same type
+  update.update.min_nodes = 1;
+  update.update.tasks = 1;
+  EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::pass_through) << handler.modify(update).message;
+  update.update = {};
+  update.update.features = "a100-80g";
+  EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::pass_through);
+  // A note must not replace the record a Morph job's tasks read their plan from.
+  update.admin_comment = "reviewed by ops";
+  EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::reject);
+  update.current_admin_comment = "reviewed earlier";  // not a Morph job
+  EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::pass_through);
+}
+
+// Issue 10, defect 8: records that job_modify accepted but that broke the job.
+TEST_F(Handler, ModifyCanonicalisesRecordsAndChecksTheirCounts) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  const std::string record = handler.submit(in).request.admin_comment;
+  auto with = [&](const std::string& from, const std::string& to) {
+    const std::size_t at = record.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return record.substr(0, at) + to + record.substr(at + from.size());
+  };
+  plugin::ModifyInput update;
+  for (const char* alias : {"type=a100 ", "type=A100-80G "}) {
+    update.admin_comment = with("type=a100-80g ", alias);
+    const plugin::ModifyOutput out = handler.modify(update);
+    ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+    EXPECT_EQ(out.request->tres_per_node, "gres:gpu:a100-80g:1");
+    EXPECT_EQ(parse_admin_comment(out.request->admin_comment).current.gpu_type, "a100-80g");
+  }
+  // The cluster has two a100 nodes: a pipeline over three is refused.
+  JobRecord three = parse_admin_comment(record);
+  three.current.nodes = 3;
+  three.current.plan.pp = 3;
+  three.current.plan.zero_stage = 0;
+  three.current.plan.micro_batches = three.current.plan.ga_steps;
+  three.current.plan.ga_steps = 1;
+  update.admin_comment = to_admin_comment(three);
+  plugin::ModifyOutput out = handler.modify(update);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("nodes=3 but morph.conf lists 2 nodes"), std::string::npos) << out.message;
+  // cpus_per_gpu above the node's CPUs, and above Slurm's 16-bit cpus_per_task.
+  for (const char* cpus : {" cpus_per_gpu=33 ", " cpus_per_gpu=65540 ", " cpus_per_gpu=1048576 "}) {
+    update.admin_comment = with(" cpus_per_gpu=4 ", cpus);
+    out = handler.modify(update);
+    EXPECT_EQ(out.verdict, plugin::Verdict::reject) << cpus;
+    EXPECT_FALSE(out.request) << cpus;
+  }
+}
+
+TEST(SlurmRequest, EveryCountMustFitItsJobDescField) {
+  plugin::SlurmRequest s;
+  s.nodes = s.tasks = s.tasks_per_node = s.cpus_per_task = s.min_cpus_per_node = 1;
+  EXPECT_NO_THROW(s.validate());
+  s.cpus_per_task = 65540;  // 16 bits: it would have become 4
+  EXPECT_THROW(s.validate(), Error);
+  s.cpus_per_task = 0;
+  EXPECT_THROW(s.validate(), Error);
+  s.cpus_per_task = 1;
+  s.tasks_per_node = 0xfffe;  // NO_VAL16
+  EXPECT_THROW(s.validate(), Error);
+}
+
+// Issue 10, defect 7: options that survived sizing made jobs unschedulable or were
+// ignored; each is now honoured or refused with a message.
+TEST_F(Handler, UserOptionsAreHonouredBySizingOrRefused) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  auto sized = [&](const std::function<void(plugin::JobResources&)>& set) {
+    in.user = {};
+    set(in.user);
+    return handler.submit(in);
+  };
+  // -c 20 (MinCPUsNode 20 too): only a100 nodes (32 CPUs) can hold 20 CPUs per GPU.
+  plugin::SubmitOutput out = sized([](auto& u) { u.cpus_per_task = 20; u.min_cpus_per_node = 20; });
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  JobRecord r = parse_admin_comment(out.request.admin_comment);
+  EXPECT_EQ(r.current.gpu_type, "a100-80g");
+  EXPECT_EQ(r.current.cpus_per_gpu, 20);
+  EXPECT_EQ(out.request.cpus_per_task, 20);
+  EXPECT_LE(out.request.min_cpus_per_node, 32);
+  EXPECT_GE(out.request.min_cpus_per_node, 20);
+  // --mincpus=64: no node has 64 CPUs.
+  out = sized([](auto& u) { u.min_cpus_per_node = 64; });
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("fewer than --mincpus=64"), std::string::npos) << out.message;
+  // -w v100-1 and --constraint pick the GPU type.
+  out = sized([](auto& u) { u.required_nodes = "v1"; });
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "v100-32g");
+  out = sized([](auto& u) { u.features = "volta"; });
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "v100-32g");
+  out = sized([](auto& u) { u.features = "volta|ampere"; });
+  EXPECT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  out = sized([](auto& u) { u.features = "[volta*2]"; });
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("--constraint"), std::string::npos) << out.message;
+  out = sized([](auto& u) { u.excluded_nodes = "a[1-2]"; });
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "v100-32g");
+  out = sized([](auto& u) { u.required_nodes = "nosuch"; });
+  EXPECT_NE(out.message.find("-w/--nodelist: node 'nosuch' is not in morph.conf"), std::string::npos) << out.message;
+  // -N 2 without --gres: two whole nodes.
+  out = sized([](auto& u) { u.min_nodes = 2; u.max_nodes = 2; });
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(out.request.nodes, 2);
+  // --cpus-per-gpu=2 becomes CPUs per task; CpusPerTres does not stay beside it.
+  out = sized([](auto& u) { u.cpus_per_tres = "gres:gpu:2"; });
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(out.request.cpus_per_task, 2);
+  // --mem larger than the plan needs is kept.
+  out = sized([](auto& u) { u.memory_mb_per_node = 200000; });
+  EXPECT_EQ(out.request.memory_mb_per_node, 200000u);
+  // Other GRES are kept next to the GPUs, per node and per job.
+  out = sized([](auto& u) { u.tres_per_node = "gres:shard:2"; u.tres_per_job = "gres:nvme:1"; });
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(out.request.tres_per_node.substr(0, 9), "gres:gpu:");
+  EXPECT_NE(out.request.tres_per_node.find(",gres:shard:2"), std::string::npos) << out.request.tres_per_node;
+  EXPECT_EQ(out.request.tres_per_job, "gres:nvme:1");
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).other_gres, "gres:shard:2");
+  // What Morph decides itself is refused, naming the flag.
+  for (auto [set, flag] : std::vector<std::pair<std::function<void(plugin::JobResources&)>, std::string>>{
+           {[](auto& u) { u.tasks = 4; }, "-n/--ntasks"},
+           {[](auto& u) { u.tasks_per_node = 4; }, "--ntasks-per-node"},
+           {[](auto& u) { u.tasks_per_gpu = 1; }, "--ntasks-per-gpu"},
+           {[](auto& u) { u.tres_per_task = "gres:gpu:1"; }, "--gpus-per-task"},
+           {[](auto& u) { u.memory_per_cpu = true; u.memory_mb_per_node = 100; }, "--mem-per-cpu"},
+           {[](auto& u) { u.cpus_per_task = 3; u.cpus_per_tres = "gres:gpu:2"; }, "disagree"}}) {
+    out = sized(set);
+    EXPECT_EQ(out.verdict, plugin::Verdict::reject) << flag;
+    EXPECT_NE(out.message.find(flag), std::string::npos) << out.message;
+  }
+}
+
+// Issue 10, defect 1: the planner wrote ga or mbs above 2^20 (batch 2^30 on gpt2-1.5b;
+// batch 2^20+1 on a one-layer model), which the tasks' parser refused: the node was
+// drained and the job reported COMPLETED 0:0. Now the job is refused at submission or
+// sized within the limits, and every record written reads back as itself.
+TEST_F(Handler, RecordsTheWriterAcceptsTheReaderAccepts) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=1073741824"};
+  plugin::SubmitOutput out = handler.submit(in);
+  if (out.verdict == plugin::Verdict::accept) EXPECT_NO_THROW(parse_admin_comment(out.request.admin_comment));
+  else EXPECT_NE(out.message.find("at most 1048576 accumulation steps"), std::string::npos) << out.message;
+  in.spank_env = {"MORPH_REQUEST_MODEL=layers=1,hidden=1,heads=1,seq=1", "MORPH_REQUEST_BATCH=1048577"};
+  out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  const JobRecord r = parse_admin_comment(out.request.admin_comment);
+  EXPECT_LE(r.current.plan.micro_batch_size, 1 << 20);
+  EXPECT_LE(r.current.plan.ga_steps, 1 << 20);
+  EXPECT_EQ(r.current.plan.global_batch(), 1048577);
+}
+
+// Acceptance: for plans the planner produces for batches and models across the
+// documented ranges, the record round-trips (write -> parse -> equal).
+TEST_F(Submit, EveryRecordThePlannerWritesRoundTrips) {
+  std::mt19937_64 random(20261123);
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(random);
+  };
+  auto log_uniform = [&](std::int64_t hi) {
+    return static_cast<std::int64_t>(std::exp(std::uniform_real_distribution<double>(0, std::log(double(hi)))(random)));
+  };
+  const std::vector<std::string> names = {"gpt2-1.5b", "bert-336m", "llama2-7b", "t5-1.2b", "vit-86m", "llama-30b"};
+  int accepted = 0;
+  for (int i = 0; i < 150; ++i) {
+    std::string model;
+    if (i % 3 == 0) {
+      const std::int64_t heads = std::int64_t{1} << pick(0, 6);
+      model = fmt::format("layers={},hidden={},heads={},seq={},vocab={}", pick(1, 96), heads * pick(1, 128), heads,
+                          log_uniform(MORPH_MAX_SEQ / 64) + 1, pick(0, 100000));
+    } else {
+      model = names[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(names.size()) - 1))];
+    }
+    MorphRequest r;
+    try {
+      set_morph_option(r, "model", model);
+      set_morph_option(r, "batch", std::to_string(std::max<std::int64_t>(1, log_uniform(MORPH_MAX_BATCH))));
+      if (pick(0, 3) == 0) set_morph_option(r, "plans", pick(0, 1) ? "dp,zero,gc" : "3d,offload");
+      if (pick(0, 3) == 0) set_morph_option(r, "gpus", std::to_string(pick(1, 16)) + "-" + std::to_string(pick(16, 64)));
+    } catch (const Error&) {
+      continue;
+    }
+    SubmitDecision d;
+    try {
+      d = decide_submission(context, r, std::nullopt);
+    } catch (const Error&) {
+      continue;  // e.g. a model the catalog refuses
+    }
+    if (!d.accepted) continue;
+    ++accepted;
+    const std::string text = to_admin_comment(d.record);
+    JobRecord back;
+    ASSERT_NO_THROW(back = parse_admin_comment(text)) << text;
+    EXPECT_EQ(to_admin_comment(back), text);
+    EXPECT_EQ(back.current.plan, d.record.current.plan) << text;
+    EXPECT_EQ(back.request, d.record.request) << text;
+    EXPECT_NEAR(back.current.iter_ms, d.record.current.iter_ms, 5e-4 + 1e-9 * d.record.current.iter_ms) << text;
+  }
+  EXPECT_GT(accepted, 40);
 }
 
 }  // namespace

@@ -22,8 +22,8 @@ inline Cluster test_cluster() {
   Cluster c;
   c.add_gpu_type(GpuType{"big", {"b"}, 80 * kGiB, 1.0, 300, IntraLink::nvlink, 100e9, 10e9});
   c.add_gpu_type(GpuType{"small", {}, 32 * kGiB, 0.5, 100, IntraLink::pcie, 20e9, 10e9});
-  c.add_node_type(NodeType{"bignode", "big", 8, 64, 512 * kGiB, 40e9, 4, 20e9});
-  c.add_node_type(NodeType{"smallnode", "small", 4, 16, 128 * kGiB, 10e9, 1, 40e9});
+  c.add_node_type(NodeType{"bignode", "big", 8, 64, 512 * kGiB, 40e9, 4, 20e9, {}});
+  c.add_node_type(NodeType{"smallnode", "small", 4, 16, 128 * kGiB, 10e9, 1, 40e9, {}});
   return c;
 }
 

@@ -87,7 +87,7 @@ int export_plan(spank_t sp, int tries, char* error, size_t error_size) {
     if (std::string value = step_env(sp, name); !value.empty()) step.env[name] = value;
   StepPlan plan = morph::plugin::step_plan(step, slurm_loader(step.job_id), retry_policy(tries), sleep_for);
   if (plan.failure != PlanFailure::none) {
-    slurm_error("%s", plan.message.c_str());
+    slurm_info("%s", plan.message.c_str());  // the task prints it on its standard error
     std::snprintf(error, error_size, "%s", plan.message.c_str());
     spank_setenv(sp, "MORPH_PLAN_ERROR", plan.message.c_str(), 1);
     return plan.exit_code();

@@ -59,9 +59,10 @@ StepPlan from_controller(std::uint32_t job_id, const JobLoader& load, const Retr
   *job = load_with_retries(load, retry, sleep, &error, &waited);
   if (!*job)
     return failed(PlanFailure::retry, job_id,
-                  fmt::format("slurmctld did not give the job's plan in {} tries over {} s of pauses ({}); the task "
+                  fmt::format("slurmctld did not give the job's plan ({} tr{} with {:.0f} s of pauses: {}); the task "
                               "exits with {} so that Slurm requeues the job (RequeueExit={} in slurm.conf)",
-                              std::max(1, retry.tries), waited.count() / 1000, error, kExitRetry, kExitRetry));
+                              std::max(1, retry.tries), retry.tries > 1 ? "ies" : "y", static_cast<double>(waited.count()) / 1e3, error,
+                              kExitRetry, kExitRetry));
   return parse_record(job_id, (*job)->admin_comment, "its AdminComment");
 }
 

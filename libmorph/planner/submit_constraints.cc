@@ -1,0 +1,92 @@
+#include "libmorph/planner/submit_constraints.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph {
+namespace {
+
+const NodeRecord* find_node(const Cluster& cluster, const std::string& name) {
+  for (const NodeRecord& n : cluster.nodes())
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+}  // namespace
+
+bool satisfies(const std::vector<std::string>& features, const std::string& expression) {
+  if (expression.empty()) return true;
+  if (expression.find_first_of("[]()*!:") != std::string::npos)
+    throw Error(fmt::format("--constraint: Morph evaluates F, F&G, F,G and F|G, not {}", quote(expression)));
+  const bool any = expression.find('|') != std::string::npos;
+  if (any && expression.find_first_of("&,") != std::string::npos)
+    throw Error(fmt::format("--constraint: {} mixes AND and OR; Morph evaluates one of them", quote(expression)));
+  std::string terms = expression;
+  std::replace(terms.begin(), terms.end(), '&', ',');
+  std::replace(terms.begin(), terms.end(), '|', ',');
+  for (std::string_view term : split(terms, ',')) {
+    if (term.empty()) throw Error(fmt::format("--constraint: empty feature in {}", quote(expression)));
+    const bool has = contains(features, std::string(term));
+    if (any && has) return true;
+    if (!any && !has) return false;
+  }
+  return !any;
+}
+
+void SubmitConstraints::validate(const Cluster& cluster) const {
+  std::string type;
+  for (const std::string& name : required_nodes) {
+    const NodeRecord* node = find_node(cluster, name);
+    if (node == nullptr) throw Error(fmt::format("-w/--nodelist: node {} is not in morph.conf", quote(name)));
+    if (!type.empty() && node->node_type != type)
+      throw Error(fmt::format("-w/--nodelist: {} mixes node types {} and {}; a Morph job uses one GPU type",
+                              quote(name), type, node->node_type));
+    type = node->node_type;
+    if (contains(excluded_nodes, name)) throw Error(fmt::format("-w and -x both name node {}", quote(name)));
+  }
+  if (max_nodes > 0 && min_nodes > max_nodes) throw Error(fmt::format("-N: {}-{} has MAX below MIN", min_nodes, max_nodes));
+  if (max_nodes > 0 && static_cast<int>(required_nodes.size()) > max_nodes)
+    throw Error(fmt::format("-w names {} nodes but -N allows at most {}", required_nodes.size(), max_nodes));
+  satisfies({}, features);  // refuses what cannot be evaluated, for every node type alike
+}
+
+std::map<std::string, int> usable_nodes(const Cluster& cluster, const SubmitConstraints& c,
+                                        std::map<std::string, std::string>* why_not) {
+  std::map<std::string, int> usable;
+  for (const NodeRecord& n : cluster.nodes()) {
+    const NodeType* type = cluster.find_node_type(n.node_type);
+    if (!satisfies(type->features, c.features)) {
+      (*why_not)[type->name] = fmt::format("its nodes lack --constraint={}", c.features);
+      continue;
+    }
+    if (c.min_cpus_per_node > type->cpus) {
+      (*why_not)[type->name] = fmt::format("its nodes have {} CPUs, fewer than --mincpus={}", type->cpus,
+                                           c.min_cpus_per_node);
+      continue;
+    }
+    if (c.cpus_per_gpu > type->cpus) {
+      (*why_not)[type->name] = fmt::format("its nodes have {} CPUs, fewer than {} per GPU", type->cpus, c.cpus_per_gpu);
+      continue;
+    }
+    if (!c.required_nodes.empty() && cluster.find_node_type(find_node(cluster, c.required_nodes.front())->node_type) != type) {
+      (*why_not)[type->name] = "-w/--nodelist names nodes of another type";
+      continue;
+    }
+    if (contains(c.excluded_nodes, n.name)) continue;
+    ++usable[type->name];
+  }
+  for (const NodeType& t : cluster.node_types())
+    if (!usable.count(t.name) && !why_not->count(t.name) && c.excluded_nodes.size() > 0)
+      (*why_not)[t.name] = "-x/--exclude excludes all its nodes";
+  return usable;
+}
+
+}  // namespace morph

@@ -1,0 +1,38 @@
+// The user's own Slurm options that restrict where and how a plan-agnostic job may run
+// (sbatch -w, -x, --constraint, -N, -c, --cpus-per-gpu, --mincpus). job_submit_morph
+// reads them from the job_desc; sizing honours each of them, so that the request it
+// writes is one Slurm can satisfy.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "libmorph/cluster/cluster.h"
+
+namespace morph {
+
+struct SubmitConstraints {
+  std::vector<std::string> required_nodes;  // -w: the job runs on (at least) these nodes
+  std::vector<std::string> excluded_nodes;  // -x
+  std::string features;                     // --constraint: F, F&G (or F,G) or F|G
+  int min_nodes = 0;                        // -N MIN[-MAX]; 0: any
+  int max_nodes = 0;                        // 0: any
+  int cpus_per_gpu = 0;                     // -c / --cpus-per-gpu (one task per GPU); 0: the node's share
+  int min_cpus_per_node = 0;                // --mincpus; 0: none
+
+  // Throws morph::Error naming the flag when the constraints contradict each other or
+  // name nodes morph.conf does not list.
+  void validate(const Cluster& cluster) const;
+};
+
+// Nodes of each node type the job may use, by node type name; a node type missing from
+// the map is excluded. `why_not` gets, per excluded node type, the flag that excludes it.
+std::map<std::string, int> usable_nodes(const Cluster& cluster, const SubmitConstraints& constraints,
+                                        std::map<std::string, std::string>* why_not);
+
+// Whether `features` (a node type's) satisfy the --constraint expression `expression`.
+// Throws morph::Error on what Morph cannot evaluate (brackets, counts, mixed & and |).
+bool satisfies(const std::vector<std::string>& features, const std::string& expression);
+
+}  // namespace morph
