@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 
 #include "libmorph/state/checksum.h"
 #include "libmorph/state/parallel.h"
+#include "libmorph/state/shard_map.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "libmorph/util/text_file.h"
@@ -54,6 +56,74 @@ json index_json(const CheckpointIndex& index) {
           {"trainer", index.trainer},
           {"spec", to_json(index.spec)},
           {"files", std::move(files)}};
+}
+
+// The numbers in `name`, its runs of digits without leading zeros ("layers.03.w": "3").
+std::set<std::string> numbers_in(const std::string& name) {
+  std::set<std::string> out;
+  for (std::size_t i = 0; i < name.size();) {
+    if (name[i] < '0' || name[i] > '9') {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+    while (i + 1 < end && name[i] == '0') ++i;
+    out.insert(name.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
+// spec.layers against the layers its parameters hold: 0 to layers - 1, none empty.
+void check_layer_count(const StateSpec& spec, const std::string& path) {
+  std::set<int> held;
+  for (const ParamSpec& p : spec.params)
+    if (p.stage == Stage::layer) held.insert(p.layer);
+  if (held.empty()) {
+    if (spec.layers != 1)
+      throw Error(fmt::format("{}: spec.layers={} but no tensor belongs to a layer", path, spec.layers));
+    return;
+  }
+  const int low = *held.begin();
+  const int high = *held.rbegin();
+  if (low != 0 || high + 1 != spec.layers)
+    throw Error(fmt::format("{}: spec.layers={} but the tensors hold {}", path, spec.layers,
+                            low == high ? fmt::format("layer {}", low) : fmt::format("layers {}-{}", low, high)));
+  int expected = 0;
+  for (int layer : held) {
+    if (layer != expected)
+      throw Error(fmt::format("{}: spec.layers={} but no tensor holds layer {}", path, spec.layers, expected));
+    ++expected;
+  }
+}
+
+// A layer parameter's `layer` against the numbers in its name (where rule tables read it).
+void check_layer_names(const StateSpec& spec, const std::string& path) {
+  for (std::size_t i = 0; i < spec.params.size(); ++i) {
+    const ParamSpec& p = spec.params[i];
+    if (p.stage != Stage::layer) continue;
+    const std::set<std::string> numbers = numbers_in(p.name);
+    if (!numbers.empty() && numbers.count(std::to_string(p.layer)) == 0)
+      throw Error(fmt::format("{}: spec.params[{}].layer={} but its name {} does not contain {}", path, i, p.layer,
+                              quote(p.name), p.layer));
+  }
+}
+
+// Every tensor of every file is one the layout places on its rank.
+void check_no_stray_tensors(const CheckpointIndex& index, const std::vector<SafetensorsHeader>& headers,
+                            const std::string& path) {
+  if (static_cast<int>(headers.size()) != index.layout.ranks())
+    throw Error(fmt::format("{}: {} ranks need {} files, {} given", path, to_string(index.layout),
+                            index.layout.ranks(), headers.size()));
+  for (int r = 0; r < index.layout.ranks(); ++r) {
+    std::set<std::string> placed;
+    for (const LocalTensor& t : rank_tensors(index.spec, index.layout, r)) placed.insert(t.decl.name);
+    for (const TensorEntry& e : headers[static_cast<std::size_t>(r)].tensors)
+      if (placed.count(e.name) == 0)
+        throw Error(fmt::format("{}: {} holds tensor {}, which the spec does not place on rank {} under {}", path,
+                                rank_file_name(r), quote(e.name), r, to_string(index.layout)));
+  }
 }
 
 }  // namespace
@@ -121,6 +191,14 @@ void verify_files(const std::string& dir, const CheckpointIndex& index, bool che
     if (file_checksum(path) != index.files[i].checksum)
       throw Error(fmt::format("{}: checksum mismatch (corrupted file)", path));
   });
+}
+
+void verify_contents(const std::string& dir, const CheckpointIndex& index,
+                     const std::vector<SafetensorsHeader>& headers) {
+  const std::string path = (fs::path(dir) / "index.json").string();
+  check_layer_count(index.spec, path);
+  check_layer_names(index.spec, path);
+  check_no_stray_tensors(index, headers, path);
 }
 
 std::string stage_folder(const std::string& dir) {

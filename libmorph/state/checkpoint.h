@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "libmorph/state/layout.h"
+#include "libmorph/state/safetensors.h"
 #include "libmorph/state/state_spec.h"
 
 namespace morph::state {
@@ -45,6 +46,14 @@ CheckpointIndex read_index(const std::string& dir);
 // Every file's size, and with `checksums` its content (`threads` files at a time, 0: one
 // per core), against the index.
 void verify_files(const std::string& dir, const CheckpointIndex& index, bool checksums = true, int threads = 0);
+
+// The index's spec against `headers` (one per file, in rank order): its layer count must
+// be the layers its parameters hold (0 to layers - 1, none empty), a layer parameter's
+// name that holds numbers must hold its layer, and a file may hold only the tensors the
+// layout places on its rank (that none is missing, and their shapes, plan_reshard checks).
+// A lying index is an error naming index.json, the field and the values found.
+void verify_contents(const std::string& dir, const CheckpointIndex& index,
+                     const std::vector<SafetensorsHeader>& headers);
 
 // The folder a new checkpoint `dir` is written into before its commit ("<dir>.partial").
 std::string stage_folder(const std::string& dir);

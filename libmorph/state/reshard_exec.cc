@@ -155,6 +155,7 @@ void OldCheckpoint::verify_checksums(int threads) const { verify_files(dir_, ind
 std::vector<SafetensorsHeader> OldCheckpoint::headers() const {
   std::vector<SafetensorsHeader> out;
   for (std::size_t i = 0; i < fds_.size(); ++i) out.push_back(SafetensorsReader(paths_[i]).header());
+  verify_contents(dir_, index_, out);
   return out;
 }
 

@@ -24,7 +24,7 @@ class OldCheckpoint {
 
   // Each file's checksum against the index, with `threads` threads (0: one per core).
   void verify_checksums(int threads = 0) const;
-  // The files' headers, parsed and checked.
+  // The files' headers, parsed and checked, and the index's spec against them (verify_contents).
   std::vector<SafetensorsHeader> headers() const;
   // `bytes` bytes of old rank `rank`'s file from `offset`; throws naming the file.
   void read(int rank, std::uint64_t offset, char* out, std::uint64_t bytes) const;
@@ -38,8 +38,8 @@ class OldCheckpoint {
   std::vector<std::uint64_t> sizes_;
 };
 
-// The headers of a checkpoint's files, checked against its index (sizes, and checksums
-// with `verify`).
+// The headers of a checkpoint's files, checked against its index (sizes, the spec, and
+// checksums with `verify`).
 std::vector<SafetensorsHeader> read_headers(const std::string& dir, const CheckpointIndex& index, bool verify);
 
 // Builds the files of `ranks` (new ranks of `plan`) in the folder `stage_dir` (a

@@ -20,6 +20,21 @@ same_files() {
   done
 }
 
+# lying_checkpoint DIR: a 2-layer checkpoint (dp=1) under DIR/a and copies of it whose
+# index.json lies about the spec: DIR/layers (1,000,000 layers), DIR/param (a layer-1
+# parameter said to be of layer 0), DIR/dropped (layer 1 left out of the spec).
+lying_checkpoint() {
+  local d=$1
+  make_checkpoint "$d/a" dp=1 2 16 50
+  cp -r "$d/a" "$d/layers"
+  jq '.spec.layers = 1000000' "$d/a/index.json" >"$d/layers/index.json"
+  cp -r "$d/a" "$d/param"
+  jq '(.spec.params[] | select(.name == "layers.1.input_layernorm.weight") | .layer) = 0' \
+    "$d/a/index.json" >"$d/param/index.json"
+  cp -r "$d/a" "$d/dropped"
+  jq '.spec.layers = 1 | .spec.params |= map(select(.layer != 1))' "$d/a/index.json" >"$d/dropped/index.json"
+}
+
 @test "reshard: dp=2,tp=2,pp=2,zero=1 -> dp=1,tp=4,pp=1,zero=0 -> back is bit-identical" {
   local d=$BATS_TEST_TMPDIR
   make_checkpoint "$d/a" dp=2,tp=2,pp=2,zero=1 4 16 50
@@ -110,5 +125,40 @@ same_files() {
   printf '\xff\xff\xff\xff' | dd of="$d/header/rank_00000.safetensors" bs=1 seek=0 conv=notrunc status=none
   morph reshard --from "$d/header" --to "$d/b" --layout dp=1 --no-verify
   assert_morph_error rank_00000.safetensors
+  [ ! -e "$d/b" ] && [ ! -e "$d/b.partial" ] || fail "something was written"
+}
+
+@test "bad input: an index.json whose spec lies about the tensors is refused and nothing is written" {
+  require_jq
+  local d=$BATS_TEST_TMPDIR
+  lying_checkpoint "$d"
+  # Issue 10 item 9: every real layer went to stage 0 of pp=2, with exit 0.
+  morph reshard --from "$d/layers" --to "$d/b" --layout pp=2
+  assert_morph_error "$d/layers/index.json" "spec.layers=1000000 but the tensors hold layers 0-1"
+  morph reshard --from "$d/layers" --layout pp=2 --plan-only
+  assert_morph_error "$d/layers/index.json" "spec.layers=1000000 but the tensors hold layers 0-1"
+  morph reshard --from "$d/param" --to "$d/b" --layout pp=2
+  assert_morph_error "$d/param/index.json" "spec.params[9].layer=0" "'layers.1.input_layernorm.weight'"
+  morph reshard --from "$d/dropped" --to "$d/b" --layout dp=2
+  assert_morph_error "$d/dropped/index.json" "rank_00000.safetensors holds tensor 'layers.1."
+  [ ! -e "$d/b" ] && [ ! -e "$d/b.partial" ] || fail "something was written"
+  morph reshard --from "$d/a" --to "$d/b" --layout pp=2
+  assert_ok
+}
+
+@test "morph-reshard-mpi refuses an index.json whose spec lies about the tensors" {
+  require_jq
+  command -v mpirun >/dev/null || skip "mpirun not found"
+  [ -x "$MORPH_BUILDDIR/launcher/morph-reshard-mpi" ] || skip "built without MPI"
+  local d=$BATS_TEST_TMPDIR flags=(--oversubscribe)
+  [ "$(id -u)" -ne 0 ] || flags+=(--allow-run-as-root)
+  lying_checkpoint "$d"
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    run --separate-stderr mpirun "${flags[@]}" -np 2 -x OMPI_MCA_btl=self,vader \
+    "$MORPH_BUILDDIR/launcher/morph-reshard-mpi" --from "$d/layers" --to "$d/b" --layout pp=2
+  [ "$status" -ne 0 ] || fail "morph-reshard-mpi exited 0" "$output"
+  # shellcheck disable=SC2154  # $stderr is set by run --separate-stderr
+  [[ "$stderr" == *"$d/layers/index.json: spec.layers=1000000 but the tensors hold layers 0-1"* ]] ||
+    fail "no message naming index.json and spec.layers" "$stderr"
   [ ! -e "$d/b" ] && [ ! -e "$d/b.partial" ] || fail "something was written"
 }

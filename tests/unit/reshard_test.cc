@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "libmorph/util/error.h"
 #include "tests/state_fixture.h"
@@ -185,6 +186,79 @@ TEST(Reshard, ACorruptedOldFileIsRefusedAndNothingIsWritten) {
   // Truncated: the size no longer matches the index.
   fs::resize_file(dir / "a/" + rank_file_name(0), 10);
   EXPECT_THROW(reshard_checkpoint(dir / "a", dir / "b", Layout{1, 1, 1, 0}, {0, false, {}}), Error);
+}
+
+// Rewrites `dir`/index.json with `edit` applied to its JSON (index.json has no checksum).
+template <typename Edit>
+void edit_index(const std::string& dir, Edit edit) {
+  const std::string path = dir + "/index.json";
+  nlohmann::json j;
+  {
+    std::ifstream in(path);
+    j = nlohmann::json::parse(in);
+  }
+  edit(j);
+  std::ofstream(path) << j.dump(1) << '\n';
+}
+
+// reshard_checkpoint from `from` to `to` fails with a message holding `expected`, as does
+// the plan alone, and writes nothing.
+void expect_refused(const ScratchDir& dir, const std::string& from, const Layout& to, const std::string& expected) {
+  const std::string target = dir / (from + ".new");
+  try {
+    reshard_checkpoint(dir / from, target, to);
+    ADD_FAILURE() << from << ": no error, expected " << expected;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(dir / from + "/index.json"), std::string::npos) << e.what();
+  }
+  const CheckpointIndex index = read_index(dir / from);
+  try {
+    read_headers(dir / from, index, true);  // what `morph reshard --plan-only` plans from
+    ADD_FAILURE() << from << ": read_headers passed, expected " << expected;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(target));
+  EXPECT_FALSE(fs::exists(target + ".partial"));
+}
+
+TEST(Reshard, AnIndexWhoseSpecLiesAboutItsTensorsIsRefusedAndNothingIsWritten) {
+  test::GptShape g;
+  g.layers = 2;
+  const StateSpec spec = test::gpt_spec(g);
+  ScratchDir dir;
+  for (const char* name : {"layers", "gap", "swapped", "dropped"})
+    test::write_synthetic_checkpoint(dir / name, spec, Layout{1, 1, 1, 0});
+  const Layout pp2{1, 1, 2, 0};
+  // The honest index passes.
+  EXPECT_NO_THROW(read_headers(dir / "layers", read_index(dir / "layers"), true));
+  // Issue 10 item 9: 2 layers claimed as 1,000,000 would put every real layer on stage 0.
+  edit_index(dir / "layers", [](nlohmann::json& j) { j["spec"]["layers"] = 1000000; });
+  expect_refused(dir, "layers", pp2, "index.json: spec.layers=1000000 but the tensors hold layers 0-1");
+  // Layer 1's parameters moved to layer 2 of 3: layer 1 holds nothing.
+  edit_index(dir / "gap", [](nlohmann::json& j) {
+    j["spec"]["layers"] = 3;
+    for (nlohmann::json& p : j["spec"]["params"])
+      if (p.value("layer", -1) == 1) p["layer"] = 2;
+  });
+  expect_refused(dir, "gap", pp2, "spec.layers=3 but no tensor holds layer 1");
+  // One parameter of layer 1 said to be of layer 0.
+  edit_index(dir / "swapped", [](nlohmann::json& j) {
+    for (nlohmann::json& p : j["spec"]["params"])
+      if (p["name"] == "layers.1.input_layernorm.weight") p["layer"] = 0;
+  });
+  expect_refused(dir, "swapped", pp2,
+                 "spec.params[9].layer=0 but its name 'layers.1.input_layernorm.weight' does not contain 0");
+  // Layer 1 left out of the spec: a reshard to dp=2 would silently drop its tensors.
+  edit_index(dir / "dropped", [](nlohmann::json& j) {
+    j["spec"]["layers"] = 1;
+    nlohmann::json kept = nlohmann::json::array();
+    for (const nlohmann::json& p : j["spec"]["params"])
+      if (p.value("layer", -1) != 1) kept.push_back(p);
+    j["spec"]["params"] = kept;
+  });
+  expect_refused(dir, "dropped", Layout{2, 1, 1, 0}, "rank_00000.safetensors holds tensor 'layers.1.");
 }
 
 TEST(Layout, ParsesRanksAndStages) {
