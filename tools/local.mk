@@ -6,6 +6,7 @@ tools_morph_morph_SOURCES = \
 	%reldir%/morph/commands.h %reldir%/morph/request_check.h \
 	%reldir%/morph/context.h %reldir%/morph/context.cc \
 	%reldir%/morph/table.h %reldir%/morph/table.cc \
+	%reldir%/morph/progress_line.h %reldir%/morph/progress_line.cc \
 	%reldir%/morph/plan_json.h %reldir%/morph/plan_json.cc \
 	%reldir%/morph/perf_source.h %reldir%/morph/perf_source.cc \
 	%reldir%/morph/plan_command.cc \

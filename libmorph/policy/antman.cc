@@ -17,6 +17,7 @@ class AntMan : public Policy {
  public:
   std::string name() const override { return "antman"; }
   std::vector<Decision> schedule(const ClusterView& view, PlanOracle& oracle) override;
+  bool steady(const ClusterView& view, PlanOracle& oracle) override { return rigid_steady(view, oracle); }
 };
 
 std::vector<Decision> AntMan::schedule(const ClusterView& view, PlanOracle& oracle) {

@@ -42,6 +42,7 @@ class Round {
       : view_(view), oracle_(oracle), options_(options), assignment_(view, oracle, PlanFreedom::any, CpuRule::share) {}
 
   std::vector<Decision> run();
+  bool steady();
 
  private:
   const NodePool& pool() const { return assignment_.pool(); }
@@ -421,10 +422,37 @@ std::vector<Decision> Round::run() {
   return place();
 }
 
+// See elastic_steady(). A running job that cannot grow is never a victim either: a job
+// shrinks only for another one's growth.
+bool Round::steady() {
+  init();
+  std::vector<int> jobs_on_type(static_cast<std::size_t>(pool().types()), 0);
+  for (const Item& it : items_)
+    if (it.current_type >= 0) ++jobs_on_type[static_cast<std::size_t>(it.current_type)];
+  for (Item& it : items_) {
+    if (!view_.jobs[it.job].running()) {
+      for (int type = 0; type < pool().types(); ++type)
+        if (!curve(it, type).useful.empty()) return false;  // it may start
+      continue;
+    }
+    if (it.type != it.current_type) return false;               // held to its request: it moves back
+    if (it.gpus < min_gpus(it, it.type)) return false;          // it grows to its minimum
+    const int next = curve(it, it.type).next(it.gpus);
+    if (next == 0) continue;                                     // no larger useful count
+    if (jobs_on_type[static_cast<std::size_t>(it.type)] > 1) return false;  // it might take another's GPUs
+    if (next - it.gpus <= free_[static_cast<std::size_t>(it.type)]) return false;  // free GPUs suffice
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<Decision> elastic_round(const ClusterView& view, PlanOracle& oracle, const ElasticOptions& options) {
   return Round(view, oracle, options).run();
+}
+
+bool elastic_steady(const ClusterView& view, PlanOracle& oracle, const ElasticOptions& options) {
+  return Round(view, oracle, options).steady();
 }
 
 }  // namespace morph::policy

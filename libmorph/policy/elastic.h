@@ -49,4 +49,10 @@ struct ElasticOptions {
 
 std::vector<Decision> elastic_round(const ClusterView& view, PlanOracle& oracle, const ElasticOptions& options);
 
+// Policy::steady for an elastic round: no waiting job could ever get GPUs, and no running
+// job can grow, for want of a larger useful count on its curve or of GPUs that no other
+// job could give up; then neither pass changes any job, whatever the slopes, which are
+// all that the remaining work moves.
+bool elastic_steady(const ClusterView& view, PlanOracle& oracle, const ElasticOptions& options);
+
 }  // namespace morph::policy

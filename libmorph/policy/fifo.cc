@@ -12,6 +12,7 @@ class Fifo : public Policy {
   std::vector<Decision> schedule(const ClusterView& view, PlanOracle& oracle) override {
     return backfill_round(view, oracle, {CpuRule::requested, false});
   }
+  bool steady(const ClusterView& view, PlanOracle& oracle) override { return rigid_steady(view, oracle); }
 };
 
 }  // namespace

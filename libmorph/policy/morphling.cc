@@ -13,6 +13,7 @@ class Morphling : public Policy {
   std::vector<Decision> schedule(const ClusterView& view, PlanOracle& oracle) override {
     return elastic_round(view, oracle, options_);
   }
+  bool steady(const ClusterView& view, PlanOracle& oracle) override { return elastic_steady(view, oracle, options_); }
 
  private:
   std::string name_;

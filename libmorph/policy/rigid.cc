@@ -86,4 +86,11 @@ std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle
   return a.decisions();
 }
 
+bool rigid_steady(const ClusterView& view, PlanOracle& oracle) {
+  const Assignment a(view, oracle, PlanFreedom::exact, CpuRule::requested);
+  for (std::size_t i = 0; i < view.jobs.size(); ++i)
+    if (!view.jobs[i].running() && rigid_type(a, oracle, i) >= 0) return false;
+  return true;
+}
+
 }  // namespace morph::policy

@@ -26,4 +26,9 @@ struct BackfillOptions {
 // and a later job may start now only if it ends before then or leaves the reserved GPUs.
 std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle, const BackfillOptions& options);
 
+// Policy::steady for the rigid policies (FIFO, Synergy, AntMan): they hold every running
+// job as it runs, so their decisions can change only for a waiting job; steady when no
+// waiting job could ever run on these nodes.
+bool rigid_steady(const ClusterView& view, PlanOracle& oracle);
+
 }  // namespace morph::policy

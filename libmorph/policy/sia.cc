@@ -13,12 +13,18 @@ class Sia : public Policy {
  public:
   std::string name() const override { return "sia"; }
   std::vector<Decision> schedule(const ClusterView& view, PlanOracle& oracle) override {
+    return elastic_round(view, oracle, options());
+  }
+  bool steady(const ClusterView& view, PlanOracle& oracle) override { return elastic_steady(view, oracle, options()); }
+
+ private:
+  static ElasticOptions options() {
     ElasticOptions o;
     o.objective = Objective::normalized_goodput;
     o.freedom = FreedomRule::sia;
     o.admit_at_minimum = true;
     o.measured_guarantee = false;  // Sia has no guarantee of its own
-    return elastic_round(view, oracle, o);
+    return o;
   }
 };
 

@@ -15,6 +15,7 @@ class Synergy : public Policy {
   std::vector<Decision> schedule(const ClusterView& view, PlanOracle& oracle) override {
     return backfill_round(view, oracle, {CpuRule::share, true});
   }
+  bool steady(const ClusterView& view, PlanOracle& oracle) override { return rigid_steady(view, oracle); }
 };
 
 }  // namespace

@@ -46,6 +46,7 @@ Report summarize(const SimResult& result) {
   r.measured_runs = result.measured_runs;
   r.predicted_runs = result.predicted_runs;
   r.rounds = result.rounds;
+  r.skipped_rounds = result.skipped_rounds;
   r.wall_s = result.wall_s;
   std::vector<const JobResult*> all, guaranteed, best_effort;
   double first = std::numeric_limits<double>::infinity();

@@ -30,6 +30,7 @@ struct Report {
   double predicted_share = 0;  // of the time jobs made progress
   std::vector<std::string> never_finished;
   long rounds = 0;
+  long skipped_rounds = 0;
   double wall_s = 0;
 };
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -56,18 +58,60 @@ double promised_iteration_s(const JobState& j, const JobAllocation& a, const std
   return rate > 0 ? 1 / rate : 0;
 }
 
-}  // namespace
+// What the simulator keeps about a job of the view besides what the policy sees.
+struct Tracked {
+  std::size_t job = 0;      // index into the workload and the result
+  Speed speed;              // of its current allocation
+  double held_since_s = 0;  // when it got its current allocation
+};
 
-SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes,
-                   policy::Policy& policy, policy::PlanOracle& oracle, const TraceTruth& truth,
-                   const SimOptions& options) {
-  const auto wall_start = std::chrono::steady_clock::now();
+// One simulation. Each round admits the jobs submitted by then, lets the policy decide and
+// applies its decisions; then the jobs progress until the next round, `interval_s` later.
+class Replay {
+ public:
+  Replay(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes, policy::Policy& policy,
+         policy::PlanOracle& oracle, const TraceTruth& truth, const SimOptions& options);
+  SimResult run();
+
+ private:
+  double round_at_or_after(double time_s) const {
+    return std::ceil(time_s / options_.interval_s) * options_.interval_s;
+  }
+  bool arrivals_left() const { return next_ < order_.size(); }
+  double next_arrival_s() const { return jobs_[order_[next_]].state.submit_time_s; }
+  bool any_running() const;
+
+  void admit();
+  void observe();
+  std::vector<policy::Decision> decide();
+  bool apply(const std::vector<policy::Decision>& decisions);
+  bool steady();
+  void skip_steady_rounds();
+  void advance();
+  std::optional<double> progress(std::size_t k, double from_s, double to_s);
+  void report() const;
+
+  const std::vector<SimJob>& jobs_;
+  policy::Policy& policy_;
+  policy::PlanOracle& oracle_;
+  const TraceTruth& truth_;
+  const SimOptions& options_;
+  std::vector<std::size_t> order_;  // jobs_ by submission time
+  std::size_t next_ = 0;            // order_[next_] arrives next
+  policy::ClusterView view_;
+  std::vector<Tracked> tracked_;  // tracked_[k] is about view_.jobs[k]
+  double now_ = 0;  // the current round
+  int finished_ = 0;
+  SimResult result_;
+};
+
+Replay::Replay(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes, policy::Policy& policy,
+               policy::PlanOracle& oracle, const TraceTruth& truth, const SimOptions& options)
+    : jobs_(jobs), policy_(policy), oracle_(oracle), truth_(truth), options_(options), order_(jobs.size()) {
   if (options.interval_s <= 0) throw Error("the scheduling interval must be positive");
-  SimResult result;
-  result.policy = policy.name();
-  std::vector<std::size_t> order(jobs.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+  result_.policy = policy.name();
+  std::iota(order_.begin(), order_.end(), 0);
+  std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
     return jobs[a].state.submit_time_s < jobs[b].state.submit_time_s;
   });
   for (const SimJob& j : jobs) {
@@ -76,124 +120,204 @@ SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::No
     r.guaranteed = j.state.sla == Sla::guaranteed;
     r.requested_gpus = j.state.requested_plan.gpus();
     r.submit_s = j.state.submit_time_s;
-    result.jobs.push_back(std::move(r));
+    result_.jobs.push_back(std::move(r));
   }
+  view_.nodes = nodes;
+  view_.quota_gpus = options.quota_gpus;
+  view_.restart_penalty_s = options.restart_penalty_s;
+  view_.min_reconfigure_gain = options.min_reconfigure_gain;
+}
 
-  policy::ClusterView view;
-  view.nodes = nodes;
-  view.quota_gpus = options.quota_gpus;
-  view.restart_penalty_s = options.restart_penalty_s;
-  view.min_reconfigure_gain = options.min_reconfigure_gain;
-  std::vector<std::size_t> index;  // view.jobs[k] is jobs[index[k]]
-  std::vector<Speed> speed;        // of view.jobs[k]'s current allocation
-  std::vector<double> held_since;  // when view.jobs[k] got its current allocation
-  std::size_t next = 0;
-  double t = 0;
-  const auto round_at_or_after = [&](double time) { return std::ceil(time / options.interval_s) * options.interval_s; };
+bool Replay::any_running() const {
+  return std::any_of(view_.jobs.begin(), view_.jobs.end(), [](const JobState& j) { return j.running(); });
+}
 
+SimResult Replay::run() {
+  const auto wall_start = std::chrono::steady_clock::now();
   while (true) {
-    while (next < order.size() && jobs[order[next]].state.submit_time_s <= t) {
-      view.jobs.push_back(jobs[order[next]].state);
-      index.push_back(order[next]);
-      speed.push_back({});
-      held_since.push_back(0);
-      ++next;
-    }
-    if (view.jobs.empty()) {
-      if (next == order.size()) break;
-      t = round_at_or_after(jobs[order[next]].state.submit_time_s);
+    admit();
+    if (view_.jobs.empty()) {
+      if (!arrivals_left()) break;
+      now_ = round_at_or_after(next_arrival_s());
       continue;
     }
-
-    // A round: the policy decides, the simulator checks and applies.
-    view.now_s = t;
-    for (std::size_t k = 0; k < view.jobs.size(); ++k) {
-      JobState& j = view.jobs[k];
-      policy::observe_iteration(j, j.running() && t >= j.ready_s ? speed[k].iteration_s : 0);
-    }
-    const std::vector<policy::Decision> decisions = policy.schedule(view, oracle);
-    ++result.rounds;
-    if (decisions.size() != view.jobs.size())
-      throw Error(fmt::format("internal: policy {} decided for {} of {} jobs", policy.name(), decisions.size(),
-                              view.jobs.size()));
-    policy::NodePool capacity(view.nodes);
-    for (const policy::Decision& d : decisions) capacity.take(d.target.slices);
-    bool running = false;
-    for (std::size_t k = 0; k < view.jobs.size(); ++k) {
-      JobState& j = view.jobs[k];
-      JobResult& r = result.jobs[index[k]];
-      const JobAllocation& target = decisions[k].target;
-      const Action action = policy::action_of(j, target);
-      if (action == Action::reconfigure || action == Action::preempt) {
-        r.gpu_seconds += j.current.gpus() * (t - held_since[k]);
-        ++j.restarts;
-      }
-      if (action == Action::start || action == Action::reconfigure) {
-        j.current = target;
-        j.ready_s = t + options.restart_penalty_s;
-        held_since[k] = t;
-        speed[k] = speed_of(j, target, view.nodes, oracle, truth);
-        if (j.sla == Sla::guaranteed) {
-          const double promised = promised_iteration_s(j, target, view.nodes, oracle, truth);
-          speed[k].below_sla = promised > 0 && speed[k].iteration_s > promised * (1 + 1e-9);
-        }
-        ++(speed[k].predicted ? result.predicted_runs : result.measured_runs);
-        ++r.starts;
-        if (r.first_start_s < 0) r.first_start_s = t;
-      } else if (action == Action::preempt) {
-        j.current = {};
-      }
-      running = running || j.running();
-    }
-    if (!running) {
+    observe();
+    const bool changed = apply(decide());
+    report();
+    if (!any_running()) {
       // An idle cluster the policy leaves idle: the waiting jobs can start only with new arrivals.
-      if (next == order.size()) break;
-      t = std::max(t + options.interval_s, round_at_or_after(jobs[order[next]].state.submit_time_s));
+      if (!arrivals_left()) break;
+      now_ = std::max(now_ + options_.interval_s, round_at_or_after(next_arrival_s()));
       continue;
     }
-
-    // Progress until the next round; jobs that finish free their GPUs for that round.
-    const double t_next = t + options.interval_s;
-    std::size_t kept = 0;
-    for (std::size_t k = 0; k < view.jobs.size(); ++k) {
-      JobState& j = view.jobs[k];
-      JobResult& r = result.jobs[index[k]];
-      bool finished = false;
-      if (j.running()) {
-        const double from = std::max(t, j.ready_s);
-        if (from < t_next) {
-          const double rate = 1.0 / speed[k].iteration_s;
-          const double possible = (t_next - from) * rate;
-          const double until = j.remaining_iterations <= possible ? from + j.remaining_iterations / rate : t_next;
-          r.run_seconds += until - from;
-          if (speed[k].predicted) r.predicted_seconds += until - from;
-          if (speed[k].below_sla) r.slow_seconds += until - from;
-          if (j.remaining_iterations <= possible) {
-            finished = true;
-            r.end_s = until;
-            r.gpu_seconds += j.current.gpus() * (until - held_since[k]);
-          } else {
-            j.remaining_iterations -= possible;
-          }
-        }
-      }
-      if (finished) continue;
-      if (kept != k) {
-        view.jobs[kept] = std::move(view.jobs[k]);
-        index[kept] = index[k];
-        speed[kept] = speed[k];
-        held_since[kept] = held_since[k];
-      }
-      ++kept;
-    }
-    view.jobs.resize(kept);
-    index.resize(kept);
-    speed.resize(kept);
-    held_since.resize(kept);
-    t = t_next;
+    if (!changed && steady()) skip_steady_rounds();
+    advance();
+    now_ += options_.interval_s;
   }
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  return result;
+  result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return std::move(result_);
+}
+
+// The jobs submitted by this round join the view.
+void Replay::admit() {
+  for (; arrivals_left() && next_arrival_s() <= now_; ++next_) {
+    view_.jobs.push_back(jobs_[order_[next_]].state);
+    tracked_.push_back({order_[next_], {}, 0});
+  }
+}
+
+// Running jobs past their (re)start report their iteration time.
+void Replay::observe() {
+  view_.now_s = now_;
+  for (std::size_t k = 0; k < view_.jobs.size(); ++k) {
+    JobState& j = view_.jobs[k];
+    policy::observe_iteration(j, j.running() && view_.now_s >= j.ready_s ? tracked_[k].speed.iteration_s : 0);
+  }
+}
+
+// The policy's decisions, checked against the view and the cluster.
+std::vector<policy::Decision> Replay::decide() {
+  std::vector<policy::Decision> decisions = policy_.schedule(view_, oracle_);
+  ++result_.rounds;
+  if (decisions.size() != view_.jobs.size())
+    throw Error(fmt::format("internal: policy {} decided for {} of {} jobs", policy_.name(), decisions.size(),
+                            view_.jobs.size()));
+  policy::NodePool capacity(view_.nodes);
+  for (const policy::Decision& d : decisions) capacity.take(d.target.slices);
+  return decisions;
+}
+
+// Starts, restarts and preemptions; whether there was any.
+bool Replay::apply(const std::vector<policy::Decision>& decisions) {
+  const double now = view_.now_s;
+  bool changed = false;
+  for (std::size_t k = 0; k < view_.jobs.size(); ++k) {
+    JobState& j = view_.jobs[k];
+    Tracked& x = tracked_[k];
+    JobResult& r = result_.jobs[x.job];
+    const JobAllocation& target = decisions[k].target;
+    const Action action = policy::action_of(j, target);
+    if (action == Action::keep || action == Action::wait) continue;
+    changed = true;
+    if (action == Action::reconfigure || action == Action::preempt) {
+      r.gpu_seconds += j.current.gpus() * (now - x.held_since_s);
+      ++j.restarts;
+    }
+    if (action == Action::preempt) {
+      j.current = {};
+      continue;
+    }
+    j.current = target;
+    j.ready_s = now + options_.restart_penalty_s;
+    x.held_since_s = now;
+    x.speed = speed_of(j, target, view_.nodes, oracle_, truth_);
+    if (j.sla == Sla::guaranteed) {
+      const double promised = promised_iteration_s(j, target, view_.nodes, oracle_, truth_);
+      x.speed.below_sla = promised > 0 && x.speed.iteration_s > promised * (1 + 1e-9);
+    }
+    ++(x.speed.predicted ? result_.predicted_runs : result_.measured_runs);
+    ++r.starts;
+    if (r.first_start_s < 0) r.first_start_s = now;
+  }
+  return changed;
+}
+
+// After a round that changed nothing: whether the rounds until the next arrival or
+// completion would decide the same, as every running job is past its restart (what it
+// reports stays the same) and the policy says so.
+bool Replay::steady() {
+  for (const JobState& j : view_.jobs)
+    if (j.running() && j.ready_s > view_.now_s) return false;
+  return policy_.steady(view_, oracle_);
+}
+
+// Jumps over the rounds after this one that would decide the same, stopping a round or
+// more before the next arrival and two or more before the next completion. The jobs progress round by
+// round as advance() would have moved them, bit for bit, unless the stretch is longer
+// than kRoundByRound rounds: then in one step, which may differ from the sum of the
+// rounds in the last bits.
+void Replay::skip_steady_rounds() {
+  constexpr double kRoundByRound = 1 << 20;
+  const double interval = options_.interval_s;
+  double rounds = std::numeric_limits<double>::infinity();
+  if (arrivals_left()) rounds = std::floor((next_arrival_s() - now_) / interval) - 1;
+  for (std::size_t k = 0; k < view_.jobs.size(); ++k)
+    if (view_.jobs[k].running()) {
+      const double work_s = view_.jobs[k].remaining_iterations * tracked_[k].speed.iteration_s;
+      rounds = std::min(rounds, std::floor(work_s / interval) - 2);
+    }
+  if (!(rounds >= 1)) return;
+  auto progress_all = [&](double to_s) {
+    for (std::size_t k = 0; k < view_.jobs.size(); ++k)
+      if (view_.jobs[k].running() && progress(k, now_, to_s))
+        throw Error(fmt::format("internal: job {} finished in a skipped round", view_.jobs[k].id));
+    now_ = to_s;
+  };
+  if (rounds > kRoundByRound)
+    progress_all(now_ + rounds * interval);
+  else
+    for (double q = 0; q < rounds; ++q) progress_all(now_ + interval);
+  result_.rounds += static_cast<long>(rounds);
+  result_.skipped_rounds += static_cast<long>(rounds);
+}
+
+// Progress until the next round; jobs that finish free their GPUs for that round.
+void Replay::advance() {
+  const double t = now_;
+  const double t_next = now_ + options_.interval_s;
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < view_.jobs.size(); ++k) {
+    JobState& j = view_.jobs[k];
+    Tracked& x = tracked_[k];
+    JobResult& r = result_.jobs[x.job];
+    const double from = std::max(t, j.ready_s);
+    const std::optional<double> end_s = j.running() && from < t_next ? progress(k, from, t_next) : std::nullopt;
+    if (end_s) {
+      r.end_s = *end_s;
+      r.gpu_seconds += j.current.gpus() * (*end_s - x.held_since_s);
+      ++finished_;
+      continue;
+    }
+    if (kept != k) {
+      view_.jobs[kept] = std::move(view_.jobs[k]);
+      tracked_[kept] = tracked_[k];
+    }
+    ++kept;
+  }
+  view_.jobs.resize(kept);
+  tracked_.resize(kept);
+}
+
+// Running job k makes progress from `from_s` to `to_s`, or until it finishes: then
+// returns when. Its running time is counted, with the shares of it at a predicted speed
+// and below its guarantee.
+std::optional<double> Replay::progress(std::size_t k, double from_s, double to_s) {
+  JobState& j = view_.jobs[k];
+  const Tracked& x = tracked_[k];
+  JobResult& r = result_.jobs[x.job];
+  const double rate = 1.0 / x.speed.iteration_s;
+  const double possible = (to_s - from_s) * rate;
+  const bool finishes = j.remaining_iterations <= possible;
+  const double until = finishes ? from_s + j.remaining_iterations / rate : to_s;
+  r.run_seconds += until - from_s;
+  if (x.speed.predicted) r.predicted_seconds += until - from_s;
+  if (x.speed.below_sla) r.slow_seconds += until - from_s;
+  if (finishes) return until;
+  j.remaining_iterations -= possible;
+  return std::nullopt;
+}
+
+void Replay::report() const {
+  if (options_.on_round)
+    options_.on_round({now_, finished_, static_cast<int>(jobs_.size()), result_.rounds});
+}
+
+}  // namespace
+
+SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes,
+                   policy::Policy& policy, policy::PlanOracle& oracle, const TraceTruth& truth,
+                   const SimOptions& options) {
+  return Replay(jobs, nodes, policy, oracle, truth, options).run();
 }
 
 }  // namespace morph::sim

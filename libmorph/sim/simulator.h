@@ -2,9 +2,11 @@
 // the policy runs every `interval_s` seconds (Morphling's artifact: 60 s), every start
 // and restart costs `restart_penalty_s` seconds on its GPUs without progress (260 s),
 // and jobs progress at their measured iteration time where the traces have it and at the
-// model's otherwise.
+// model's otherwise. Rounds in which nothing can change (the policy says it is steady,
+// policy::Policy::steady) are skipped up to the next arrival or completion.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,11 +16,21 @@
 
 namespace morph::sim {
 
+// Where a simulation stands, for a progress display.
+struct SimProgress {
+  double now_s = 0;  // simulated time
+  int finished = 0;  // jobs
+  int jobs = 0;
+  long rounds = 0;
+};
+
 struct SimOptions {
   double restart_penalty_s = 260;
   double min_reconfigure_gain = 0.05;
   double interval_s = 60;
   std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant
+  // Called after every round the policy decides (none when empty).
+  std::function<void(const SimProgress&)> on_round;
 };
 
 struct JobResult {
@@ -44,6 +56,7 @@ struct SimResult {
   std::string policy;
   std::vector<JobResult> jobs;
   long rounds = 0;
+  long skipped_rounds = 0;  // of `rounds`, those decided without the policy: it was steady
   long measured_runs = 0;   // (re)starts whose speed the traces measured
   long predicted_runs = 0;  // (re)starts whose speed the model predicted
   double wall_s = 0;        // time the simulation took

@@ -119,6 +119,25 @@ write_workload() {
   [ "$(printf '%s\n' "$output" | grep -c '^policy=')" -eq 8 ] || fail "expected 8 policy lines" "$output"
 }
 
+@test "simulate: a lone job of 1e12 steps ends in seconds, its JCT 1e6 times that of 1e6 steps (issue 10)" {
+  # Every policy once decided a round per simulated minute: 1e12 steps of bert took hours.
+  local w lines_small lines_big
+  w=$(write_workload "a,0,100,bert,2,16,0,ga,1000000,0")
+  morph simulate --workload "$w" --policy all
+  assert_ok
+  lines_small=$(printf '%s\n' "$output" | grep '^policy=')
+  w=$(write_workload "a,0,100,bert,2,16,0,ga,1000000000000,0")
+  run --separate-stderr timeout 20 "$MORPH" simulate --workload "$w" --policy all
+  assert_ok
+  lines_big=$(printf '%s\n' "$output" | grep '^policy=')
+  [ "$(printf '%s\n' "$lines_big" | wc -l)" -eq 8 ] || fail "expected 8 policy lines" "$output"
+  # Submitted at 0, the job starts in the first round and pays one restart penalty (260 s).
+  paste -d ' ' <(printf '%s\n' "$lines_small") <(printf '%s\n' "$lines_big") |
+    sed 's/policy=\([^ ]*\) avg_jct_s=\([0-9.]*\) .*policy=\([^ ]*\) avg_jct_s=\([0-9.]*\) .*/\1 \2 \3 \4/' |
+    awk '{ r = ($4 - 260) / ($2 - 260); if ($1 != $3 || r < 1e6 * (1 - 1e-5) || r > 1e6 * (1 + 1e-5)) { print; bad = 1 } }
+         END { exit bad }' || fail "JCT does not scale with the steps" "$lines_small" "$lines_big"
+}
+
 @test "bad input: simulate with a malformed row names the file and line" {
   local w
   w=$(write_workload "a,0,100,bert,2,16,0,ga,100,0" "b,never,100,bert,2,16,0,ga,100,0")

@@ -298,6 +298,49 @@ TEST(AntMan, GuaranteedJobPreemptsTheLatestStartedBestEffortJob) {
   EXPECT_EQ(target_of(d, "late"), v.jobs[1].current);
 }
 
+// Policy::steady lets the simulator skip rounds, so it must hold for any remaining work:
+// a lone job that cannot grow keeps its place however far it is from its end.
+TEST(Steady, ALoneJobThatCannotGrowKeepsItsPlaceForAnyRemainingWork) {
+  PlanOracle oracle = test::make_oracle();
+  for (const std::string& name : policy_names()) {
+    ClusterView v;
+    v.nodes = test::nodes("1x8xbig");
+    v.now_s = 600;
+    v.jobs = {running(job("solo", Sla::best_effort, 8, 1e12), 0)};
+    const JobAllocation& where = v.jobs[0].current;
+    observe_iteration(v.jobs[0], oracle.predict_s(v.jobs[0], where.plan, v.nodes, where.slices));
+    EXPECT_TRUE(make_policy(name)->steady(v, oracle)) << name;
+    for (double left : {1e12, 1e6, 1e3, 1.0}) {
+      v.jobs[0].remaining_iterations = left;
+      v.now_s += 1e6;
+      EXPECT_EQ(target_of(round(name, v, oracle), "solo"), v.jobs[0].current) << name << " with " << left << " left";
+    }
+  }
+}
+
+// Where a job could start, or grow as its remaining work falls, no policy is steady.
+TEST(Steady, NotWhileAJobCouldStartOrGrow) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  v.jobs = {running(job("run", Sla::best_effort, 4, 1e6), 0), job("wait", Sla::best_effort, 2, 1e3, 500)};
+  for (const std::string& name : policy_names()) EXPECT_FALSE(make_policy(name)->steady(v, oracle)) << name;
+  // A waiting job that can never run here does not count for the rigid policies.
+  v.jobs[1] = job("huge", Sla::best_effort, 16, 1e3, 500);
+  for (const char* name : {"fifo", "synergy", "antman"}) EXPECT_TRUE(make_policy(name)->steady(v, oracle)) << name;
+  // Morphling grows a job with free GPUs once its remaining work makes that pay.
+  v.jobs = {running(job("ending", Sla::best_effort, 2, 50), 0)};
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
+  EXPECT_FALSE(make_policy("morphling")->steady(v, oracle));
+  v.jobs[0].remaining_iterations = 1e6;
+  EXPECT_GT(target_of(round("morphling", v, oracle), "ending").gpus(), 2);
+  // Two jobs sharing a GPU type could trade GPUs as their slopes move.
+  v.jobs = {running(job("a", Sla::best_effort, 4, 1e6), 0), running(job("b", Sla::best_effort, 4, 1e3), 0)};
+  EXPECT_FALSE(make_policy("morphling")->steady(v, oracle));
+  EXPECT_TRUE(make_policy("fifo")->steady(v, oracle));
+}
+
 TEST(Policies, UnknownNameListsTheKnownOnes) {
   try {
     make_policy("tiresias");

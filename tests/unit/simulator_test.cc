@@ -2,8 +2,10 @@
 // the fixture application whose speeds come from the model (no traces).
 #include "libmorph/sim/simulator.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include <gtest/gtest.h>
 
@@ -25,6 +27,36 @@ SimResult run(const std::string& policy_name, const std::vector<SimJob>& jobs, c
   policy::PlanOracle oracle = test::make_oracle();
   auto p = policy::make_policy(policy_name);
   return simulate(jobs, test::nodes(cluster), *p, oracle, TraceTruth{}, options);
+}
+
+// A policy that decides as `name` does and counts the rounds it is asked; it refuses more
+// than `max_rounds` (a simulation that decides every round fails fast instead of running
+// for hours), and with `steady` false it never tells the simulator it is steady.
+class Counted : public policy::Policy {
+ public:
+  Counted(const std::string& name, long max_rounds, bool steady = true)
+      : inner_(policy::make_policy(name)), max_rounds_(max_rounds), steady_(steady) {}
+  std::string name() const override { return inner_->name(); }
+  std::vector<policy::Decision> schedule(const policy::ClusterView& view, policy::PlanOracle& oracle) override {
+    if (++rounds_ > max_rounds_)
+      throw Error(name() + " was asked to decide more than " + std::to_string(max_rounds_) + " rounds");
+    return inner_->schedule(view, oracle);
+  }
+  bool steady(const policy::ClusterView& view, policy::PlanOracle& oracle) override {
+    return steady_ && inner_->steady(view, oracle);
+  }
+  long rounds() const { return rounds_; }
+
+ private:
+  std::unique_ptr<policy::Policy> inner_;
+  long max_rounds_;
+  bool steady_;
+  long rounds_ = 0;
+};
+
+SimResult run(Counted& policy, const std::vector<SimJob>& jobs, const std::string& cluster, SimOptions options = {}) {
+  policy::PlanOracle oracle = test::make_oracle();
+  return simulate(jobs, test::nodes(cluster), policy, oracle, TraceTruth{}, options);
 }
 
 // The iteration time of `j`'s requested plan on its GPUs of one big node.
@@ -110,6 +142,65 @@ TEST(Simulator, AJobThatCannotRunIsReportedNotLooped) {
   EXPECT_EQ(rep.all.finished, 1);
   ASSERT_EQ(rep.never_finished.size(), 1u);
   EXPECT_EQ(rep.never_finished[0], "huge");
+}
+
+// Issue 10 item 11: a lone job of 1e12 iterations took more than 20 minutes, one policy
+// round per simulated minute. The rounds in which nothing can change are skipped: the
+// policy decides a handful of them, whatever the job's length.
+TEST(Simulator, ALongLoneJobTakesAFewDecidedRoundsNotOnePerInterval) {
+  const JobState j = job("long", Sla::best_effort, 8, 1e12, 30);
+  const double work_s = 1e12 * requested_iteration_s(j);
+  for (const std::string& name : policy::policy_names()) {
+    Counted policy(name, 1000);
+    const SimResult r = run(policy, {sim(j)}, "1x8xbig");
+    const JobResult& x = r.jobs[0];
+    ASSERT_TRUE(x.finished()) << name;
+    EXPECT_LE(policy.rounds(), 10) << name;
+    EXPECT_EQ(r.rounds - r.skipped_rounds, policy.rounds()) << name;
+    // Every simulated minute of its run is still a round, decided or skipped.
+    EXPECT_NEAR(static_cast<double>(r.rounds), std::ceil(x.end_s / 60) - 1, 1) << name;
+    EXPECT_EQ(x.starts, 1) << name;
+    EXPECT_NEAR(x.jct_s(), 30 + 260 + x.run_seconds, 1e-9 * x.jct_s()) << name;
+    if (name == "fifo") {
+      EXPECT_NEAR(x.run_seconds, work_s, 1e-9 * work_s);
+    }
+  }
+}
+
+// Skipping is exact: every policy gives the same results, bit for bit, as when it is
+// asked every round, on a workload with quiet stretches, arrivals and preemptions.
+TEST(Simulator, SkippedRoundsChangeNoResult) {
+  std::vector<SimJob> jobs;
+  for (int i = 0; i < 16; ++i) {
+    JobState j = job("j" + std::to_string(i), i % 4 == 0 ? Sla::guaranteed : Sla::best_effort, 1 << (i % 4),
+                     2000.0 + 50000.0 * (i % 5), 7000.0 * i + 13 * (i % 3));
+    j.tenant = i % 2 ? "a" : "b";
+    jobs.push_back(sim(j));
+  }
+  SimOptions o;
+  o.quota_gpus = {{"a", 8}};
+  for (const std::string& name : policy::policy_names()) {
+    Counted skipping(name, 1 << 20);
+    Counted asked(name, 1 << 20, false);
+    const SimResult s = run(skipping, jobs, "2x8xbig+2x4xsmall", o);
+    const SimResult a = run(asked, jobs, "2x8xbig+2x4xsmall", o);
+    EXPECT_GT(s.skipped_rounds, 0) << name;
+    EXPECT_EQ(a.skipped_rounds, 0) << name;
+    EXPECT_EQ(s.rounds, a.rounds) << name;
+    EXPECT_EQ(s.measured_runs + s.predicted_runs, a.measured_runs + a.predicted_runs) << name;
+    ASSERT_EQ(s.jobs.size(), a.jobs.size());
+    for (std::size_t k = 0; k < s.jobs.size(); ++k) {
+      const JobResult& x = s.jobs[k];
+      const JobResult& y = a.jobs[k];
+      EXPECT_EQ(x.first_start_s, y.first_start_s) << name << " " << x.name;
+      EXPECT_EQ(x.end_s, y.end_s) << name << " " << x.name;
+      EXPECT_EQ(x.starts, y.starts) << name << " " << x.name;
+      EXPECT_EQ(x.gpu_seconds, y.gpu_seconds) << name << " " << x.name;
+      EXPECT_EQ(x.run_seconds, y.run_seconds) << name << " " << x.name;
+      EXPECT_EQ(x.predicted_seconds, y.predicted_seconds) << name << " " << x.name;
+      EXPECT_EQ(x.slow_seconds, y.slow_seconds) << name << " " << x.name;
+    }
+  }
 }
 
 TEST(Metrics, AveragesPercentilesAndSplits) {

@@ -17,6 +17,7 @@
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "tools/morph/commands.h"
+#include "tools/morph/progress_line.h"
 #include "tools/morph/table.h"
 
 namespace morph::cli {
@@ -58,7 +59,7 @@ nlohmann::json report_json(const sim::Report& r) {
           {"best_effort", summary_json(r.best_effort)}, {"makespan_s", r.makespan_s},
           {"measured_runs", r.measured_runs}, {"predicted_runs", r.predicted_runs},
           {"predicted_share", r.predicted_share}, {"never_finished", r.never_finished}, {"rounds", r.rounds},
-          {"wall_s", r.wall_s}};
+          {"skipped_rounds", r.skipped_rounds}, {"wall_s", r.wall_s}};
 }
 
 std::string last_line(const sim::Report& r) {
@@ -67,8 +68,9 @@ std::string last_line(const sim::Report& r) {
 }
 
 std::string speeds_line(const sim::Report& r) {
-  return fmt::format("{} (re)starts at measured speeds, {} at predicted speeds ({:.1f}% of running time); {} rounds in {:.2f} s",
-                     r.measured_runs, r.predicted_runs, 100 * r.predicted_share, r.rounds, r.wall_s);
+  return fmt::format("{} (re)starts at measured speeds, {} at predicted speeds ({:.1f}% of running time); {} rounds "
+                     "({} skipped: nothing could change) in {:.2f} s",
+                     r.measured_runs, r.predicted_runs, 100 * r.predicted_share, r.rounds, r.skipped_rounds, r.wall_s);
 }
 
 void print_one(const sim::Report& r) {
@@ -175,11 +177,20 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   }
   std::vector<sim::SimResult> results;
   std::vector<sim::Report> reports;
+  ProgressLine progress;
   for (const std::string& name : policies) {
+    if (progress.enabled())
+      options.on_round = [&progress, &name](const sim::SimProgress& p) {
+        progress.update([&] {
+          return fmt::format("morph simulate: {}: {:.1f} h simulated, {} of {} jobs finished, {} rounds", name,
+                             p.now_s / 3600, p.finished, p.jobs, p.rounds);
+        });
+      };
     auto p = policy::make_policy(name);
     results.push_back(sim::simulate(jobs, nodes, *p, oracle, truth, options));
     reports.push_back(sim::summarize(results.back()));
   }
+  progress.clear();
   if (!args.jobs_csv.empty()) write_jobs_csv(args.jobs_csv, results);
 
   if (context.json) {
