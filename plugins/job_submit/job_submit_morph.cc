@@ -155,17 +155,18 @@ extern "C" int job_modify(job_desc_msg_t* job, void* job_ptr, uint32_t submit_ui
   (void)submit_uid;
   return guarded("job_modify", SLURM_ERROR, [&] {
     if (handler == nullptr || job == nullptr) return SLURM_SUCCESS;
+    const std::string id = job->job_id_str != nullptr ? job->job_id_str : std::to_string(job->job_id);
     morph::plugin::ModifyInput in;
     if (job->admin_comment != nullptr) in.admin_comment = job->admin_comment;
     in.current_admin_comment = morph::plugin::job_admin_comment(job_ptr);
     if (!in.current_admin_comment && job_ptr != nullptr)
-      slurm_error("job_submit/morph: job %u: cannot read its record (unexpected job_record_t); updates of its "
+      slurm_error("job_submit/morph: job %s: cannot read its record (unexpected job_record_t); updates of its "
                   "resources are not checked",
-                  job->job_id);
+                  id.c_str());
     in.update = resources(job, false);
     const morph::plugin::ModifyOutput out = handler->modify(in);
     if (out.verdict == Verdict::reject) {
-      slurm_error("job_submit/morph: job %u: update refused: %s", job->job_id, out.message.c_str());
+      slurm_error("job_submit/morph: job %s: update refused: %s", id.c_str(), out.message.c_str());
       return SLURM_ERROR;
     }
     if (out.verdict == Verdict::accept && out.request) apply(job, *out.request);

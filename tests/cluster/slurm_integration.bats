@@ -52,6 +52,16 @@ setup() {
   [ -z "${MORPH_CLUSTER_SKIP:-}" ] || skip "$MORPH_CLUSTER_SKIP"
 }
 
+# A test that stops slurmctld or edits plugstack.conf leaves the cluster as it found it.
+teardown() {
+  [ -z "${MORPH_CLUSTER_SKIP:-}" ] || return 0
+  kill -CONT "$(cat "$MORPH_TESTCLUSTER_DIR/run/slurmctld.pid")" 2>/dev/null || true
+  rm -f "$MORPH_TESTCLUSTER_DIR"/prolog.d/*
+  if [ -f "$MORPH_TESTCLUSTER_DIR/plugstack.conf.orig" ]; then
+    mv "$MORPH_TESTCLUSTER_DIR/plugstack.conf.orig" "$MORPH_TESTCLUSTER_DIR/plugstack.conf"
+  fi
+}
+
 teardown_file() {
   [ -z "${MORPH_CLUSTER_SKIP:-}" ] || return 0
   if [ -n "${BATS_SUITE_TEST_NUMBER:-}" ] && [ -d "$MORPH_TESTCLUSTER_DIR/log" ]; then
@@ -105,6 +115,45 @@ assert_refused() {
   for word in "$@"; do
     grep -qiF -- "$word" <<<"$output" || { echo "output does not mention '$word': $output" >&2; return 1; }
   done
+}
+
+# drained_nodes: nodes slurmd or slurmctld drained (none, after every test).
+drained_nodes() {
+  sinfo -h -N -t drain,draining,drained -o '%N %E' | sort -u
+}
+
+# job_state JOB: its state from the list of all jobs (REQUEST_JOB_INFO), so that polling
+# does not count as reads of one job (REQUEST_JOB_INFO_SINGLE, what a plan read costs).
+job_state() {
+  squeue -h -a -t all -o '%i %T' | awk -v j="$1" '$1 == j { print $2 }'
+}
+
+# plan_reads: slurmctld's count of single-job reads so far (sdiag).
+plan_reads() {
+  sdiag | awk '$1 == "REQUEST_JOB_INFO_SINGLE" { sub("count:", "", $4); print $4; found = 1 } END { if (!found) print 0 }'
+}
+
+# release_with_stalled_controller JOB SECONDS: releases the held JOB and stops slurmctld
+# (SIGSTOP) for SECONDS from the moment the job's prolog runs, before its batch step
+# starts. (The prolog only signals the moment: a process it leaves behind does not
+# survive it.)
+release_with_stalled_controller() {
+  local hook="$MORPH_TESTCLUSTER_DIR/prolog.d/$1" marker="$BATS_TEST_TMPDIR/prolog-$1" i
+  local pid
+  pid=$(cat "$MORPH_TESTCLUSTER_DIR/run/slurmctld.pid")
+  cat >"$hook" <<EOF
+#!/bin/sh
+rm -f "$hook"
+touch "$marker"
+for i in \$(seq 200); do grep -q '^State:.*T' /proc/$pid/status && exit 0; sleep 0.05; done
+EOF
+  chmod 755 "$hook"
+  scontrol release "$1"
+  for i in $(seq 1200); do [ -e "$marker" ] && break; sleep 0.05; done
+  [ -e "$marker" ] || { echo "job $1 did not start" >&2; return 1; }
+  kill -STOP "$pid"
+  sleep "$2"
+  kill -CONT "$pid"
 }
 
 controller_alive() {
@@ -412,7 +461,13 @@ expect_env_matches_record() {
   grep -q "update refused: morph: AdminComment: plan uses 3 GPUs" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
   run scontrol update job="$job" AdminComment="$(record "$job")" TresPerNode=gres:gpu:a100-80g:4
   [ "$status" -ne 0 ]
-  # A comment that is not Morph's passes through.
+  # A note must not replace the record the job's tasks read their plan from ...
+  run scontrol update job="$job" AdminComment="reviewed by ops"
+  [ "$status" -ne 0 ]
+  [[ $(record "$job") == morph:v1* ]]
+  scancel "$job"
+  # ... while on a job that is not Morph's it passes through.
+  submit -H --wrap=true
   run scontrol update job="$job" AdminComment="reviewed by ops"
   [ "$status" -eq 0 ]
   scancel "$job"
@@ -454,4 +509,196 @@ expect_env_matches_record() {
   echo CheckpointSignal=SIGUSR1 >>"$conf"
   run "$MORPH_BUILDDIR/tools/morph/morph" --config "$conf" plan --model gpt2 --batch 8 --gpus 1xa100-80g
   assert_refused "CheckpointSignal" "SIGUSR1" "NCCL"
+}
+
+# --- issue 10: the Slurm path tried as a hostile and a careless user would -------------------
+
+@test "issue 10 (1): records the planner writes are records the tasks read; no node is drained" {
+  # Once accepted with ga above 2^20, which the tasks refused: a drained node, COMPLETED 0:0.
+  run sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b --morph-batch=1073741824 --wrap=true
+  if [ "$status" -eq 0 ]; then
+    job=${output##*$'\n'}
+    wait_state "$job" COMPLETED
+  else
+    assert_refused "--morph-batch" "at most 1048576 accumulation steps"
+  fi
+  submit --morph-model=layers=1,hidden=1,heads=1,seq=1 --morph-batch=1048577 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED
+  grep -q '^MORPH_PLAN=' "$JOBS/$job.out"
+  [ "$(sed -n 's/^MORPH_MICRO_BATCH=//p' "$JOBS/$job.out")" -le 1048576 ]
+  [ "$(sed -n 's/^MORPH_GA=//p' "$JOBS/$job.out")" -le 1048576 ]
+  [ -z "$(drained_nodes)" ]
+}
+
+@test "issue 10 (2): slurmctld stopped longer than MessageTimeout as a Morph job starts: the job runs, no node drains" {
+  submit -H --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  local i
+  release_with_stalled_controller "$job" 25
+  for i in $(seq 240); do [ "$(job_state "$job")" = COMPLETED ] && break; sleep 0.5; done
+  [ "$(job_state "$job")" = COMPLETED ]
+  # It ran after the stall (its batch step waited for its plan), with its plan, on its
+  # first start.
+  local run_time
+  run_time=$(field "$job" RunTime)
+  [ $((10#${run_time: -2} + 60 * 10#${run_time: -5:2})) -ge 15 ] || { echo "RunTime=$run_time" >&2; false; }
+  grep -q '^MORPH_PLAN=' "$JOBS/$job.out"
+  [ "$(field "$job" Restarts)" = 0 ]
+  [ -z "$(drained_nodes)" ]
+}
+
+@test "issue 10 (2): when slurmctld outlasts the plan reads, the task exits 75 and the job is requeued, never a false COMPLETED" {
+  cp "$MORPH_TESTCLUSTER_DIR/plugstack.conf" "$MORPH_TESTCLUSTER_DIR/plugstack.conf.orig"
+  sed -i 's|spank_morph.so$|spank_morph.so plan_tries=1|' "$MORPH_TESTCLUSTER_DIR/plugstack.conf"
+  submit -H --open-mode=append --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  release_with_stalled_controller "$job" 25
+  local i
+  for i in $(seq 300); do [ "$(job_state "$job")" = COMPLETED ] && break; sleep 0.5; done
+  mv "$MORPH_TESTCLUSTER_DIR/plugstack.conf.orig" "$MORPH_TESTCLUSTER_DIR/plugstack.conf"
+  [ "$(job_state "$job")" = COMPLETED ]
+  # The first start said why it did not run and exited 75 (RequeueExit=75 requeued it);
+  # the second ran with its plan.
+  grep -q "morph: job $job: slurmctld did not give the job's plan (1 try" "$JOBS/$job.out"
+  grep -q "exits with 75" "$JOBS/$job.out"
+  [ "$(field "$job" Restarts)" -ge 1 ]
+  grep -q '^SLURM_RESTART_COUNT=1$' "$JOBS/$job.out"
+  grep -q '^MORPH_PLAN=' "$JOBS/$job.out"
+  [ "$(field "$job" ExitCode)" = 0:0 ]
+  [ -z "$(drained_nodes)" ]
+}
+
+@test "issue 10 (2): a job start costs slurmctld one plan read, whatever its steps and nodes" {
+  cat >"$JOBS/steps.sh" <<'EOF'
+#!/bin/bash
+for i in $(seq 10); do
+  srun --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 bash -c '[ -n "$MORPH_PLAN" ]' || exit 1
+done
+echo "steps ok"
+EOF
+  chmod 755 "$JOBS/steps.sh"
+  local before after i
+  before=$(plan_reads)
+  submit --morph-model=llama-30b --morph-batch=256 --morph-gpus=16 "$JOBS/steps.sh"
+  [ "$status" -eq 0 ]
+  for i in $(seq 240); do [ "$(job_state "$job")" = COMPLETED ] && break; sleep 0.5; done
+  after=$(plan_reads)
+  [ "$(job_state "$job")" = COMPLETED ]
+  grep -q "steps ok" "$JOBS/$job.out"
+  # 20 step starts on 2 nodes (21 reads before: one per node per step, and the batch step).
+  echo "# plan reads for 1 batch step and 20 step starts: $((after - before))" >&3
+  [ $((after - before)) -le 2 ]
+}
+
+@test "issue 10 (3): --export=NONE, SBATCH_EXPORT=NONE and --export=HOME,PATH jobs see their plan" {
+  local jobs=() j
+  printf '#!/bin/sh\nenv | grep "^MORPH_" | sort\n' >"$JOBS/plan.sh"
+  chmod 755 "$JOBS/plan.sh"
+  submit --export=NONE --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/plan.sh"
+  jobs+=("$job")
+  SBATCH_EXPORT=NONE submit --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/plan.sh"
+  jobs+=("$job")
+  submit --export=HOME,PATH --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/plan.sh"
+  jobs+=("$job")
+  for j in "${jobs[@]}"; do
+    wait_state "$j" COMPLETED
+    grep -qx "MORPH_PLAN=$(record "$j" | tr ' ' '\n' | grep -E '^(dp|tp|pp|zero|offload|gc|ga|mb|mbs)=' | tr '\n' ' ' | sed 's/ $//')" "$JOBS/$j.out" ||
+      { echo "job $j:" >&2; cat "$JOBS/$j.out" >&2; false; }
+  done
+}
+
+@test "issue 10 (4): upper-case keys of an inline model are the same keys" {
+  submit -H --morph-model=layers=24,hidden=2048,heads=16,seq=2048,VOCAB=50257 --morph-batch=64 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  local upper=$output
+  scancel "$job"
+  submit -H --morph-model=LAYERS=24,HIDDEN=2048,HEADS=16,SEQ=2048,vocab=50257 --morph-batch=64 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  scancel "$job"
+  submit -H --morph-model=layers=24,hidden=2048,heads=16,seq=2048,vocab=50257 --morph-batch=64 "$JOBS/env.sh"
+  scancel "$job"
+  # The same sizing for all three (a 50,257-parameter model would fit one GPU at a
+  # fraction of the time).
+  [ "$(grep -o -- '-> .*' <<<"$upper")" = "$(grep -o -- '-> .*' <<<"$output")" ]
+  run sbatch --morph-model=layers=2,hidden=8,heads=2,seq=4,DEPTH=3 --morph-batch=8 "$JOBS/env.sh"
+  assert_refused "--morph-model" "unknown key 'DEPTH'"
+}
+
+@test "issue 10 (5): the owner cannot change a Morph job's GPUs or nodes without its plan" {
+  chmod 1777 "$JOBS"
+  run runuser -u nobody -- sbatch --parsable -H -D "$JOBS" -o /dev/null --morph-model=gpt2-1.5b --morph-batch=16 --wrap=true
+  [ "$status" -eq 0 ]
+  local user_job=${output##*$'\n'}
+  run runuser -u nobody -- scontrol update job="$user_job" TresPerNode=gres:gpu:a100-80g:8
+  [ "$status" -ne 0 ]
+  grep -q "job $user_job: update refused: morph: TresPerNode=gres:gpu:a100-80g:8 does not match the job's plan" \
+    "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
+  run runuser -u nobody -- scontrol update job="$user_job" NumNodes=2
+  [ "$status" -ne 0 ]
+  [ "$(field "$user_job" TresPerNode)" = gres:gpu:a100-80g:1 ]
+  [ "$(field "$user_job" NumNodes)" = 1-1 ]
+  # What does not touch the plan still goes through.
+  run runuser -u nobody -- scontrol update job="$user_job" TimeLimit=30
+  [ "$status" -eq 0 ]
+  scancel "$user_job"
+}
+
+@test "issue 10 (6): salloc and srun inside it run one task per GPU with the plan; srun cannot size a job itself" {
+  run timeout 120 salloc --morph-model=bert-336m --morph-batch=64 --morph-gpus=2 \
+    bash -c 'srun bash -c "echo task \$SLURM_PROCID/\$SLURM_NTASKS cpus=\$SLURM_CPUS_PER_TASK plan=\$MORPH_DP"'
+  [ "$status" -eq 0 ] || { echo "$output" >&2; false; }
+  [ "$(grep -c '^task [01]/2 cpus=4 plan=' <<<"$output")" -eq 2 ] || { echo "$output" >&2; false; }
+  run timeout 60 srun --morph-model=gpt2-1.5b --morph-batch=16 true
+  assert_refused "srun cannot size a job itself" "salloc --morph-"
+}
+
+@test "issue 10 (7): user options are honoured by sizing or refused, never left to make a job unschedulable" {
+  # -c 20: 20 CPUs per GPU fit only the a100 nodes (32 CPUs); it runs.
+  submit -c 20 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED
+  [ "$(record_value "$job" type)" = a100-80g ]
+  [ "$(field "$job" CPUs/Task)" = 20 ]
+  # --mincpus=64: no node has 64 CPUs.
+  run sbatch --mincpus=64 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  assert_refused "fewer than --mincpus=64"
+  # -w and --constraint choose the GPU type.
+  submit -w v100-1 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED
+  [ "$(record_value "$job" type)" = v100-32g ]
+  submit --constraint=v100-32g --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED
+  [ "$(record_value "$job" type)" = v100-32g ]
+  # --cpus-per-gpu=2 becomes CPUs per task, without a CpusPerTres beside it.
+  submit -H --cpus-per-gpu=2 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  [ "$(field "$job" CPUs/Task)" = 2 ]
+  ! scontrol show job "$job" | grep -q 'CpusPerTres='
+  scancel "$job"
+  # Licences and the user's other requests are kept.
+  submit -H -L morphlic:1 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  [ "$(field "$job" Licenses)" = morphlic:1 ]
+  scancel "$job"
+  run sbatch -n 4 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  assert_refused "-n/--ntasks" "one task per GPU"
+}
+
+@test "issue 10 (8): job_modify canonicalises records and checks their counts" {
+  submit -H --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  run scontrol update job="$job" AdminComment="$(record "$job" | sed 's/ type=a100-80g / type=A100 /')"
+  [ "$status" -eq 0 ]
+  [ "$(field "$job" TresPerNode)" = gres:gpu:a100-80g:1 ]
+  [ "$(record_value "$job" type)" = a100-80g ]
+  run scontrol update job="$job" AdminComment="$(record "$job" | sed 's/ cpus_per_gpu=4 / cpus_per_gpu=65540 /')"
+  [ "$status" -ne 0 ]
+  run scontrol update job="$job" AdminComment="$(record "$job" | sed 's/ nodes=1 / nodes=3 /; s/ pp=1 / pp=3 /; s/ ga=4 / ga=1 /; s/ mb=1 / mb=4 /')"
+  [ "$status" -ne 0 ]
+  grep -q "nodes=3 but morph.conf lists 2 nodes" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
+  [ "$(field "$job" CPUs/Task)" = 4 ]
+  scancel "$job"
 }
