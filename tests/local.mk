@@ -88,15 +88,18 @@ bench-reshard: tests/bench/bench_reshard $(bin_PROGRAMS)
 .PHONY: bench-reshard
 
 # Submission overhead of the plugin chain on two local clusters (needs root and Slurm).
+# The RPCs a Morph job start costs slurmctld, over 100 step starts (needs root and Slurm).
 if HAVE_SLURM
 bench-submit: all
 	MORPH_BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/%reldir%/bench/bench_submit.sh
+bench-plan-reads: all
+	MORPH_BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/%reldir%/bench/bench_plan_reads.sh
 else
-bench-submit:
+bench-submit bench-plan-reads:
 	@echo "make $@: configure did not find Slurm"; exit 1
 endif
-EXTRA_DIST += %reldir%/bench/bench_submit.sh
-.PHONY: bench bench-model bench-policy bench-submit
+EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh
+.PHONY: bench bench-model bench-policy bench-submit bench-plan-reads
 
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).

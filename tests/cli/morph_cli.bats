@@ -193,6 +193,22 @@ write_cluster() {
   grep -qE '^1 +dp=' <<<"$output" || { show_run; fail "no plan ranked 1"; }
 }
 
+@test "plan: keys of an inline model spec in any letter case mean the same (issue 10, defect 4)" {
+  require_jq
+  local f
+  morph --json plan --model layers=24,hidden=2048,heads=16,seq=2048,VOCAB=50257 --batch 64 --gpus 8xa100
+  assert_ok
+  f=$(save_json plan)
+  # VOCAB once fell into the params branch: a 50,257-parameter model.
+  jq_true "$f" '.params == 50257 * 2048 + 24 * (12 * 2048 * 2048 + 13 * 2048)'
+  morph --json plan --model LAYERS=24,HIDDEN=2048,HEADS=16,SEQ=2048,Vocab=50257 --batch 64 --gpus 8xa100
+  assert_ok
+  f=$(save_json plan)
+  jq_true "$f" '.params == 50257 * 2048 + 24 * (12 * 2048 * 2048 + 13 * 2048)'
+  morph plan --model layers=2,hidden=8,heads=2,seq=4,Depth=3 --batch 8 --gpus 1xa100
+  assert_morph_error --model "unknown key 'Depth'"
+}
+
 @test "plan --plans dp: only pure data parallelism" {
   require_jq
   morph --json plan --model gpt2-1.5b --batch 64 --gpus 8xa100 --plans dp
@@ -245,6 +261,19 @@ write_cluster() {
 @test "bad input: --batch beyond 64 bits" {
   morph plan --model gpt2-1.5b --batch 99999999999999999999999 --gpus 8xa100
   assert_morph_error --batch 99999999999999999999999
+}
+
+@test "bad input: --batch and --seq take what the plugins take, no hexadecimal or spaces (issue 10, defect 10)" {
+  morph plan --model gpt2-1.5b --batch 0x10 --gpus 8xa100
+  assert_morph_error --batch "'0x10' is not an integer"
+  morph plan --model gpt2-1.5b --batch ' 16' --gpus 8xa100
+  assert_morph_error --batch "' 16' contains spaces"
+  morph plan --model gpt2-1.5b --batch 16 --seq 1e3 --gpus 8xa100
+  assert_morph_error --seq "'1e3' is not an integer"
+  morph plan --model layers=2,hidden=8,heads=2,seq=4,params=0x1p40 --batch 8 --gpus 1xa100
+  assert_morph_error --model "params='0x1p40' is not a decimal number"
+  morph plan --model gpt2-1.5b --batch +16 --gpus 8xa100
+  assert_ok
 }
 
 @test "bad input: --gpus 8x (no GPU type)" {
