@@ -56,9 +56,11 @@ check_PROGRAMS += tests/cli/make_checkpoint
 tests_cli_make_checkpoint_SOURCES = %reldir%/cli/make_checkpoint.cc %reldir%/state_fixture.h
 tests_cli_make_checkpoint_LDADD = libmorph/libmorph.la $(FMT_LIBS)
 
-# Benchmarks (Google Benchmark): make bench-model, make bench-policy, make bench.
+# Benchmarks (Google Benchmark): make bench-model, make bench-policy, make bench. They are
+# EXTRA_PROGRAMS: built by their make target, not by make all.
+CLEANFILES += $(EXTRA_PROGRAMS)
 if HAVE_BENCHMARK
-noinst_PROGRAMS += tests/bench/bench_model
+EXTRA_PROGRAMS += tests/bench/bench_model
 tests_bench_bench_model_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS) -DMORPH_BENCH_SRCDIR='"$(abs_top_srcdir)"'
 tests_bench_bench_model_LDADD = libmorph/libmorph.la $(BENCHMARK_LIBS) $(FMT_LIBS)
 tests_bench_bench_model_SOURCES = %reldir%/bench/bench_model.cc %reldir%/bench/median_reporter.h
@@ -66,7 +68,7 @@ tests_bench_bench_model_SOURCES = %reldir%/bench/bench_model.cc %reldir%/bench/m
 bench-model: tests/bench/bench_model
 	./tests/bench/bench_model --benchmark_color=false
 
-noinst_PROGRAMS += tests/bench/bench_policy
+EXTRA_PROGRAMS += tests/bench/bench_policy
 tests_bench_bench_policy_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS) -DMORPH_BENCH_SRCDIR='"$(abs_top_srcdir)"'
 tests_bench_bench_policy_LDADD = libmorph/libmorph.la $(BENCHMARK_LIBS) $(FMT_LIBS)
 tests_bench_bench_policy_SOURCES = %reldir%/bench/bench_policy.cc %reldir%/bench/median_reporter.h
@@ -80,7 +82,7 @@ bench bench-model bench-policy:
 endif
 
 # Resharding a ~2 GB state against cp and central against distributed (make bench-reshard).
-noinst_PROGRAMS += tests/bench/bench_reshard
+EXTRA_PROGRAMS += tests/bench/bench_reshard
 tests_bench_bench_reshard_LDADD = libmorph/libmorph.la $(FMT_LIBS)
 tests_bench_bench_reshard_SOURCES = %reldir%/bench/bench_reshard.cc %reldir%/state_fixture.h
 bench-reshard: tests/bench/bench_reshard $(bin_PROGRAMS)
