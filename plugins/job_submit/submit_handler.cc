@@ -120,7 +120,7 @@ std::string update_mismatch(const JobResources& u, const Placement& p, const Mor
     return fmt::format("NTasksPerNode={}", *u.tasks_per_node);
   if (u.cpus_per_task && static_cast<int>(*u.cpus_per_task) != p.cpus_per_gpu)
     return fmt::format("CPUsPerTask={}", *u.cpus_per_task);
-  if (u.min_cpus_per_node && static_cast<int>(*u.min_cpus_per_node) != p.cpus_per_gpu * p.gpus_per_node)
+  if (u.min_cpus_per_node && static_cast<int>(*u.min_cpus_per_node) < p.cpus_per_gpu * p.gpus_per_node)
     return fmt::format("MinCPUsNode={}", *u.min_cpus_per_node);
   if (!u.cpus_per_tres.empty()) return fmt::format("CpusPerTres={}", u.cpus_per_tres);
   return {};

@@ -34,6 +34,7 @@ int morph_spank_export_plan(spank_t sp) {
     snprintf(morph_spank.plan_error, sizeof morph_spank.plan_error,
              "morph: spank_morph_helper.so cannot be loaded on this node (see slurmd's log)");
     morph_spank.plan_exit = 78;
+    spank_setenv(sp, "MORPH_PLAN_ERROR", morph_spank.plan_error, 1);
     return 0;
   }
   morph_spank.plan_exit = export_plan(sp, morph_spank.args.plan_tries, morph_spank.plan_error,
@@ -41,6 +42,7 @@ int morph_spank_export_plan(spank_t sp) {
   if (morph_spank.plan_exit != 0 && morph_spank.plan_error[0] == '\0')
     snprintf(morph_spank.plan_error, sizeof morph_spank.plan_error,
              "morph: the job's plan could not be given to its tasks (see slurmd's log)");
+  if (morph_spank.plan_exit != 0) spank_setenv(sp, "MORPH_PLAN_ERROR", morph_spank.plan_error, 1);
   return 0;
 }
 

@@ -398,7 +398,7 @@ expect_env_matches_record() {
   run nm -D --defined-only "$MORPH_BUILDDIR/plugins/.libs/job_submit_morph.so"
   [ "$(awk '{print $3}' <<<"$output" | sort | tr '\n' ' ')" = "fini init job_modify job_submit plugin_name plugin_type plugin_version " ]
   run nm -D --defined-only "$MORPH_BUILDDIR/plugins/.libs/spank_morph.so"
-  [ "$(awk '{print $3}' <<<"$output" | sort | tr '\n' ' ')" = "plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init slurm_spank_init_post_opt slurm_spank_user_init spank_plugin_version " ]
+  [ "$(awk '{print $3}' <<<"$output" | sort | tr '\n' ' ')" = "plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init slurm_spank_init_post_opt slurm_spank_task_init slurm_spank_user_init spank_plugin_version " ]
   grep -q "job_submit/morph: loaded" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
   ! grep -q "Incompatible Slurm plugin" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
 }

@@ -104,7 +104,7 @@ TEST_F(StepPlanTest, AControllerThatNeverAnswersMeansRequeueNotAFailedLaunch) {
   EXPECT_EQ(pauses.ms, (std::vector<long>{500, 1000}));
   EXPECT_NE(p.message.find("morph: job 42: slurmctld did not give the job's plan (3 tries"), std::string::npos) << p.message;
   EXPECT_NE(p.message.find("Socket timed out"), std::string::npos);
-  EXPECT_NE(p.message.find("RequeueExit=75"), std::string::npos);
+  EXPECT_EQ(p.message.find("RequeueExit"), std::string::npos);  // the caller says what follows
   EXPECT_TRUE(p.env.empty());
 }
 

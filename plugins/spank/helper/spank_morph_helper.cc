@@ -16,6 +16,8 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
+#include <fmt/format.h>
+
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/request/morph_request.h"
@@ -87,9 +89,14 @@ int export_plan(spank_t sp, int tries, char* error, size_t error_size) {
     if (std::string value = step_env(sp, name); !value.empty()) step.env[name] = value;
   StepPlan plan = morph::plugin::step_plan(step, slurm_loader(step.job_id), retry_policy(tries), sleep_for);
   if (plan.failure != PlanFailure::none) {
-    slurm_info("%s", plan.message.c_str());  // the task prints it on its standard error
-    std::snprintf(error, error_size, "%s", plan.message.c_str());
-    spank_setenv(sp, "MORPH_PLAN_ERROR", plan.message.c_str(), 1);
+    const std::string message =
+        plan.message + (plan.failure == PlanFailure::retry
+                             ? fmt::format("; the task exits with {0} so that Slurm requeues the job (RequeueExit={0} "
+                                           "in slurm.conf)",
+                                           morph::plugin::kExitRetry)
+                             : fmt::format("; the task exits with {}", morph::plugin::kExitRefuse));
+    slurm_info("%s", message.c_str());  // the task prints it on its standard error
+    std::snprintf(error, error_size, "%s", message.c_str());
     return plan.exit_code();
   }
   // salloc's shell under LaunchParameters=use_interactive_step: srun in it starts one

@@ -59,10 +59,9 @@ StepPlan from_controller(std::uint32_t job_id, const JobLoader& load, const Retr
   *job = load_with_retries(load, retry, sleep, &error, &waited);
   if (!*job)
     return failed(PlanFailure::retry, job_id,
-                  fmt::format("slurmctld did not give the job's plan ({} tr{} with {:.0f} s of pauses: {}); the task "
-                              "exits with {} so that Slurm requeues the job (RequeueExit={} in slurm.conf)",
-                              std::max(1, retry.tries), retry.tries > 1 ? "ies" : "y", static_cast<double>(waited.count()) / 1e3, error,
-                              kExitRetry, kExitRetry));
+                  fmt::format("slurmctld did not give the job's plan ({} tr{} with {:.0f} s of pauses: {})",
+                              std::max(1, retry.tries), retry.tries > 1 ? "ies" : "y",
+                              static_cast<double>(waited.count()) / 1e3, error));
   return parse_record(job_id, (*job)->admin_comment, "its AdminComment");
 }
 
@@ -104,7 +103,7 @@ StepPlan step_plan(const StepContext& step, const JobLoader& load, const RetryPo
   if (p.failure != PlanFailure::none) return p;
   if (const std::string why = allocation_mismatch(*p.record, job, step); !why.empty())
     return failed(PlanFailure::refuse, step.job_id,
-                  why + "; its resources were changed without its plan, so it does not start (exit 78)");
+                  why + " (its resources were changed without its plan)");
   p.env = plan_environment(*p.record);
   p.env.emplace_back("MORPH_RECORD", to_admin_comment(*p.record));
   p.env.emplace_back("MORPH_RECORD_JOB", std::to_string(step.job_id));

@@ -53,7 +53,7 @@ enum class PlanFailure { none, retry, refuse };
 
 struct StepPlan {
   PlanFailure failure = PlanFailure::none;
-  std::string message;  // "morph: job N: ..." when failed
+  std::string message;  // "morph: job N: ..." when failed (what follows is the caller's to say)
   std::vector<std::pair<std::string, std::string>> env;  // what the tasks get
   std::optional<JobRecord> record;
   int exit_code() const { return failure == PlanFailure::retry ? kExitRetry : failure == PlanFailure::refuse ? kExitRefuse : 0; }
