@@ -46,10 +46,11 @@ void SubmitConstraints::validate(const Cluster& cluster) const {
   for (const std::string& name : required_nodes) {
     const NodeRecord* node = find_node(cluster, name);
     if (node == nullptr) throw Error(fmt::format("-w/--nodelist: node {} is not in morph.conf", quote(name)));
-    if (!type.empty() && node->node_type != type)
+    const std::string& its = cluster.find_node_type(node->node_type)->name;
+    if (!type.empty() && its != type)
       throw Error(fmt::format("-w/--nodelist: {} mixes node types {} and {}; a Morph job uses one GPU type",
-                              quote(name), type, node->node_type));
-    type = node->node_type;
+                              quote(name), type, its));
+    type = its;
     if (contains(excluded_nodes, name)) throw Error(fmt::format("-w and -x both name node {}", quote(name)));
   }
   if (max_nodes > 0 && min_nodes > max_nodes) throw Error(fmt::format("-N: {}-{} has MAX below MIN", min_nodes, max_nodes));
@@ -60,32 +61,25 @@ void SubmitConstraints::validate(const Cluster& cluster) const {
 
 std::map<std::string, int> usable_nodes(const Cluster& cluster, const SubmitConstraints& c,
                                         std::map<std::string, std::string>* why_not) {
-  std::map<std::string, int> usable;
-  for (const NodeRecord& n : cluster.nodes()) {
-    const NodeType* type = cluster.find_node_type(n.node_type);
-    if (!satisfies(type->features, c.features)) {
-      (*why_not)[type->name] = fmt::format("its nodes lack --constraint={}", c.features);
-      continue;
-    }
-    if (c.min_cpus_per_node > type->cpus) {
-      (*why_not)[type->name] = fmt::format("its nodes have {} CPUs, fewer than --mincpus={}", type->cpus,
-                                           c.min_cpus_per_node);
-      continue;
-    }
-    if (c.cpus_per_gpu > type->cpus) {
-      (*why_not)[type->name] = fmt::format("its nodes have {} CPUs, fewer than {} per GPU", type->cpus, c.cpus_per_gpu);
-      continue;
-    }
-    if (!c.required_nodes.empty() && cluster.find_node_type(find_node(cluster, c.required_nodes.front())->node_type) != type) {
-      (*why_not)[type->name] = "-w/--nodelist names nodes of another type";
-      continue;
-    }
-    if (contains(c.excluded_nodes, n.name)) continue;
-    ++usable[type->name];
+  // NodeName records may name their NodeType in another letter case.
+  auto type_of = [&](const NodeRecord& n) { return cluster.find_node_type(n.node_type)->name; };
+  const NodeRecord* required = c.required_nodes.empty() ? nullptr : find_node(cluster, c.required_nodes.front());
+  for (const NodeType& type : cluster.node_types()) {
+    std::string& why = (*why_not)[type.name];
+    if (!satisfies(type.features, c.features)) why = fmt::format("its nodes lack --constraint={}", c.features);
+    else if (c.min_cpus_per_node > type.cpus)
+      why = fmt::format("its nodes have {} CPUs, fewer than --mincpus={}", type.cpus, c.min_cpus_per_node);
+    else if (c.cpus_per_gpu > type.cpus)
+      why = fmt::format("its nodes have {} CPUs, fewer than {} per GPU", type.cpus, c.cpus_per_gpu);
+    else if (required != nullptr && type_of(*required) != type.name)
+      why = "-w/--nodelist names nodes of another type";
+    else why_not->erase(type.name);
   }
+  std::map<std::string, int> usable;
+  for (const NodeRecord& n : cluster.nodes())
+    if (!why_not->count(type_of(n)) && !contains(c.excluded_nodes, n.name)) ++usable[type_of(n)];
   for (const NodeType& t : cluster.node_types())
-    if (!usable.count(t.name) && !why_not->count(t.name) && c.excluded_nodes.size() > 0)
-      (*why_not)[t.name] = "-x/--exclude excludes all its nodes";
+    if (!usable.count(t.name) && !why_not->count(t.name)) (*why_not)[t.name] = "-x/--exclude excludes all its nodes";
   return usable;
 }
 

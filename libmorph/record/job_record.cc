@@ -76,6 +76,10 @@ Placement take_placement(Fields& f, const std::string& prefix, std::int64_t batc
 
 }  // namespace
 
+std::string describe(const Placement& p) {
+  return fmt::format("{} node{} x {} {} GPUs", p.nodes, p.nodes == 1 ? "" : "s", p.gpus_per_node, p.gpu_type);
+}
+
 bool is_job_record(std::string_view text) { return trim(text).substr(0, kRecordPrefix.size()) == kRecordPrefix; }
 
 std::string to_admin_comment(const JobRecord& r) {

@@ -36,6 +36,9 @@ struct Placement {
   friend bool operator==(const Placement&, const Placement&) = default;
 };
 
+// "2 nodes x 8 a100-80g GPUs", for messages.
+std::string describe(const Placement& placement);
+
 struct JobRecord {
   MorphRequest request;
   Placement current;

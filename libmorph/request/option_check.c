@@ -327,11 +327,14 @@ int morph_check_option(const char *name, const char *value, char *error, size_t 
       high.p = dash + 1;
       high.n = length - low.n - 1;
     }
-    if (integer(low, 1, MAX_GPUS, &lo) == -1 || integer(high, 1, MAX_GPUS, &hi) == -1)
-      return fail(error, size, "%s: %s is not MIN or MIN-MAX (GPU counts from 1 to %d)", what, shown(v, b, sizeof b),
-                  MAX_GPUS);
-    if (check_integer(what, "", low, 1, MAX_GPUS, &lo, error, size) != 0) return -1;
-    if (check_integer(what, "", high, 1, MAX_GPUS, &hi, error, size) != 0) return -1;
+    {
+      const int low_rc = integer(low, 1, MAX_GPUS, &lo), high_rc = integer(high, 1, MAX_GPUS, &hi);
+      if (low_rc == -1 || high_rc == -1)
+        return fail(error, size, "%s: %s is not MIN or MIN-MAX (GPU counts from 1 to %d)", what, shown(v, b, sizeof b),
+                    MAX_GPUS);
+      if (low_rc != 0 || high_rc != 0)
+        return fail(error, size, "%s: %s is out of range [1, %d]", what, shown(v, b, sizeof b), MAX_GPUS);
+    }
     if (hi < lo) return fail(error, size, "%s: %s has MAX below MIN", what, shown(v, b, sizeof b));
     return 0;
   }

@@ -92,10 +92,7 @@ std::string tres_with_gpus(const std::string& gpus, const std::string& others) {
   return others.empty() ? gpus : gpus + "," + others;
 }
 
-std::string planned(const Placement& p) {
-  return fmt::format("{} node{} x {} {} GPUs, {} CPUs each", p.nodes, p.nodes == 1 ? "" : "s", p.gpus_per_node,
-                     p.gpu_type, p.cpus_per_gpu);
-}
+std::string planned(const Placement& p) { return fmt::format("{}, {} CPUs each", describe(p), p.cpus_per_gpu); }
 
 // Why the resource fields of an update do not match the record's placement, or empty.
 std::string update_mismatch(const JobResources& u, const Placement& p, const MorphConfig* config) {

@@ -27,10 +27,11 @@ std::string env_value(const StepContext& step, const std::string& name) {
 // `load` until it answers, at most `retry.tries` times with doubling pauses between.
 std::optional<JobView> load_with_retries(const JobLoader& load, const RetryPolicy& retry, const Sleeper& sleep,
                                          std::string* last_error, std::chrono::milliseconds* waited) {
+  const int tries = std::max(1, retry.tries);
   std::chrono::milliseconds pause = retry.first_backoff;
-  for (int attempt = 1; attempt <= std::max(1, retry.tries); ++attempt) {
+  for (int attempt = 1; attempt <= tries; ++attempt) {
     if (std::optional<JobView> job = load(last_error)) return job;
-    if (attempt == retry.tries) break;
+    if (attempt == tries) break;
     sleep(pause);
     *waited += pause;
     pause = std::min(pause * 2, retry.max_backoff);
@@ -68,8 +69,7 @@ StepPlan from_controller(std::uint32_t job_id, const JobLoader& load, const Retr
 // Why the allocation does not match the record, or empty.
 std::string allocation_mismatch(const JobRecord& r, const std::optional<JobView>& job, const StepContext& step) {
   const Placement& p = r.current;
-  const std::string planned = fmt::format("{} node{} x {} {} GPUs", p.nodes, p.nodes == 1 ? "" : "s", p.gpus_per_node,
-                                          p.gpu_type);
+  const std::string planned = describe(p);
   if (job) {
     if (job->nodes > 0 && job->nodes != p.nodes)
       return fmt::format("the job holds {} nodes but its plan is for {}", job->nodes, planned);
