@@ -2,8 +2,8 @@
 # component links only what it needs:
 #  - base: parsing, model catalog, hardware, plans, morph.conf, --morph-* requests and
 #    the AdminComment record (no numeric dependencies; the SPANK plugin links only this);
-#  - perf: memory and iteration-time models, Ceres fitting, plan search, sensitivity
-#    curves, submission sizing and the artifact validation;
+#  - perf: memory and iteration-time models, Ceres fitting and online refits, plan
+#    search, sensitivity curves, submission sizing and the artifact validation;
 #  - policy: the scheduling policies (Morphling's Algorithm 1 and the baselines) and the
 #    trace-driven cluster simulator that replays them;
 #  - state: training state on disk (safetensors, checkpoints), its layouts under
@@ -44,13 +44,16 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/perf/perf_model.h \
 	%reldir%/perf/perf_store.h %reldir%/perf/perf_store.cc \
 	%reldir%/perf/fit.h %reldir%/perf/fit.cc \
+	%reldir%/refit/observed_iterations.h %reldir%/refit/observed_iterations.cc \
+	%reldir%/refit/refit.h %reldir%/refit/refit.cc \
 	%reldir%/planner/plan_search.h %reldir%/planner/plan_search.cc \
 	%reldir%/planner/sensitivity.h %reldir%/planner/sensitivity.cc \
 	%reldir%/planner/submit_constraints.h %reldir%/planner/submit_constraints.cc \
 	%reldir%/planner/submit_plan.h %reldir%/planner/submit_plan.cc \
 	%reldir%/artifact/artifact_spec.h %reldir%/artifact/artifact_spec.cc \
 	%reldir%/artifact/artifact_rows.h %reldir%/artifact/artifact_rows.cc \
-	%reldir%/artifact/validation.h %reldir%/artifact/validation.cc
+	%reldir%/artifact/validation.h %reldir%/artifact/validation.cc \
+	%reldir%/artifact/online_refit.h %reldir%/artifact/online_refit.cc
 libmorph_libmorph_perf_la_LIBADD = libmorph/libmorph_base.la $(CERES_LIBS) $(FMT_LIBS)
 
 libmorph_libmorph_policy_la_SOURCES = \

@@ -24,9 +24,12 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/bandwidth_test.cc \
 	%reldir%/unit/iteration_time_test.cc \
 	%reldir%/unit/fit_test.cc \
+	%reldir%/unit/observed_iterations_test.cc \
+	%reldir%/unit/refit_test.cc \
 	%reldir%/unit/plan_search_test.cc \
 	%reldir%/unit/morph_conf_test.cc \
 	%reldir%/unit/artifact_test.cc \
+	%reldir%/unit/online_refit_test.cc \
 	%reldir%/unit/option_check_test.cc \
 	%reldir%/unit/morph_request_test.cc \
 	%reldir%/unit/job_record_test.cc \
@@ -48,8 +51,10 @@ endif
 # Command-line tests (bats); jq checks the --json output.
 TEST_EXTENSIONS = .bats
 BATS_LOG_COMPILER = bats
-TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats
+TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
+	%reldir%/cli/morph_refit.bats
 EXTRA_DIST += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
+	%reldir%/cli/morph_refit.bats \
 	%reldir%/cli/common.bash
 # Synthetic checkpoints for morph_reshard.bats.
 check_PROGRAMS += tests/cli/make_checkpoint
@@ -152,6 +157,15 @@ check-continuity:
 endif
 EXTRA_DIST += %reldir%/trainer/continuity.sh
 .PHONY: check-continuity
+
+# How closely the model follows the Morphling artifact (make check-fidelity; not part of
+# make check): per profile the largest in-sample error, morph validate and the online
+# refit. MORPH_ARTIFACT=DIR overrides the folder; where it is absent the target skips.
+check-fidelity: tools/morph/morph
+	$(AM_TESTS_ENVIRONMENT) $(SHELL) '$(abs_top_srcdir)/tests/fidelity/check_fidelity.sh' \
+	  '$(abs_top_srcdir)/../shared/data/morphling-artifact'
+EXTRA_DIST += %reldir%/fidelity/check_fidelity.sh
+.PHONY: check-fidelity
 
 # Fuzzing the safetensors parser with libFuzzer: make fuzz [FUZZ_SECONDS=60].
 FUZZ_SECONDS = 60

@@ -18,6 +18,7 @@ namespace morph {
 struct ValidationOptions {
   int extra_rows = 0;      // K trace rows per workload added to the fitting set
   bool in_sample = false;  // fit on every trace row too (the model's floor, not a prediction)
+  double prior_weight = 0.3;  // FitOptions::prior_weight of fits that include trace rows
 };
 
 struct ValidatedRow {

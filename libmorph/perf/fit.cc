@@ -13,15 +13,18 @@ namespace morph {
 namespace {
 
 constexpr std::size_t kN = PerfParams::kCount;
+// Log residuals beyond about 15% count less than quadratically (soft L1), so that one
+// inconsistent measurement does not bend every prediction.
+constexpr double kRobustScale = 0.15;
 
 // Log residuals of one point; one parameter block per k so that uninformed ones can be
 // held constant.
 struct PointResidual {
   const MeasuredPoint* point;
   template <typename T>
-  bool operator()(const T* k0, const T* k1, const T* k2, const T* k3, const T* k4, const T* k5,
-                  const T* k6, T* residual) const {
-    const T k[kN] = {k0[0], k1[0], k2[0], k3[0], k4[0], k5[0], k6[0]};
+  bool operator()(T const* const* blocks, T* residual) const {
+    T k[kN];
+    for (std::size_t i = 0; i < kN; ++i) k[i] = blocks[i][0];
     const IterationTime<T> t = combine(point->terms, k);
     int i = 0;
     residual[i++] = log(t.iter_ms / point->iter_ms);
@@ -33,15 +36,30 @@ struct PointResidual {
   int count() const { return 1 + (point->backward_sync_ms > 0) + (point->optimizer_ms > 0); }
 };
 
+// Online refit: prior_weight * log((k + f) / (k_start + f)) per parameter, with a floor
+// f of a thousandth of the parameter's range so that a parameter may reach zero.
+struct PriorResidual {
+  double start;
+  double floor;
+  double weight;
+  template <typename T>
+  bool operator()(const T* k, T* residual) const {
+    residual[0] = T(weight) * log((k[0] + T(floor)) / T(start + floor));
+    return true;
+  }
+};
+
 std::array<bool, kN> informed(std::span<const MeasuredPoint> points) {
   std::array<bool, kN> used{};
   used[0] = used[6] = true;  // k_bwd, k_const
   for (const MeasuredPoint& p : points) {
     const IterationTerms& x = p.terms;
-    if (x.dp_ms > 0) used[1] = true;
+    if (x.dp_ms > 0 && !x.offload) used[1] = true;
+    if (x.dp_ms > 0 && !x.dp_net) used[7] = true;
+    if (x.tp_ms > 0 || x.pp_ms > 0) used[8] = true;
+    if ((x.dp_ms > 0 && x.dp_net) || (x.tp_ms > 0 && x.tp_net) || (x.pp_ms > 0 && x.pp_net)) used[10] = true;
     if (x.offload) {
-      used[3] = used[5] = true;
-      if (x.dp_ms > 0) used[4] = true;
+      used[3] = used[4] = used[5] = used[9] = true;
     } else if (x.opt_mparams > 0) {
       used[2] = true;
     }
@@ -56,14 +74,25 @@ struct Solved {
 };
 
 Solved solve_from(std::span<const MeasuredPoint> points, const std::array<bool, kN>& used,
-                  std::array<double, kN> k, const FitOptions& options) {
+                  std::array<double, kN> k, const std::array<double, kN>& prior, const FitOptions& options) {
   ceres::Problem problem;
+  if (options.prior_weight > 0)
+    for (std::size_t i = 0; i < kN; ++i)
+      problem.AddResidualBlock(
+          new ceres::AutoDiffCostFunction<PriorResidual, 1, 1>(new PriorResidual{
+              prior[i], 1e-3 * (perf_param_info()[i].upper - perf_param_info()[i].lower), options.prior_weight}),
+          nullptr, &k[i]);
   for (const MeasuredPoint& p : points) {
     auto* functor = new PointResidual{&p};
     const int residuals = functor->count();
-    problem.AddResidualBlock(
-        new ceres::AutoDiffCostFunction<PointResidual, ceres::DYNAMIC, 1, 1, 1, 1, 1, 1, 1>(functor, residuals),
-        nullptr, &k[0], &k[1], &k[2], &k[3], &k[4], &k[5], &k[6]);
+    auto* cost = new ceres::DynamicAutoDiffCostFunction<PointResidual, kN>(functor);
+    std::vector<double*> blocks;
+    for (std::size_t i = 0; i < kN; ++i) {
+      cost->AddParameterBlock(1);
+      blocks.push_back(&k[i]);
+    }
+    cost->SetNumResiduals(residuals);
+    problem.AddResidualBlock(cost, new ceres::SoftLOneLoss(kRobustScale), blocks);
   }
   const auto& info = perf_param_info();
   for (std::size_t i = 0; i < kN; ++i) {
@@ -100,7 +129,9 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
     if (!(p.terms.forward_ms > 0))
       throw Error(fmt::format("fit: point {} has no forward time", p.label));
   }
-  const auto used = informed(points);
+  auto used = informed(points);
+  if (options.prior_weight > 0)
+used.fill(true);
   const auto& info = perf_param_info();
 
   // The overlap exponents make the problem non-convex (a start with too little overlap
@@ -117,7 +148,7 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
   }
   Solved best;
   for (const auto& k : starts) {
-    Solved s = solve_from(points, used, k, options);
+    Solved s = solve_from(points, used, k, start.to_array(), options);
     if (s.cost < best.cost) best = s;
   }
   if (!std::isfinite(best.cost)) throw Error("fit: the solver found no usable solution");
@@ -127,13 +158,19 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
   result.converged = best.converged;
   result.fitted.assign(used.begin(), used.end());
   std::size_t residuals = 0;
+  double squares = 0;
+  std::vector<const double*> blocks;
+  for (const double& k : best.k) blocks.push_back(&k);
   for (const MeasuredPoint& p : points) {
-    residuals += static_cast<std::size_t>(PointResidual{&p}.count());
+    const PointResidual residual{&p};
+    double r[3];
+    residual(blocks.data(), r);
+    for (int i = 0; i < residual.count(); ++i) squares += r[i] * r[i];
+    residuals += static_cast<std::size_t>(residual.count());
     const double predicted = predict_iteration(p.terms, result.params).iter_ms;
     result.rel_errors.push_back((predicted - p.iter_ms) / p.iter_ms);
   }
-  // Ceres' cost is half the sum of squares.
-  result.rmsle = std::sqrt(2 * best.cost / static_cast<double>(residuals));
+  result.rmsle = std::sqrt(squares / static_cast<double>(residuals));
   return result;
 }
 

@@ -25,6 +25,11 @@ struct FitOptions {
   // Besides the start point, restart from these many points with other overlap
   // exponents and keep the best.
   int extra_starts = 3;
+  // Online refit (Morphling §4): weight of a log-normal prior that keeps every parameter
+  // near `start`, so that a few observed iterations move the model only as far as they
+  // must. One unit weighs like one point's log residual per e-fold of a parameter.
+  // 0: no prior (fitting from a profile).
+  double prior_weight = 0;
 };
 
 struct FitResult {
@@ -35,7 +40,8 @@ struct FitResult {
   bool converged = false;
 };
 
-// Parameters that no point informs (no offloading point for k_opt_off, k_off, k_swap; no
+// With a prior every parameter is informed by it and none is held. Parameters that no
+// point informs (no offloading point for k_opt_off, k_off, k_swap; no
 // DP communication for k_sync; ...) are held at the start values. `start` is the warm
 // start for online refits (default: PerfParams{}). Throws when `points` is empty or holds
 // a non-positive measurement.

@@ -42,10 +42,16 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   // Morphling A.1: V_dp = P 2(d-1) / (d t p); ZeRO-3 adds a parameter all-gather (1.5x).
   const double zero3 = p.zero_stage >= 3 ? 1.5 : 1.0;
   x.dp_ms = ms(kGradientBytes * P * 2 * (d - 1) / (d * t * pp) * zero3, bw.dp_Bps);
+  // ZeRO-1/2: after the step each owner all-gathers its updated 16-bit parameters, half
+  // of an all-reduce's volume (ZeRO-3 gathers them in the passes, counted above).
+  if (p.zero_stage >= 1 && p.zero_stage <= 2) x.gather_ms = x.dp_ms / 2;
   // Morphling A.1: V_tp = 4 * 2 (t-1) b s h l / (d t)
   x.tp_ms = ms(kActivationBytes * 8 * (t - 1) * b * s * h * l / (d * t), bw.tp_Bps);
   // Morphling A.1: V_pp = 2 p b s h / (d t)
   x.pp_ms = pp > 1 ? ms(kActivationBytes * 2 * pp * b * s * h / (d * t), bw.pp_Bps) : 0;
+  x.dp_net = d > 1 && bw.dp_crosses_nodes;
+  x.tp_net = t > 1 && bw.tp_crosses_nodes;
+  x.pp_net = pp > 1 && bw.pp_crosses_nodes;
 
   const double mparams = P / 1e6;
   x.offload = p.offload;

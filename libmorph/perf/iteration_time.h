@@ -33,6 +33,10 @@ struct IterationTerms {
   double dp_ms = 0;               // T_comm.dp = V_dp / B_dp
   double tp_ms = 0;               // T_comm.tp = V_tp / B_tp
   double pp_ms = 0;               // T_comm.pp = V_pp / B_pp
+  double gather_ms = 0;           // ZeRO-1/2: all-gather of the updated parameters, V_dp / 2
+  bool dp_net = false;            // the group crosses nodes
+  bool tp_net = false;
+  bool pp_net = false;
   bool offload = false;
   double opt_mparams = 0;         // P / x, million parameters updated by one GPU
   double opt_off_mparams_per_cpu = 0;  // P / (d c) for ZeRO-Offload
@@ -60,7 +64,7 @@ struct IterationTime {
   T iter_ms;      // Eq. (1)
 };
 
-// k: the seven parameters in PerfParams::to_array() order.
+// k: the parameters in PerfParams::to_array() order.
 template <typename T>
 IterationTime<T> combine(const IterationTerms& x, const T* k) {
   const T& k_bwd = k[0];
@@ -70,24 +74,37 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
   const T& k_off = k[4];
   const T& k_swap = k[5];
   const T& k_const = k[6];
+  // docs/models.md, "Fitted bandwidths": measured over modelled transfer times.
+  const T& k_net = k[10];
+  const T t_dp = (x.dp_net ? k_net : k[7]) * T(x.dp_ms);
+  const T t_gather = (x.dp_net ? k_net : k[7]) * T(x.gather_ms);
+  const T t_mp = k[8] * ((x.tp_net ? k_net : T(1)) * T(x.tp_ms) + (x.pp_net ? k_net : T(1)) * T(x.pp_ms));
+  const T t_off = k[9] * T(x.off_ms);
   IterationTime<T> r;
   const double a = x.ga_steps;
   r.forward_ms = T(x.forward_ms);
   const T fwd_step = T(x.forward_ms / a);
   // Morphling A.1: T_bwd = k_bwd T_fwd; GC recomputes one forward pass.
   r.backward_ms = (k_bwd + T(x.checkpointing ? 1.0 : 0.0)) * fwd_step;
-  // Morphling A.1: T_cc = a T_fwd + (a-1) T_bwd + f^{k_sync}(T_bwd, T_dp) + T_tp + T_pp
-  r.cc_ms = r.forward_ms + T(a - 1) * r.backward_ms + overlap(r.backward_ms, T(x.dp_ms), k_sync) +
-            T(x.tp_ms) + T(x.pp_ms);
+  // Morphling A.1: T_cc = a T_fwd + (a-1) T_bwd + f^{k_sync}(T_bwd, T_dp) + T_tp + T_pp.
+  // ZeRO-Offload overlaps the last backward pass with the synchronisation and with
+  // moving the 16-bit gradients to the host, half of T_off's traffic, by k_off
+  // (docs/models.md, "Offloading").
+  const T last_step = x.offload ? overlap(r.backward_ms, t_dp + T(0.5) * t_off, k_off)
+                                : overlap(r.backward_ms, t_dp, k_sync);
+  r.cc_ms = r.forward_ms + T(a - 1) * r.backward_ms + last_step + t_mp;
   if (x.offload) {
-    // Morphling A.2: T_opt = k_opt_off P / (d c);
-    // T_oo = f^{k_off}(T_dp, T_off) + f^{k_swap}(T_opt, T_off)
+    // Morphling A.2: T_opt = k_opt_off P / (d c). The gradients were synchronised and
+    // offloaded in T_cc, so T_oo overlaps the CPU step with moving the updated 16-bit
+    // parameters back, the other half of T_off: f^{k_swap}(T_opt, T_off / 2)
+    // (docs/models.md, "Offloading"; A.2 writes f^{k_off}(T_dp, T_off) + f^{k_swap}(T_opt, T_off)).
     r.opt_ms = k_opt_off * T(x.opt_off_mparams_per_cpu);
-    r.oo_ms = overlap(T(x.dp_ms), T(x.off_ms), k_off) + overlap(r.opt_ms, T(x.off_ms), k_swap);
+    r.oo_ms = overlap(r.opt_ms, T(0.5) * t_off, k_swap) + t_gather;
   } else {
-    // Morphling A.2: T_opt = k_opt P / x; T_oo = T_opt
+    // Morphling A.2: T_opt = k_opt P / x; T_oo = T_opt, and ZeRO-DP's owners then share
+    // their updated parameters (docs/models.md, "ZeRO").
     r.opt_ms = k_opt * T(x.opt_mparams);
-    r.oo_ms = r.opt_ms;
+    r.oo_ms = r.opt_ms + t_gather;
   }
   // Morphling Eq. (1): T_iter = T_cc + T_oo + k_const
   r.iter_ms = r.cc_ms + r.oo_ms + k_const;

@@ -1,5 +1,6 @@
-// The seven fittable parameters of the Morphling iteration-time model (seed 001,
-// Table 5), with units chosen so that every value is of order one.
+// The fittable parameters of the iteration-time model: the seven of Morphling (seed 001,
+// Table 5) and three effective-bandwidth factors (docs/models.md, "Fitted bandwidths"),
+// with units chosen so that every value is of order one.
 #pragma once
 
 #include <array>
@@ -12,11 +13,17 @@ struct PerfParams {
   double k_sync = 1.5;     // overlap exponent of backward and DP synchronisation
   double k_opt = 0.05;     // optimizer ms per million parameters updated on a GPU
   double k_opt_off = 2.0;  // ZeRO-Offload CPU optimizer ms per million parameters and CPU
-  double k_off = 2.0;      // overlap exponent of DP synchronisation and offloading
+  double k_off = 2.0;      // overlap exponent of backward and offloaded synchronisation
   double k_swap = 2.0;     // overlap exponent of the CPU step and offloading
   double k_const_ms = 5.0; // constant per-iteration overhead
+  // Measured over modelled transfer time, i.e. configured over effective bandwidth
+  // (the artifact fits B_nvlink and B_pcie per model instead).
+  double k_dp = 1.0;       // gradient synchronisation inside a node, T_dp
+  double k_mp = 1.0;       // model-parallel activations, T_tp and T_pp
+  double k_pcie = 1.0;     // ZeRO-Offload transfers, T_off
+  double k_net = 1.0;      // any of these over the network between nodes
 
-  static constexpr std::size_t kCount = 7;
+  static constexpr std::size_t kCount = 11;
   std::array<double, kCount> to_array() const;
   static PerfParams from_array(const double* values);
 };

@@ -10,6 +10,11 @@
 #include "libmorph/util/text_file.h"
 
 namespace morph {
+namespace {
+
+constexpr std::size_t kFirstBandwidthFactor = 7;  // k_dp
+
+}  // namespace
 
 std::string perf_model_to_json(const std::string& model, const PerfModel& perf) {
   nlohmann::json j;
@@ -35,8 +40,14 @@ PerfModel perf_model_from_json(const std::string& text, const std::string& what,
     perf.forward.reference_speed = j.at("forward").at("reference_speed").get<double>();
     std::array<double, PerfParams::kCount> k{};
     const auto& info = perf_param_info();
+    const PerfParams defaults;
+    const auto fallback = defaults.to_array();
     for (std::size_t i = 0; i < k.size(); ++i) {
-      k[i] = j.at("params").at(info[i].name).get<double>();
+      // The bandwidth factors (k_dp and after) are optional: models saved before them
+      // load with the factors at 1, i.e. the configured bandwidths.
+      const nlohmann::json& params = j.at("params");
+      k[i] = i >= kFirstBandwidthFactor && !params.contains(info[i].name) ? fallback[i]
+                                                                           : params.at(info[i].name).get<double>();
       if (!(k[i] >= info[i].lower && k[i] <= info[i].upper))
         throw Error(fmt::format("{}: {}={} is outside [{}, {}]", what, info[i].name, k[i], info[i].lower, info[i].upper));
     }

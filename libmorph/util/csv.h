@@ -17,6 +17,7 @@ class CsvTable {
   const std::string& source() const { return source_; }
   std::size_t rows() const { return rows_.size(); }
   bool has_column(std::string_view name) const;
+  const std::vector<std::string>& header() const { return header_; }
 
   // Field access; `row` is 0-based over data rows. Errors name source:line and column.
   std::string_view text(std::size_t row, std::string_view column) const;

@@ -12,7 +12,7 @@ namespace {
 // l=2, h=1000, s=100, P=1e8, global batch 8; forward 10 ms per sample on a speed-1 GPU.
 Workload workload() { return Workload{ModelSpec{"m", 2, 1000, 10, 100, 0, 1e8}, 8, 100}; }
 const ForwardModel kForward{0, 10, 1};
-// k_bwd=2, k_sync=1, k_opt=0.1, k_opt_off=2, k_off=1, k_swap=1, k_const=5
+// k_bwd=2, k_sync=1, k_opt=0.1, k_opt_off=2, k_off=1, k_swap=1, k_const=5; bandwidth factors 1
 const PerfParams kParams{2, 1, 0.1, 2, 1, 1, 5};
 
 ExecutionPlan plan(int dp, int tp, int pp, int ga, int mb, int mbs) { return test::make_plan(dp, tp, pp, ga, mb, mbs); }
@@ -67,19 +67,50 @@ TEST(IterationTime, ZeroOffload) {
   const IterationTerms x = iteration_terms(workload(), p, a, kForward);
   EXPECT_DOUBLE_EQ(x.opt_off_mparams_per_cpu, 3.125);  // 100 / (4 * 8)
   EXPECT_DOUBLE_EQ(x.off_ms, 20);                      // 4 B * 1e8/4 / min(10, 20/4) GB/s
+  EXPECT_DOUBLE_EQ(x.gather_ms, 1.5);                  // ZeRO-2: half of dp_ms = 3
   const IterationTime<double> t = predict_iteration(x, kParams);
+  // k_off = 1: the last backward (20) plus the sync (3) plus half of T_off (10)
+  EXPECT_DOUBLE_EQ(t.cc_ms, 20 + 20 + (20 + 3 + 10));
   EXPECT_DOUBLE_EQ(t.opt_ms, 6.25);
-  EXPECT_DOUBLE_EQ(t.oo_ms, (3 + 20) + (6.25 + 20));  // k_off = k_swap = 1: sums
-  EXPECT_DOUBLE_EQ(t.iter_ms, 63 + 49.25 + 5);
+  EXPECT_DOUBLE_EQ(t.oo_ms, (6.25 + 10) + 1.5);  // k_swap = 1: T_opt + T_off/2, then the gather
+  EXPECT_DOUBLE_EQ(t.iter_ms, 73 + 17.75 + 5);
 }
 
-TEST(IterationTime, ZeroStagesDivideTheOptimizerAndStage3AddsTraffic) {
+TEST(IterationTime, ZeroDataParallelGathersTheUpdatedParameters) {
   const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
   ExecutionPlan p = plan(4, 1, 1, 2, 1, 1);
   p.zero_stage = 1;
-  EXPECT_DOUBLE_EQ(iteration_terms(workload(), p, a, kForward).opt_mparams, 25);
-  p.zero_stage = 3;
-  EXPECT_DOUBLE_EQ(iteration_terms(workload(), p, a, kForward).dp_ms, 4.5);
+  const IterationTime<double> t = predict_iteration(iteration_terms(workload(), p, a, kForward), kParams);
+  EXPECT_DOUBLE_EQ(t.oo_ms, 0.1 * 25 + 1.5);  // k_opt P/d, then 2 B * 1e8 * 3/4 / 100 GB/s
+  EXPECT_DOUBLE_EQ(t.iter_ms, 63 + 4 + 5);
+}
+
+TEST(IterationTime, FittedBandwidthFactorsScaleTheirTransfers) {
+  PerfParams k = kParams;
+  k.k_dp = 2;
+  k.k_mp = 3;
+  k.k_pcie = 0.5;
+  k.k_net = 4;
+  const Allocation one = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  // DP in one node: T_dp = 2 * 3
+  EXPECT_DOUBLE_EQ(predict_iteration(iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), one, kForward), k).iter_ms,
+                   20 + 20 + (20 + 6) + 10 + 5);
+  // across nodes the network factor replaces k_dp: T_dp = 4 * 30
+  const Allocation two = parse_gpus_spec("2x2xbig", test::test_cluster(), "--gpus");
+  const IterationTerms cross = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), two, kForward);
+  EXPECT_TRUE(cross.dp_net);
+  EXPECT_DOUBLE_EQ(predict_iteration(cross, k).iter_ms, 20 + 20 + (20 + 120) + 10 + 5);
+  // TP and PP: k_mp (0.128 + 0.032)
+  const IterationTerms mp = iteration_terms(workload(), plan(1, 2, 2, 1, 4, 2), one, kForward);
+  EXPECT_FALSE(mp.tp_net);
+  EXPECT_NEAR(predict_iteration(mp, k).cc_ms, 25 + 50 + 3 * 0.16, 1e-12);
+  // offloading: k_pcie halves T_off = 20
+  ExecutionPlan off = plan(4, 1, 1, 2, 1, 1);
+  off.zero_stage = 2;
+  off.offload = true;
+  const IterationTime<double> t = predict_iteration(iteration_terms(workload(), off, one, kForward), k);
+  EXPECT_DOUBLE_EQ(t.cc_ms, 20 + 20 + (20 + 6 + 5));
+  EXPECT_DOUBLE_EQ(t.oo_ms, (6.25 + 5) + 3);  // gather: k_dp * 1.5
 }
 
 TEST(IterationTime, CrossNodeDataParallelUsesTheNetworkShare) {

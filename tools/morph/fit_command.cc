@@ -1,4 +1,5 @@
-// morph fit: fit the iteration-time model to a profile folder.
+// morph fit: fit the iteration-time model to a profile folder (--profile), or refit a
+// saved model to observed iteration times (--warm-start, Morphling §4).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -9,8 +10,10 @@
 
 #include "libmorph/artifact/validation.h"
 #include "libmorph/perf/perf_store.h"
+#include "libmorph/refit/refit.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
+#include "libmorph/util/text_file.h"
 #include "tools/morph/commands.h"
 #include "tools/morph/request_check.h"
 #include "tools/morph/table.h"
@@ -27,7 +30,17 @@ struct FitArgs {
   std::string pipeline;
   int extra = 0;
   std::string save;
+  // Online refit.
+  std::string warm_start;
+  std::string points;
+  double prior_weight = kDefaultPriorWeight;
 };
+
+void save_model(const std::string& path, const std::string& model, const PerfModel& perf) {
+  std::ofstream out(path);
+  out << perf_model_to_json(model, perf);
+  if (!out) throw Error(fmt::format("--save: {}: cannot write", path));
+}
 
 ArtifactWorkload workload_for(Context& context, const FitArgs& args, const ArtifactSpec& spec,
                               const std::string& profile_name) {
@@ -73,12 +86,7 @@ void run_fit(Context& context, const FitArgs& args) {
   ValidationOptions options;
   options.extra_rows = args.extra;
   const WorkloadValidation v = fit_workload(dir.string(), traces, w, spec, context.catalog(), context.config(), options);
-  const PerfModel perf{v.forward, v.fit.params};
-  if (!args.save.empty()) {
-    std::ofstream out(args.save);
-    out << perf_model_to_json(v.model.name, perf);
-    if (!out) throw Error(fmt::format("--save: {}: cannot write", args.save));
-  }
+  if (!args.save.empty()) save_model(args.save, v.model.name, PerfModel{v.forward, v.fit.params});
 
   const auto k = v.fit.params.to_array();
   const auto& info = perf_param_info();
@@ -118,20 +126,98 @@ void run_fit(Context& context, const FitArgs& args) {
   points.print(std::cout);
 }
 
+// Morphling §4: the saved model refitted to the iteration times its jobs reported.
+void run_refit(Context& context, const FitArgs& args) {
+  context.resolve_paths();
+  if (args.points.empty()) throw Error("--warm-start: --points FILE is required (the observed iteration times)");
+  if (args.batch == 0) throw Error("--warm-start: --batch is required (the global batch of the observed runs)");
+  std::string model_name;
+  const PerfModel start = perf_model_from_json(read_text_file(args.warm_start, "--warm-start"),
+                                               "--warm-start: " + args.warm_start, &model_name);
+  Workload w;
+  w.model = context.catalog().resolve(model_name, fmt::format("--warm-start: {}: model", args.warm_start));
+  w.global_batch = args.batch;
+  w.seq_len = args.seq > 0 ? args.seq : w.model.seq_len;
+  const std::vector<ObservedIteration> observed =
+      read_observed_iterations(args.points, "--points", context.config().cluster, w.global_batch);
+  FitOptions options;
+  options.prior_weight = args.prior_weight;
+  const Refit r = refit_perf_model(start, w, observed, options);
+  if (!args.save.empty()) save_model(args.save, w.model.name, r.after);
+
+  const auto before = r.before.params.to_array();
+  const auto after = r.after.params.to_array();
+  const auto& info = perf_param_info();
+  auto error = [&](std::size_t i) { return (r.predicted_after_ms[i] - r.points[i].iter_ms) / r.points[i].iter_ms; };
+  if (context.json) {
+    nlohmann::json j{{"warm_start", args.warm_start}, {"points_file", args.points}, {"model", w.model.name},
+                     {"global_batch", w.global_batch}, {"seq", w.seq_len}, {"prior_weight", args.prior_weight},
+                     {"rmsle", r.fit.rmsle}, {"converged", r.fit.converged}};
+    j["forward"] = {{"intercept_ms", r.after.forward.intercept_ms}, {"per_sample_ms", r.after.forward.per_sample_ms}};
+    for (std::size_t i = 0; i < after.size(); ++i)
+      j["params"][info[i].name] = {{"before", before[i]}, {"after", after[i]}, {"unit", info[i].unit}};
+    j["points"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < r.points.size(); ++i)
+      j["points"].push_back({{"label", r.points[i].label}, {"plan", to_string(observed[i].plan)},
+                             {"gpus", observed[i].allocation.to_string()}, {"measured_ms", r.points[i].iter_ms},
+                             {"predicted_before_ms", r.predicted_before_ms[i]},
+                             {"predicted_after_ms", r.predicted_after_ms[i]}, {"error", error(i)}});
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format("{}: {} with global batch {}, seq {}, refitted to {} observed iterations of {} "
+                           "(prior weight {:g})\n\n",
+                           args.warm_start, w.model.name, w.global_batch, w.seq_len, observed.size(), args.points,
+                           args.prior_weight);
+  Table params({"parameter", "before", "after", "unit"});
+  for (std::size_t i = 0; i < after.size(); ++i)
+    params.add({info[i].name, fmt::format("{:.5g}", before[i]), fmt::format("{:.5g}", after[i]), info[i].unit});
+  params.print(std::cout);
+  std::cout << fmt::format("\nRMSLE {:.4f}{}\n\n", r.fit.rmsle,
+                           r.fit.converged ? "" : " (solver stopped before convergence)");
+  Table points({"point", "gpus", "measured", "before", "after", "error%"});
+  for (std::size_t i = 0; i < r.points.size(); ++i)
+    points.add({r.points[i].label, observed[i].allocation.to_string(), millis(r.points[i].iter_ms),
+                millis(r.predicted_before_ms[i]), millis(r.predicted_after_ms[i]),
+                fmt::format("{:+.2f}", 100 * error(i))});
+  points.print(std::cout);
+}
+
+void run(Context& context, const FitArgs& args) {
+  if (!args.warm_start.empty()) return run_refit(context, args);
+  if (args.profile.empty())
+    throw Error(
+        "fit: give --profile DIR to fit a profile, or --warm-start PARAMS --points FILE to refit a saved model");
+  run_fit(context, args);
+}
+
 }  // namespace
 
 void add_fit_command(CLI::App& app, Context& context) {
   auto args = std::make_shared<FitArgs>();
-  CLI::App* cmd = app.add_subcommand("fit", "fit the iteration-time model to a profile folder (config.csv + data.csv)");
-  cmd->add_option("--profile", args->profile, "profile folder, e.g. morphling-artifact/profile/bert")->required();
-  cmd->add_option("--model", args->model, "catalog model (default: from the artifact description)");
-  cmd->add_option("--batch", args->batch, "global batch of the profiled runs")->check(request_check("batch"));
-  cmd->add_option("--micro-batch", args->micro_batch, "micro-batch size of the profiled runs")->check(CLI::Range(1, 1 << 20));
+  CLI::App* cmd = app.add_subcommand(
+      "fit", "fit the iteration-time model to a profile folder (config.csv + data.csv), or refit a saved model "
+             "to observed iteration times");
+  CLI::Option* profile =
+      cmd->add_option("--profile", args->profile, "profile folder, e.g. morphling-artifact/profile/bert");
+  CLI::Option* warm = cmd->add_option("--warm-start", args->warm_start,
+                                      "refit this saved model (morph fit --save) to --points instead of a profile");
+  profile->excludes(warm);
+  cmd->add_option("--points", args->points, "observed iterations, CSV plan,gpus,iter_ms[,cpus_per_gpu]")->needs(warm);
+  cmd->add_option("--prior-weight", args->prior_weight, "weight of the prior around the --warm-start parameters")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e6))->needs(warm);
+  cmd->add_option("--model", args->model, "catalog model (default: from the artifact description)")->excludes(warm);
+  cmd->add_option("--batch", args->batch, "global batch of the profiled (or observed) runs")
+      ->check(request_check("batch"));
+  cmd->add_option("--micro-batch", args->micro_batch, "micro-batch size of the profiled runs")
+      ->check(CLI::Range(1, 1 << 20))->excludes(warm);
   cmd->add_option("--seq", args->seq, "sequence length")->check(request_check("seq"));
-  cmd->add_option("--pipeline", args->pipeline, "pipeline schedule of PP runs")->check(CLI::IsMember({"1f1b", "accumulate"}));
-  cmd->add_option("--extra", args->extra, "add K trace rows to the fitting set (docs/validation.md)")->check(CLI::Range(0, 1000));
+  cmd->add_option("--pipeline", args->pipeline, "pipeline schedule of PP runs")
+      ->check(CLI::IsMember({"1f1b", "accumulate"}))->excludes(warm);
+  cmd->add_option("--extra", args->extra, "add K trace rows to the fitting set (docs/validation.md)")
+      ->check(CLI::Range(0, 1000))->excludes(warm);
   cmd->add_option("--save", args->save, "write the fitted model as JSON (for morph plan --perf)");
-  cmd->callback([&context, args] { run_fit(context, *args); });
+  cmd->callback([&context, args] { run(context, *args); });
 }
 
 }  // namespace morph::cli

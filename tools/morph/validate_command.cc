@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "libmorph/artifact/online_refit.h"
 #include "libmorph/artifact/validation.h"
 #include "tools/morph/commands.h"
 #include "tools/morph/table.h"
@@ -21,7 +22,46 @@ struct ValidateArgs {
   int extra = kRecommendedExtraRows;
   bool in_sample = false;
   bool rows = false;
+  bool online = false;
+  double prior_weight = kDefaultPriorWeight;
 };
+
+// Morphling §4: the online-refit curve of every workload and family (online_refit.h).
+void print_online(Context& context, const ValidateArgs& args, const ValidationReport& validation) {
+  OnlineRefitOptions options;
+  options.prior_weight = args.prior_weight;
+  const OnlineRefitReport report = online_refit(validation.workloads, options);
+  const int last = options.observed_rows;
+  const std::string summary = fmt::format("online: families={} halved_after_{}={}", report.curves.size(), last,
+                                          report.halved);
+  if (context.json) {
+    nlohmann::json j{{"extra_rows", args.extra}, {"prior_weight", options.prior_weight},
+                     {"observed_rows", options.observed_rows}, {"min_rows", options.min_rows},
+                     {"families", report.curves.size()}, {"halved", report.halved}, {"summary", summary}};
+    j["curves"] = nlohmann::json::array();
+    for (const OnlineRefitCurve& c : report.curves)
+      j["curves"].push_back({{"workload", c.workload}, {"family", c.family}, {"observed", c.observed},
+                             {"held_out", c.held_out}, {"avg_error", c.avg_error}, {"max_error", c.max_error}});
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format("Online refit on the Morphling artifact {}: each workload fitted on its profile + {} trace "
+                           "rows, then refitted to the first n of a family's unseen rows (prior weight {:g}); "
+                           "errors on the family's other rows\n\n",
+                           args.artifact, args.extra, options.prior_weight);
+  std::vector<std::string> header{"workload", "family", "held_out"};
+  for (int n = 0; n <= last; ++n) header.push_back(fmt::format("err{}%", n));
+  header.push_back(fmt::format("ratio{}", last));
+  Table table(header);
+  for (const OnlineRefitCurve& c : report.curves) {
+    std::vector<std::string> row{c.workload, c.family, std::to_string(c.held_out)};
+    for (double e : c.avg_error) row.push_back(percent(e));
+    row.push_back(c.avg_error.front() > 0 ? fmt::format("{:.2f}", c.avg_error.back() / c.avg_error.front()) : "-");
+    table.add(row);
+  }
+  table.print(std::cout);
+  std::cout << '\n' << summary << '\n';
+}
 
 std::string overall_line(const ValidationReport& r) {
   const std::string how = r.options.in_sample
@@ -38,6 +78,7 @@ void run_validate(Context& context, const ValidateArgs& args) {
   options.in_sample = args.in_sample;
   const ArtifactSpec spec = load_artifact_spec(context.spec_path);
   const ValidationReport report = validate_artifact(args.artifact, spec, context.catalog(), context.config(), options);
+  if (args.online) return print_online(context, args, report);
 
   if (context.json) {
     nlohmann::json j{{"extra_rows", args.extra}, {"in_sample", args.in_sample}, {"points", report.points},
@@ -101,7 +142,13 @@ void add_validate_command(CLI::App& app, Context& context) {
   cmd->add_option("--extra", args->extra, "trace rows per workload added to the fitting set")
       ->capture_default_str()->check(CLI::Range(0, 1000));
   cmd->add_flag("--in-sample", args->in_sample, "fit on every trace row as well: the model's floor, not a prediction");
-  cmd->add_flag("--rows", args->rows, "list every trace row with its prediction");
+  CLI::Option* rows = cmd->add_flag("--rows", args->rows, "list every trace row with its prediction");
+  CLI::Option* online =
+      cmd->add_flag("--online", args->online, "the online-refit curve: refit to 0..3 unseen rows per family")
+          ->excludes(rows);
+  cmd->get_option("--in-sample")->excludes(online);
+  cmd->add_option("--prior-weight", args->prior_weight, "weight of the prior around the fitted parameters (--online)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e6))->needs(online);
   cmd->callback([&context, args] { run_validate(context, *args); });
 }
 

@@ -1,0 +1,48 @@
+// The online-refit curve on the Morphling artifact (Morphling §4): how fast a fitted model
+// converges when the jobs it schedules report their iteration times. Per workload (fitted
+// as morph validate fits it) and Table 2 family with enough rows that no fit has seen, the
+// family's first rows in trace order are observed one by one and the model is refitted to
+// them alone (the saved model is the prior, as in morphd); the error is measured on the
+// family's remaining rows, which stay the same for every step.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "libmorph/artifact/validation.h"
+#include "libmorph/refit/refit.h"
+
+namespace morph {
+
+struct OnlineRefitOptions {
+  double prior_weight = kDefaultPriorWeight;
+  int observed_rows = 3;  // observations per family, refitted after each
+  int min_rows = 5;       // families with fewer unseen measured rows are left out
+
+  // Ceres-style: false with a message naming the bad member.
+  bool is_valid(std::string* error) const;
+};
+
+struct OnlineRefitCurve {
+  std::string workload;
+  std::string family;
+  std::vector<std::string> observed;  // exec_plan,placement of the observed rows
+  int held_out = 0;
+  // Index n: after n observations (0: the fitted model itself).
+  std::vector<double> avg_error;  // mean |predicted - measured| / measured on the held-out rows
+  std::vector<double> max_error;
+};
+
+struct OnlineRefitReport {
+  OnlineRefitOptions options;
+  std::vector<OnlineRefitCurve> curves;
+  int halved = 0;  // curves whose last average error is at most half the first
+};
+
+// The curves of one workload, in the order its families first appear in the trace.
+std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& workload,
+                                                  const OnlineRefitOptions& options);
+
+OnlineRefitReport online_refit(const std::vector<WorkloadValidation>& workloads, const OnlineRefitOptions& options);
+
+}  // namespace morph

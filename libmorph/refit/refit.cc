@@ -1,0 +1,36 @@
+#include "libmorph/refit/refit.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+
+namespace morph {
+
+Refit refit_perf_model(const PerfModel& start, const Workload& workload, std::span<const ObservedIteration> observed,
+                       const FitOptions& options) {
+  if (!(options.prior_weight >= 0) || !std::isfinite(options.prior_weight))
+    throw Error(fmt::format("refit: prior weight {} must be a finite number >= 0", options.prior_weight));
+  Refit r;
+  r.before = start;
+  r.after = start;
+  for (const ObservedIteration& o : observed) {
+    MeasuredPoint p;
+    p.terms = iteration_terms(workload, o.plan, o.allocation, start.forward);
+    p.iter_ms = o.iter_ms;
+    p.label = o.source;
+    r.points.push_back(std::move(p));
+  }
+  if (!r.points.empty()) {
+    r.fit = fit_perf_params(r.points, options, start.params);
+    r.after.params = r.fit.params;
+  }
+  for (const MeasuredPoint& p : r.points) {
+    r.predicted_before_ms.push_back(predict_iteration(p.terms, r.before.params).iter_ms);
+    r.predicted_after_ms.push_back(predict_iteration(p.terms, r.after.params).iter_ms);
+  }
+  return r;
+}
+
+}  // namespace morph

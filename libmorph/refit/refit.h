@@ -1,0 +1,37 @@
+// Online refit (Morphling §4): a saved performance model, refitted to the iterations its
+// jobs reported, with a log-normal prior that keeps each parameter near the saved value
+// (FitOptions::prior_weight), so that a few observations move the model only as far as
+// they must. The same function serves morph fit --warm-start, the artifact's online-refit
+// curve (libmorph/artifact/online_refit.h) and, later, morphd.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "libmorph/perf/fit.h"
+#include "libmorph/perf/iteration_time.h"
+#include "libmorph/perf/perf_model.h"
+#include "libmorph/refit/observed_iterations.h"
+
+namespace morph {
+
+// The prior weight of every online refit unless told otherwise, one value for all models
+// (chosen on the artifact's online-refit curve: morph validate --online).
+constexpr double kDefaultPriorWeight = 1.0;
+
+struct Refit {
+  PerfModel before;
+  PerfModel after;                   // before.forward with the refitted parameters
+  FitResult fit;                     // empty when nothing was observed
+  std::vector<MeasuredPoint> points; // one per observation, terms under before.forward
+  std::vector<double> predicted_before_ms;
+  std::vector<double> predicted_after_ms;
+};
+
+// Refits `start.params` to `observed` (none: `after` is `start`). The forward model is
+// kept: iteration times inform the parameters, not the forward profile. Throws on a
+// negative or non-finite options.prior_weight.
+Refit refit_perf_model(const PerfModel& start, const Workload& workload, std::span<const ObservedIteration> observed,
+                       const FitOptions& options);
+
+}  // namespace morph

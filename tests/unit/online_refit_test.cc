@@ -1,0 +1,72 @@
+#include "libmorph/artifact/online_refit.h"
+
+#include <cmath>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "libmorph/util/error.h"
+#include "test_support.h"
+
+namespace morph {
+namespace {
+
+TEST(OnlineRefit, OptionsValidateThemselves) {
+  std::string error;
+  EXPECT_TRUE(OnlineRefitOptions{}.is_valid(&error)) << error;
+  OnlineRefitOptions o;
+  o.prior_weight = -0.5;
+  EXPECT_FALSE(o.is_valid(&error));
+  EXPECT_NE(error.find("prior weight"), std::string::npos) << error;
+  o = OnlineRefitOptions{};
+  o.min_rows = o.observed_rows;
+  EXPECT_FALSE(o.is_valid(&error));
+  EXPECT_NE(error.find("held out"), std::string::npos) << error;
+}
+
+// On the artifact's bert workload: the curve starts at the fitted model's own errors on the
+// held-out rows, and every family with enough unseen rows has a curve.
+TEST(OnlineRefit, BertCurvesStartAtTheFittedModelAndHoldOutTheRest) {
+  MORPH_REQUIRE_ARTIFACT(dir);
+  const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
+  const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
+  const ArtifactSpec spec = load_artifact_spec(test::source_dir() + "/share/morphling-artifact.json");
+  const ArtifactWorkload& w = *spec.find("bert");
+  ValidationOptions validation;
+  validation.extra_rows = 3;
+  const WorkloadValidation v = fit_workload(dir + "/profile/bert", {dir + "/traces/bert/placements.csv"}, w, spec,
+                                            catalog, config, validation);
+  const OnlineRefitOptions options;
+  const std::vector<OnlineRefitCurve> curves = online_refit_curves(v, options);
+
+  std::map<std::string, std::vector<const ValidatedRow*>> unseen;
+  for (const ValidatedRow& r : v.rows)
+    if (r.row.iter_ms > 0 && !r.used_for_fit && !r.profiled) unseen[r.family].push_back(&r);
+  std::size_t expected = 0;
+  for (const auto& [family, rows] : unseen) expected += rows.size() >= static_cast<std::size_t>(options.min_rows);
+  ASSERT_EQ(curves.size(), expected);
+  ASSERT_FALSE(curves.empty());
+  for (const OnlineRefitCurve& c : curves) {
+    const auto& rows = unseen.at(c.family);
+    EXPECT_EQ(c.workload, "bert");
+    EXPECT_EQ(c.held_out + options.observed_rows, static_cast<int>(rows.size())) << c.family;
+    ASSERT_EQ(c.avg_error.size(), static_cast<std::size_t>(options.observed_rows + 1));
+    ASSERT_EQ(c.observed.size(), static_cast<std::size_t>(options.observed_rows));
+    EXPECT_EQ(c.observed.front(), rows.front()->row.exec_plan + "," + rows.front()->row.placement);
+    // n = 0 is the fitted model: its errors are validate's errors on the held-out rows.
+    double sum = 0, max = 0;
+    for (std::size_t i = static_cast<std::size_t>(options.observed_rows); i < rows.size(); ++i) {
+      sum += rows[i]->error;
+      max = std::max(max, rows[i]->error);
+    }
+    EXPECT_NEAR(c.avg_error.front(), sum / c.held_out, 1e-9) << c.family;
+    EXPECT_NEAR(c.max_error.front(), max, 1e-9) << c.family;
+    for (std::size_t n = 0; n < c.avg_error.size(); ++n) {
+      EXPECT_TRUE(std::isfinite(c.avg_error[n]));
+      EXPECT_LE(c.avg_error[n], c.max_error[n] + 1e-12);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace morph

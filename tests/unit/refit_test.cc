@@ -1,0 +1,142 @@
+#include "libmorph/refit/refit.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "libmorph/util/error.h"
+#include "test_support.h"
+
+namespace morph {
+namespace {
+
+const Workload kWorkload{ModelSpec{"m", 24, 2048, 16, 1024, 0, 1.2e9}, 64, 1024};
+const ForwardModel kForward{2, 3, 1};
+// The parameters that generate the "measurements", and a saved model that is off.
+const PerfParams kTruth{2.3, 3.0, 0.08, 3.5, 2.0, 4.0, 12.0};
+
+PerfParams perturbed() {
+  PerfParams p = kTruth;
+  p.k_bwd *= 1.4;
+  p.k_opt *= 0.5;
+  p.k_const_ms *= 2.5;
+  p.k_opt_off *= 1.5;
+  return p;
+}
+
+// DP plans of the global batch 64 with 4 samples per micro-batch, optionally offloaded.
+ExecutionPlan dp_plan(int dp, bool offload) {
+  ExecutionPlan p;
+  p.dp = dp;
+  p.ga_steps = 64 / dp / 4;
+  p.micro_batch_size = 4;
+  p.zero_stage = offload ? 2 : 0;
+  p.offload = offload;
+  return p;
+}
+
+struct Case {
+  const char* gpus;
+  int dp;
+  bool offload;
+  int cpus_per_gpu;
+};
+
+// Observed: what a job ran and reported. Held out: other plans, never observed.
+constexpr Case kObserved[] = {{"2xbig", 2, false, 0}, {"2x2xbig", 4, false, 0}, {"2xbig", 2, true, 4},
+                              {"8xbig", 8, false, 0}};
+constexpr Case kHeldOut[] = {{"1xbig", 1, false, 0}, {"4xbig", 4, false, 0}, {"2x4xbig", 8, false, 0},
+                             {"4xbig", 4, true, 2},  {"4x4xbig", 16, true, 4}};
+
+double true_ms(const Case& c) {
+  const Cluster cluster = test::test_cluster();
+  const IterationTerms terms = iteration_terms(kWorkload, dp_plan(c.dp, c.offload),
+                                               parse_gpus_spec(c.gpus, cluster, "t", c.cpus_per_gpu), kForward);
+  return predict_iteration(terms, kTruth).iter_ms;
+}
+
+// The observations as morph fit --warm-start reads them, through the CSV reader.
+std::vector<ObservedIteration> observations() {
+  std::string csv = "plan,gpus,iter_ms,cpus_per_gpu\n";
+  for (const Case& c : kObserved)
+    csv += fmt::format("{},{},{},{}\n", to_string(dp_plan(c.dp, c.offload)), c.gpus, true_ms(c),
+                       c.cpus_per_gpu > 0 ? std::to_string(c.cpus_per_gpu) : "");
+  return parse_observed_iterations(csv, "synthetic.csv", test::test_cluster(), kWorkload.global_batch);
+}
+
+// Mean relative distance of `params`' predictions from the truth on the held-out plans.
+double held_out_error(const PerfParams& params) {
+  const Cluster cluster = test::test_cluster();
+  double sum = 0;
+  for (const Case& c : kHeldOut) {
+    const IterationTerms terms = iteration_terms(kWorkload, dp_plan(c.dp, c.offload),
+                                                 parse_gpus_spec(c.gpus, cluster, "t", c.cpus_per_gpu), kForward);
+    sum += std::abs(predict_iteration(terms, params).iter_ms - true_ms(c)) / true_ms(c);
+  }
+  return sum / std::size(kHeldOut);
+}
+
+// Sum over the parameters of |log(after / before)|: how far a refit moved the model.
+double log_distance(const PerfParams& a, const PerfParams& b) {
+  const auto x = a.to_array();
+  const auto y = b.to_array();
+  double d = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) d += std::abs(std::log((x[i] + 1e-6) / (y[i] + 1e-6)));
+  return d;
+}
+
+TEST(Refit, MovesAPerturbedModelTowardsTheParametersThatGeneratedTheData) {
+  const PerfModel start{kForward, perturbed()};
+  const std::vector<ObservedIteration> observed = observations();
+  FitOptions options;
+  options.prior_weight = kDefaultPriorWeight;
+  const Refit r = refit_perf_model(start, kWorkload, observed, options);
+
+  ASSERT_EQ(r.points.size(), observed.size());
+  ASSERT_EQ(r.predicted_before_ms.size(), observed.size());
+  ASSERT_EQ(r.predicted_after_ms.size(), observed.size());
+  EXPECT_EQ(r.points[0].label, "synthetic.csv:2");
+  EXPECT_EQ(r.after.forward.per_sample_ms, kForward.per_sample_ms);  // the forward model is kept
+  double before = 0, after = 0;
+  for (std::size_t i = 0; i < observed.size(); ++i) {
+    before += std::abs(r.predicted_before_ms[i] - observed[i].iter_ms) / observed[i].iter_ms;
+    after += std::abs(r.predicted_after_ms[i] - observed[i].iter_ms) / observed[i].iter_ms;
+  }
+  // The prior holds the model back (four points against every parameter's prior), so the
+  // errors shrink without vanishing; a weak prior goes further (the next test).
+  EXPECT_LT(after, 0.9 * before) << "on the observed points";
+  const double held_before = held_out_error(start.params);
+  const double held_after = held_out_error(r.after.params);
+  EXPECT_GT(held_before, 0.05) << "the perturbation must matter for the test to mean anything";
+  EXPECT_LT(held_after, 0.9 * held_before) << "on plans never observed";
+}
+
+TEST(Refit, AStrongerPriorKeepsTheModelCloserToTheWarmStart) {
+  const PerfModel start{kForward, perturbed()};
+  const std::vector<ObservedIteration> observed = observations();
+  FitOptions weak, strong;
+  weak.prior_weight = 0.1;
+  strong.prior_weight = 100;
+  const Refit w = refit_perf_model(start, kWorkload, observed, weak);
+  const Refit s = refit_perf_model(start, kWorkload, observed, strong);
+  EXPECT_LT(log_distance(s.after.params, start.params), log_distance(w.after.params, start.params));
+  EXPECT_LT(held_out_error(w.after.params), held_out_error(s.after.params));
+  EXPECT_LT(held_out_error(w.after.params), 0.5 * held_out_error(start.params));
+}
+
+TEST(Refit, NothingObservedKeepsTheModel) {
+  const PerfModel start{kForward, perturbed()};
+  const Refit r = refit_perf_model(start, kWorkload, {}, FitOptions{});
+  EXPECT_TRUE(r.points.empty());
+  EXPECT_EQ(r.after.params.to_array(), start.params.to_array());
+}
+
+TEST(Refit, RefusesANegativePriorWeight) {
+  FitOptions options;
+  options.prior_weight = -1;
+  EXPECT_THROW(refit_perf_model(PerfModel{kForward, kTruth}, kWorkload, observations(), options), Error);
+}
+
+}  // namespace
+}  // namespace morph
