@@ -1,7 +1,7 @@
-// Benchmarks of the performance model: one fit of the seven parameters on seven points,
+// Benchmarks of the performance model: one fit of the eleven parameters on seven points,
 // and plan enumeration plus prediction on allocations of two GPU types. Ends with the
 // summary lines of `make bench-model`:
-//   fit: ms=<median ms for one 7-parameter fit>
+//   fit: ms=<median ms for one fit>
 //   plan: gpus=1024 ms=<median ms>
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -57,7 +57,7 @@ void BM_Fit7Points(benchmark::State& state) {
   const std::vector<MeasuredPoint> points = seven_points();
   for (auto _ : state) benchmark::DoNotOptimize(fit_perf_params(points));
   state.SetItemsProcessed(state.iterations());
-  state.SetLabel("7 parameters, 7 points");
+  state.SetLabel(std::to_string(PerfParams::kCount) + " parameters, 7 points");
 }
 BENCHMARK(BM_Fit7Points)->Unit(benchmark::kMillisecond)->Repetitions(7)->ReportAggregatesOnly(true);
 
