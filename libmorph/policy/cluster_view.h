@@ -92,8 +92,9 @@ struct ClusterView {
   // A job that has waited this long (JobState::waited_s) is overdue: every policy runs it
   // at its smallest configuration from then on (overdue()). 0: never.
   double starvation_limit_s = 0;
-  // The prior expected remaining running time of a job of unknown length (job_length.h).
-  double unknown_length_prior_s = 3600;
+  // The prior expected remaining running time of a job of unknown length (job_length.h):
+  // the shortest time limit sites commonly offer (15 minutes).
+  double unknown_length_prior_s = 900;
 };
 
 // The anti-starvation rule every policy applies: an overdue job is started before any

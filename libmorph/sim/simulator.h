@@ -30,7 +30,7 @@ struct SimOptions {
   double interval_s = 60;
   std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant
   double starvation_limit_s = 0;          // ClusterView::starvation_limit_s
-  double unknown_length_prior_s = 3600;   // ClusterView::unknown_length_prior_s
+  double unknown_length_prior_s = 900;   // ClusterView::unknown_length_prior_s
   // Called after every round the policy decides (none when empty).
   std::function<void(const SimProgress&)> on_round;
 };

@@ -39,11 +39,11 @@ struct SimulateArgs {
   bool measured_only = false;
   std::string job_length = "declared";
   double starvation_limit_s = -1;  // -1: kDefaultStarvationLimitS
-  double unknown_length_prior_s = 3600;
+  double unknown_length_prior_s = 900;
 };
 
 // A job without GPUs this long becomes overdue and runs (anti-starvation, docs/policy.md).
-constexpr double kDefaultStarvationLimitS = 6 * 3600;
+constexpr double kDefaultStarvationLimitS = 8 * 3600;
 
 std::map<std::string, int> parse_quotas(const std::vector<std::string>& items) {
   std::map<std::string, int> quotas;
@@ -262,7 +262,7 @@ void add_simulate_command(CLI::App& app, Context& context) {
                   "service)")
       ->capture_default_str();
   cmd->add_option("--starvation-limit", args->starvation_limit_s,
-                  "seconds without GPUs after which a job is overdue and must run (0: never; default 21600)")
+                  "seconds without GPUs after which a job is overdue and must run (0: never; default 28800)")
       ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--unknown-length-prior", args->unknown_length_prior_s,
                   "expected running seconds of a job of unknown length that has run less than that")
