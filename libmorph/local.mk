@@ -58,6 +58,7 @@ libmorph_libmorph_perf_la_LIBADD = libmorph/libmorph_base.la $(CERES_LIBS) $(FMT
 
 libmorph_libmorph_policy_la_SOURCES = \
 	%reldir%/policy/cluster_view.h %reldir%/policy/cluster_view.cc \
+	%reldir%/policy/job_length.h %reldir%/policy/job_length.cc \
 	%reldir%/policy/plan_oracle.h %reldir%/policy/plan_oracle.cc \
 	%reldir%/policy/placement.h %reldir%/policy/placement.cc \
 	%reldir%/policy/assignment.h %reldir%/policy/assignment.cc \
@@ -69,6 +70,7 @@ libmorph_libmorph_policy_la_SOURCES = \
 	%reldir%/sim/workload.h %reldir%/sim/workload.cc \
 	%reldir%/sim/apps.h %reldir%/sim/apps.cc \
 	%reldir%/sim/truth.h %reldir%/sim/truth.cc \
+	%reldir%/sim/known_length.h %reldir%/sim/known_length.cc \
 	%reldir%/sim/simulator.h %reldir%/sim/simulator.cc \
 	%reldir%/sim/metrics.h %reldir%/sim/metrics.cc
 libmorph_libmorph_policy_la_LIBADD = libmorph/libmorph_perf.la $(CERES_LIBS) $(FMT_LIBS)

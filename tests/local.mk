@@ -38,6 +38,8 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/placement_test.cc \
 	%reldir%/unit/policy_test.cc \
 	%reldir%/unit/simulator_test.cc \
+	%reldir%/unit/job_length_test.cc \
+	%reldir%/unit/starvation_test.cc \
 	%reldir%/state_fixture.h \
 	%reldir%/unit/safetensors_test.cc \
 	%reldir%/unit/dataset_order_test.cc \

@@ -2,6 +2,8 @@
 // requested, within their tenant's GPU quota, in submission order, preempting
 // best-effort jobs (the most recently started first) when they must; best-effort jobs
 // run opportunistically on whatever is left, in submission order, without reservations.
+// Anti-starvation (ours): an overdue best-effort job preempts like a guaranteed one,
+// outside any quota, is not preempted, and other best-effort jobs wait behind it.
 // Simplified: AntMan's GPU sharing (best-effort jobs co-located on a guaranteed job's
 // GPUs at low priority) is not modelled — a GPU runs one job.
 #include <algorithm>
@@ -34,29 +36,34 @@ std::vector<Decision> AntMan::schedule(const ClusterView& view, PlanOracle& orac
     a.hold(i);
     if (j.sla == Sla::guaranteed)
       used[j.tenant] += j.current.gpus();
-    else
+    else if (!overdue(j, view))  // an overdue job is never preempted (anti-starvation)
       opportunistic.push_back(i);
   }
+  // Guaranteed jobs first, then overdue best-effort jobs, then the others.
+  auto rank = [&](const JobState& j) { return j.sla == Sla::guaranteed ? 0 : overdue(j, view) ? 1 : 2; };
   std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t x, std::size_t y) {
     const JobState& p = view.jobs[x];
     const JobState& q = view.jobs[y];
-    if ((p.sla == Sla::guaranteed) != (q.sla == Sla::guaranteed)) return p.sla == Sla::guaranteed;
+    if (rank(p) != rank(q)) return rank(p) < rank(q);
     return p.submit_time_s < q.submit_time_s;
   });
   std::stable_sort(opportunistic.begin(), opportunistic.end(),
                    [&](std::size_t x, std::size_t y) { return view.jobs[x].ready_s > view.jobs[y].ready_s; });
 
+  std::vector<bool> reserved(static_cast<std::size_t>(a.pool().types()), false);  // for an overdue job
   for (std::size_t i : waiting) {
     const JobState& j = view.jobs[i];
     const int type = rigid_type(a, oracle, i);
     if (type < 0) continue;
     const int gpus = j.requested_plan.gpus();
-    if (j.sla != Sla::guaranteed) {
-      a.start(i, type, gpus);
+    if (rank(j) == 2) {
+      if (!reserved[static_cast<std::size_t>(type)]) a.start(i, type, gpus);
       continue;
     }
-    auto quota = view.quota_gpus.find(j.tenant);
-    if (quota != view.quota_gpus.end() && used[j.tenant] + gpus > quota->second) continue;
+    if (j.sla == Sla::guaranteed) {
+      auto quota = view.quota_gpus.find(j.tenant);
+      if (quota != view.quota_gpus.end() && used[j.tenant] + gpus > quota->second) continue;
+    }
     // Preempt best-effort jobs on this type until the guaranteed job fits; undo if it never does.
     std::vector<std::size_t> evicted;
     bool started = a.start(i, type, gpus);
@@ -68,10 +75,11 @@ std::vector<Decision> AntMan::schedule(const ClusterView& view, PlanOracle& orac
       started = a.start(i, type, gpus);
     }
     if (started) {
-      used[j.tenant] += gpus;
+      if (j.sla == Sla::guaranteed) used[j.tenant] += gpus;
       continue;
     }
     for (std::size_t k : evicted) a.hold(k);
+    if (j.sla != Sla::guaranteed) reserved[static_cast<std::size_t>(type)] = true;  // best-effort jobs wait behind it
   }
   return a.decisions();
 }

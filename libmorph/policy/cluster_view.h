@@ -52,7 +52,14 @@ struct JobState {
   int requested_cpus = 0;
   JobAllocation current;  // empty: pending
   double submit_time_s = 0;
-  double remaining_iterations = 0;
+  // What is known of the job's length (job_length.h), as morphd will know it: the
+  // iterations its user declared (--morph-iterations; 0: none), its time limit (0: none),
+  // and the iterations it has done. Never its true remaining work.
+  double declared_iterations = 0;
+  double time_limit_s = 0;
+  double attained_iterations = 0;
+  // Seconds since submission spent without GPUs, queued or preempted (anti-starvation).
+  double waited_s = 0;
   double ready_s = 0;                // a running job's (re)start is over at this time
   double measured_iteration_s = 0;   // of the current allocation as reported; 0: unknown
   int restarts = 0;
@@ -82,7 +89,20 @@ struct ClusterView {
   // A running job is moved only when its value rises by this fraction (morph.conf
   // MinReconfigureGain): a margin against the model's error.
   double min_reconfigure_gain = 0.05;
+  // A job that has waited this long (JobState::waited_s) is overdue: every policy runs it
+  // at its smallest configuration from then on (overdue()). 0: never.
+  double starvation_limit_s = 0;
+  // The prior expected remaining running time of a job of unknown length (job_length.h):
+  // the shortest time limit sites commonly offer (15 minutes).
+  double unknown_length_prior_s = 900;
 };
+
+// The anti-starvation rule every policy applies: an overdue job is started before any
+// later job could take its GPUs, and is never preempted or shrunk below its smallest
+// configuration until it finishes (its waiting time never falls).
+inline bool overdue(const JobState& job, const ClusterView& view) {
+  return view.starvation_limit_s > 0 && job.waited_s >= view.starvation_limit_s;
+}
 
 enum class Action { start, reconfigure, preempt, keep, wait };
 

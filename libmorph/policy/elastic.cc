@@ -6,6 +6,7 @@
 #include <queue>
 
 #include "libmorph/policy/assignment.h"
+#include "libmorph/policy/job_length.h"
 
 namespace morph::policy {
 namespace {
@@ -22,6 +23,7 @@ struct Item {
   double ready_left = 0;    // seconds of its (re)start still to go
   double remaining = 0;     // iterations
   bool guaranteed = false;
+  bool overdue = false;  // waited past the starvation limit: it has a minimum, its smallest configuration
   PlanFreedom freedom = PlanFreedom::any;
   bool resize = true;
   std::vector<const JobCurve*> curves;  // per GPU type, filled on first use
@@ -85,16 +87,16 @@ const JobCurve& Round::curve(Item& it, int type) {
   return *c;
 }
 
-// A job's minimum demand on `type`: Morphling's for a guaranteed job (0 for best-effort),
-// the smallest configuration under Sia.
+// A job's minimum demand on `type`: Morphling's for a guaranteed job, the smallest
+// configuration under Sia and for an overdue job (anti-starvation), else 0.
 int Round::min_gpus(Item& it, int type) {
   int& m = it.min[static_cast<std::size_t>(type)];
   if (m >= 0) return m;
-  if (options_.admit_at_minimum) {
+  if (it.guaranteed && !options_.admit_at_minimum) {
+    m = oracle_.min_gpus(view_.jobs[it.job], it.freedom, it.resize, view_.nodes, pool().any_node_of(type));
+  } else if (options_.admit_at_minimum || it.overdue) {
     const JobCurve& c = curve(it, type);
     m = c.useful.empty() ? 0 : c.useful.front();
-  } else if (it.guaranteed) {
-    m = oracle_.min_gpus(view_.jobs[it.job], it.freedom, it.resize, view_.nodes, pool().any_node_of(type));
   } else {
     m = 0;
   }
@@ -256,7 +258,8 @@ void Round::init() {
     it.curves.assign(static_cast<std::size_t>(types), nullptr);
     it.min.assign(static_cast<std::size_t>(types), -1);
     it.guaranteed = j.sla == Sla::guaranteed;
-    it.remaining = std::max(j.remaining_iterations, 1e-9);
+    it.remaining = std::max(expected_remaining_iterations(j, view_, oracle_), 1e-9);
+    it.overdue = overdue(j, view_);
     configure(it, j);
     if (!j.running()) continue;
     it.type = it.current_type = assignment_.current_type(i);
@@ -323,10 +326,15 @@ void Round::schedule_minimums() {
   for (const Item& it : items_) {
     const bool running_now = view_.jobs[it.job].running();
     if (running_now && it.guaranteed) running.push_back(it.job);
-    if (!running_now && (it.guaranteed || options_.admit_at_minimum)) waiting.push_back(it.job);
+    if (!running_now && (it.guaranteed || it.overdue || options_.admit_at_minimum)) waiting.push_back(it.job);
   }
   by_submission(running);
   by_submission(waiting);
+  // Overdue jobs first, longest waiting first: nothing submitted later may take their GPUs.
+  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) {
+    if (items_[a].overdue != items_[b].overdue) return items_[a].overdue;
+    return items_[a].overdue && view_.jobs[a].waited_s > view_.jobs[b].waited_s;
+  });
   for (std::size_t i : running) {
     Item& it = items_[i];
     const int m = min_gpus(it, it.current_type);
@@ -355,7 +363,7 @@ void Round::schedule_minimums() {
     }
     if (placed || !over_quota) continue;
     demote(it);
-    if (options_.admit_at_minimum)
+    if (options_.admit_at_minimum || it.overdue)
       for (int type : pool().types_by_memory())
         if (!curve(it, type).useful.empty() && grow(i, type, true)) break;
   }
@@ -365,7 +373,7 @@ void Round::schedule_minimums() {
 void Round::schedule_by_slope() {
   std::vector<std::pair<double, std::size_t>> order;
   for (Item& it : items_) {
-    if (it.gpus == 0 && (it.guaranteed || options_.admit_at_minimum)) continue;  // it starts at a minimum or waits
+    if (it.gpus == 0 && (it.guaranteed || it.overdue || options_.admit_at_minimum)) continue;  // it starts at a minimum or waits
     double best = -std::numeric_limits<double>::infinity();
     for (int type = 0; type < pool().types(); ++type)
       if (it.type < 0 || it.type == type) best = std::max(best, first_gain(it, type));
@@ -387,7 +395,7 @@ void Round::schedule_by_slope() {
 }
 
 // Lines 18-24: unchanged jobs stay put; the others are placed by HAS, largest first
-// (guaranteed jobs before best-effort ones), each falling back down its curve when the
+// (guaranteed and overdue jobs before the others), each falling back down its curve when the
 // nodes are too fragmented or AllocMem fails.
 std::vector<Decision> Round::place() {
   std::vector<std::size_t> moving;
@@ -401,7 +409,7 @@ std::vector<Decision> Round::place() {
   std::stable_sort(moving.begin(), moving.end(), [&](std::size_t a, std::size_t b) {
     const Item& x = items_[a];
     const Item& y = items_[b];
-    if (x.guaranteed != y.guaranteed) return x.guaranteed;
+    if ((x.guaranteed || x.overdue) != (y.guaranteed || y.overdue)) return x.guaranteed || x.overdue;
     if (x.gpus != y.gpus) return x.gpus > y.gpus;
     return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
   });

@@ -113,8 +113,13 @@ const AppProfile& PlanOracle::app(const std::string& name) const {
   return it->second;
 }
 
+// Under any freedom the best plan depends on the request only where admissibility is
+// restricted, since the user's own plan is always admissible (issue 11: keyed without it,
+// a job's request was refused because another job of the application had found nothing
+// admissible on that shape, and Morphling-E never started it).
 PlanOracle::PlanKey PlanOracle::plan_key(const JobState& job, PlanFreedom freedom) const {
-  return {job.app, freedom, freedom == PlanFreedom::any ? std::string() : to_string(job.requested_plan)};
+  const bool by_request = freedom != PlanFreedom::any || admissible_;
+  return {job.app, freedom, by_request ? to_string(job.requested_plan) : std::string()};
 }
 
 std::string PlanOracle::type_key(const std::vector<NodeState>& nodes, int node) const {
@@ -163,9 +168,18 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
         c.plan = o.plan;
         c.iteration_s = o.time.iter_ms / 1e3;
         c.host_bytes_per_gpu = o.memory.host_bytes_per_gpu;
-        return c;
+        break;
       }
-      c.reason = s.feasible.empty() ? "no plan fits" : "no admissible plan fits in the free host memory";
+      // The user's own plan on its own GPU count is a candidate even where the search
+      // does not enumerate it (its micro-batching) or admits nothing else.
+      if (admissible_ && gpus == job.requested_plan.gpus() && (!c.feasible || c.plan != job.requested_plan)) {
+        const PlanChoice found = c;
+        c = {};
+        consider(job.requested_plan, false);
+        if (found.feasible && (!c.feasible || found.iteration_s <= c.iteration_s)) c = found;
+      }
+      if (!c.feasible && c.reason.empty())
+        c.reason = s.feasible.empty() ? "no plan fits" : "no admissible plan fits in the free host memory";
       return c;
     }
     case PlanFreedom::scale_dp: {

@@ -22,7 +22,8 @@ class Policy {
   virtual std::vector<Decision> schedule(const ClusterView& view, PlanOracle& oracle) = 0;
   // Whether schedule() decides for `view` as it will in every later round in which only
   // time passes: no job arrives or finishes, and the running jobs, past their restarts
-  // and measured, only progress (their remaining iterations fall, nothing else changes).
+  // and measured, only progress (their attained iterations grow, waiting jobs wait
+  // longer, nothing else changes).
   // The simulator then skips those rounds without asking, so a policy says yes only
   // where that holds for any remaining work. The default promises nothing.
   virtual bool steady(const ClusterView& /*view*/, PlanOracle& /*oracle*/) { return false; }

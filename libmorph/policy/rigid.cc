@@ -4,6 +4,8 @@
 #include <limits>
 #include <numeric>
 
+#include "libmorph/policy/job_length.h"
+
 namespace morph::policy {
 
 int rigid_type(const Assignment& a, PlanOracle& oracle, std::size_t job) {
@@ -30,7 +32,7 @@ double rigid_time_left(const Assignment& a, PlanOracle& oracle, std::size_t job)
     iteration_s = oracle.predict_s(j, t.plan, v.nodes, t.slices);
     restart = v.restart_penalty_s;
   }
-  return restart + j.remaining_iterations * iteration_s;
+  return restart + expected_remaining_iterations(j, v, oracle) * iteration_s;
 }
 
 std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle, const BackfillOptions& options) {
@@ -48,6 +50,7 @@ std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle
   int reserved_type = -1;
   double shadow_s = 0;  // when the reserved job can start, seconds from now
   int extra = 0;        // GPUs of the reserved type still spare at that time
+  bool reserved_overdue = false;
   for (std::size_t i : waiting) {
     const int type = rigid_type(a, oracle, i);
     if (type < 0) continue;  // can never run here; it does not block the queue
@@ -71,11 +74,14 @@ std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle
         }
       }
       reserved_type = type;
+      reserved_overdue = overdue(view.jobs[i], view);
       continue;
     }
     // Backfill on the reserved type: finish before the reservation, or use spare GPUs.
+    // Behind an overdue job only on spare GPUs: end times are estimates, and a job that
+    // runs longer than estimated would delay the reservation (anti-starvation).
     if (!a.start(i, type, gpus)) continue;
-    if (rigid_time_left(a, oracle, i) <= shadow_s) continue;
+    if (!reserved_overdue && rigid_time_left(a, oracle, i) <= shadow_s) continue;
     if (gpus <= extra) {
       extra -= gpus;
       continue;

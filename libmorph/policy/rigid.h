@@ -23,7 +23,9 @@ struct BackfillOptions {
 
 // Submission order with EASY backfilling (Lifka, 1995): when the oldest waiting job does
 // not fit, it gets a reservation at the earliest time enough GPUs of its type free up,
-// and a later job may start now only if it ends before then or leaves the reserved GPUs.
+// and a later job may start now only if it ends before then (by the policy's estimate of
+// its length, job_length.h) or leaves the reserved GPUs; behind an overdue job only the
+// latter.
 std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle, const BackfillOptions& options);
 
 // Policy::steady for the rigid policies (FIFO, Synergy, AntMan): they hold every running

@@ -93,6 +93,7 @@ std::string to_admin_comment(const JobRecord& r) {
   append_placement(out, r.current, "");
   if (r.baseline) append_placement(out, *r.baseline, "base_");
   if (!r.other_gres.empty()) out += fmt::format(" other_gres={}", r.other_gres);
+  if (q.iterations > 0) out += fmt::format(" iterations={}", q.iterations);
   return out;
 }
 
@@ -138,6 +139,7 @@ JobRecord parse_admin_comment(std::string_view text) {
     if (r.other_gres.empty() || r.other_gres.find_first_of(" \t") != std::string::npos)
       throw Error(fmt::format("{}: other_gres={} is not a GRES list", kWhat, quote(r.other_gres)));
   }
+  if (f.has("iterations")) set_morph_option(q, "iterations", f.take("iterations"));
   f.finish();
   return r;
 }

@@ -5,8 +5,10 @@
 //     framework=megatron plans=all gpus=1-0 gpu_types=- base_plan=- type=a100-80g
 //     nodes=2 gpus_per_node=8 cpus_per_gpu=4 dp=4 tp=4 pp=1 zero=1 offload=0 gc=0 ga=4
 //     mb=1 mbs=32 iter_ms=812.250 [base_type=... base_iter_ms=...] [other_gres=...]
+//     [iterations=N]
 // ("-" stands for an empty list; gpus=MIN-MAX with 0 for no MAX; other_gres= keeps the
-// user's per-node GRES that are not GPUs, e.g. gres:shard:2, across replans).
+// user's per-node GRES that are not GPUs, e.g. gres:shard:2, across replans;
+// iterations= is the job's declared length, --morph-iterations, for morphd's policy).
 //
 // The spank plugin exports the plan to the job's tasks from it, morphd rewrites it when
 // it replans, and job_submit_morph checks every update of it.

@@ -14,6 +14,9 @@
 #define MORPH_MAX_HIDDEN (INT64_C(1) << 20)
 #define MORPH_MAX_VOCAB 100000000
 #define MORPH_MAX_PARAMS 1e15
+/* --morph-iterations: the training iterations a job declares (10^12, as the simulator's
+ * workload steps). */
+#define MORPH_MAX_ITERATIONS (INT64_C(1000000000000))
 
 /* A plan: dp, tp, pp, ga, mb, mbs and dp*tp*pp. */
 #define MORPH_MAX_PLAN_VALUE (1 << 20)

@@ -72,6 +72,8 @@ void set_morph_option(MorphRequest& r, std::string_view name, std::string_view v
   } else if (name == "framework") {
     const std::string v = to_lower(value);
     r.framework = v == "megatron" ? Framework::megatron : v == "deepspeed" ? Framework::deepspeed : Framework::torch;
+  } else if (name == "iterations") {
+    r.iterations = integer(value);
   } else {  // plan
     r.baseline_plan = to_lower(value);
   }
@@ -99,6 +101,7 @@ std::vector<std::pair<std::string, std::string>> to_job_env(const MorphRequest& 
   if (!r.gpu_types.empty()) add(6, fmt::format("{}", fmt::join(r.gpu_types, ",")));
   if (r.framework != defaults.framework) add(7, to_string(r.framework));
   if (!r.baseline_plan.empty()) add(8, r.baseline_plan);
+  if (r.iterations > 0) add(9, std::to_string(r.iterations));
   return env;
 }
 

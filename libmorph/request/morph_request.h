@@ -29,6 +29,7 @@ struct MorphRequest {
   std::vector<std::string> gpu_types;  // empty: any
   Framework framework = Framework::megatron;
   std::string baseline_plan;       // user's own plan with --gres (SLA baseline), compact form
+  std::int64_t iterations = 0;     // training iterations the user declares; 0: not declared
 
   friend bool operator==(const MorphRequest&, const MorphRequest&) = default;
 };

@@ -23,6 +23,8 @@ const morph_option_info morph_option_table[] = {
      "MORPH_REQUEST_FRAMEWORK"},
     {"plan", "PLAN", "with --gres/--gpus: the plan of that request, the job's SLA baseline (dp=4,tp=2,...)",
      "MORPH_REQUEST_PLAN"},
+    {"iterations", "N", "training iterations the job runs (its length, for the scheduler; default: its time limit)",
+     "MORPH_REQUEST_ITERATIONS"},
 };
 const int morph_option_count = (int)(sizeof morph_option_table / sizeof morph_option_table[0]);
 
@@ -309,6 +311,7 @@ int morph_check_option(const char *name, const char *value, char *error, size_t 
   }
   if (strcmp(name, "batch") == 0) return check_integer(what, "", v, 1, MAX_BATCH, &lo, error, size);
   if (strcmp(name, "seq") == 0) return check_integer(what, "", v, 1, MAX_SEQ, &lo, error, size);
+  if (strcmp(name, "iterations") == 0) return check_integer(what, "", v, 1, MORPH_MAX_ITERATIONS, &lo, error, size);
   if (strcmp(name, "sla") == 0) {
     if (span_is(v, "guaranteed") || span_is(v, "best-effort") || span_is(v, "besteffort")) return 0;
     return fail(error, size, "%s: %s is not guaranteed or best-effort", what, shown(v, b, sizeof b));

@@ -74,7 +74,9 @@ SimJob sim_job(const TraceJob& row, const std::map<std::string, App>& apps) {
                             quote(row.exec_plan), row.gpus, app.artifact.global_batch, row.app));
   s.requested_cpus = row.cpus;
   s.submit_time_s = row.submit_s;
-  s.remaining_iterations = row.steps;
+  job.steps = row.steps;
+  job.duration_s = row.duration_s;
+  s.declared_iterations = row.steps;  // known exactly unless declare_lengths() says otherwise
   return job;
 }
 

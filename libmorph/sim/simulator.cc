@@ -63,6 +63,8 @@ struct Tracked {
   std::size_t job = 0;      // index into the workload and the result
   Speed speed;              // of its current allocation
   double held_since_s = 0;  // when it got its current allocation
+  double held_s = 0;        // seconds it held GPUs before that
+  double remaining = 0;     // true iterations left (the policy sees only JobState's estimates)
 };
 
 // One simulation. Each round admits the jobs submitted by then, lets the policy decide and
@@ -126,6 +128,8 @@ Replay::Replay(const std::vector<SimJob>& jobs, const std::vector<policy::NodeSt
   view_.quota_gpus = options.quota_gpus;
   view_.restart_penalty_s = options.restart_penalty_s;
   view_.min_reconfigure_gain = options.min_reconfigure_gain;
+  view_.starvation_limit_s = options.starvation_limit_s;
+  view_.unknown_length_prior_s = options.unknown_length_prior_s;
 }
 
 bool Replay::any_running() const {
@@ -161,17 +165,21 @@ SimResult Replay::run() {
 // The jobs submitted by this round join the view.
 void Replay::admit() {
   for (; arrivals_left() && next_arrival_s() <= now_; ++next_) {
-    view_.jobs.push_back(jobs_[order_[next_]].state);
-    tracked_.push_back({order_[next_], {}, 0});
+    const SimJob& job = jobs_[order_[next_]];
+    view_.jobs.push_back(job.state);
+    tracked_.push_back({order_[next_], {}, 0, 0, job.steps});
   }
 }
 
-// Running jobs past their (re)start report their iteration time.
+// Running jobs past their (re)start report their iteration time; every job's time
+// without GPUs is what morphd would read from Slurm.
 void Replay::observe() {
   view_.now_s = now_;
   for (std::size_t k = 0; k < view_.jobs.size(); ++k) {
     JobState& j = view_.jobs[k];
-    policy::observe_iteration(j, j.running() && view_.now_s >= j.ready_s ? tracked_[k].speed.iteration_s : 0);
+    const Tracked& x = tracked_[k];
+    policy::observe_iteration(j, j.running() && view_.now_s >= j.ready_s ? x.speed.iteration_s : 0);
+    j.waited_s = now_ - j.submit_time_s - x.held_s - (j.running() ? now_ - x.held_since_s : 0);
   }
 }
 
@@ -201,6 +209,7 @@ bool Replay::apply(const std::vector<policy::Decision>& decisions) {
     changed = true;
     if (action == Action::reconfigure || action == Action::preempt) {
       r.gpu_seconds += j.current.gpus() * (now - x.held_since_s);
+      x.held_s += now - x.held_since_s;
       ++j.restarts;
     }
     if (action == Action::preempt) {
@@ -243,7 +252,7 @@ void Replay::skip_steady_rounds() {
   if (arrivals_left()) rounds = std::floor((next_arrival_s() - now_) / interval) - 1;
   for (std::size_t k = 0; k < view_.jobs.size(); ++k)
     if (view_.jobs[k].running()) {
-      const double work_s = view_.jobs[k].remaining_iterations * tracked_[k].speed.iteration_s;
+      const double work_s = tracked_[k].remaining * tracked_[k].speed.iteration_s;
       rounds = std::min(rounds, std::floor(work_s / interval) - 2);
     }
   if (!(rounds >= 1)) return;
@@ -293,17 +302,18 @@ void Replay::advance() {
 // and below its guarantee.
 std::optional<double> Replay::progress(std::size_t k, double from_s, double to_s) {
   JobState& j = view_.jobs[k];
-  const Tracked& x = tracked_[k];
+  Tracked& x = tracked_[k];
   JobResult& r = result_.jobs[x.job];
   const double rate = 1.0 / x.speed.iteration_s;
   const double possible = (to_s - from_s) * rate;
-  const bool finishes = j.remaining_iterations <= possible;
-  const double until = finishes ? from_s + j.remaining_iterations / rate : to_s;
+  const bool finishes = x.remaining <= possible;
+  const double until = finishes ? from_s + x.remaining / rate : to_s;
   r.run_seconds += until - from_s;
   if (x.speed.predicted) r.predicted_seconds += until - from_s;
   if (x.speed.below_sla) r.slow_seconds += until - from_s;
   if (finishes) return until;
-  j.remaining_iterations -= possible;
+  x.remaining -= possible;
+  j.attained_iterations += possible;
   return std::nullopt;
 }
 

@@ -29,6 +29,8 @@ struct SimOptions {
   double min_reconfigure_gain = 0.05;
   double interval_s = 60;
   std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant
+  double starvation_limit_s = 0;          // ClusterView::starvation_limit_s
+  double unknown_length_prior_s = 900;   // ClusterView::unknown_length_prior_s
   // Called after every round the policy decides (none when empty).
   std::function<void(const SimProgress&)> on_round;
 };
@@ -64,7 +66,9 @@ struct SimResult {
 
 // The jobs of a simulation, with their requests resolved against the applications.
 struct SimJob {
-  policy::JobState state;  // id, app, tenant, SLA, request, remaining iterations
+  policy::JobState state;  // id, app, tenant, SLA, request, what is known of its length
+  double steps = 0;        // the iterations it trains: its true length, the simulator's alone
+  double duration_s = 0;   // its run time on its request in the trace (0: unknown)
   std::string where;       // workload file:line
 };
 

@@ -243,11 +243,13 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
   try {
     const std::optional<UserGpuRequest> user = user_gpus(in.user);
     const SubmitConstraints constraints = user_constraints(in.user, user.has_value());
-    const std::string key = cache_key(request, in.user);
+    MorphRequest for_plan = request;
+    for_plan.iterations = 0;  // a declared length does not change the plan: one cache entry
+    const std::string key = cache_key(for_plan, in.user);
     auto it = decisions_.find(key);
     if (it == decisions_.end()) {
       if (decisions_.size() >= kMaxCachedDecisions) decisions_.clear();
-      SubmitDecision d = decide_submission(SubmitContext{*config_, *catalog_, perf_}, request, user, constraints);
+      SubmitDecision d = decide_submission(SubmitContext{*config_, *catalog_, perf_}, for_plan, user, constraints);
       d.record.other_gres = without_gpus(in.user.tres_per_node);
       it = decisions_.emplace(key, std::move(d)).first;
     }
@@ -256,7 +258,9 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
       out.message = fmt::format("morph: {}: {}", describe(request), d.reason);
       return out;
     }
-    out.request = slurm_request(d.record, d.host_memory_bytes_per_node, in.user, false);
+    JobRecord record = d.record;
+    record.request.iterations = request.iterations;
+    out.request = slurm_request(record, d.host_memory_bytes_per_node, in.user, false);
     out.verdict = Verdict::accept;
     out.message = fmt::format("morph: {}", d.message);
   } catch (const Error& e) {

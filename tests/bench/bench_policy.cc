@@ -114,7 +114,7 @@ std::vector<JobState> synthetic_jobs(std::mt19937& rng, int first_id, int count,
     j.requested_plan = data_parallel(app, gpus);
     j.requested_cpus = gpus * 4;
     j.submit_time_s = from_s + (to_s - from_s) * unit(rng);
-    j.remaining_iterations = std::round(100 * std::pow(1000.0, unit(rng)));
+    j.declared_iterations = std::round(100 * std::pow(1000.0, unit(rng)));
     jobs.push_back(std::move(j));
   }
   return jobs;

@@ -62,8 +62,9 @@ write_workload() {
   assert_ok
   local file
   file=$(save_json measured)
-  # Requested plans stay allowed where the traces lack them: a few runs may be predicted.
-  jq_true "$file" '.policies[0].predicted_share < 0.001 and .policies[0].all.finished == 406'
+  # Requested plans stay allowed where the traces lack them, so some runs are predicted
+  # (fifo, which runs only requests, spends 3.7% of its running time at such speeds).
+  jq_true "$file" '.policies[0].predicted_share < 0.05 and .policies[0].all.finished == 406'
   jq_true "$file" '.policies[0].all.avg_jct_s < 3638'
 }
 
@@ -136,6 +137,57 @@ write_workload() {
     sed 's/policy=\([^ ]*\) avg_jct_s=\([0-9.]*\) .*policy=\([^ ]*\) avg_jct_s=\([0-9.]*\) .*/\1 \2 \3 \4/' |
     awk '{ r = ($4 - 260) / ($2 - 260); if ($1 != $3 || r < 1e6 * (1 - 1e-5) || r > 1e6 * (1 + 1e-5)) { print; bad = 1 } }
          END { exit bad }' || fail "JCT does not scale with the steps" "$lines_small" "$lines_big"
+}
+
+@test "simulate --job-length: every mode finishes every job; the default is declared and the output says so" {
+  local w mode
+  w=$(write_workload "a,0,100,bert,2,16,0,ga,1000,0" "b,30,5000,bert,4,32,0,ga,90000,0" "c,60,10,gpt2,2,16,0,ga,50,0")
+  for mode in exact declared unknown; do
+    morph simulate --workload "$w" --policy all --job-length "$mode"
+    assert_ok
+    [[ "$output" == *"job lengths: $mode;"* ]] || fail "$mode: not reported" "$output"
+    [ "$(printf '%s\n' "$output" | grep -c '^policy=')" -eq 8 ] || fail "$mode: expected 8 policy lines" "$output"
+    [[ "$stderr" != *"never finished"* ]] || fail "$mode: a job never finished" "$stderr"
+  done
+  morph simulate --workload "$w"
+  assert_ok
+  [[ "$output" == *"job lengths: declared; a job waiting 28800 s is overdue"* ]] || fail "default not reported" "$output"
+}
+
+@test "simulate --measured-only on workload-mt: every job finishes under every policy, whatever the policies know (issue 11)" {
+  # Morphling-E never started seven jobs whose request was the only measured-only
+  # configuration on their GPU count: another job's search had been memoised for it.
+  require_artifact
+  local mode
+  for mode in exact unknown; do
+    morph simulate --workload "$(workload mt)" --truth "$ARTIFACT/traces" --policy all --measured-only --job-length "$mode"
+    assert_ok
+    [[ "$stderr" != *"never finished"* ]] || fail "$mode: jobs never finished" "$stderr"
+  done
+}
+
+@test "simulate --measured-only on base and bp: morphling has the lowest average JCT with exact and unknown lengths" {
+  require_artifact
+  local w mode lines
+  for w in base bp; do
+    for mode in exact unknown; do
+      morph simulate --workload "$(workload "$w")" --truth "$ARTIFACT/traces" --policy all --measured-only --job-length "$mode"
+      assert_ok
+      lines=$(printf '%s\n' "$output" | grep '^policy=')
+      printf '%s\n' "$lines" | sed 's/^policy=\([^ ]*\) avg_jct_s=\([0-9.]*\).*/\1 \2/' |
+        awk '$1 == "morphling" { m = $2 } $1 != "morphling" { if (min == "" || $2 < min) min = $2 }
+             END { exit !(m > 0 && m < min) }' || fail "$w $mode: morphling is not the lowest" "$lines"
+    done
+  done
+}
+
+@test "bad input: simulate --job-length and --starvation-limit name the option" {
+  local w
+  w=$(write_workload "a,0,100,bert,2,16,0,ga,100,0")
+  morph simulate --workload "$w" --job-length guess
+  assert_morph_error --job-length guess
+  morph simulate --workload "$w" --starvation-limit -5
+  assert_morph_error --starvation-limit
 }
 
 @test "bad input: simulate with a malformed row names the file and line" {

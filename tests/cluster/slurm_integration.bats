@@ -261,6 +261,20 @@ expect_env_matches_record() {
   grep -qx MORPH_SEQ=384 "$JOBS/$job.out"
 }
 
+@test "--morph-iterations reaches the record for morphd and does not change the plan (issue 11)" {
+  submit --morph-model=gpt2-1.5b --morph-batch=16 --morph-iterations=25000 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  local declared=$job
+  [ "$(record_value "$declared" iterations)" = 25000 ]
+  submit --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  [ "$(record "$declared" | sed 's/ iterations=25000$//')" = "$(record "$job")" ]
+  run sbatch --morph-model=gpt2-1.5b --morph-batch=16 --morph-iterations=0 "$JOBS/env.sh"
+  assert_refused "--morph-iterations" "'0' is out of range"
+  wait_state "$declared" COMPLETED
+  wait_state "$job" COMPLETED
+}
+
 @test "--gres with --morph-plan records the user's request as the SLA baseline" {
   submit --gres=gpu:a100-80g:4 --morph-model=gpt2-1.5b --morph-batch=64 --morph-sla=guaranteed \
     --morph-plan=dp=4 "$JOBS/env.sh"

@@ -42,6 +42,26 @@ TEST(JobRecord, RoundTripsWithAndWithoutBaseline) {
   EXPECT_EQ(parse_admin_comment(to_admin_comment(r)), r);
 }
 
+// --morph-iterations (issue 11): the declared length travels in the record for morphd;
+// records without it (all those written before) still parse.
+TEST(JobRecord, DeclaredIterationsRoundTripAndAreChecked) {
+  JobRecord r = sample();
+  EXPECT_EQ(to_admin_comment(r).find("iterations="), std::string::npos);
+  set_morph_option(r.request, "iterations", "25000");
+  const std::string text = to_admin_comment(r);
+  EXPECT_NE(text.find(" iterations=25000"), std::string::npos);
+  EXPECT_EQ(parse_admin_comment(text).request.iterations, 25000);
+  EXPECT_EQ(parse_admin_comment(text), r);
+  std::string bad = text;
+  bad.replace(bad.find("iterations=25000"), 16, "iterations=0");
+  try {
+    parse_admin_comment(bad);
+    ADD_FAILURE() << "iterations=0 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--morph-iterations: '0' is out of range"), std::string::npos) << e.what();
+  }
+}
+
 TEST(JobRecord, StrictParsingNamesTheProblem) {
   const std::string good = to_admin_comment(sample());
   auto message = [](const std::string& text) {

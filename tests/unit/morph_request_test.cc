@@ -19,6 +19,7 @@ MorphRequest full_request() {
   set_morph_option(r, "gpu-type", "A100-80g,v100-32g");
   set_morph_option(r, "framework", "deepspeed");
   set_morph_option(r, "plan", "dp=4,tp=2");
+  set_morph_option(r, "iterations", "+25000");
   return r;
 }
 
@@ -35,6 +36,7 @@ TEST(MorphRequest, OptionsBecomeTypedValues) {
   EXPECT_EQ(r.gpu_types, (std::vector<std::string>{"a100-80g", "v100-32g"}));
   EXPECT_EQ(r.framework, Framework::deepspeed);
   EXPECT_EQ(r.baseline_plan, "dp=4,tp=2");
+  EXPECT_EQ(r.iterations, 25000);
   EXPECT_NO_THROW(validate_request(r));
 }
 

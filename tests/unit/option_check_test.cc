@@ -15,7 +15,7 @@ std::string check(const char* option, const std::string& value) {
 }
 
 TEST(OptionCheck, TableHasEveryOptionOnceWithAnEnvironmentName) {
-  ASSERT_EQ(morph_option_count, 9);
+  ASSERT_EQ(morph_option_count, 10);
   for (int i = 0; i < morph_option_count; ++i) {
     EXPECT_EQ(morph_option_index(morph_option_table[i].name), i);
     EXPECT_EQ(std::string(morph_option_table[i].env).rfind("MORPH_REQUEST_", 0), 0u);
@@ -29,7 +29,7 @@ TEST(OptionCheck, AcceptsGoodValues) {
            {"model", "name=x,layers=2,hidden=8,heads=2,seq=4,params=5000"}, {"batch", "512"}, {"batch", "+8"},
            {"seq", "2048"}, {"sla", "guaranteed"}, {"sla", "Best-Effort"}, {"plans", "dp,zero,gc"}, {"plans", "ALL"},
            {"gpus", "8"}, {"gpus", "2-16"}, {"gpu-type", "a100-80g,v100"}, {"framework", "deepspeed"},
-           {"plan", "dp=4,tp=2,zero=1"}})
+           {"plan", "dp=4,tp=2,zero=1"}, {"iterations", "1"}, {"iterations", "1000000000000"}})
     EXPECT_EQ(check(option, value), "") << option << "=" << value;
 }
 
@@ -47,6 +47,10 @@ TEST(OptionCheck, RefusesBadValuesNamingTheOption) {
            {"batch", "8;reboot", "not an integer"},
            {"batch", "", "empty value"},
            {"seq", "99999999999", "out of range"},
+           {"iterations", "0", "--morph-iterations: '0' is out of range [1, 1000000000000]"},
+           {"iterations", "1000000000001", "--morph-iterations: '1000000000001' is out of range"},
+           {"iterations", "1e6", "--morph-iterations: '1e6' is not an integer"},
+           {"iterations", "-5", "--morph-iterations: '-5' is not an integer"},
            {"model", "$(reboot)", "not a model name"},
            {"model", "a b", "spaces or control characters"},
            {"model", std::string(4096, 'A'), "4096 bytes is too long"},

@@ -46,7 +46,7 @@ inline policy::JobState job(const std::string& id, Sla sla, int gpus, double ite
   j.requested_plan = make_plan(gpus, 1, 1, 1, 1, 64 / gpus);
   j.requested_cpus = 8 * gpus;
   j.submit_time_s = submit_s;
-  j.remaining_iterations = iterations;
+  j.declared_iterations = iterations;  // known exactly
   return j;
 }
 

@@ -132,7 +132,7 @@ TEST(Morphling, ReconfiguresOnlyWhenTheGainPaysForTheRestart) {
   v.now_s = 600;
   v.jobs = {running(job("ending", Sla::best_effort, 2, 50), 0)};
   EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
-  v.jobs[0].remaining_iterations = 1e6;
+  v.jobs[0].declared_iterations = 1e6;
   EXPECT_GT(target_of(round("morphling", v, oracle), "ending").gpus(), 2);
   v.restart_penalty_s = 1e12;
   EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
@@ -252,6 +252,25 @@ TEST(Variants, WhatEachMayChange) {
   EXPECT_EQ(sia.gpus(), 4);
 }
 
+// Issue 11: under --measured-only a job's own request is always admissible. The best plan
+// on a shape was memoised per application, so once one job had found nothing admissible
+// on a shape, a job whose request is exactly that shape was refused it, and Morphling-E
+// (which keeps the requested GPU count) never started it (seven jobs of workload-mt).
+TEST(PlanOracle, AJobsOwnRequestStaysAdmissibleWhateverOthersFound) {
+  PlanOracle oracle = test::make_oracle();
+  oracle.restrict_to([](const std::string&, const ExecutionPlan&, const std::vector<int>&) { return false; });
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  const JobState other = job("other", Sla::best_effort, 4, 1e4);
+  const JobState own = job("own", Sla::best_effort, 2, 1e4);
+  EXPECT_FALSE(oracle.best(other, PlanFreedom::any, v.nodes, packed_shape(v.nodes, 0, 2)).feasible);
+  const PlanChoice& c = oracle.best(own, PlanFreedom::any, v.nodes, packed_shape(v.nodes, 0, 2));
+  ASSERT_TRUE(c.feasible) << c.reason;
+  EXPECT_EQ(c.plan, own.requested_plan);
+  v.jobs = {own};
+  EXPECT_EQ(target_of(round("morphling-e", v, oracle), "own").gpus(), 2);
+}
+
 TEST(Fifo, BackfillsOnlyWhatDoesNotDelayTheHeadOfTheQueue) {
   PlanOracle oracle = test::make_oracle();
   ClusterView v;
@@ -311,7 +330,7 @@ TEST(Steady, ALoneJobThatCannotGrowKeepsItsPlaceForAnyRemainingWork) {
     observe_iteration(v.jobs[0], oracle.predict_s(v.jobs[0], where.plan, v.nodes, where.slices));
     EXPECT_TRUE(make_policy(name)->steady(v, oracle)) << name;
     for (double left : {1e12, 1e6, 1e3, 1.0}) {
-      v.jobs[0].remaining_iterations = left;
+      v.jobs[0].declared_iterations = left;
       v.now_s += 1e6;
       EXPECT_EQ(target_of(round(name, v, oracle), "solo"), v.jobs[0].current) << name << " with " << left << " left";
     }
@@ -333,7 +352,7 @@ TEST(Steady, NotWhileAJobCouldStartOrGrow) {
   v.jobs = {running(job("ending", Sla::best_effort, 2, 50), 0)};
   EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
   EXPECT_FALSE(make_policy("morphling")->steady(v, oracle));
-  v.jobs[0].remaining_iterations = 1e6;
+  v.jobs[0].declared_iterations = 1e6;
   EXPECT_GT(target_of(round("morphling", v, oracle), "ending").gpus(), 2);
   // Two jobs sharing a GPU type could trade GPUs as their slopes move.
   v.jobs = {running(job("a", Sla::best_effort, 4, 1e6), 0), running(job("b", Sla::best_effort, 4, 1e3), 0)};

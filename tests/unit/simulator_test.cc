@@ -20,7 +20,14 @@ namespace {
 using policy::JobState;
 using test::job;
 
-SimJob sim(JobState j) { return SimJob{std::move(j), "test"}; }
+// A job whose true length is what it declares.
+SimJob sim(JobState j) {
+  SimJob s;
+  s.steps = j.declared_iterations;
+  s.state = std::move(j);
+  s.where = "test";
+  return s;
+}
 
 SimResult run(const std::string& policy_name, const std::vector<SimJob>& jobs, const std::string& cluster = "1x8xbig",
               SimOptions options = {}) {

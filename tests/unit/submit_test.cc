@@ -148,6 +148,15 @@ TEST_F(Handler, SizesMorphJobsIntoASlurmRequest) {
   EXPECT_EQ(out.message.rfind("morph: llama2-7b batch 512 -> ", 0), 0u);
   // The same request again comes from the cache and is identical.
   EXPECT_EQ(handler.submit(in).request.admin_comment, out.request.admin_comment);
+  // A declared length (--morph-iterations) reaches the record for morphd.
+  in.spank_env.push_back("MORPH_REQUEST_ITERATIONS=25000");
+  const plugin::SubmitOutput declared = handler.submit(in);
+  ASSERT_EQ(declared.verdict, plugin::Verdict::accept) << declared.message;
+  EXPECT_EQ(parse_admin_comment(declared.request.admin_comment).request.iterations, 25000);
+  in.spank_env.back() = "MORPH_REQUEST_ITERATIONS=many";
+  const plugin::SubmitOutput refused = handler.submit(in);
+  EXPECT_EQ(refused.verdict, plugin::Verdict::reject);
+  EXPECT_NE(refused.message.find("--morph-iterations: 'many' is not an integer"), std::string::npos) << refused.message;
 }
 
 TEST_F(Handler, RefusesBadRequestsWithAMessage) {

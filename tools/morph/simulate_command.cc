@@ -13,6 +13,7 @@
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/policy/policy.h"
 #include "libmorph/sim/apps.h"
+#include "libmorph/sim/known_length.h"
 #include "libmorph/sim/metrics.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
@@ -36,7 +37,13 @@ struct SimulateArgs {
   int fit_rows = 3;
   std::string jobs_csv;
   bool measured_only = false;
+  std::string job_length = "declared";
+  double starvation_limit_s = -1;  // -1: kDefaultStarvationLimitS
+  double unknown_length_prior_s = 900;
 };
+
+// A job without GPUs this long becomes overdue and runs (anti-starvation, docs/policy.md).
+constexpr double kDefaultStarvationLimitS = 8 * 3600;
 
 std::map<std::string, int> parse_quotas(const std::vector<std::string>& items) {
   std::map<std::string, int> quotas;
@@ -154,6 +161,8 @@ void run_simulate(Context& context, const SimulateArgs& args) {
 
   std::vector<sim::SimJob> jobs;
   for (const sim::TraceJob& row : sim::read_workload(args.workload)) jobs.push_back(sim::sim_job(row, apps));
+  const sim::JobLength job_length = sim::parse_job_length(args.job_length, "--job-length");
+  sim::declare_lengths(jobs, job_length);
 
   sim::TraceTruth truth;
   if (!args.truth.empty()) {
@@ -167,6 +176,8 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   options.min_reconfigure_gain = config.policy.min_reconfigure_gain;
   options.interval_s = args.interval_s > 0 ? args.interval_s : config.policy.scheduling_interval_s;
   options.quota_gpus = parse_quotas(args.quotas);
+  options.starvation_limit_s = args.starvation_limit_s >= 0 ? args.starvation_limit_s : kDefaultStarvationLimitS;
+  options.unknown_length_prior_s = args.unknown_length_prior_s;
 
   policy::PlanOracle oracle(sim::profiles_of(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
   if (args.measured_only) {
@@ -197,6 +208,8 @@ void run_simulate(Context& context, const SimulateArgs& args) {
     nlohmann::json j{{"workload", args.workload}, {"jobs", jobs.size()}, {"cluster", args.cluster}, {"gpus", gpus},
                      {"restart_penalty_s", options.restart_penalty_s}, {"interval_s", options.interval_s},
                      {"min_reconfigure_gain", options.min_reconfigure_gain},
+                     {"job_length", sim::to_string(job_length)}, {"starvation_limit_s", options.starvation_limit_s},
+                     {"unknown_length_prior_s", options.unknown_length_prior_s},
                      {"truth", args.truth}, {"truth_configurations", truth.size()}};
     for (const auto& [name, app] : apps) j["models"][name] = app.model_source;
     for (const sim::Report& r : reports) j["policies"].push_back(report_json(r));
@@ -205,6 +218,8 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   }
   std::cout << fmt::format("workload {}: {} jobs on {} ({} GPUs); restart penalty {:g} s, a round every {:g} s\n",
                            args.workload, jobs.size(), args.cluster, gpus, options.restart_penalty_s, options.interval_s);
+  std::cout << fmt::format("job lengths: {}; a job waiting {:g} s is overdue{}\n", sim::to_string(job_length),
+                           options.starvation_limit_s, options.starvation_limit_s > 0 ? "" : " (never: 0)");
   std::cout << (args.truth.empty() ? std::string("speeds: the performance model (no --truth)\n")
                                    : fmt::format("speeds: {} measured configurations from {}, the fitted model elsewhere\n",
                                                  truth.size(), args.truth))
@@ -241,6 +256,17 @@ void add_simulate_command(CLI::App& app, Context& context) {
   cmd->add_option("--fit-rows", args->fit_rows, "trace rows added to each profile when fitting the models")
       ->capture_default_str()->check(CLI::Range(0, 1000));
   cmd->add_option("--jobs-csv", args->jobs_csv, "write one row per job and policy to this file");
+  cmd->add_option("--job-length", args->job_length,
+                  "what the policies know of a job's length: exact (the trace's steps), declared (a Slurm time "
+                  "limit: the trace's duration rounded up to a usual limit) or unknown (estimated from attained "
+                  "service)")
+      ->capture_default_str();
+  cmd->add_option("--starvation-limit", args->starvation_limit_s,
+                  "seconds without GPUs after which a job is overdue and must run (0: never; default 28800)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--unknown-length-prior", args->unknown_length_prior_s,
+                  "expected running seconds of a job of unknown length that has run less than that")
+      ->capture_default_str()->check(CLI::Range(1.0, 1e9));
   cmd->add_flag("--measured-only", args->measured_only,
                 "policies may move jobs only to configurations the --truth traces measured");
   cmd->callback([&context, args] { run_simulate(context, *args); });
