@@ -34,13 +34,6 @@ Allocation placement_allocation(const std::string& placement, const NodeType& no
 
 }  // namespace
 
-std::string table2_family(const ExecutionPlan& p) {
-  if (p.tp > 1 || p.pp > 1) return p.dp == 1 ? "TP+PP" : "DP+TP+PP";
-  if (p.offload) return p.checkpointing ? "ZeRO-Offload+GC" : "ZeRO-Offload";
-  if (p.zero_stage > 0) return "ZeRO-DP+GA";
-  return p.checkpointing ? "GC" : "DP";
-}
-
 ExecutionPlan artifact_plan(const std::string& exec_plan, int gpus, std::int64_t global_batch,
                             const ArtifactWorkload& w, const std::string& where) {
   ExecutionPlan p;

@@ -34,9 +34,6 @@ struct ArtifactRow {
   double profile_params = 0;
 };
 
-// Table 2 family: DP, GC, ZeRO-DP+GA, ZeRO-Offload(+GC), TP+PP (dp = 1), DP+TP+PP.
-std::string table2_family(const ExecutionPlan& plan);
-
 // The plan an artifact row ran, for `global_batch` samples per iteration.
 ExecutionPlan artifact_plan(const std::string& exec_plan, int gpus, std::int64_t global_batch,
                             const ArtifactWorkload& workload, const std::string& where);

@@ -58,7 +58,7 @@ std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows
                                            const std::vector<ArtifactRow>& profile, int k) {
   std::map<std::string, int> fitting;
   std::vector<std::string> order;
-  for (const ArtifactRow& r : profile) ++fitting[table2_family(r.plan)];
+  for (const ArtifactRow& r : profile) ++fitting[plan_family(r.plan)];
   for (const ValidatedRow& r : rows)
     if (std::find(order.begin(), order.end(), r.family) == order.end()) order.push_back(r.family);
   std::vector<bool> taken(rows.size(), false);
@@ -129,7 +129,7 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
     for (ArtifactRow& r : read_trace(file, w, spec, config.cluster)) {
       r.plan = fit_micro_batch(job, r.allocation, r.plan, config.memory);
       ValidatedRow row;
-      row.family = table2_family(r.plan);
+      row.family = plan_family(r.plan);
       row.violation = plan_violation(job, r.allocation, r.plan, config.memory);
       if (w.profile_global_batch == w.global_batch && !other_model)
         for (const ArtifactRow& p : profile) row.profiled = row.profiled || same_configuration(r, p);

@@ -23,7 +23,7 @@ struct ValidationOptions {
 
 struct ValidatedRow {
   ArtifactRow row;
-  std::string family;       // table2_family()
+  std::string family;       // plan_family()
   double predicted_ms = 0;
   double error = 0;         // |predicted - measured| / measured
   bool used_for_fit = false;

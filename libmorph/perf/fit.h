@@ -1,4 +1,4 @@
-// Fitting the seven parameters to measured iterations (Morphling A.3, "Continuous
+// Fitting the parameters to measured iterations (Morphling A.3, "Continuous
 // model fitting"): minimise the root mean squared logarithmic error of Eq. (1) and, where
 // a measurement splits the iteration, of its parts T_cc - a T_fwd and T_oo.
 #pragma once

@@ -42,9 +42,10 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   // Morphling A.1: V_dp = P 2(d-1) / (d t p); ZeRO-3 adds a parameter all-gather (1.5x).
   const double zero3 = p.zero_stage >= 3 ? 1.5 : 1.0;
   x.dp_ms = ms(kGradientBytes * P * 2 * (d - 1) / (d * t * pp) * zero3, bw.dp_Bps);
-  // ZeRO-1/2: after the step each owner all-gathers its updated 16-bit parameters, half
-  // of an all-reduce's volume (ZeRO-3 gathers them in the passes, counted above).
-  if (p.zero_stage >= 1 && p.zero_stage <= 2) x.gather_ms = x.dp_ms / 2;
+  // ZeRO-1/2 split the all-reduce: the gradients are reduce-scattered to their owners
+  // in the backward pass, and after the step each owner all-gathers its updated 16-bit
+  // parameters (ZeRO-3 gathers them in the passes, counted above).
+  if (p.zero_stage >= 1 && p.zero_stage <= 2) x.dp_ms = x.gather_ms = x.dp_ms / 2;
   // Morphling A.1: V_tp = 4 * 2 (t-1) b s h l / (d t)
   x.tp_ms = ms(kActivationBytes * 8 * (t - 1) * b * s * h * l / (d * t), bw.tp_Bps);
   // Morphling A.1: V_pp = 2 p b s h / (d t)
@@ -61,6 +62,7 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
     const double cpus = std::max(1, a.min_cpus_per_gpu());
     // Morphling A.2: T_opt = k_opt_off P / (d c); T_off = P / (d B_pcie)
     x.opt_off_mparams_per_cpu = mparams / (d * t * cpus);
+    x.model_mparams = mparams / (t * pp);
     x.off_ms = ms(kOffloadBytes * P / (d * t), bw.offload_Bps);
   }
   return x;

@@ -3,7 +3,7 @@
 //
 // iteration_terms() computes every quantity that does not depend on the fitted
 // parameters (forward time, communication times V/B, optimizer work, offload time);
-// combine() applies the seven parameters. The fitter evaluates combine() on Ceres jets
+// combine() applies the fitted parameters. The fitter evaluates combine() on Ceres jets
 // over terms computed once per measured point.
 #pragma once
 
@@ -40,6 +40,7 @@ struct IterationTerms {
   bool offload = false;
   double opt_mparams = 0;         // P / x, million parameters updated by one GPU
   double opt_off_mparams_per_cpu = 0;  // P / (d c) for ZeRO-Offload
+  double model_mparams = 0;       // P, for ZeRO-Offload's whole-model part of the step
   double off_ms = 0;              // T_off = P / (d B_pcie)
 };
 
@@ -94,11 +95,12 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
                                 : overlap(r.backward_ms, t_dp, k_sync);
   r.cc_ms = r.forward_ms + T(a - 1) * r.backward_ms + last_step + t_mp;
   if (x.offload) {
-    // Morphling A.2: T_opt = k_opt_off P / (d c). The gradients were synchronised and
-    // offloaded in T_cc, so T_oo overlaps the CPU step with moving the updated 16-bit
-    // parameters back, the other half of T_off: f^{k_swap}(T_opt, T_off / 2)
-    // (docs/models.md, "Offloading"; A.2 writes f^{k_off}(T_dp, T_off) + f^{k_swap}(T_opt, T_off)).
-    r.opt_ms = k_opt_off * T(x.opt_off_mparams_per_cpu);
+    // Morphling A.2: T_opt = k_opt_off P / (d c), plus a part that does not shrink with
+    // d or c, k_opt_model P (docs/models.md, "Offloading"). The gradients were
+    // synchronised and offloaded in T_cc, so T_oo overlaps the CPU step with moving the
+    // updated 16-bit parameters back, the other half of T_off: f^{k_swap}(T_opt, T_off/2)
+    // (A.2 writes f^{k_off}(T_dp, T_off) + f^{k_swap}(T_opt, T_off)).
+    r.opt_ms = k_opt_off * T(x.opt_off_mparams_per_cpu) + k[11] * T(x.model_mparams);
     r.oo_ms = overlap(r.opt_ms, T(0.5) * t_off, k_swap) + t_gather;
   } else {
     // Morphling A.2: T_opt = k_opt P / x; T_oo = T_opt, and ZeRO-DP's owners then share

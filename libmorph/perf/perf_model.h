@@ -1,4 +1,4 @@
-// A job's fitted performance model: its forward profile and the seven parameters.
+// A job's fitted performance model: its forward profile and the fitted parameters.
 #pragma once
 
 #include "libmorph/perf/forward_model.h"

@@ -1,5 +1,6 @@
 // The fittable parameters of the iteration-time model: the seven of Morphling (seed 001,
-// Table 5) and three effective-bandwidth factors (docs/models.md, "Fitted bandwidths"),
+// Table 5), four effective-bandwidth factors and ZeRO-Offload's whole-model step
+// (docs/models.md, "Where the model departs from the appendix"),
 // with units chosen so that every value is of order one.
 #pragma once
 
@@ -22,8 +23,9 @@ struct PerfParams {
   double k_mp = 1.0;       // model-parallel activations, T_tp and T_pp
   double k_pcie = 1.0;     // ZeRO-Offload transfers, T_off
   double k_net = 1.0;      // any of these over the network between nodes
+  double k_opt_model = 0.25; // ZeRO-Offload step ms per million parameters of the whole model
 
-  static constexpr std::size_t kCount = 11;
+  static constexpr std::size_t kCount = 12;
   std::array<double, kCount> to_array() const;
   static PerfParams from_array(const double* values);
 };

@@ -81,4 +81,11 @@ ExecutionPlan parse_plan(std::string_view text, std::string_view what) {
   return p;
 }
 
+std::string plan_family(const ExecutionPlan& p) {
+  if (p.tp > 1 || p.pp > 1) return p.dp == 1 ? "TP+PP" : "DP+TP+PP";
+  if (p.offload) return p.checkpointing ? "ZeRO-Offload+GC" : "ZeRO-Offload";
+  if (p.zero_stage > 0) return "ZeRO-DP+GA";
+  return p.checkpointing ? "GC" : "DP";
+}
+
 }  // namespace morph

@@ -34,6 +34,10 @@ struct ExecutionPlan {
 // "dp=4 tp=4 pp=1 zero=1 offload=0 gc=0 ga=4 mb=1 mbs=8".
 std::string to_string(const ExecutionPlan& plan);
 
+// The plan's family, as Morphling's Table 2 groups plans: DP, GC, ZeRO-DP+GA,
+// ZeRO-Offload(+GC), TP+PP (dp = 1), DP+TP+PP.
+std::string plan_family(const ExecutionPlan& plan);
+
 // Inverse of to_string; strict (unknown or missing keys, bad values are errors).
 ExecutionPlan parse_plan(std::string_view text, std::string_view what);
 

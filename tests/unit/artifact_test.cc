@@ -37,14 +37,14 @@ TEST(ArtifactPlan, FamiliesAndCombinations) {
   EXPECT_EQ(ga.dp, 2);
   EXPECT_EQ(ga.ga_steps, 4);
   EXPECT_EQ(ga.micro_batch_size, 8);
-  EXPECT_EQ(table2_family(ga), "DP");
+  EXPECT_EQ(plan_family(ga), "DP");
   const ExecutionPlan og = artifact_plan("zero-offload+gc", 4, 64, w, "t");
   EXPECT_TRUE(og.offload && og.checkpointing);
   EXPECT_EQ(og.zero_stage, 2);
-  EXPECT_EQ(table2_family(og), "ZeRO-Offload+GC");
-  EXPECT_EQ(table2_family(artifact_plan("zero-dp", 4, 64, w, "t")), "ZeRO-DP+GA");
-  EXPECT_EQ(table2_family(artifact_plan("141", 4, 64, w, "t")), "TP+PP");
-  EXPECT_EQ(table2_family(artifact_plan("122", 4, 64, w, "t")), "DP+TP+PP");
+  EXPECT_EQ(plan_family(og), "ZeRO-Offload+GC");
+  EXPECT_EQ(plan_family(artifact_plan("zero-dp", 4, 64, w, "t")), "ZeRO-DP+GA");
+  EXPECT_EQ(plan_family(artifact_plan("141", 4, 64, w, "t")), "TP+PP");
+  EXPECT_EQ(plan_family(artifact_plan("122", 4, 64, w, "t")), "DP+TP+PP");
   EXPECT_THROW(artifact_plan("zero-turbo", 4, 64, w, "t"), Error);
   // Indivisible batches stay representable; plan_violation reports them.
   EXPECT_EQ(artifact_plan("ga", 48, 64, w, "t").global_batch(), 48);

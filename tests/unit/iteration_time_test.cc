@@ -12,7 +12,8 @@ namespace {
 // l=2, h=1000, s=100, P=1e8, global batch 8; forward 10 ms per sample on a speed-1 GPU.
 Workload workload() { return Workload{ModelSpec{"m", 2, 1000, 10, 100, 0, 1e8}, 8, 100}; }
 const ForwardModel kForward{0, 10, 1};
-// k_bwd=2, k_sync=1, k_opt=0.1, k_opt_off=2, k_off=1, k_swap=1, k_const=5; bandwidth factors 1
+// k_bwd=2, k_sync=1, k_opt=0.1, k_opt_off=2, k_off=1, k_swap=1, k_const=5; bandwidth factors 1,
+// k_opt_model=0.25
 const PerfParams kParams{2, 1, 0.1, 2, 1, 1, 5};
 
 ExecutionPlan plan(int dp, int tp, int pp, int ga, int mb, int mbs) { return test::make_plan(dp, tp, pp, ga, mb, mbs); }
@@ -67,13 +68,16 @@ TEST(IterationTime, ZeroOffload) {
   const IterationTerms x = iteration_terms(workload(), p, a, kForward);
   EXPECT_DOUBLE_EQ(x.opt_off_mparams_per_cpu, 3.125);  // 100 / (4 * 8)
   EXPECT_DOUBLE_EQ(x.off_ms, 20);                      // 4 B * 1e8/4 / min(10, 20/4) GB/s
-  EXPECT_DOUBLE_EQ(x.gather_ms, 1.5);                  // ZeRO-2: half of dp_ms = 3
+  // ZeRO-2 splits the all-reduce (3 ms): reduce-scatter in the backward, all-gather after
+  EXPECT_DOUBLE_EQ(x.dp_ms, 1.5);
+  EXPECT_DOUBLE_EQ(x.gather_ms, 1.5);
   const IterationTime<double> t = predict_iteration(x, kParams);
-  // k_off = 1: the last backward (20) plus the sync (3) plus half of T_off (10)
-  EXPECT_DOUBLE_EQ(t.cc_ms, 20 + 20 + (20 + 3 + 10));
-  EXPECT_DOUBLE_EQ(t.opt_ms, 6.25);
-  EXPECT_DOUBLE_EQ(t.oo_ms, (6.25 + 10) + 1.5);  // k_swap = 1: T_opt + T_off/2, then the gather
-  EXPECT_DOUBLE_EQ(t.iter_ms, 73 + 17.75 + 5);
+  // k_off = 1: the last backward (20) plus the reduce-scatter (1.5) plus half of T_off (10)
+  EXPECT_DOUBLE_EQ(t.cc_ms, 20 + 20 + (20 + 1.5 + 10));
+  EXPECT_DOUBLE_EQ(x.model_mparams, 100);
+  EXPECT_DOUBLE_EQ(t.opt_ms, 6.25 + 25);           // k_opt_off P/(d c) + k_opt_model P (0.25 * 100)
+  EXPECT_DOUBLE_EQ(t.oo_ms, (31.25 + 10) + 1.5);  // k_swap = 1: T_opt + T_off/2, then the gather
+  EXPECT_DOUBLE_EQ(t.iter_ms, 71.5 + 42.75 + 5);
 }
 
 TEST(IterationTime, ZeroDataParallelGathersTheUpdatedParameters) {
@@ -81,8 +85,9 @@ TEST(IterationTime, ZeroDataParallelGathersTheUpdatedParameters) {
   ExecutionPlan p = plan(4, 1, 1, 2, 1, 1);
   p.zero_stage = 1;
   const IterationTime<double> t = predict_iteration(iteration_terms(workload(), p, a, kForward), kParams);
-  EXPECT_DOUBLE_EQ(t.oo_ms, 0.1 * 25 + 1.5);  // k_opt P/d, then 2 B * 1e8 * 3/4 / 100 GB/s
-  EXPECT_DOUBLE_EQ(t.iter_ms, 63 + 4 + 5);
+  EXPECT_DOUBLE_EQ(t.cc_ms, 20 + 20 + (20 + 1.5));  // the reduce-scatter, half of 3 ms
+  EXPECT_DOUBLE_EQ(t.oo_ms, 0.1 * 25 + 1.5);        // k_opt P/d, then the all-gather
+  EXPECT_DOUBLE_EQ(t.iter_ms, 61.5 + 4 + 5);
 }
 
 TEST(IterationTime, FittedBandwidthFactorsScaleTheirTransfers) {
@@ -109,8 +114,8 @@ TEST(IterationTime, FittedBandwidthFactorsScaleTheirTransfers) {
   off.zero_stage = 2;
   off.offload = true;
   const IterationTime<double> t = predict_iteration(iteration_terms(workload(), off, one, kForward), k);
-  EXPECT_DOUBLE_EQ(t.cc_ms, 20 + 20 + (20 + 6 + 5));
-  EXPECT_DOUBLE_EQ(t.oo_ms, (6.25 + 5) + 3);  // gather: k_dp * 1.5
+  EXPECT_DOUBLE_EQ(t.cc_ms, 20 + 20 + (20 + 3 + 5));  // k_dp * 1.5 + k_pcie * 20 / 2
+  EXPECT_DOUBLE_EQ(t.oo_ms, (31.25 + 5) + 3);         // gather: k_dp * 1.5
 }
 
 TEST(IterationTime, CrossNodeDataParallelUsesTheNetworkShare) {

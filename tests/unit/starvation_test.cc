@@ -66,7 +66,7 @@ TEST(Starvation, AnOverdueJobPreemptsBestEffortJobsAndIsNotPreempted) {
   v.now_s = 5000;
   v.jobs = {test::running(test::job("short", Sla::best_effort, 4, 10, 4000), 0, 4100),
             test::job("long", Sla::best_effort, 8, 1e7, 0)};
-  for (const std::string& name : {"morphling-e", "antman"}) {
+  for (const std::string name : {"morphling-e", "antman"}) {
     v.jobs[1].waited_s = 1000;
     EXPECT_TRUE(test::target_of(test::round(name, v, oracle), "long").empty()) << name;
     v.jobs[1].waited_s = 3600;  // overdue
