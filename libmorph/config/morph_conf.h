@@ -15,6 +15,8 @@ struct PolicyKnobs {
   double scheduling_interval_s = 60; // re-optimisation round
   double min_reconfigure_gain = 0.05;// relative throughput gain a reconfiguration must bring
   bool guaranteed_by_default = false;// DefaultSla=guaranteed|best-effort
+  double starvation_limit_s = 8 * 3600;  // StarvationLimitSeconds=: without GPUs this long, a job is overdue (0: never)
+  double unknown_length_prior_s = 900;   // UnknownLengthPriorSeconds=: expected run of a job of unknown length
 };
 
 struct MorphConfig {

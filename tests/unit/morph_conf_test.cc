@@ -53,6 +53,17 @@ TEST(MorphConf, PluginKnobs) {
   EXPECT_EQ(c.perf_model_dir, "/x/perf");
 }
 
+TEST(MorphConf, WhatThePolicyAssumesOfJobLengths) {
+  const MorphConfig d = parse_morph_conf("", "m");
+  EXPECT_DOUBLE_EQ(d.policy.starvation_limit_s, 8 * 3600);
+  EXPECT_DOUBLE_EQ(d.policy.unknown_length_prior_s, 900);
+  const MorphConfig c = parse_morph_conf("StarvationLimitSeconds=0\nUnknownLengthPriorSeconds=3600\n", "m");
+  EXPECT_DOUBLE_EQ(c.policy.starvation_limit_s, 0);  // never overdue
+  EXPECT_DOUBLE_EQ(c.policy.unknown_length_prior_s, 3600);
+  EXPECT_NE(error_of("UnknownLengthPriorSeconds=0\n").find("UnknownLengthPriorSeconds"), std::string::npos);
+  EXPECT_NE(error_of("StarvationLimitSeconds=-1\n").find("StarvationLimitSeconds"), std::string::npos);
+}
+
 TEST(MorphConf, TheShippedDefaultParses) {
   const MorphConfig c = load_morph_conf(test::source_dir() + "/etc/morph.conf");
   for (const char* gpu : {"a100", "a800", "h100", "v100", "l40s"}) EXPECT_NE(c.cluster.find_gpu_type(gpu), nullptr) << gpu;

@@ -38,12 +38,9 @@ struct SimulateArgs {
   std::string jobs_csv;
   bool measured_only = false;
   std::string job_length = "declared";
-  double starvation_limit_s = -1;  // -1: kDefaultStarvationLimitS
-  double unknown_length_prior_s = 900;
+  double starvation_limit_s = -1;      // -1: morph.conf StarvationLimitSeconds
+  double unknown_length_prior_s = -1;  // -1: morph.conf UnknownLengthPriorSeconds
 };
-
-// A job without GPUs this long becomes overdue and runs (anti-starvation, docs/policy.md).
-constexpr double kDefaultStarvationLimitS = 8 * 3600;
 
 std::map<std::string, int> parse_quotas(const std::vector<std::string>& items) {
   std::map<std::string, int> quotas;
@@ -176,8 +173,10 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   options.min_reconfigure_gain = config.policy.min_reconfigure_gain;
   options.interval_s = args.interval_s > 0 ? args.interval_s : config.policy.scheduling_interval_s;
   options.quota_gpus = parse_quotas(args.quotas);
-  options.starvation_limit_s = args.starvation_limit_s >= 0 ? args.starvation_limit_s : kDefaultStarvationLimitS;
-  options.unknown_length_prior_s = args.unknown_length_prior_s;
+  options.starvation_limit_s =
+      args.starvation_limit_s >= 0 ? args.starvation_limit_s : config.policy.starvation_limit_s;
+  options.unknown_length_prior_s =
+      args.unknown_length_prior_s > 0 ? args.unknown_length_prior_s : config.policy.unknown_length_prior_s;
 
   policy::PlanOracle oracle(sim::profiles_of(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
   if (args.measured_only) {
@@ -262,11 +261,12 @@ void add_simulate_command(CLI::App& app, Context& context) {
                   "service)")
       ->capture_default_str();
   cmd->add_option("--starvation-limit", args->starvation_limit_s,
-                  "seconds without GPUs after which a job is overdue and must run (0: never; default 28800)")
+                  "seconds without GPUs after which a job is overdue and must run (0: never; default: morph.conf)")
       ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--unknown-length-prior", args->unknown_length_prior_s,
-                  "expected running seconds of a job of unknown length that has run less than that")
-      ->capture_default_str()->check(CLI::Range(1.0, 1e9));
+                  "expected running seconds of a job of unknown length that has run less than that "
+                  "(default: morph.conf)")
+      ->check(CLI::Range(1.0, 1e9));
   cmd->add_flag("--measured-only", args->measured_only,
                 "policies may move jobs only to configurations the --truth traces measured");
   cmd->callback([&context, args] { run_simulate(context, *args); });
