@@ -109,7 +109,7 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
     r.oo_ms = r.opt_ms + t_gather;
   }
   // Morphling Eq. (1): T_iter = T_cc + T_oo + k_const
-  r.iter_ms = r.cc_ms + r.oo_ms + k_const;
+  r.iter_ms = r.cc_ms + r.oo_ms + k_const + (x.offload ? k[12] : T(0));
   return r;
 }
 

@@ -1,7 +1,6 @@
 // The fittable parameters of the iteration-time model: the seven of Morphling (seed 001,
-// Table 5), four effective-bandwidth factors and ZeRO-Offload's whole-model step
-// (docs/models.md, "Where the model departs from the appendix"),
-// with units chosen so that every value is of order one.
+// Table 5), four effective-bandwidth factors and two ZeRO-Offload terms (docs/models.md,
+// "Where the model departs from the appendix"), in units that keep values of order one.
 #pragma once
 
 #include <array>
@@ -24,8 +23,9 @@ struct PerfParams {
   double k_pcie = 1.0;     // ZeRO-Offload transfers, T_off
   double k_net = 1.0;      // any of these over the network between nodes
   double k_opt_model = 0.25; // ZeRO-Offload step ms per million parameters of the whole model
+  double k_const_off = 0.0;  // ZeRO-Offload's own constant per-iteration overhead, ms
 
-  static constexpr std::size_t kCount = 12;
+  static constexpr std::size_t kCount = 13;
   std::array<double, kCount> to_array() const;
   static PerfParams from_array(const double* values);
 };

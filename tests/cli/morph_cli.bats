@@ -445,14 +445,14 @@ write_cluster() {
 # fit: fitting the iteration-time model to a profile folder
 # ---------------------------------------------------------------------------------------
 
-@test "fit: bert's profile gives the 12 parameters and an error per measured point" {
+@test "fit: bert's profile gives the 13 parameters and an error per measured point" {
   require_artifact
   morph fit --profile "$ARTIFACT/profile/bert"
   assert_ok
   [[ "${lines[0]}" == *": bert-336m with global batch 256, 7 measured points" ]] || { show_run; fail "bad title"; }
   grep -qE '^parameter +value +unit +status$' <<<"$output" || { show_run; fail "no parameter table"; }
   local k
-  for k in k_bwd k_sync k_opt k_opt_off k_off k_swap k_const k_dp k_mp k_pcie k_net k_opt_model; do
+  for k in k_bwd k_sync k_opt k_opt_off k_off k_swap k_const k_dp k_mp k_pcie k_net k_opt_model k_const_off; do
     grep -qE "^$k +[-+0-9.e]+ " <<<"$output" || { show_run; fail "parameter $k is missing"; }
   done
   grep -qE '^RMSLE [0-9.]+' <<<"$output" || { show_run; fail "no RMSLE"; }
@@ -461,7 +461,7 @@ write_cluster() {
     || { show_run; fail "expected 7 points with a signed error"; }
 }
 
-@test "fit --json: params has the 12 parameters and points the measured points" {
+@test "fit --json: params has the 13 parameters and points the measured points" {
   require_artifact
   require_jq
   morph --json fit --profile "$ARTIFACT/profile/bert"
@@ -469,7 +469,7 @@ write_cluster() {
   local f
   f=$(save_json fit)
   jq_true "$f" '.model == "bert-336m" and .global_batch == 256 and .fitted == true'
-  jq_true "$f" '(.params | keys) == (["k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const", "k_dp", "k_mp", "k_pcie", "k_net", "k_opt_model"] | sort)'
+  jq_true "$f" '(.params | keys) == (["k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const", "k_dp", "k_mp", "k_pcie", "k_net", "k_opt_model", "k_const_off"] | sort)'
   jq_true "$f" 'all(.params[]; (.value | type) == "number" and (.unit | type) == "string")'
   jq_true "$f" '(.points | length) == 7'
   jq_true "$f" 'all(.points[]; .measured_ms > 0 and .predicted_ms > 0 and (.error | type) == "number")'
@@ -484,7 +484,7 @@ write_cluster() {
   assert_ok
   [ -s "$saved" ] || fail "--save wrote nothing"
   jq_true "$saved" '.format == "morph-perf-model/1" and .model == "bert-336m"'
-  jq_true "$saved" '(.params | length) == 12 and .forward.per_sample_ms > 0'
+  jq_true "$saved" '(.params | length) == 13 and .forward.per_sample_ms > 0'
 
   morph plan --perf "$saved" --model bert-336m --batch 256 --gpus 8xa800
   assert_ok
@@ -508,7 +508,7 @@ write_cluster() {
 JSON
   morph plan --perf "$saved" --model bert-336m --batch 256 --gpus 8xa800
   assert_ok
-  [[ "$output" == *"k_dp=1 k_mp=1 k_pcie=1 k_net=1 k_opt_model=0.25"* ]] || { show_run; fail "the factors are not 1"; }
+  [[ "$output" == *"k_dp=1 k_mp=1 k_pcie=1 k_net=1 k_opt_model=0.25 k_const_off=0"* ]] || { show_run; fail "the factors are not 1"; }
   sed -i 's/"k_swap": 2.0,/"k_swap": 2.0, "k_net": 99,/' "$saved"
   morph plan --perf "$saved" --model bert-336m --batch 256 --gpus 8xa800
   assert_morph_error "k_net=99 is outside"

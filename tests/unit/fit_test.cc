@@ -57,8 +57,9 @@ std::vector<MeasuredPoint> synthetic_points(const PerfParams& truth) {
   return points;
 }
 
-// k_bwd, k_sync, k_opt, k_opt_off, k_off, k_swap, k_const, k_dp, k_mp, k_pcie, k_net, k_opt_model
-const PerfParams kTruth{2.3, 3.0, 0.08, 3.5, 2.0, 4.0, 12.0, 1.8, 1.4, 0.6, 2.5, 0.3};
+// k_bwd, k_sync, k_opt, k_opt_off, k_off, k_swap, k_const, k_dp, k_mp, k_pcie, k_net, k_opt_model,
+// k_const_off
+const PerfParams kTruth{2.3, 3.0, 0.08, 3.5, 2.0, 4.0, 12.0, 1.8, 1.4, 0.6, 2.5, 0.3, 7.0};
 
 TEST(Fit, RecoversParametersOfDataItGenerated) {
   const std::vector<MeasuredPoint> points = synthetic_points(kTruth);
@@ -115,6 +116,7 @@ TEST(Fit, ParametersNoPointInformsAreHeld) {
   EXPECT_FALSE(r.fitted[9]);   // k_pcie
   EXPECT_FALSE(r.fitted[10]);  // k_net
   EXPECT_FALSE(r.fitted[11]);  // k_opt_model
+  EXPECT_FALSE(r.fitted[12]);  // k_const_off
   EXPECT_DOUBLE_EQ(r.params.k_net, start.k_net);
   EXPECT_DOUBLE_EQ(r.params.k_opt_off, start.k_opt_off);
   EXPECT_DOUBLE_EQ(r.params.k_swap, start.k_swap);

@@ -78,6 +78,11 @@ TEST(IterationTime, ZeroOffload) {
   EXPECT_DOUBLE_EQ(t.opt_ms, 6.25 + 25);           // k_opt_off P/(d c) + k_opt_model P (0.25 * 100)
   EXPECT_DOUBLE_EQ(t.oo_ms, (31.25 + 10) + 1.5);  // k_swap = 1: T_opt + T_off/2, then the gather
   EXPECT_DOUBLE_EQ(t.iter_ms, 71.5 + 42.75 + 5);
+  PerfParams with_overhead = kParams;
+  with_overhead.k_const_off = 7;  // offloading's own constant, on top of k_const
+  EXPECT_DOUBLE_EQ(predict_iteration(x, with_overhead).iter_ms, 71.5 + 42.75 + 5 + 7);
+  const IterationTerms dp = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), a, kForward);
+  EXPECT_DOUBLE_EQ(predict_iteration(dp, with_overhead).iter_ms, predict_iteration(dp, kParams).iter_ms);
 }
 
 TEST(IterationTime, ZeroDataParallelGathersTheUpdatedParameters) {
