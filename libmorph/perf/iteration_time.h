@@ -75,12 +75,19 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
   const T& k_off = k[4];
   const T& k_swap = k[5];
   const T& k_const = k[6];
-  // docs/models.md, "Fitted bandwidths": measured over modelled transfer times.
+  const T& k_dp = k[7];
+  const T& k_mp = k[8];
+  const T& k_pcie = k[9];
   const T& k_net = k[10];
-  const T t_dp = (x.dp_net ? k_net : k[7]) * T(x.dp_ms);
-  const T t_gather = (x.dp_net ? k_net : k[7]) * T(x.gather_ms);
-  const T t_mp = k[8] * ((x.tp_net ? k_net : T(1)) * T(x.tp_ms) + (x.pp_net ? k_net : T(1)) * T(x.pp_ms));
-  const T t_off = k[9] * T(x.off_ms);
+  const T& k_opt_model = k[11];
+  const T& k_const_off = k[12];
+  // docs/models.md, "Fitted bandwidths": measured over modelled transfer times; a group
+  // across nodes takes the network's factor.
+  const T& k_dp_group = x.dp_net ? k_net : k_dp;
+  const T t_dp = k_dp_group * T(x.dp_ms);
+  const T t_gather = k_dp_group * T(x.gather_ms);
+  const T t_mp = k_mp * ((x.tp_net ? k_net : T(1)) * T(x.tp_ms) + (x.pp_net ? k_net : T(1)) * T(x.pp_ms));
+  const T t_off = k_pcie * T(x.off_ms);
   IterationTime<T> r;
   const double a = x.ga_steps;
   r.forward_ms = T(x.forward_ms);
@@ -100,7 +107,7 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
     // synchronised and offloaded in T_cc, so T_oo overlaps the CPU step with moving the
     // updated 16-bit parameters back, the other half of T_off: f^{k_swap}(T_opt, T_off/2)
     // (A.2 writes f^{k_off}(T_dp, T_off) + f^{k_swap}(T_opt, T_off)).
-    r.opt_ms = k_opt_off * T(x.opt_off_mparams_per_cpu) + k[11] * T(x.model_mparams);
+    r.opt_ms = k_opt_off * T(x.opt_off_mparams_per_cpu) + k_opt_model * T(x.model_mparams);
     r.oo_ms = overlap(r.opt_ms, T(0.5) * t_off, k_swap) + t_gather;
   } else {
     // Morphling A.2: T_opt = k_opt P / x; T_oo = T_opt, and ZeRO-DP's owners then share
@@ -108,8 +115,8 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
     r.opt_ms = k_opt * T(x.opt_mparams);
     r.oo_ms = r.opt_ms + t_gather;
   }
-  // Morphling Eq. (1): T_iter = T_cc + T_oo + k_const
-  r.iter_ms = r.cc_ms + r.oo_ms + k_const + (x.offload ? k[12] : T(0));
+  // Morphling Eq. (1): T_iter = T_cc + T_oo + k_const, and offloading's own constant
+  r.iter_ms = r.cc_ms + r.oo_ms + k_const + (x.offload ? k_const_off : T(0));
   return r;
 }
 

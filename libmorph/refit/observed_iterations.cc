@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/request/limits.h"
 #include "libmorph/util/csv.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
@@ -12,8 +13,6 @@ namespace {
 
 constexpr const char* kRequiredColumns[] = {"plan", "gpus", "iter_ms"};
 constexpr const char* kCpusColumn = "cpus_per_gpu";
-constexpr std::int64_t kMaxCpusPerGpu = 4096;  // as morph plan --cpus-per-gpu
-constexpr double kMaxIterMs = 1e9;
 
 void check_header(const CsvTable& table) {
   const std::vector<std::string>& header = table.header();
@@ -48,7 +47,7 @@ std::vector<ObservedIteration> parse_observed_iterations(std::string_view text, 
     o.plan = parse_plan(table.text(row, "plan"), fmt::format("{}: column plan", where));
     int cpus_per_gpu = 0;
     if (with_cpus && !table.text(row, kCpusColumn).empty())
-      cpus_per_gpu = static_cast<int>(table.integer(row, kCpusColumn, 1, kMaxCpusPerGpu));
+      cpus_per_gpu = static_cast<int>(table.integer(row, kCpusColumn, 1, MORPH_MAX_CPUS_PER_GPU));
     o.allocation =
         parse_gpus_spec(table.text(row, "gpus"), cluster, fmt::format("{}: column gpus", where), cpus_per_gpu);
     if (o.allocation.gpus() != o.plan.gpus())
@@ -58,7 +57,7 @@ std::vector<ObservedIteration> parse_observed_iterations(std::string_view text, 
       throw Error(fmt::format("{}: column plan: the plan trains a global batch of {} (dp*ga*mb*mbs), "
                               "not the workload's {}",
                               where, o.plan.global_batch(), global_batch));
-    o.iter_ms = table.number(row, "iter_ms", 0, kMaxIterMs);
+    o.iter_ms = table.number(row, "iter_ms", 0, MORPH_MAX_ITER_MS);
     if (!(o.iter_ms > 0))
       throw Error(fmt::format("{}: column iter_ms: must be > 0, not {}", where, table.text(row, "iter_ms")));
     observed.push_back(std::move(o));
