@@ -1,7 +1,28 @@
-# The MPI side of Morph: morph-reshard-mpi now, morphrun with the launcher issue.
+# The MPI side of Morph: morphrun (the launcher under srun) and morph-reshard-mpi.
 if HAVE_MPI
+launcher_mpi_reshard = %reldir%/mpi_reshard.h %reldir%/mpi_reshard.cc
 bin_PROGRAMS += launcher/morph-reshard-mpi
-launcher_morph_reshard_mpi_SOURCES = %reldir%/reshard_mpi.cc
+launcher_morph_reshard_mpi_SOURCES = %reldir%/reshard_mpi.cc $(launcher_mpi_reshard)
 launcher_morph_reshard_mpi_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1
 launcher_morph_reshard_mpi_LDADD = libmorph/libmorph.la $(MPI_LIBS) $(FMT_LIBS)
+
+if HAVE_SLURM
+if HAVE_HWLOC
+bin_PROGRAMS += launcher/morphrun
+launcher_morphrun_SOURCES = \
+	%reldir%/main.cc \
+	%reldir%/options.h %reldir%/options.cc \
+	%reldir%/morph_config.h %reldir%/morph_config.cc \
+	%reldir%/supervisor.h %reldir%/supervisor.cc \
+	%reldir%/binding.h %reldir%/binding.cc \
+	%reldir%/master_addr.h %reldir%/master_addr.cc \
+	%reldir%/checkpoint_prepare.h %reldir%/checkpoint_prepare.cc \
+	%reldir%/slurm_job.h %reldir%/slurm_job.cc \
+	%reldir%/task.h %reldir%/task.cc \
+	%reldir%/driver.h %reldir%/driver.cc \
+	$(launcher_mpi_reshard)
+launcher_morphrun_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) $(SLURM_CPPFLAGS) $(HWLOC_CFLAGS) -DOMPI_SKIP_MPICXX=1
+launcher_morphrun_LDADD = profiler/libmorph_hw.la libmorph/libmorph.la $(MPI_LIBS) $(SLURM_LIBS) $(HWLOC_LIBS) $(FMT_LIBS)
+endif
+endif
 endif

@@ -7,9 +7,12 @@
 #  - policy: the scheduling policies (Morphling's Algorithm 1 and the baselines) and the
 #    trace-driven cluster simulator that replays them;
 #  - state: training state on disk (safetensors, checkpoints), its layouts under
-#    parallel plans, resharding between them, and the dataset order.
+#    parallel plans, resharding between them, and the dataset order;
+#  - launch: what morphrun hands a trainer under a plan: where its ranks sit, their
+#    environment and CPUs, the framework's arguments (share/frameworks), the checkpoint
+#    to resume from and the metrics line protocol.
 noinst_LTLIBRARIES += libmorph/libmorph_base.la libmorph/libmorph_perf.la libmorph/libmorph_policy.la \
-	libmorph/libmorph_state.la
+	libmorph/libmorph_state.la libmorph/libmorph_launch.la
 lib_LTLIBRARIES += libmorph/libmorph.la
 
 libmorph_libmorph_base_la_SOURCES = \
@@ -91,5 +94,19 @@ libmorph_libmorph_state_la_SOURCES = \
 	%reldir%/state/dataset_order.h %reldir%/state/dataset_order.cc
 libmorph_libmorph_state_la_LIBADD = $(XXHASH_LIBS) $(FMT_LIBS) -lpthread
 
-libmorph_libmorph_la_LIBADD = libmorph/libmorph_state.la libmorph/libmorph_policy.la $(CERES_LIBS) $(FMT_LIBS)
+libmorph_libmorph_launch_la_SOURCES = \
+	%reldir%/launch/step_layout.h %reldir%/launch/step_layout.cc \
+	%reldir%/launch/plan_source.h %reldir%/launch/plan_source.cc \
+	%reldir%/launch/rank_env.h %reldir%/launch/rank_env.cc \
+	%reldir%/launch/cpu_binding.h %reldir%/launch/cpu_binding.cc \
+	%reldir%/launch/checkpoint_choice.h %reldir%/launch/checkpoint_choice.cc \
+	%reldir%/launch/metrics_line.h %reldir%/launch/metrics_line.cc \
+	%reldir%/launch/render_context.h \
+	%reldir%/launch/placeholders.h %reldir%/launch/placeholders.cc \
+	%reldir%/launch/predicate.h %reldir%/launch/predicate.cc \
+	%reldir%/launch/template.h %reldir%/launch/template.cc \
+	%reldir%/launch/framework.h %reldir%/launch/framework.cc
+libmorph_libmorph_launch_la_LIBADD = $(FMT_LIBS)
+
+libmorph_libmorph_la_LIBADD = libmorph/libmorph_launch.la libmorph/libmorph_state.la libmorph/libmorph_policy.la $(CERES_LIBS) $(FMT_LIBS)
 libmorph_libmorph_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0

@@ -169,7 +169,10 @@ extern "C" int job_modify(job_desc_msg_t* job, void* job_ptr, uint32_t submit_ui
       slurm_error("job_submit/morph: job %s: update refused: %s", id.c_str(), out.message.c_str());
       return SLURM_ERROR;
     }
-    if (out.verdict == Verdict::accept && out.request) apply(job, *out.request);
+    if (out.verdict == Verdict::accept && out.request) {
+      if (out.record_only) replace_slurm_string(job->admin_comment, out.request->admin_comment);
+      else apply(job, *out.request);
+    }
     return SLURM_SUCCESS;
   });
 }

@@ -302,6 +302,17 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
       return out;
     }
     out.request = slurm_request(r, config_ && catalog_ ? host_bytes_per_node(r) : 0, JobResources{}, true);
+    if (has_record) {
+      try {
+        const Placement& was = parse_admin_comment(*in.current_admin_comment).current;
+        const Placement& now = r.current;
+        out.record_only = now.gpu_type == was.gpu_type && now.gpus_per_node == was.gpus_per_node &&
+                          now.cpus_per_gpu == was.cpus_per_gpu && now.nodes <= was.nodes &&
+                          r.other_gres == parse_admin_comment(*in.current_admin_comment).other_gres;
+      } catch (const Error&) {
+        // The current record is unreadable: the new one sets the resources.
+      }
+    }
     out.verdict = Verdict::accept;
   } catch (const Error& e) {
     out.message = fmt::format("morph: {}", e.what());

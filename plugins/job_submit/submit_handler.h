@@ -78,6 +78,11 @@ struct ModifyOutput {
   Verdict verdict = Verdict::pass_through;
   std::string message;                  // why refused
   std::optional<SlurmRequest> request;  // resources that follow a new record
+  // The new record changes no resource the job holds (a new plan on the same GPUs), or
+  // only gives nodes back: only AdminComment is set, so that the update also applies to
+  // a running job (Slurm refuses resource changes there). The nodes are given back by
+  // whoever holds them: morphrun --driver after its checkpoint, or an update NumNodes=.
+  bool record_only = false;
 };
 
 class SubmitHandler {

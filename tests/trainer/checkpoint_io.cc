@@ -54,7 +54,7 @@ void check_same(const json& info, const char* key, const json& mine, const std::
 }  // namespace
 
 json trainer_info(const Options& o, const Adam& adam) {
-  return {{"program", "morph-trainer"},
+  json info = {{"program", "morph-trainer"},
           {"seed", o.seed},
           {"samples", o.samples},
           {"global_batch", o.global_batch},
@@ -65,6 +65,8 @@ json trainer_info(const Options& o, const Adam& adam) {
           {"vocab_multiple", o.vocab_multiple},
           {"adam", {{"lr", adam.lr}, {"beta1", adam.beta1}, {"beta2", adam.beta2}, {"eps", adam.eps}}},
           {"data", "sample i: token (i * 7919 + seed) mod vocab, target (token * 31 + 17) mod vocab"}};
+  if (!o.model_name.empty()) info["morph_model"] = o.model_name;  // morphrun refuses another model's checkpoint
+  return info;
 }
 
 void save_checkpoint(const std::string& dir, const Options& o, const Adam& adam, const state::StateSpec& spec,

@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -24,14 +25,35 @@ int parse_signal(const std::string& text) {
                           quote(text)));
 }
 
+namespace {
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+// Under morphrun: the plan's layout from MORPH_DP, MORPH_TP, MORPH_PP and MORPH_ZERO.
+std::string layout_from_env() {
+  if (env("MORPH_DP").empty()) return {};
+  return fmt::format("dp={},tp={},pp={},zero={}", env("MORPH_DP"), env("MORPH_TP"), env("MORPH_PP"), env("MORPH_ZERO"));
+}
+
+}  // namespace
+
 std::optional<Options> parse_options(int argc, char** argv, bool print) {
   Options o;
-  std::string layout = "dp=1,tp=1,pp=1,zero=0";
-  std::string signal;
+  // Under morphrun(1) the plan, the checkpoint folder, the checkpoint to resume from, the
+  // checkpoint signal and the metrics FIFO come from its MORPH_* variables; options win.
+  std::string layout = layout_from_env();
+  o.checkpoint_dir = env("MORPH_CHECKPOINT_DIR");
+  o.resume = env("MORPH_CHECKPOINT");
+  o.metrics = env("MORPH_METRICS");
+  o.model_name = env("MORPH_MODEL");
+  std::string signal = env("MORPH_CHECKPOINT_SIGNAL");
   std::uint64_t save_at = 0;
   CLI::App app{"morph-trainer: a tiny tensor/pipeline/data-parallel MLP language model with ZeRO, "
                "checkpointing in Morph's sharded format"};
-  app.add_option("--layout", layout, "dp=D,tp=T,pp=P,zero=Z (MPI world size must be D*T*P)")->required();
+  app.add_option("--layout", layout, "dp=D,tp=T,pp=P,zero=Z (MPI world size must be D*T*P; default: MORPH_DP..)");
   app.add_option("--layers", o.layers, "residual MLP blocks")->check(CLI::Range(1, 4096));
   app.add_option("--hidden", o.hidden, "hidden size h (the MLP is 4h wide)")->check(CLI::Range(1, 1 << 16));
   app.add_option("--vocab", o.vocab, "vocabulary size V")->check(CLI::Range(2, 1 << 24));
@@ -52,6 +74,8 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
   app.add_option("--loss-log", o.loss_log, "rank 0 writes one \"step loss\" line per step");
   app.add_option("--checkpoint-signal", signal,
                  "on this signal, finish the step, save to --checkpoint-dir/step_<N> and exit 0");
+  app.add_option("--min-step-seconds", o.min_step_seconds, "make every step last at least this long")
+      ->check(CLI::Range(0.0, 3600.0));
   app.add_flag("--quiet", o.quiet, "no per-step output");
   try {
     app.parse(argc, argv);
@@ -61,6 +85,7 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
   } catch (const CLI::ParseError& e) {
     throw Error(e.what());
   }
+  if (layout.empty()) throw Error("--layout is required (or run under morphrun, which sets MORPH_DP, MORPH_TP, ...)");
   o.layout = state::parse_layout(layout, "--layout");
   if (*save) o.save_at = save_at;
   if (!signal.empty()) {

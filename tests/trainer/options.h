@@ -26,8 +26,11 @@ struct Options {
   std::optional<std::uint64_t> save_at;  // save after this step and exit 0
   std::string resume;                   // a committed checkpoint to continue from
   std::string loss_log;                 // rank 0 writes "step loss" lines
+  std::string metrics;                  // rank 0 writes morphrun's metrics lines here (MORPH_METRICS)
+  std::string model_name;               // MORPH_MODEL, recorded in checkpoints as morph_model
   int checkpoint_signal = 0;            // 0: none
   std::string checkpoint_signal_name;
+  double min_step_seconds = 0;          // sleep so that a step lasts at least this long (launcher tests)
   bool quiet = false;
 };
 

@@ -1,8 +1,10 @@
 #include "tests/trainer/trainer.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -35,6 +37,7 @@ Trainer::Trainer(const Options& o, const state::StateSpec& spec, const Groups& g
 
 Trainer::~Trainer() {
   if (loss_log_) std::fclose(loss_log_);
+  if (metrics_) std::fclose(metrics_);
 }
 
 int Trainer::run() {
@@ -50,8 +53,11 @@ int Trainer::run() {
     if (root && o_.save_at && std::filesystem::exists(checkpoint_path(*o_.save_at)))
       throw Error(fmt::format("--save-at {}: {} already exists; a checkpoint is never overwritten", *o_.save_at,
                               checkpoint_path(*o_.save_at)));
-    if (root && !o_.loss_log.empty() && !(loss_log_ = std::fopen(o_.loss_log.c_str(), "w")))
+    // A resumed run continues its loss log.
+    if (root && !o_.loss_log.empty() && !(loss_log_ = std::fopen(o_.loss_log.c_str(), o_.resume.empty() ? "w" : "a")))
       throw Error(fmt::format("--loss-log {}: cannot create: {}", o_.loss_log, std::strerror(errno)));
+    if (root && !o_.metrics.empty() && !(metrics_ = std::fopen(o_.metrics.c_str(), "w")))
+      throw Error(fmt::format("MORPH_METRICS {}: cannot open: {}", o_.metrics, std::strerror(errno)));
     if (o_.checkpoint_signal) install_checkpoint_signal(o_.checkpoint_signal);
   });
   state::SampleStream stream({o_.samples, o_.seed}, o_.global_batch, progress_.samples);
@@ -61,9 +67,18 @@ int Trainer::run() {
                 static_cast<unsigned long long>(progress_.step), static_cast<unsigned long long>(o_.steps));
   while (progress_.step < o_.steps) {
     const std::uint64_t number = progress_.step + 1;
+    const auto start = std::chrono::steady_clock::now();
     const double loss = step(stream.next_batch(), number);
+    if (o_.min_step_seconds > 0)
+      std::this_thread::sleep_until(start + std::chrono::duration<double>(o_.min_step_seconds));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     progress_ = {number, stream.progress_samples()};
     if (root) {
+      if (metrics_) {  // morphrun(1), METRICS: STEP SECONDS SAMPLES LOSS
+        std::fprintf(metrics_, "%llu %.9g %llu %.17g\n", static_cast<unsigned long long>(number), seconds,
+                     static_cast<unsigned long long>(o_.global_batch), loss);
+        std::fflush(metrics_);
+      }
       if (loss_log_) {
         std::fprintf(loss_log_, "%llu %.17g\n", static_cast<unsigned long long>(number), loss);
         std::fflush(loss_log_);

@@ -43,6 +43,7 @@ class Trainer {
   StageModel model_;
   state::Progress progress_;
   std::FILE* loss_log_ = nullptr;
+  std::FILE* metrics_ = nullptr;  // morphrun's FIFO (MORPH_METRICS)
 };
 
 }  // namespace morph::trainer

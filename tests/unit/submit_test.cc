@@ -248,6 +248,40 @@ TEST_F(Handler, ModifyRefusesResourceUpdatesThatLeaveTheJobsPlan) {
   EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::pass_through);
 }
 
+// Issue 12: a new plan on the same GPUs, or one that gives nodes back, changes only the
+// AdminComment, so that it applies to a running job (morphrun --driver restarts in place);
+// a plan on other GPUs makes the resources follow.
+TEST_F(Handler, ModifyOfARecordOnTheSameGpusSetsOnlyTheRecord) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  const std::string record = handler.submit(in).request.admin_comment;
+  JobRecord r = parse_admin_comment(record);
+  r.current.nodes = 2;
+  r.current.gpus_per_node = 4;
+  r.current.plan = ExecutionPlan{.dp = 8, .micro_batch_size = 2};
+  const std::string two_nodes = to_admin_comment(r);
+  plugin::ModifyInput update;
+  update.current_admin_comment = two_nodes;
+  r.current.plan = ExecutionPlan{.dp = 4, .tp = 2, .micro_batch_size = 4};  // same 8 GPUs
+  update.admin_comment = to_admin_comment(r);
+  plugin::ModifyOutput out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_TRUE(out.record_only);
+  r.current.nodes = 1;  // a shrink: one node of the two
+  r.current.plan = ExecutionPlan{.dp = 4, .micro_batch_size = 4};
+  update.admin_comment = to_admin_comment(r);
+  out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_TRUE(out.record_only);
+  r = parse_admin_comment(two_nodes);
+  r.current.gpus_per_node = 8;  // other GPUs per node: the resources follow
+  r.current.nodes = 1;
+  update.admin_comment = to_admin_comment(r);
+  out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_FALSE(out.record_only);
+}
+
 // Issue 10, defect 8: records that job_modify accepted but that broke the job.
 TEST_F(Handler, ModifyCanonicalisesRecordsAndChecksTheirCounts) {
   plugin::SubmitInput in;

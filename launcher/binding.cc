@@ -1,0 +1,49 @@
+#include "launcher/binding.h"
+
+#include <sched.h>
+
+#include "libmorph/launch/rank_env.h"
+#include "libmorph/util/parse.h"
+#include "profiler/topology.h"
+
+namespace morph::launcher {
+namespace {
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  return cpus;
+}
+
+// The GPU index a rank's CUDA_VISIBLE_DEVICES names, when it is a number.
+int gpu_index(const std::string& gpu) {
+  try {
+    return static_cast<int>(parse_int(gpu, "CUDA_VISIBLE_DEVICES", 0, 1 << 16));
+  } catch (const std::exception&) {
+    return -1;  // a UUID: no locality known
+  }
+}
+
+}  // namespace
+
+std::vector<launch::RankBinding> step_bindings(const launch::StepLayout& step) {
+  std::vector<launch::GpuLocality> gpus;
+  try {
+    gpus = hw::gpu_locality(hw::load_topology(""));
+  } catch (const std::exception&) {
+    // No topology: an even split of the allowed CPUs.
+  }
+  // This task's ranks are placed among the node's: with one task per rank, the task binds
+  // only itself, inside the CPUs Slurm gave it.
+  std::vector<int> rank_gpus;
+  for (int rank : step.ranks) rank_gpus.push_back(gpu_index(launch::rank_gpu(step, step.local_rank(rank))));
+  return launch::bind_ranks(gpus, allowed_cpus(), rank_gpus);
+}
+
+void bind_this_process(const launch::RankBinding& binding) { hw::apply_binding(binding); }
+
+}  // namespace morph::launcher

@@ -1,0 +1,53 @@
+#include "launcher/checkpoint_prepare.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "launcher/mpi_reshard.h"
+#include "libmorph/state/reshard_exec.h"
+#include "libmorph/util/error.h"
+
+namespace morph::launcher {
+namespace {
+
+// Every task of the step decides alike: a reshard commits only after all of them have
+// joined it, so none can see the new folder while another still decides.
+void reshard_in_step(const Options& o, const launch::CheckpointChoice& choice, const state::Layout& layout) {
+  int argc = 0;
+  char** argv = nullptr;
+  MPI_Init(&argc, &argv);
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  const MpiReshardResult r = reshard_over_mpi(MPI_COMM_WORLD, choice.newest, choice.resume, layout, o.threads, true);
+  MPI_Finalize();
+  if (!r.ok) throw Error(fmt::format("resharding {} failed{}", choice.newest, r.message.empty() ? "" : ": " + r.message));
+  if (me == 0) std::fprintf(stderr, "morphrun: resharded %s\n", r.message.c_str());
+}
+
+}  // namespace
+
+std::optional<launch::CheckpointChoice> prepare_checkpoint(const Options& o, const std::string& model,
+                                                           const state::Layout& layout, bool in_slurm_step) {
+  std::optional<launch::CheckpointChoice> choice = launch::choose_checkpoint(o.checkpoint_dir, layout, model);
+  if (!choice || !choice->needs_reshard) return choice;
+  if (in_slurm_step && o.mpi_trainer)
+    throw Error(fmt::format("checkpoint {} is in layout {} and the plan needs {}; with --mpi-trainer the trainer "
+                            "owns the step's MPI world, so run morphrun --driver, which reshards in a step of its own",
+                            choice->newest, state::to_string(choice->index.layout), state::to_string(layout)));
+  if (in_slurm_step) {
+    reshard_in_step(o, *choice, layout);
+  } else {
+    state::ReshardOptions options;
+    options.threads = o.threads;
+    const state::ReshardSummary s = state::reshard_checkpoint(choice->newest, choice->resume, layout, options);
+    std::fprintf(stderr, "morphrun: resharded %s -> %s (%.2f s)\n", choice->newest.c_str(), choice->resume.c_str(),
+                 s.seconds);
+  }
+  return choice;
+}
+
+}  // namespace morph::launcher

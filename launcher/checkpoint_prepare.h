@@ -1,0 +1,22 @@
+// Before the trainer starts: the newest checkpoint of --checkpoint DIR, resharded to the
+// plan's layout when it is in another one (over MPI across the step's tasks under srun,
+// with threads outside Slurm), into a new folder committed atomically, so that a crash
+// in the middle leaves the old checkpoint as it was.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "launcher/options.h"
+#include "libmorph/launch/checkpoint_choice.h"
+
+namespace morph::launcher {
+
+// nullopt: no checkpoint yet (a fresh start). Throws morph::Error: another model's
+// checkpoint, a layout the checkpoint cannot take, a failed reshard, or a reshard an MPI
+// trainer's step cannot do (--mpi-trainer: the trainer owns the step's PMIx rank, so
+// morphrun --driver reshards in a step of its own).
+std::optional<launch::CheckpointChoice> prepare_checkpoint(const Options& o, const std::string& model,
+                                                           const state::Layout& layout, bool in_slurm_step);
+
+}  // namespace morph::launcher

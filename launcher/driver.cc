@@ -1,0 +1,242 @@
+#include "launcher/driver.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "launcher/morph_config.h"
+#include "launcher/slurm_job.h"
+#include "launcher/supervisor.h"
+#include "libmorph/launch/checkpoint_choice.h"
+#include "libmorph/launch/plan_source.h"
+#include "libmorph/record/job_record.h"
+#include "libmorph/state/layout.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph::launcher {
+namespace {
+
+namespace fs = std::filesystem;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// One job's run as the driver sees it: the record it started the step under.
+struct Current {
+  std::string admin_comment;
+  JobRecord record;
+  bool has_record = false;
+};
+
+class Driver {
+ public:
+  explicit Driver(const Options& o) : o_(o), config_(load_launcher_config(o.config_path)) {
+    const char* id = std::getenv("SLURM_JOB_ID");
+    if (id == nullptr) throw Error("--driver runs in a Slurm batch script (SLURM_JOB_ID is not set)");
+    job_id_ = static_cast<std::uint32_t>(parse_int(id, "SLURM_JOB_ID", 1, 0x7fffffff));
+    self_ = fs::read_symlink("/proc/self/exe").string();
+    reshard_ = (fs::path(self_).parent_path() / "morph-reshard-mpi").string();
+    const char* submit = std::getenv("SLURM_SUBMIT_DIR");
+    metrics_ = !o.metrics_file.empty() ? fs::absolute(o.metrics_file).string()
+                                       : fmt::format("{}/morph-{}.metrics", submit ? submit : ".", job_id_);
+  }
+
+  int run() {
+    block_supervised_signals(config_.checkpoint_signal);
+    for (;;) {
+      Current now = read_job();
+      const Placement& p = now.record.current;
+      if (now.has_record && p.nodes > static_cast<int>(nodes_.size())) {
+        event(fmt::format("requeue reason=grow nodes={}->{}", nodes_.size(), p.nodes));
+        std::fprintf(stderr, "morphrun: the plan needs %d nodes, the job holds %zu: only a requeue can grow it; "
+                     "exiting with %d\n", p.nodes, nodes_.size(), kExitRequeue);
+        return kExitRequeue;
+      }
+      if (now.has_record && p.nodes < static_cast<int>(nodes_.size())) shrink(p.nodes);
+      const state::Layout layout{now.record.current.plan.dp, now.record.current.plan.tp, now.record.current.plan.pp,
+                                 now.record.current.plan.zero_stage};
+      if (!o_.checkpoint_dir.empty()) {
+        if (const int rc = reshard_if_needed(now, layout); rc != 0) return rc;
+      }
+      event(fmt::format("start layout={} nodes={}", state::to_string(layout), nodes_.size()));
+      const Step step = train(now);
+      switch (step.result.outcome) {
+        case Outcome::finished:
+          event("finished");
+          return 0;
+        case Outcome::failed:
+        case Outcome::terminated:
+          if (!step.result.message.empty()) std::fprintf(stderr, "morphrun: %s\n", step.result.message.c_str());
+          return step.result.exit_code;
+        case Outcome::checkpointed:
+        case Outcome::timed_out:
+          if (!step.replan && !replanned(now)) {
+            event("requeue reason=checkpoint-signal");
+            std::fprintf(stderr, "morphrun: checkpoint saved; exiting with %d so that Slurm requeues the job\n",
+                         kExitRequeue);
+            return kExitRequeue;
+          }
+          break;  // a new plan: restart in place
+      }
+    }
+  }
+
+ private:
+  struct Step {
+    SupervisorResult result;
+    bool replan = false;
+  };
+
+  Current read_job() {
+    std::string error;
+    for (int attempt = 0; attempt < 6; ++attempt) {
+      error.clear();
+      if (std::optional<SlurmJob> job = load_slurm_job(job_id_, &error)) {
+        nodes_ = job->nodes;
+        Current c;
+        c.admin_comment = job->admin_comment;
+        if (is_job_record(c.admin_comment)) {
+          c.record = parse_admin_comment(c.admin_comment);
+          c.has_record = true;
+        } else {
+          const launch::PlanSource source = launch::resolve_plan({}, o_.plan);  // "missing plan" without --plan
+          c.record.current.plan = source.plan;
+          c.record.current.nodes = static_cast<int>(nodes_.size());
+          c.record.current.gpus_per_node = source.plan.gpus() / std::max<int>(1, static_cast<int>(nodes_.size()));
+        }
+        return c;
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(1 << attempt));
+    }
+    throw Error(fmt::format("job {}: slurmctld did not answer: {}", job_id_, error));
+  }
+
+  // The record changed since `started` (root or SlurmUser rewrote the plan).
+  bool replanned(const Current& started) {
+    std::string error;
+    const std::optional<SlurmJob> job = load_slurm_job(job_id_, &error);
+    return job && job->admin_comment != started.admin_comment && is_job_record(job->admin_comment);
+  }
+
+  void shrink(int nodes) {
+    event(fmt::format("shrink nodes={}->{}", nodes_.size(), nodes));
+    shrink_slurm_job(job_id_, nodes);
+    read_job();
+    // What slurm_job_<id>_resize.sh would set: the next srun sees the smaller allocation.
+    const std::string list = fmt::format("{}", fmt::join(nodes_, ","));
+    for (const char* name : {"SLURM_JOB_NODELIST", "SLURM_NODELIST"}) setenv(name, list.c_str(), 1);
+    for (const char* name : {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}) setenv(name, std::to_string(nodes_.size()).c_str(), 1);
+    for (const char* name : {"SLURM_TASKS_PER_NODE", "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_JOB_CPUS_PER_NODE"})
+      unsetenv(name);
+  }
+
+  std::vector<std::string> srun(const Current& c) const {
+    const Placement& p = c.record.current;
+    std::vector<std::string> argv{"srun", "--kill-on-bad-exit=1", "-N", std::to_string(p.nodes), "-n",
+                                  std::to_string(p.nodes * p.gpus_per_node),
+                                  fmt::format("--ntasks-per-node={}", p.gpus_per_node)};
+    if (o_.srun_mpi != "none") argv.push_back("--mpi=" + o_.srun_mpi);
+    if (p.cpus_per_gpu > 0) argv.push_back(fmt::format("--cpus-per-task={}", p.cpus_per_gpu));
+    return argv;
+  }
+
+  std::vector<std::pair<std::string, std::string>> record_env(const Current& c) const {
+    if (!c.has_record) return {};
+    return {{"MORPH_RECORD", c.admin_comment}, {"MORPH_RECORD_JOB", std::to_string(job_id_)}};
+  }
+
+  int reshard_if_needed(const Current& c, const state::Layout& layout) {
+    const std::optional<launch::CheckpointChoice> choice =
+        launch::choose_checkpoint(o_.checkpoint_dir, layout, c.record.request.model);
+    if (!choice || !choice->needs_reshard) return 0;
+    event(fmt::format("reshard from={} to={}", state::to_string(choice->index.layout), state::to_string(layout)));
+    ChildSpec step;
+    step.argv = srun(c);
+    for (const std::string& a : {reshard_, std::string("--from"), choice->newest, std::string("--to"), choice->resume,
+                                 std::string("--layout"), state::to_string(layout)})
+      step.argv.push_back(a);
+    step.env = record_env(c);
+    SupervisorOptions s;
+    s.checkpoint_signal = config_.checkpoint_signal;
+    const SupervisorResult r = supervise({step}, s);
+    if (r.exit_code != 0)
+      std::fprintf(stderr, "morphrun: the reshard step failed (exit %d); %s is unchanged\n", r.exit_code,
+                   choice->newest.c_str());
+    return r.exit_code == 0 ? 0 : 1;
+  }
+
+  Step train(const Current& c) {
+    ChildSpec step;
+    step.argv = srun(c);
+    step.argv.push_back(self_);
+    auto add = [&](const char* flag, const std::string& value) {
+      if (!value.empty()) {
+        step.argv.emplace_back(flag);
+        step.argv.push_back(value);
+      }
+    };
+    add("--framework", o_.framework);
+    add("--frameworks-dir", o_.frameworks_dir);
+    add("--checkpoint", o_.checkpoint_dir);
+    add("--metrics", metrics_);
+    add("--config", o_.config_path);
+    if (!c.has_record) add("--plan", o_.plan);
+    if (o_.mpi_trainer) step.argv.emplace_back("--mpi-trainer");
+    step.argv.emplace_back("--");
+    step.argv.insert(step.argv.end(), o_.command.begin(), o_.command.end());
+    step.env = record_env(c);
+
+    Step out;
+    SupervisorOptions s;
+    s.checkpoint_signal = config_.checkpoint_signal;
+    s.checkpoint_timeout_s = config_.checkpoint_timeout_s;
+    s.tick_s = config_.driver_poll_s;
+    s.on_checkpoint_signal = [&] { event("checkpoint reason=signal"); };
+    s.on_tick = [&] {
+      if (out.replan || !c.has_record) return false;
+      std::string error;
+      const std::optional<SlurmJob> job = load_slurm_job(job_id_, &error);
+      if (!job || job->admin_comment == c.admin_comment || !is_job_record(job->admin_comment)) return false;
+      try {
+        const JobRecord next = parse_admin_comment(job->admin_comment);
+        event(fmt::format("checkpoint reason=replan from=[{}] to=[{}]", to_string(c.record.current.plan),
+                          to_string(next.current.plan)));
+      } catch (const Error& e) {
+        return false;  // a record being rewritten badly: job_submit_morph refuses those; wait for a good one
+      }
+      out.replan = true;
+      return true;
+    };
+    out.result = supervise({step}, s);
+    return out;
+  }
+
+  // "# TIME EVENT" in the job's metrics file and on stderr.
+  void event(const std::string& what) const {
+    const std::string line = fmt::format("# {:.3f} {}", unix_now(), what);
+    std::ofstream(metrics_, std::ios::app) << line << '\n';
+    std::fprintf(stderr, "morphrun: %s\n", what.c_str());
+  }
+
+  const Options& o_;
+  MorphConfig config_;
+  std::uint32_t job_id_ = 0;
+  std::string self_, reshard_, metrics_;
+  std::vector<std::string> nodes_;
+};
+
+}  // namespace
+
+int run_driver(const Options& options) { return Driver(options).run(); }
+
+}  // namespace morph::launcher

@@ -1,0 +1,64 @@
+// Runs the trainer's processes and stays between them and Slurm: each child in its own
+// process group with PR_SET_PDEATHSIG, so that neither a signal to the step nor the end
+// of morphrun leaves an orphan; the checkpoint signal forwarded and its save awaited for
+// a bounded time; SIGTERM, SIGINT and SIGHUP forwarded, then SIGKILL after a grace
+// period; a crashed rank ending the others; the metrics FIFOs read as lines arrive.
+// The checkpoint signal goes to each trainer process, SIGTERM and SIGKILL to its group.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace morph::launcher {
+
+inline constexpr int kExitRequeue = 75;  // EX_TEMPFAIL: RequeueExit=75 in slurm.conf requeues the job
+inline constexpr int kExitRefuse = 78;   // EX_CONFIG: nothing was started
+
+struct ChildSpec {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;  // set on top of morphrun's own
+  std::function<void()> before_exec;                     // in the child (CPU binding); may throw
+  std::string metrics_fifo;                              // read while the child runs; "" for none
+};
+
+struct SupervisorOptions {
+  int checkpoint_signal = 12;        // SIGUSR2
+  double checkpoint_timeout_s = 300;
+  double kill_grace_s = 10;          // between SIGTERM and SIGKILL
+  std::function<void(std::size_t child, const std::string& line)> on_metrics;  // one line of child's FIFO
+  std::function<void()> on_checkpoint_signal;                // the signal arrived (before forwarding)
+  // Called every tick_s while the children run; returning true asks for a checkpoint as
+  // the signal would (morphrun --driver: the job's plan changed).
+  std::function<bool()> on_tick;
+  double tick_s = 0;  // 0: no ticks
+};
+
+enum class Outcome {
+  finished,      // every child exited 0
+  checkpointed,  // a checkpoint was asked for and every child exited 0 (or 75) after it
+  timed_out,     // the checkpoint signal came and the children did not exit in time
+  failed,        // a child exited non-zero or was killed
+  terminated,    // SIGTERM/SIGINT/SIGHUP came
+};
+
+struct SupervisorResult {
+  Outcome outcome = Outcome::finished;
+  int exit_code = 0;  // what morphrun exits with
+  std::string message;
+};
+
+// Blocks the signals it handles; call before anything else starts threads.
+void block_supervised_signals(int checkpoint_signal);
+
+// The one exit code for an outcome: 0; kExitRequeue after a checkpoint (saved or timed
+// out: the older checkpoint is intact); the first failed child's own code (128+signal
+// when killed); 128+signal when terminated.
+SupervisorResult supervise(const std::vector<ChildSpec>& children, const SupervisorOptions& options);
+
+// Creates a FIFO `path` (mode 0600). Throws morph::Error.
+void make_fifo(const std::string& path);
+
+}  // namespace morph::launcher

@@ -1,0 +1,54 @@
+#include "libmorph/launch/checkpoint_choice.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+
+namespace morph::launch {
+
+namespace fs = std::filesystem;
+
+std::string resharded_name(const std::string& checkpoint, const state::Layout& l) {
+  return fmt::format("{}.dp{}-tp{}-pp{}-z{}", checkpoint, l.dp, l.tp, l.pp, l.zero);
+}
+
+std::optional<CheckpointChoice> choose_checkpoint(const std::string& dir, const state::Layout& layout,
+                                                  const std::string& model) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return std::nullopt;
+  std::optional<CheckpointChoice> best;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_directory() || !fs::exists(entry.path() / "index.json")) continue;
+    state::CheckpointIndex index;
+    try {
+      index = state::read_index(entry.path().string());
+    } catch (const Error&) {
+      continue;  // not a Morph checkpoint, or a damaged one: never the newest
+    }
+    const bool better = !best || index.progress.step > best->index.progress.step ||
+                        (index.progress.step == best->index.progress.step && index.layout == layout &&
+                         best->index.layout != layout);
+    if (better) best = CheckpointChoice{entry.path().string(), std::move(index), false, {}};
+  }
+  if (ec) throw Error(fmt::format("--checkpoint {}: cannot list it: {}", dir, ec.message()));
+  if (!best) return std::nullopt;
+  if (const auto recorded = best->index.trainer.find("morph_model");
+      !model.empty() && recorded != best->index.trainer.end() && recorded->is_string() && *recorded != model)
+    throw Error(fmt::format("checkpoint {} is of model {}, the job trains {}", best->newest,
+                            recorded->get<std::string>(), model));
+  best->needs_reshard = best->index.layout != layout;
+  if (best->needs_reshard) {
+    try {
+      state::check_layout(best->index.spec, layout);
+    } catch (const Error& e) {
+      throw Error(fmt::format("checkpoint {} cannot be resharded to {}: {}", best->newest, state::to_string(layout),
+                              e.what()));
+    }
+  }
+  best->resume = best->needs_reshard ? resharded_name(best->newest, layout) : best->newest;
+  return best;
+}
+
+}  // namespace morph::launch

@@ -1,0 +1,32 @@
+// Which checkpoint a restarted job resumes from, and whether it must be resharded first:
+// the committed checkpoint (a folder with index.json; "<dir>.partial" stages are never
+// read) with the most progress in the job's checkpoint folder, preferring, at equal
+// progress, one already in the plan's layout. A reshard goes to a sibling folder named
+// for the new layout, so the old checkpoint stays usable until the new one is committed.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "libmorph/state/checkpoint.h"
+#include "libmorph/state/layout.h"
+
+namespace morph::launch {
+
+struct CheckpointChoice {
+  std::string newest;      // the checkpoint to start from
+  state::CheckpointIndex index;
+  bool needs_reshard = false;
+  std::string resume;      // what the trainer loads: `newest`, or the resharded copy
+};
+
+// "<dir>/step_12" + dp=4,tp=2,pp=1,zero=1 -> "<dir>/step_12.dp4-tp2-pp1-z1"
+std::string resharded_name(const std::string& checkpoint, const state::Layout& layout);
+
+// nullopt when `dir` holds no committed checkpoint (a fresh start). Throws morph::Error
+// when the newest checkpoint belongs to another model (`model`, compared with the
+// "morph_model" its trainer recorded, when both are known) or cannot take the layout.
+std::optional<CheckpointChoice> choose_checkpoint(const std::string& dir, const state::Layout& layout,
+                                                  const std::string& model);
+
+}  // namespace morph::launch

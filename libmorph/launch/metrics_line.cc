@@ -1,0 +1,34 @@
+#include "libmorph/launch/metrics_line.h"
+
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+
+namespace morph::launch {
+
+std::optional<IterationMetrics> parse_metrics_line(std::string_view line) {
+  line = trim(line);
+  if (line.empty() || line.front() == '#') return std::nullopt;
+  std::vector<std::string_view> fields;
+  for (std::string_view f : split(line, ' '))
+    if (!trim(f).empty()) fields.push_back(trim(f));
+  if (fields.size() < 3 || fields.size() > 4)
+    throw Error(fmt::format("metrics line {}: want STEP SECONDS SAMPLES [LOSS]", quote(line)));
+  IterationMetrics m;
+  m.step = static_cast<std::uint64_t>(parse_int(fields[0], "metrics STEP", 0, INT64_MAX));
+  m.seconds = parse_double(fields[1], "metrics SECONDS", 1e-9, 1e7);
+  m.samples = static_cast<std::uint64_t>(parse_int(fields[2], "metrics SAMPLES", 0, INT64_MAX));
+  if (fields.size() == 4) m.loss = parse_double(fields[3], "metrics LOSS", -1e300, 1e300);
+  return m;
+}
+
+std::string format_metrics_record(double unix_time, const IterationMetrics& m, std::string_view layout) {
+  return fmt::format("{:.3f} {} {:.6g} {} {} {}", unix_time, m.step, m.seconds, m.samples,
+                     m.loss ? fmt::format("{:.17g}", *m.loss) : std::string("-"), layout);
+}
+
+}  // namespace morph::launch

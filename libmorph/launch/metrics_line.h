@@ -1,0 +1,31 @@
+// The metrics line protocol (morphrun(1), METRICS): a trainer writes one line per
+// iteration to the FIFO named by MORPH_METRICS,
+//
+//   STEP SECONDS SAMPLES [LOSS]
+//
+// (the optimizer step just finished, its wall time in seconds, the samples it consumed,
+// optionally its loss); blank lines and lines starting with '#' are ignored. morphrun
+// appends each to the job's metrics file with the time it arrived and the layout.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace morph::launch {
+
+struct IterationMetrics {
+  std::uint64_t step = 0;
+  double seconds = 0;
+  std::uint64_t samples = 0;
+  std::optional<double> loss;
+};
+
+// nullopt for a blank or comment line; morph::Error naming the field for a bad one.
+std::optional<IterationMetrics> parse_metrics_line(std::string_view line);
+
+// One line of the job's metrics file: "TIME STEP SECONDS SAMPLES LOSS|- LAYOUT".
+std::string format_metrics_record(double unix_time, const IterationMetrics& m, std::string_view layout);
+
+}  // namespace morph::launch

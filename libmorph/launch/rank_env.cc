@@ -1,0 +1,45 @@
+#include "libmorph/launch/rank_env.h"
+
+#include <fmt/format.h>
+
+namespace morph::launch {
+
+RankCoordinates rank_coordinates(const ExecutionPlan& plan, int rank) {
+  // Megatron (ARCHITECTURE.md): rank = pp_rank*(t*d) + dp_rank*t + tp_rank.
+  return {(rank / plan.tp) % plan.dp, rank % plan.tp, rank / (plan.tp * plan.dp)};
+}
+
+int master_port(std::uint32_t job_id, std::uint32_t step_id) {
+  if (step_id >= 0xfffffff0u) step_id = 0;  // SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT, ...
+  return kFirstMasterPort + static_cast<int>(job_id % 3750) * 8 + static_cast<int>(step_id % 8);
+}
+
+std::string rank_gpu(const StepLayout& step, int local) {
+  if (step.node_gpus.size() == 1) return step.node_gpus.front();
+  if (local >= 0 && static_cast<std::size_t>(local) < step.node_gpus.size())
+    return step.node_gpus[static_cast<std::size_t>(local)];
+  return std::to_string(local);
+}
+
+std::vector<std::pair<std::string, std::string>> rank_environment(const ExecutionPlan& plan, const StepLayout& step,
+                                                                  int rank, const RankSettings& settings) {
+  const int local = step.local_rank(rank);
+  const RankCoordinates c = rank_coordinates(plan, rank);
+  auto s = [](int v) { return std::to_string(v); };
+  return {
+      {"RANK", s(rank)},
+      {"LOCAL_RANK", s(local)},
+      {"WORLD_SIZE", s(step.world_size())},
+      {"LOCAL_WORLD_SIZE", s(step.ranks_per_node)},
+      {"GROUP_RANK", s(step.node_rank)},
+      {"MASTER_ADDR", settings.master_addr},
+      {"MASTER_PORT", s(settings.master_port)},
+      {"CUDA_VISIBLE_DEVICES", rank_gpu(step, local)},
+      {"OMP_NUM_THREADS", s(settings.threads)},
+      {"MORPH_DP_RANK", s(c.dp)},
+      {"MORPH_TP_RANK", s(c.tp)},
+      {"MORPH_PP_RANK", s(c.pp)},
+  };
+}
+
+}  // namespace morph::launch

@@ -1,0 +1,45 @@
+// The environment a trainer rank gets from morphrun: what PyTorch's init_process_group
+// (env://), Megatron-LM and DeepSpeed read, the rank's GPU and threads, and its place in
+// the plan's groups.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libmorph/launch/step_layout.h"
+#include "libmorph/plan/plan.h"
+
+namespace morph::launch {
+
+// Megatron's rank order (TP innermost): rank = pp_rank*(t*d) + dp_rank*t + tp_rank.
+struct RankCoordinates {
+  int dp = 0, tp = 0, pp = 0;
+};
+RankCoordinates rank_coordinates(const ExecutionPlan& plan, int rank);
+
+// The rendezvous port of a step: kFirstMasterPort + (job_id mod 3750)*8 + (step_id mod 8),
+// so that concurrent jobs on a node (within 3750 job ids) and up to 8 concurrent steps of
+// a job never share a port; the batch and extern steps count as step 0.
+inline constexpr int kFirstMasterPort = 20000;
+int master_port(std::uint32_t job_id, std::uint32_t step_id);
+
+// CUDA_VISIBLE_DEVICES of local rank `local`: the node's GPU at that index when the step
+// sees one per rank, the one GPU when the task sees only its own, else the index itself
+// (no GPUs: the emulated cluster).
+std::string rank_gpu(const StepLayout& step, int local);
+
+struct RankSettings {
+  std::string master_addr;
+  int master_port = 0;
+  int threads = 1;  // OMP_NUM_THREADS: the CPUs the rank is bound to
+};
+
+// RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK (the node's index, as
+// torchrun names it), MASTER_ADDR, MASTER_PORT, CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS,
+// MORPH_DP_RANK, MORPH_TP_RANK, MORPH_PP_RANK.
+std::vector<std::pair<std::string, std::string>> rank_environment(const ExecutionPlan& plan, const StepLayout& step,
+                                                                  int rank, const RankSettings& settings);
+
+}  // namespace morph::launch
