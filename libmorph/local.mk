@@ -7,9 +7,11 @@
 #  - policy: the scheduling policies (Morphling's Algorithm 1 and the baselines) and the
 #    trace-driven cluster simulator that replays them;
 #  - state: training state on disk (safetensors, checkpoints), its layouts under
-#    parallel plans, resharding between them, and the dataset order.
+#    parallel plans, resharding between them, and the dataset order;
+#  - launch: what morphrun hands a training framework under a plan (arguments,
+#    environment, generated files), from the rule files in share/frameworks.
 noinst_LTLIBRARIES += libmorph/libmorph_base.la libmorph/libmorph_perf.la libmorph/libmorph_policy.la \
-	libmorph/libmorph_state.la
+	libmorph/libmorph_state.la libmorph/libmorph_launch.la
 lib_LTLIBRARIES += libmorph/libmorph.la
 
 libmorph_libmorph_base_la_SOURCES = \
@@ -91,5 +93,13 @@ libmorph_libmorph_state_la_SOURCES = \
 	%reldir%/state/dataset_order.h %reldir%/state/dataset_order.cc
 libmorph_libmorph_state_la_LIBADD = $(XXHASH_LIBS) $(FMT_LIBS) -lpthread
 
-libmorph_libmorph_la_LIBADD = libmorph/libmorph_state.la libmorph/libmorph_policy.la $(CERES_LIBS) $(FMT_LIBS)
+libmorph_libmorph_launch_la_SOURCES = \
+	%reldir%/launch/render_context.h \
+	%reldir%/launch/placeholders.h %reldir%/launch/placeholders.cc \
+	%reldir%/launch/predicate.h %reldir%/launch/predicate.cc \
+	%reldir%/launch/template.h %reldir%/launch/template.cc \
+	%reldir%/launch/framework.h %reldir%/launch/framework.cc
+libmorph_libmorph_launch_la_LIBADD = $(FMT_LIBS)
+
+libmorph_libmorph_la_LIBADD = libmorph/libmorph_launch.la libmorph/libmorph_state.la libmorph/libmorph_policy.la $(CERES_LIBS) $(FMT_LIBS)
 libmorph_libmorph_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
