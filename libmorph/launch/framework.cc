@@ -77,9 +77,10 @@ void check_keys(const json& object, std::string_view what, std::initializer_list
   for (const auto& [key, value] : object.items()) {
     bool ok = key == "comment";
     for (std::string_view k : known) ok = ok || key == k;
+    if (ok) continue;
     std::string list;
-    for (std::string_view k : known) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
-    if (!ok) throw Error(fmt::format("{}: unknown key {} (known: {}, comment)", what, quote(key), list));
+    for (std::string_view k : known) list += fmt::format("{}, ", k);
+    throw Error(fmt::format("{}: unknown key {} (known: {}comment)", what, quote(key), list));
   }
 }
 
@@ -152,6 +153,8 @@ void parse_env(const json& j, const std::string& source, Rules& rules) {
     if (!list[i].contains("name") || !list[i].contains("value")) throw Error(what + ": needs 'name' and 'value'");
     const std::string name = string_of(list[i]["name"], what + ".name");
     if (!is_name(name, true)) throw Error(fmt::format("{}.name: {} is not an environment variable name", what, quote(name)));
+    for (std::string_view owned : kLauncherVariables)
+      if (name == owned) throw Error(fmt::format("{}.name: {} is set by morphrun for each rank", what, name));
     rules.env.push_back({condition_of(list[i], what), name,
                          TextTemplate::parse(string_of(list[i]["value"], what + ".value"), what + ".value")});
   }
@@ -262,8 +265,12 @@ Rendering Framework::render(const RenderContext& context) const {
   for (const Rules::Args& args : r.args)
     if (holds(args.when, values))
       for (const TextTemplate& t : args.add) out.args.push_back(t.render(values));
-  for (const Rules::Env& env : r.env)
-    if (holds(env.when, values)) out.env.emplace_back(env.name, env.value.render(values));
+  for (const Rules::Env& env : r.env) {
+    if (!holds(env.when, values)) continue;
+    for (const auto& [name, value] : out.env)
+      if (name == env.name) throw Error(fmt::format("{}: {} is set twice under plan {}", r.source, name, to_string(plan)));
+    out.env.emplace_back(env.name, env.value.render(values));
+  }
   if (r.config_file)
     out.files.emplace_back(config_path,
                            render_json_template(r.config_file->content, values, r.source + ": config_file.content")

@@ -2,13 +2,19 @@
 // produces (arguments, environment and generated files for the trainer).
 #pragma once
 
+#include <array>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "libmorph/record/job_record.h"
 
 namespace morph::launch {
+
+// The variables morphrun sets for every rank itself; a rule may not set them.
+inline constexpr std::array<std::string_view, 6> kLauncherVariables{
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES"};
 
 struct RenderContext {
   JobRecord record;             // the plan (record.current.plan) and the request

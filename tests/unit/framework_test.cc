@@ -232,6 +232,9 @@ TEST(FrameworkRules, StrictParser) {
   EXPECT_EQ(parse_error(R"({"framework": "x", "args": [], "args": []})"), "site.json: key 'args' appears twice in one object");
   EXPECT_NE(parse_error(R"({"framework": "x", "env": [{"name": "1A", "value": "v"}]})").find("environment variable name"),
             std::string::npos);
+  EXPECT_NE(parse_error(R"({"framework": "x", "env": [{"name": "WORLD_SIZE", "value": "{gpus}"}]})")
+                .find("env[0].name: WORLD_SIZE is set by morphrun"),
+            std::string::npos);
   EXPECT_NE(parse_error(R"({"args": []})").find("missing 'framework'"), std::string::npos);
   EXPECT_NE(parse_error("{").find("site.json: not JSON"), std::string::npos);
 }
@@ -246,6 +249,16 @@ TEST(FrameworkRules, TemplatesKeepTypesAndBraces) {
   EXPECT_EQ(r.args, (Args{"--plan={dp=2,gc=false}"}));
   EXPECT_EQ(json::parse(r.files.at(0).second),
             json({{"dp", 2}, {"gc", false}, {"text", "2x"}, {"list", json::array({{{"b", "gpt2-1.5b"}}})}}));
+}
+
+TEST(FrameworkRules, AVariableSetTwiceIsAnError) {
+  const Framework f = Framework::parse(R"({"framework": "site", "env": [
+      {"name": "A", "value": "1"}, {"when": "gc", "name": "A", "value": "2"}]})",
+                                       "site.json");
+  EXPECT_EQ(f.render(context_of(plan_of(2, 1, 1, 0, false, false, 1, 1, 2))).env.size(), 1u);
+  EXPECT_NE(error_of([&] { f.render(context_of(plan_of(2, 1, 1, 0, false, true, 1, 1, 2))); })
+                .find("site.json: A is set twice under plan dp=2"),
+            std::string::npos);
 }
 
 TEST(FrameworkRules, UnknownFrameworkListsTheKnownOnes) {
