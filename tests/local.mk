@@ -46,6 +46,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/reshard_test.cc \
 	%reldir%/unit/state_spec_test.cc \
 	%reldir%/unit/step_plan_test.cc \
+	%reldir%/unit/framework_test.cc \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc \
 	plugins/spank/helper/step_plan.h plugins/spank/helper/step_plan.cc
 endif
