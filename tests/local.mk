@@ -17,6 +17,8 @@ tests_unit_unit_tests_LDADD = libmorph/libmorph.la $(GTEST_LIBS) $(FMT_LIBS) $(X
 tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/test_support.h \
 	%reldir%/unit/parse_test.cc \
+	%reldir%/unit/step_layout_test.cc \
+	%reldir%/unit/checkpoint_choice_test.cc \
 	%reldir%/unit/model_spec_test.cc \
 	%reldir%/unit/allocation_test.cc \
 	%reldir%/unit/plan_test.cc \

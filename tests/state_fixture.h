@@ -84,13 +84,14 @@ inline void fill_local(const state::LocalTensor& t, std::vector<char>& out) {
 
 // A committed checkpoint of `spec` under `layout` holding global_value() everywhere.
 inline void write_synthetic_checkpoint(const std::string& dir, const state::StateSpec& spec,
-                                       const state::Layout& layout, state::Progress progress = {7, 7 * 64}) {
+                                       const state::Layout& layout, state::Progress progress = {7, 7 * 64},
+                                       const nlohmann::json& trainer = {{"seed", 1}}) {
   state::CheckpointStage stage(dir);
   state::CheckpointIndex index;
   index.layout = layout;
   index.spec = spec;
   index.progress = progress;
-  index.trainer = {{"seed", 1}};
+  index.trainer = trainer;
   std::vector<char> data;
   for (int r = 0; r < layout.ranks(); ++r) {
     const std::vector<state::LocalTensor> tensors = state::rank_tensors(spec, layout, r);

@@ -32,6 +32,7 @@ std::vector<std::pair<std::string, std::string>> rank_environment(const Executio
       {"WORLD_SIZE", s(step.world_size())},
       {"LOCAL_WORLD_SIZE", s(step.ranks_per_node)},
       {"GROUP_RANK", s(step.node_rank)},
+      {"CROSS_RANK", s(step.node_rank)},
       {"MASTER_ADDR", settings.master_addr},
       {"MASTER_PORT", s(settings.master_port)},
       {"CUDA_VISIBLE_DEVICES", rank_gpu(step, local)},

@@ -37,8 +37,8 @@ struct RankSettings {
 };
 
 // RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK (the node's index, as
-// torchrun names it), MASTER_ADDR, MASTER_PORT, CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS,
-// MORPH_DP_RANK, MORPH_TP_RANK, MORPH_PP_RANK.
+// torchrun names it; CROSS_RANK as DeepSpeed's launcher does), MASTER_ADDR, MASTER_PORT,
+// CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS, MORPH_DP_RANK, MORPH_TP_RANK, MORPH_PP_RANK.
 std::vector<std::pair<std::string, std::string>> rank_environment(const ExecutionPlan& plan, const StepLayout& step,
                                                                   int rank, const RankSettings& settings);
 

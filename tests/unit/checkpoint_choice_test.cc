@@ -1,0 +1,89 @@
+// Which checkpoint a restarted job resumes from (libmorph/launch/checkpoint_choice.h)
+// and the metrics line protocol (metrics_line.h).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "libmorph/launch/checkpoint_choice.h"
+#include "libmorph/launch/metrics_line.h"
+#include "libmorph/util/error.h"
+#include "tests/state_fixture.h"
+
+namespace morph {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(MetricsLine, ReadsTheProtocolAndRefusesBadLinesNamingTheField) {
+  const auto m = launch::parse_metrics_line("12 0.25 512 3.5\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->step, 12u);
+  EXPECT_DOUBLE_EQ(m->seconds, 0.25);
+  EXPECT_EQ(m->samples, 512u);
+  ASSERT_TRUE(m->loss);
+  EXPECT_DOUBLE_EQ(*m->loss, 3.5);
+  EXPECT_FALSE(launch::parse_metrics_line("13 0.5 512")->loss);
+  EXPECT_FALSE(launch::parse_metrics_line("# a comment"));
+  EXPECT_FALSE(launch::parse_metrics_line("   "));
+  for (const char* bad : {"12", "12 0.25", "x 0.25 512", "12 -1 512", "12 0.25 512 nan", "1 2 3 4 5", "12 0 512"})
+    EXPECT_THROW(launch::parse_metrics_line(bad), Error) << bad;
+  EXPECT_EQ(launch::format_metrics_record(100.5, *m, "dp=2,tp=1,pp=1,zero=0"),
+            "100.500 12 0.25 512 3.5 dp=2,tp=1,pp=1,zero=0");
+}
+
+class CheckpointChoice : public ::testing::Test {
+ protected:
+  void write(const std::string& name, const state::Layout& layout, std::uint64_t step, const std::string& model = "") {
+    nlohmann::json trainer = {{"seed", 1}};
+    if (!model.empty()) trainer["morph_model"] = model;
+    test::write_synthetic_checkpoint((dir_ / name).string(), test::gpt_spec({}), layout, {step, step * 64}, trainer);
+  }
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("morph-choice-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(CheckpointChoice, TheNewestCommittedCheckpointAndWhetherItNeedsAReshard) {
+  EXPECT_FALSE(launch::choose_checkpoint((dir_ / "none").string(), {2, 1, 1, 0}, ""));
+  const state::Layout two{2, 1, 1, 0}, four{4, 1, 1, 0};
+  write("step_3", two, 3);
+  write("step_5", two, 5);
+  fs::create_directories(dir_ / "step_9.partial");  // a crashed save is never read
+  auto choice = launch::choose_checkpoint(dir_.string(), two, "");
+  ASSERT_TRUE(choice);
+  EXPECT_EQ(choice->newest, (dir_ / "step_5").string());
+  EXPECT_FALSE(choice->needs_reshard);
+  EXPECT_EQ(choice->resume, choice->newest);
+  choice = launch::choose_checkpoint(dir_.string(), four, "");
+  ASSERT_TRUE(choice);
+  EXPECT_TRUE(choice->needs_reshard);
+  EXPECT_EQ(choice->resume, (dir_ / "step_5.dp4-tp1-pp1-z0").string());
+  // Once resharded, the copy in the plan's layout wins at equal progress.
+  write("step_5.dp4-tp1-pp1-z0", four, 5);
+  choice = launch::choose_checkpoint(dir_.string(), four, "");
+  ASSERT_TRUE(choice);
+  EXPECT_FALSE(choice->needs_reshard);
+  EXPECT_EQ(choice->newest, (dir_ / "step_5.dp4-tp1-pp1-z0").string());
+}
+
+TEST_F(CheckpointChoice, AnotherModelsCheckpointOrAnImpossibleLayoutIsRefused) {
+  write("step_1", {2, 1, 1, 0}, 1, "llama2-7b");
+  try {
+    launch::choose_checkpoint(dir_.string(), {2, 1, 1, 0}, "gpt2-1.5b");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is of model llama2-7b, the job trains gpt2-1.5b"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(launch::choose_checkpoint(dir_.string(), {2, 1, 1, 0}, "llama2-7b"));
+  EXPECT_THROW(launch::choose_checkpoint(dir_.string(), {1, 1, 64, 0}, ""), Error);  // more stages than layers
+}
+
+}  // namespace
+}  // namespace morph
