@@ -31,7 +31,8 @@ libmorph_libmorph_base_la_SOURCES = \
 	%reldir%/request/morph_request.h %reldir%/request/morph_request.cc \
 	%reldir%/request/gpu_tres.h %reldir%/request/gpu_tres.cc \
 	%reldir%/record/job_record.h %reldir%/record/job_record.cc \
-	%reldir%/record/plan_env.h %reldir%/record/plan_env.cc
+	%reldir%/record/plan_env.h %reldir%/record/plan_env.cc \
+	%reldir%/launch/cpu_binding.h %reldir%/launch/cpu_binding.cc
 libmorph_libmorph_base_la_LIBADD = $(FMT_LIBS)
 
 libmorph_libmorph_perf_la_SOURCES = \

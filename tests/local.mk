@@ -46,9 +46,20 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/reshard_test.cc \
 	%reldir%/unit/state_spec_test.cc \
 	%reldir%/unit/step_plan_test.cc \
+	%reldir%/unit/cpu_binding_test.cc \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc \
-	plugins/spank/helper/step_plan.h plugins/spank/helper/step_plan.cc
+	plugins/spank/helper/step_plan.h plugins/spank/helper/step_plan.cc \
+	%reldir%/unit/profile_conf_test.cc \
+	profiler/size_sweep.h profiler/size_sweep.cc \
+	profiler/bus_bandwidth.h profiler/bus_bandwidth.cc \
+	profiler/conf_fragment.h profiler/conf_fragment.cc
+if HAVE_HWLOC
+tests_unit_unit_tests_SOURCES += %reldir%/unit/topology_test.cc
+tests_unit_unit_tests_LDADD += profiler/libmorph_hw.la
 endif
+endif
+EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/profiler/dgx-a100.xml %reldir%/profiler/pcie-node.xml \
+	%reldir%/profiler/make_topologies.py
 
 # Command-line tests (bats); jq checks the --json output.
 TEST_EXTENSIONS = .bats
