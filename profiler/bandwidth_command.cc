@@ -66,14 +66,12 @@ void measure_mpi(const hw::NodeLayout& layout, const hw::SweepOptions& sweep, Re
   if (first_node.size() >= 2) append(results.rows, hw::mpi_pingpong(MPI_COMM_WORLD, first_node[0], first_node[1], sweep, "intra"));
   if (layout.node_ranks.size() >= 2)
     append(results.rows, hw::mpi_pingpong(MPI_COMM_WORLD, first_node[0], layout.node_ranks[1][0], sweep, "inter"));
-  int local_size = 0;
-  MPI_Comm_size(layout.node_comm, &local_size);
-  int smallest_node = local_size;
-  MPI_Allreduce(&local_size, &smallest_node, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (smallest_node >= 2) append(results.rows, hw::mpi_allreduce(layout.node_comm, sweep, "intra"));
+  // Inside a node: on the first node only, while the others wait (the report shows one node).
+  if (first_node.size() >= 2 && layout.node == 0) append(results.rows, hw::mpi_allreduce(layout.node_comm, sweep, "intra"));
+  hw::quiet_barrier(MPI_COMM_WORLD);
   if (layout.node_ranks.size() >= 2 && layout.leaders_comm != MPI_COMM_NULL)
     append(results.rows, hw::mpi_allreduce(layout.leaders_comm, sweep, "inter"));
-  MPI_Barrier(MPI_COMM_WORLD);
+  hw::quiet_barrier(MPI_COMM_WORLD);
 }
 
 // Phase 2: whether every rank has a GPU; the GPU tests run only if all do.

@@ -16,6 +16,10 @@ struct SweepOptions {
   int iterations = 20;             // timed, after 2 untimed warm-up rounds
 };
 
+// A barrier that sleeps while it waits, so that ranks outside a test leave the CPUs to the
+// ranks inside it (emulated nodes and oversubscribed hosts share cores).
+void quiet_barrier(MPI_Comm comm);
+
 // Ping-pong between world ranks a and b (a != b); collective over world. The rows (time one
 // way, per message) are complete on world rank 0, empty elsewhere.
 std::vector<BandwidthRow> mpi_pingpong(MPI_Comm world, int rank_a, int rank_b, const SweepOptions& sweep,

@@ -65,9 +65,9 @@ EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/profiler/dgx-a100.xml %rel
 TEST_EXTENSIONS = .bats
 BATS_LOG_COMPILER = bats
 TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
-	%reldir%/cli/morph_refit.bats
+	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats
 EXTRA_DIST += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
-	%reldir%/cli/morph_refit.bats \
+	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats \
 	%reldir%/cli/common.bash
 # Synthetic checkpoints for morph_reshard.bats.
 check_PROGRAMS += tests/cli/make_checkpoint
@@ -123,8 +123,8 @@ EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh
 
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).
-EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/slurm_integration.bats
-TESTS += %reldir%/cluster/slurm_integration.bats
+EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats
+TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats
 if HAVE_SLURM
 # A SPANK plugin that lets the tests send job_submit_morph what a hostile client could.
 check_LTLIBRARIES = %reldir%/cluster/spank_inject.la
