@@ -1,7 +1,8 @@
 # libmorph: the one library every Morph program links, in two layers so that a
 # component links only what it needs:
 #  - base: parsing, model catalog, hardware, plans, morph.conf, --morph-* requests and
-#    the AdminComment record (no numeric dependencies; the SPANK plugin links only this);
+#    the AdminComment record, the CPU binding rule of morphrun (no numeric dependencies;
+#    the SPANK plugin links only this);
 #  - perf: memory and iteration-time models, Ceres fitting and online refits, plan
 #    search, sensitivity curves, submission sizing and the artifact validation;
 #  - policy: the scheduling policies (Morphling's Algorithm 1 and the baselines) and the
