@@ -49,17 +49,28 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/state_spec_test.cc \
 	%reldir%/unit/step_plan_test.cc \
 	%reldir%/unit/framework_test.cc \
+	%reldir%/unit/cpu_binding_test.cc \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc \
-	plugins/spank/helper/step_plan.h plugins/spank/helper/step_plan.cc
+	plugins/spank/helper/step_plan.h plugins/spank/helper/step_plan.cc \
+	%reldir%/unit/profile_conf_test.cc \
+	profiler/size_sweep.h profiler/size_sweep.cc \
+	profiler/bus_bandwidth.h profiler/bus_bandwidth.cc \
+	profiler/conf_fragment.h profiler/conf_fragment.cc
+if HAVE_HWLOC
+tests_unit_unit_tests_SOURCES += %reldir%/unit/topology_test.cc
+tests_unit_unit_tests_LDADD += profiler/libmorph_hw.la
 endif
+endif
+EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/profiler/dgx-a100.xml %reldir%/profiler/pcie-node.xml \
+	%reldir%/profiler/make_topologies.py
 
 # Command-line tests (bats); jq checks the --json output.
 TEST_EXTENSIONS = .bats
 BATS_LOG_COMPILER = bats
 TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
-	%reldir%/cli/morph_refit.bats
+	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats
 EXTRA_DIST += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
-	%reldir%/cli/morph_refit.bats \
+	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats \
 	%reldir%/cli/common.bash
 # Synthetic checkpoints for morph_reshard.bats.
 check_PROGRAMS += tests/cli/make_checkpoint
@@ -115,8 +126,8 @@ EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh
 
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).
-EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/slurm_integration.bats
-TESTS += %reldir%/cluster/slurm_integration.bats
+EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats
+TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats
 if HAVE_SLURM
 # A SPANK plugin that lets the tests send job_submit_morph what a hostile client could.
 check_LTLIBRARIES = %reldir%/cluster/spank_inject.la

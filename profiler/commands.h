@@ -1,0 +1,33 @@
+// The morph-profile subcommands: one table that the dispatcher, the usage line and the
+// unknown-subcommand message all read.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace morph::profile {
+
+struct Context {
+  std::string config_path;  // --config, $MORPH_CONF, $(sysconfdir)/morph.conf
+  std::string resolved_config_path() const;
+};
+
+void add_topo_command(CLI::App& app, Context& context);
+void add_bandwidth_command(CLI::App& app, Context& context);
+
+struct Subcommand {
+  const char* name;
+  void (*add)(CLI::App& app, Context& context);
+};
+
+// `job` (a model's speed under a few plans, through morphrun) joins this table with morphrun.
+inline constexpr Subcommand kSubcommands[] = {
+    {"topo", add_topo_command},
+    {"bandwidth", add_bandwidth_command},
+};
+
+// "topo or bandwidth"
+std::string subcommand_names();
+
+}  // namespace morph::profile

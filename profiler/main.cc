@@ -1,0 +1,76 @@
+// morph-profile: measures a cluster's hardware for Morph's models. See morph-profile(1).
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "config.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+#include "profiler/commands.h"
+
+namespace morph::profile {
+
+std::string Context::resolved_config_path() const {
+  if (!config_path.empty()) return config_path;
+  if (const char* env = std::getenv("MORPH_CONF"); env != nullptr && *env != '\0') return env;
+  return std::string(MORPH_SYSCONFDIR) + "/morph.conf";
+}
+
+std::string subcommand_names() {
+  std::string out;
+  const std::size_t n = std::size(kSubcommands);
+  for (std::size_t i = 0; i < n; ++i) out += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(kSubcommands[i].name);
+  return out;
+}
+
+}  // namespace morph::profile
+
+namespace {
+
+// The first word that is neither an option nor a known subcommand.
+const char* unknown_subcommand(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--config") {
+      ++i;
+      continue;
+    }
+    if (arg.empty() || arg[0] == '-') continue;
+    for (const auto& command : morph::profile::kSubcommands)
+      if (arg == command.name) return nullptr;
+    return argv[i];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace morph::profile;
+  if (const char* word = unknown_subcommand(argc, argv)) {
+    std::cerr << "morph-profile: unknown subcommand " << morph::quote(word) << " (expected " << subcommand_names() << ")\n";
+    return 2;
+  }
+  Context context;
+  CLI::App app{"morph-profile: measure a cluster's topology and bandwidths for Morph", "morph-profile"};
+  app.set_version_flag("--version", PACKAGE_STRING);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--config", context.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("morph-profile: ") + e.what() + "\n"; });
+  for (const auto& command : kSubcommands) command.add(app, context);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const morph::Error& e) {
+    std::cerr << "morph-profile: " << e.what() << '\n';
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "morph-profile: internal error: " << e.what() << '\n';
+    return 70;
+  }
+  return 0;
+}
