@@ -1,8 +1,7 @@
-# libmorph: the one library every Morph program links, in two layers so that a
-# component links only what it needs:
+# libmorph: the one library every Morph program links, in layers so that a component
+# links only what it needs:
 #  - base: parsing, model catalog, hardware, plans, morph.conf, --morph-* requests and
-#    the AdminComment record, the CPU binding rule of morphrun (no numeric dependencies;
-#    the SPANK plugin links only this);
+#    the AdminComment record (no numeric dependencies; the SPANK plugin links only this);
 #  - perf: memory and iteration-time models, Ceres fitting and online refits, plan
 #    search, sensitivity curves, submission sizing and the artifact validation;
 #  - policy: the scheduling policies (Morphling's Algorithm 1 and the baselines) and the
@@ -35,8 +34,7 @@ libmorph_libmorph_base_la_SOURCES = \
 	%reldir%/request/morph_request.h %reldir%/request/morph_request.cc \
 	%reldir%/request/gpu_tres.h %reldir%/request/gpu_tres.cc \
 	%reldir%/record/job_record.h %reldir%/record/job_record.cc \
-	%reldir%/record/plan_env.h %reldir%/record/plan_env.cc \
-	%reldir%/launch/cpu_binding.h %reldir%/launch/cpu_binding.cc
+	%reldir%/record/plan_env.h %reldir%/record/plan_env.cc
 libmorph_libmorph_base_la_LIBADD = $(FMT_LIBS)
 
 libmorph_libmorph_perf_la_SOURCES = \
@@ -100,6 +98,7 @@ libmorph_libmorph_launch_la_SOURCES = \
 	%reldir%/launch/step_layout.h %reldir%/launch/step_layout.cc \
 	%reldir%/launch/plan_source.h %reldir%/launch/plan_source.cc \
 	%reldir%/launch/rank_env.h %reldir%/launch/rank_env.cc \
+	%reldir%/launch/cpu_binding.h %reldir%/launch/cpu_binding.cc \
 	%reldir%/launch/checkpoint_choice.h %reldir%/launch/checkpoint_choice.cc \
 	%reldir%/launch/metrics_line.h %reldir%/launch/metrics_line.cc \
 	%reldir%/launch/render_context.h \
