@@ -2,6 +2,9 @@
 
 #include <sched.h>
 
+#include <cstdio>
+#include <exception>
+
 #include "libmorph/launch/rank_env.h"
 #include "libmorph/util/parse.h"
 #include "profiler/topology.h"
@@ -44,6 +47,13 @@ std::vector<launch::RankBinding> step_bindings(const launch::StepLayout& step) {
   return launch::bind_ranks(gpus, allowed_cpus(), rank_gpus);
 }
 
-void bind_this_process(const launch::RankBinding& binding) { hw::apply_binding(binding); }
+void bind_this_process(const launch::RankBinding& binding) {
+  try {
+    hw::apply_binding(binding);
+  } catch (const std::exception& e) {
+    // A container may refuse memory binding: the rank runs unbound rather than not at all.
+    std::fprintf(stderr, "morphrun: warning: %s; the rank runs without that binding\n", e.what());
+  }
+}
 
 }  // namespace morph::launcher
