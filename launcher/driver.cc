@@ -150,9 +150,15 @@ class Driver {
     return argv;
   }
 
+  // The step's tasks get the record the driver read (spank_morph prefers it to the batch
+  // script's older copy) and know that a driver restarts them.
   std::vector<std::pair<std::string, std::string>> record_env(const Current& c) const {
-    if (!c.has_record) return {};
-    return {{"MORPH_RECORD", c.admin_comment}, {"MORPH_RECORD_JOB", std::to_string(job_id_)}};
+    std::vector<std::pair<std::string, std::string>> env{{"MORPH_DRIVER", "1"}};
+    if (c.has_record) {
+      env.emplace_back("MORPH_RECORD", c.admin_comment);
+      env.emplace_back("MORPH_RECORD_JOB", std::to_string(job_id_));
+    }
+    return env;
   }
 
   int reshard_if_needed(const Current& c, const state::Layout& layout) {

@@ -178,7 +178,8 @@ int run_task(const Options& o) {
   const SupervisorResult result = supervise(children, supervision);
   if (!result.message.empty()) std::fprintf(stderr, "morphrun: %s\n", result.message.c_str());
   if (result.outcome == Outcome::checkpointed && step.ranks.front() == 0)
-    std::fprintf(stderr, "morphrun: checkpoint saved; exiting with %d so that Slurm requeues the job\n", kExitRequeue);
+    std::fprintf(stderr, "morphrun: checkpoint saved; exiting with %d %s\n", kExitRequeue,
+                 env.count("MORPH_DRIVER") ? "to morphrun --driver" : "so that Slurm requeues the job");
   return result.exit_code;
 }
 

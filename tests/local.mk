@@ -68,8 +68,8 @@ EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/profiler/dgx-a100.xml %rel
 TEST_EXTENSIONS = .bats
 BATS_LOG_COMPILER = bats
 TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
-	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats
-EXTRA_DIST += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
+	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats %reldir%/cli/morphrun.bats
+EXTRA_DIST += %reldir%/cli/morphrun.bats %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
 	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats \
 	%reldir%/cli/common.bash
 # Synthetic checkpoints for morph_reshard.bats.
@@ -126,8 +126,16 @@ EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh
 
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).
-EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats
-TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats
+EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/cluster.bash %reldir%/cluster/slurm_integration.bats \
+	%reldir%/cluster/profiler.bats %reldir%/cluster/launcher.bats %reldir%/launcher/check_launcher.sh
+TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/launcher.bats
+
+# The reference trainer under morphrun --driver changing its plan three ways on a local
+# cluster of its own (make check-launcher; launcher.bats runs it in make check).
+check-launcher: all tests/trainer/morph-trainer
+	MORPH_BUILDDIR='$(abs_top_builddir)' MORPH_FRAMEWORKS='$(abs_top_srcdir)/share/frameworks' \
+	  $(SHELL) '$(abs_top_srcdir)/tests/launcher/check_launcher.sh'
+.PHONY: check-launcher
 if HAVE_SLURM
 # A SPANK plugin that lets the tests send job_submit_morph what a hostile client could.
 check_LTLIBRARIES = %reldir%/cluster/spank_inject.la

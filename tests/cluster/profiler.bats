@@ -10,33 +10,11 @@
 
 bats_require_minimum_version 1.5.0
 
-cluster_unavailable() {
-  [ -z "${MORPH_SKIP_CLUSTER_TESTS:-}" ] || { echo "MORPH_SKIP_CLUSTER_TESTS is set"; return; }
-  [ "$(id -u)" -eq 0 ] || { echo "needs root to run slurmctld and slurmd"; return; }
-  command -v slurmctld >/dev/null || { echo "Slurm is not installed (scripts/run-tests.sh installs it)"; return; }
-  command -v srun >/dev/null || { echo "srun is not installed"; return; }
-  [ -x "$MORPH_BUILDDIR/tests/cluster/testcluster" ] || { echo "no tests/cluster/testcluster in $MORPH_BUILDDIR"; return; }
-  [ -x "$MORPH_BUILDDIR/profiler/morph-profile" ] ||
-    { echo "no profiler/morph-profile (configure found no hwloc or no Open MPI)"; return; }
-  [ -f "$MORPH_BUILDDIR/plugins/.libs/job_submit_morph.so" ] ||
-    { echo "the plugins were not built (configure found no Slurm)"; return; }
-  [ -z "${MORPH_SANITIZERS:-}" ] ||
-    { echo "a sanitizer build: the system's slurmctld cannot load sanitized plugins"; return; }
-}
+load cluster
 
 setup_file() {
-  : "${MORPH_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
-  : "${MORPH_BUILDDIR:=$MORPH_SRCDIR/build}"
-  export MORPH_SRCDIR MORPH_BUILDDIR
-  MORPH_CLUSTER_SKIP=$(cluster_unavailable)
-  export MORPH_CLUSTER_SKIP
+  cluster_setup 18270 /tmp/morph-testcluster-profile profiler/morph-profile
   [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
-  export MORPH_TESTCLUSTER_PORT=18270 MORPH_TESTCLUSTER_DIR=/tmp/morph-testcluster-profile
-  "$MORPH_BUILDDIR/tests/cluster/testcluster" down >/dev/null 2>&1 || true
-  local up
-  up=$("$MORPH_BUILDDIR/tests/cluster/testcluster" up) || { echo "$up" >&3; return 1; }
-  export SLURM_CONF=${up##*SLURM_CONF=}
-  export MORPH_CONF="$MORPH_TESTCLUSTER_DIR/morph.conf"
   export WORK="$MORPH_TESTCLUSTER_DIR/profile"
   install -d -m 1777 "$WORK"
   # One run for all tests: 2 a100 nodes x 2 ranks, a short sweep.
@@ -50,11 +28,7 @@ setup() {
   [ -z "${MORPH_CLUSTER_SKIP:-}" ] || skip "$MORPH_CLUSTER_SKIP"
 }
 
-teardown_file() {
-  [ -z "${MORPH_CLUSTER_SKIP:-}" ] || return 0
-  MORPH_TESTCLUSTER_PORT=18270 MORPH_TESTCLUSTER_DIR=/tmp/morph-testcluster-profile \
-    "$MORPH_BUILDDIR/tests/cluster/testcluster" down >/dev/null 2>&1 || true
-}
+teardown_file() { cluster_teardown; }
 
 show_report() {
   printf -- '--- report ---\n%s\n--- stderr ---\n%s\n' "$(cat "$WORK/report.txt")" "$(cat "$WORK/stderr.txt")" >&2

@@ -15,13 +15,26 @@
 #   relaunch: from=<plan> to=<plan> requeued=<0|1> seconds=<signal to first new iteration> max_rel_loss_diff=<x> orphans=<n>
 # and exit status 1 when a loss differs by more than TOLERANCE (default 1e-5), a
 # process outlived its job, or a job did not finish. Needs a running test cluster
-# (SLURM_CONF; tests/cluster/testcluster up) and MORPH_BUILDDIR. KEEP_WORK=1 keeps the
-# work folder.
+# (SLURM_CONF; without it, one of its own: tests/cluster/testcluster) and MORPH_BUILDDIR.
+# KEEP_WORK=1 keeps the work folder.
 set -euo pipefail
 
 die() { echo "check-launcher: $*" >&2; exit 1; }
-[[ -n ${SLURM_CONF:-} ]] || die "SLURM_CONF is not set: start the cluster with tests/cluster/testcluster up"
 B=${MORPH_BUILDDIR:?set MORPH_BUILDDIR to the build folder}
+work=
+cleanup() {
+  [[ -z $work || ${KEEP_WORK:-0} == 1 ]] || rm -rf "$work"
+  [[ ${own_cluster:-0} == 0 ]] || "$B/tests/cluster/testcluster" down >/dev/null 2>&1
+}
+trap cleanup EXIT
+# Without SLURM_CONF, a cluster of its own for the run (root).
+if [[ -z ${SLURM_CONF:-} ]]; then
+  export MORPH_TESTCLUSTER_PORT=${MORPH_TESTCLUSTER_PORT:-18570}
+  export MORPH_TESTCLUSTER_DIR=${MORPH_TESTCLUSTER_DIR:-/tmp/morph-testcluster-check-launcher}
+  up=$("$B/tests/cluster/testcluster" up) || die "cannot start a test cluster: $up"
+  export SLURM_CONF=${up##*SLURM_CONF=} MORPH_CONF=$MORPH_TESTCLUSTER_DIR/morph.conf
+  own_cluster=1
+fi
 TRAINER=$B/tests/trainer/morph-trainer
 MORPHRUN=$B/launcher/morphrun
 [[ -x $TRAINER && -x $MORPHRUN ]] || die "build morph-trainer and morphrun first (make check builds them)"
@@ -31,7 +44,7 @@ export OMPI_MCA_btl=self,tcp  # the emulated nodes share one host
 
 work=$(mktemp -d /tmp/morph-launcher.XXXXXX)
 chmod 755 "$work"
-[[ ${KEEP_WORK:-0} == 1 ]] && echo "check-launcher: work folder $work" >&2 || trap 'rm -rf "$work"' EXIT
+[[ ${KEEP_WORK:-0} == 1 ]] && echo "check-launcher: work folder $work" >&2
 
 model=(--layers 4 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 4096 --global-batch 32 --micro-batches 2
        --lr 1e-2 --seed 1 --steps "$steps" --quiet)
@@ -115,7 +128,7 @@ submit() {
 exec "$MORPHRUN" --driver --framework torch --mpi-trainer --checkpoint "$work/$name/ckpt" --metrics "$work/$name/metrics" -- \\
   "$TRAINER" ${model[*]} --loss-log "$work/$name/loss" --min-step-seconds 0.25
 EOS
-  job=$(sbatch --parsable --hold --requeue -D "$work" -o "$work/%j.out" --morph-model=llama2-7b --morph-batch=32 \
+  job=$(sbatch --parsable --hold --requeue --open-mode=append -D "$work" -o "$work/%j.out" --morph-model=llama2-7b --morph-batch=32 \
     "$work/$name/job.sh")
   local r
   r=$(with_plan "$(record "$job")" type="$type" nodes="$nodes" gpus_per_node="$gpn" cpus_per_gpu=1 "$@")

@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# morphrun outside Slurm (--plan and --hosts): the rank environment, the framework
+# renderings, the checkpoint it resumes from, signals, exit codes, metrics, and every
+# refusal before anything starts. Under srun on the local cluster: tests/cluster/launcher.bats.
+
+bats_require_minimum_version 1.5.0
+load common
+
+setup_file() {
+  : "${MORPH_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+  : "${MORPH_BUILDDIR:=$MORPH_SRCDIR/build}"
+  [ -x "$MORPH_BUILDDIR/launcher/morphrun" ] || export MORPHRUN_SKIP="morphrun was not built (configure found no Slurm, Open MPI or hwloc)"
+}
+
+setup() {
+  [ -z "${MORPHRUN_SKIP:-}" ] || skip "$MORPHRUN_SKIP"
+  : "${MORPH_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+  : "${MORPH_BUILDDIR:=$MORPH_SRCDIR/build}"
+  MORPHRUN="$MORPH_BUILDDIR/launcher/morphrun"
+  export MORPH_FRAMEWORKS="$MORPH_SRCDIR/share/frameworks" MORPH_CONF="$MORPH_SRCDIR/etc/morph.conf"
+  unset MORPH_RECORD MORPH_PLAN_ERROR SLURM_JOB_ID SLURM_STEP_ID
+  W=$BATS_TEST_TMPDIR
+}
+
+# value NAME: from `run` output of "NAME=VALUE" lines
+rank_line() { grep -E "^rank=$1 " <<<"$output"; }
+
+# A Morph record: gpt2-1.5b, batch 16, one node of 4 a100-80g, dp=4 mbs=4.
+record() {
+  echo "morph:v1 model=${1:-gpt2-1.5b} batch=16 seq=1024 sla=best-effort sla_given=0 framework=megatron plans=all" \
+    "gpus=1-0 gpu_types=- base_plan=- type=a100-80g nodes=${2:-1} gpus_per_node=4 cpus_per_gpu=4 dp=$((4 * ${2:-1}))" \
+    "tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=$((4 / ${2:-1})) iter_ms=100.000"
+}
+
+@test "morphrun --help names its options; no command is a usage error" {
+  run "$MORPHRUN" --help
+  [ "$status" -eq 0 ]
+  for option in --framework --plan --hosts --per-node --checkpoint --metrics --driver --mpi-trainer; do
+    [[ $output == *"$option"* ]] || fail "--help lacks $option"
+  done
+  run "$MORPHRUN" --plan dp=2
+  [ "$status" -ne 0 ]
+}
+
+@test "every rank of a node gets RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK, MASTER_*, its GPU and plan coordinates" {
+  run "$MORPHRUN" --plan dp=2,tp=2 --hosts n1,n2 --node-rank 1 -- sh -c \
+    'echo "rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE lws=$LOCAL_WORLD_SIZE group=$GROUP_RANK addr=$MASTER_ADDR port=$MASTER_PORT gpu=$CUDA_VISIBLE_DEVICES omp=$OMP_NUM_THREADS dp=$MORPH_DP_RANK tp=$MORPH_TP_RANK plan=$MORPH_DP/$MORPH_TP"'
+  [ "$status" -eq 0 ]
+  [ "$(grep -c '^rank=' <<<"$output")" -eq 2 ]
+  [[ $(rank_line 2) == "rank=2 local=0 world=4 lws=2 group=1 addr=n1 port=20000 gpu=0 omp="*" dp=1 tp=0 plan=2/2" ]] || fail "$output"
+  [[ $(rank_line 3) == "rank=3 local=1 world=4 lws=2 group=1 addr=n1 port=20000 gpu=1 omp="*" dp=1 tp=1 plan=2/2" ]] || fail "$output"
+}
+
+@test "refusals come before anything starts, one line each, exit 78" {
+  touch_cmd=(-- touch "$W/started")
+  run "$MORPHRUN" "${touch_cmd[@]}"
+  [ "$status" -eq 78 ] && [[ $output == *"missing plan"* ]] || fail "$output"
+  run "$MORPHRUN" --plan dp=2 --framework caffe "${touch_cmd[@]}"
+  [ "$status" -eq 78 ] && [[ $output == *"unknown framework 'caffe'"*"deepspeed, megatron, torch"* ]] || fail "$output"
+  run "$MORPHRUN" --plan dp=3 --hosts a,b "${touch_cmd[@]}"
+  [ "$status" -eq 78 ] && [[ $output == *"3 GPUs do not split evenly over the 2 hosts"* ]] || fail "$output"
+  # The record (2 nodes of 4) against an allocation of one host.
+  MORPH_RECORD=$(record gpt2-1.5b 2) run "$MORPHRUN" --hosts a "${touch_cmd[@]}"
+  [ "$status" -eq 78 ] && [[ $output == *"2 nodes x 4 a100-80g"*"does not match the allocation"* ]] || fail "$output"
+  MORPH_RECORD=$(record) run "$MORPHRUN" --plan dp=2,tp=2 --hosts a "${touch_cmd[@]}"
+  [ "$status" -eq 78 ] && [[ $output == *"disagrees with the job's record"* ]] || fail "$output"
+  MORPH_PLAN_ERROR="morph: job 7: its AdminComment holds no Morph plan" run "$MORPHRUN" --plan dp=1 "${touch_cmd[@]}"
+  [ "$status" -eq 78 ] && [[ $output == *"holds no Morph plan"* ]] || fail "$output"
+  [ "$(wc -l <<<"$output")" -eq 1 ]
+  [ ! -e "$W/started" ]
+}
+
+@test "a checkpoint of another model is refused; one in another layout is resharded beside it" {
+  "$MORPH_BUILDDIR/tests/cli/make_checkpoint" "$W/ckpt/step_7" dp=1 || fail "make_checkpoint"
+  jq '.trainer.morph_model = "llama2-7b"' "$W/ckpt/step_7/index.json" >"$W/index" && mv "$W/index" "$W/ckpt/step_7/index.json"
+  MORPH_RECORD=$(record) run "$MORPHRUN" --hosts a --checkpoint "$W/ckpt" -- touch "$W/started"
+  [ "$status" -eq 78 ] && [[ $output == *"is of model llama2-7b, the job trains gpt2-1.5b"* ]] || fail "$output"
+  [ ! -e "$W/started" ]
+  MORPH_RECORD=$(record llama2-7b) run "$MORPHRUN" --hosts a --checkpoint "$W/ckpt" -- sh -c 'echo "load=$MORPH_CHECKPOINT save=$MORPH_CHECKPOINT_DIR"'
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ $output == *"load=$W/ckpt/step_7.dp4-tp1-pp1-z0 save=$W/ckpt"* ]] || fail "$output"
+  jq -e '.layout.dp == 4' "$W/ckpt/step_7.dp4-tp1-pp1-z0/index.json" >/dev/null
+  jq -e '.layout.dp == 1' "$W/ckpt/step_7/index.json" >/dev/null  # the old one is untouched
+  # The next start finds the resharded copy and reshards nothing.
+  MORPH_RECORD=$(record llama2-7b) run "$MORPHRUN" --hosts a --checkpoint "$W/ckpt" -- sh -c 'echo "load=$MORPH_CHECKPOINT"'
+  [[ $output != *resharded* && $output == *"load=$W/ckpt/step_7.dp4-tp1-pp1-z0"* ]] || fail "$output"
+}
+
+@test "the checkpoint signal reaches every rank, morphrun waits for the save and exits 75" {
+  "$MORPHRUN" --plan dp=2 -- sh -c 'trap "echo saved-$RANK >>'"$W"'/saves; exit 0" USR2; touch '"$W"'/up-$RANK; while :; do sleep 0.05; done' &
+  local pid=$!
+  for _ in $(seq 100); do [ -e "$W/up-0" ] && [ -e "$W/up-1" ] && break; sleep 0.05; done
+  kill -USR2 "$pid"
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 75 ]
+  [ "$(sort "$W/saves" | tr '\n' ' ')" = "saved-0 saved-1 " ]
+}
+
+@test "SIGTERM ends the trainers and what they started; a crashed rank ends the others with its code" {
+  "$MORPHRUN" --plan dp=2 -- sh -c 'sleep 300 & touch '"$W"'/up-$RANK; wait' &
+  local pid=$!
+  for _ in $(seq 100); do [ -e "$W/up-0" ] && [ -e "$W/up-1" ] && break; sleep 0.05; done
+  kill -TERM "$pid"
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 143 ]
+  sleep 0.2
+  run pgrep -f "sleep 300"
+  [ "$status" -ne 0 ] || fail "orphans: $output"
+  run timeout 20 "$MORPHRUN" --plan dp=2 -- sh -c 'if [ "$RANK" = 1 ]; then exit 5; fi; sleep 301'
+  [ "$status" -eq 5 ] && [[ $output == *"exited with 5"* ]] || fail "$status $output"
+  run pgrep -f "sleep 301"
+  [ "$status" -ne 0 ] || fail "orphans: $output"
+}
+
+@test "rank 0's metrics lines reach the job's metrics file with the time and layout; a bad line is reported once" {
+  run "$MORPHRUN" --plan dp=2,zero=1 --metrics "$W/metrics" -- sh -c \
+    'printf "1 0.5 32 3.25\n2 0.25 32\nnot a line\nworse\n" >"$MORPH_METRICS"'
+  [ "$status" -eq 0 ]
+  [ "$(grep -c 'MORPH_METRICS' <<<"$output")" -eq 1 ] || fail "$output"
+  [ "$(wc -l <"$W/metrics")" -eq 2 ]  # rank 1's lines are read and dropped
+  run cut -d' ' -f2- "$W/metrics"
+  [ "${lines[0]}" = "1 0.5 32 3.25 dp=2,tp=1,pp=1,zero=1" ]
+  [ "${lines[1]}" = "2 0.25 32 - dp=2,tp=1,pp=1,zero=1" ]
+}
+
+@test "--framework renders Megatron's arguments and DeepSpeed's config for the plan" {
+  MORPH_RECORD=$(record) run "$MORPHRUN" --hosts a --framework megatron --checkpoint "$W/ck" -- sh -c \
+    'if [ "$RANK" = 0 ]; then printf "%s\n" "$@"; fi' trainer
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ $(tr '\n' ' ' <<<"$output") == *"--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --micro-batch-size 4 --global-batch-size 16 --seq-length 1024"*"--save $W/ck"* ]] || fail "$output"
+  MORPH_RECORD=$(record) run "$MORPHRUN" --hosts a --framework deepspeed -- sh -c \
+    '[ "$RANK" = 0 ] || exit 0; while [ "$1" != --deepspeed_config ]; do shift; done; cat "$2"' trainer
+  [ "$status" -eq 0 ] || fail "$output"
+  jq -e '.train_batch_size == 16 and .train_micro_batch_size_per_gpu == 4 and .gradient_accumulation_steps == 1' <<<"$output" >/dev/null || fail "$output"
+}

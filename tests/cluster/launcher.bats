@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# morphrun on the local Slurm cluster (tests/cluster/testcluster): the environment of
+# every rank under srun --mpi=pmix, in a Morph job and with --plan; ports of concurrent
+# jobs; refusals under srun; and check-launcher, the reference trainer changing its plan
+# in place, after a shrink and through a requeue, with the loss continuing.
+#
+# Its own cluster (port 18370, /tmp/morph-testcluster-launcher). Needs root, Slurm,
+# munge and Open MPI; otherwise every test is skipped with the reason.
+
+bats_require_minimum_version 1.5.0
+load cluster
+
+setup_file() {
+  cluster_setup 18370 /tmp/morph-testcluster-launcher launcher/morphrun tests/trainer/morph-trainer
+  [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
+  export JOBS="$MORPH_TESTCLUSTER_DIR/jobs" MORPH_FRAMEWORKS="$MORPH_SRCDIR/share/frameworks"
+  install -d -m 1777 "$JOBS"
+}
+
+setup() {
+  [ -z "${MORPH_CLUSTER_SKIP:-}" ] || skip "$MORPH_CLUSTER_SKIP"
+  MORPHRUN="$MORPH_BUILDDIR/launcher/morphrun"
+  export OMPI_MCA_btl=self,tcp
+}
+
+teardown_file() { cluster_teardown; }
+
+field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s|^$2=||p" | head -n 1; }
+record() { scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'; }
+wait_done() {  # JOB
+  local i
+  for i in $(seq 300); do
+    case $(field "$1" JobState) in COMPLETED | FAILED | CANCELLED | TIMEOUT) return 0 ;; esac
+    sleep 0.2
+  done
+  return 1
+}
+
+# check_env FILE: the `srun -l ... env` output of 4 ranks on 2 nodes, 2 per node, field by field.
+check_env() {
+  local out=$1 task rank node port addr gpus
+  v() { sed -n "s/^ *$1: $2=//p" "$out" | head -n 1; }
+  port=$(v 0 MASTER_PORT)
+  addr=$(v 0 MASTER_ADDR)
+  [[ $port =~ ^[0-9]+$ ]] && ((port >= 20000 && port < 65536)) || fail "MASTER_PORT=$port"
+  [ "$addr" = 127.0.0.1 ] || fail "MASTER_ADDR=$addr: the NodeAddr of the first node"
+  for task in 0 1 2 3; do
+    [ "$(v $task RANK)" = "$task" ] || fail "task $task: RANK=$(v $task RANK)"
+    [ "$(v $task LOCAL_RANK)" = $((task % 2)) ] || fail "task $task: LOCAL_RANK=$(v $task LOCAL_RANK)"
+    [ "$(v $task WORLD_SIZE)" = 4 ] && [ "$(v $task LOCAL_WORLD_SIZE)" = 2 ] || fail "task $task: sizes"
+    [ "$(v $task GROUP_RANK)" = $((task / 2)) ] || fail "task $task: GROUP_RANK=$(v $task GROUP_RANK)"
+    [ "$(v $task MASTER_PORT)" = "$port" ] && [ "$(v $task MASTER_ADDR)" = "$addr" ] || fail "task $task: master"
+    [[ $(v $task OMP_NUM_THREADS) =~ ^[1-9][0-9]*$ ]] || fail "task $task: OMP_NUM_THREADS"
+  done
+  # One GPU per rank, different on a node.
+  for node in 0 1; do
+    gpus="$(v $((2 * node)) CUDA_VISIBLE_DEVICES),$(v $((2 * node + 1)) CUDA_VISIBLE_DEVICES)"
+    [[ $gpus =~ ^[0-9]+,[0-9]+$ ]] && [ "${gpus%,*}" != "${gpus#*,}" ] || fail "node $node: CUDA_VISIBLE_DEVICES $gpus"
+  done
+}
+
+@test "srun -N2 --ntasks-per-node=2 --mpi=pmix morphrun -- env in a Morph job: a consistent rank environment" {
+  # A Morph job whose plan is dp=4 on 2 nodes x 2 a100 GPUs (an admin sets the record).
+  cat >"$JOBS/env.sh" <<EOS
+#!/bin/bash
+srun -l -N2 --ntasks-per-node=2 --mpi=pmix "$MORPHRUN" --framework torch -- env
+EOS
+  local job
+  job=$(sbatch --parsable --hold -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh")
+  local r
+  r=$(record "$job")
+  for kv in type=a100-80g nodes=2 gpus_per_node=2 dp=4 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=4; do
+    r=$(sed -E "s/ ${kv%%=*}=[^ ]+/ $kv/" <<<"$r")
+  done
+  scontrol update job="$job" AdminComment="$r"
+  scontrol release "$job"
+  wait_done "$job"
+  [ "$(field "$job" ExitCode)" = 0:0 ] || fail "$(cat "$JOBS/$job.out")"
+  check_env "$JOBS/$job.out"
+  grep -q "^ *0: MORPH_PLAN=dp=4 " "$JOBS/$job.out" || fail "no MORPH_PLAN"
+}
+
+@test "with --plan outside a Morph job, the same environment; two jobs on one node get different ports" {
+  run timeout 60 srun -l -N2 --ntasks-per-node=2 --mpi=pmix -p gpu -C a100-80g "$MORPHRUN" --plan dp=4 -- env
+  [ "$status" -eq 0 ] || fail "$output"
+  echo "$output" >"$BATS_TEST_TMPDIR/env"
+  check_env "$BATS_TEST_TMPDIR/env"
+  # Two jobs side by side on one node.
+  local a b
+  a=$(sbatch --parsable -p gpu -w a100-1 -n1 -o "$JOBS/%j.out" --wrap "srun $MORPHRUN --plan dp=1 -- printenv MASTER_PORT; sleep 2")
+  b=$(sbatch --parsable -p gpu -w a100-1 -n1 -o "$JOBS/%j.out" --wrap "srun $MORPHRUN --plan dp=1 -- printenv MASTER_PORT; sleep 2")
+  wait_done "$a" && wait_done "$b"
+  [ -s "$JOBS/$a.out" ] && [ -s "$JOBS/$b.out" ] || fail "no ports"
+  [ "$(cat "$JOBS/$a.out")" != "$(cat "$JOBS/$b.out")" ] || fail "both jobs got port $(cat "$JOBS/$a.out")"
+}
+
+@test "under srun: a missing plan and a plan that does not use the allocation are refused before anything starts" {
+  run timeout 60 srun -N1 -n1 -p gpu "$MORPHRUN" -- touch "$BATS_TEST_TMPDIR/started"
+  [ "$status" -eq 78 ] && [[ $output == *"morphrun: missing plan"* ]] || fail "$output"
+  run timeout 60 srun -N1 -n2 -p gpu "$MORPHRUN" --plan dp=4 -- touch "$BATS_TEST_TMPDIR/started"
+  [ "$status" -eq 78 ] && [[ $output == *"the plan (dp=4 "*"does not match the allocation: 2 ranks (1 nodes x 2)"* ]] ||
+    fail "$output"
+  [ ! -e "$BATS_TEST_TMPDIR/started" ]
+}
+
+@test "check-launcher: plan change in place, shrink and requeue, each continuing the loss within 1e-5, no orphans" {
+  run timeout 900 env MORPH_BUILDDIR="$MORPH_BUILDDIR" bash "$MORPH_SRCDIR/tests/launcher/check_launcher.sh"
+  echo "$output" >&3
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(grep -c '^relaunch: ' <<<"$output")" -eq 3 ]
+  grep -qE '^relaunch: from=dp=2,tp=2,pp=2,zero=1 to=dp=4,tp=2,pp=1,zero=1 requeued=0 seconds=[0-9.]+ .* orphans=0$' <<<"$output"
+  grep -qE '^relaunch: from=dp=2,tp=2,pp=2,zero=1 to=dp=1,tp=2,pp=2,zero=1 requeued=0 seconds=[0-9.]+ .* orphans=0$' <<<"$output"
+  grep -qE '^relaunch: from=dp=2,tp=2,pp=2,zero=1 to=dp=2,tp=4,pp=1,zero=1 requeued=1 seconds=[0-9.]+ .* orphans=0$' <<<"$output"
+}
