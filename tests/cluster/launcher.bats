@@ -103,6 +103,27 @@ EOS
   [ ! -e "$BATS_TEST_TMPDIR/started" ]
 }
 
+@test "under srun the tasks reshard a checkpoint over MPI before the trainer starts; --per-node starts a node's ranks" {
+  local ck=$BATS_TEST_TMPDIR/ck
+  "$MORPH_BUILDDIR/tests/cli/make_checkpoint" "$ck/step_7" dp=1 || fail "make_checkpoint"
+  # The trainer owns the step's MPI world: only morphrun --driver may reshard for it.
+  run timeout 60 srun -N2 --ntasks-per-node=2 --mpi=pmix -p gpu "$MORPHRUN" --plan dp=4 --mpi-trainer --checkpoint "$ck" -- true
+  [ "$status" -eq 78 ] && [[ $output == *"morphrun --driver"* ]] || fail "$output"
+  run timeout 60 srun -l -N2 --ntasks-per-node=2 --mpi=pmix -p gpu "$MORPHRUN" --plan dp=4 --checkpoint "$ck" -- \
+    sh -c 'echo "load=$MORPH_CHECKPOINT"'
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ $output == *"resharded $ck/step_7 (dp=1,tp=1,pp=1,zero=0) -> $ck/step_7.dp4-tp1-pp1-z0"*"on 4 processes"* ]] || fail "$output"
+  [ "$(grep -c "load=$ck/step_7.dp4-tp1-pp1-z0" <<<"$output")" -eq 4 ]
+  "$MORPH_BUILDDIR/tools/morph/morph" reshard --from "$ck/step_7.dp4-tp1-pp1-z0" --to "$ck/back" --layout dp=1 >/dev/null
+  cmp "$ck/step_7/rank_00000.safetensors" "$ck/back/rank_00000.safetensors"
+  run timeout 60 srun -l -N2 --ntasks-per-node=1 -p gpu "$MORPHRUN" --per-node --plan dp=2,tp=2 -- \
+    sh -c 'echo "rank=$RANK local=$LOCAL_RANK gpu=$CUDA_VISIBLE_DEVICES group=$GROUP_RANK"'
+  [ "$status" -eq 0 ] || fail "$output"
+  for r in 0 1 2 3; do
+    grep -q "rank=$r local=$((r % 2)) gpu=$((r % 2)) group=$((r / 2))" <<<"$output" || fail "rank $r: $output"
+  done
+}
+
 @test "check-launcher: plan change in place, shrink and requeue, each continuing the loss within 1e-5, no orphans" {
   run timeout 900 env MORPH_BUILDDIR="$MORPH_BUILDDIR" bash "$MORPH_SRCDIR/tests/launcher/check_launcher.sh"
   echo "$output" >&3
