@@ -1,6 +1,7 @@
 #include "launcher/binding.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <exception>
@@ -40,11 +41,23 @@ std::vector<launch::RankBinding> step_bindings(const launch::StepLayout& step) {
   } catch (const std::exception&) {
     // No topology: an even split of the allowed CPUs.
   }
-  // This task's ranks are placed among the node's: with one task per rank, the task binds
-  // only itself, inside the CPUs Slurm gave it.
+  const std::vector<int> allowed = allowed_cpus();
+  // Slurm bound this task already (TaskPlugin=task/affinity or cgroup): its ranks share
+  // the task's CPUs. Otherwise every task sees the whole node and takes its rank's share
+  // of the split of all the node's ranks, so that tasks of one node never overlap.
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  const bool bound_by_slurm = online > 0 && static_cast<long>(allowed.size()) < online;
+  std::vector<int> node_gpus;
+  for (int local = 0; local < step.ranks_per_node; ++local) node_gpus.push_back(gpu_index(launch::rank_gpu(step, local)));
+  if (!bound_by_slurm) {
+    const std::vector<launch::RankBinding> node = launch::bind_ranks(gpus, allowed, node_gpus);
+    std::vector<launch::RankBinding> mine;
+    for (int rank : step.ranks) mine.push_back(node.at(static_cast<std::size_t>(step.local_rank(rank))));
+    return mine;
+  }
   std::vector<int> rank_gpus;
-  for (int rank : step.ranks) rank_gpus.push_back(gpu_index(launch::rank_gpu(step, step.local_rank(rank))));
-  return launch::bind_ranks(gpus, allowed_cpus(), rank_gpus);
+  for (int rank : step.ranks) rank_gpus.push_back(node_gpus.at(static_cast<std::size_t>(step.local_rank(rank))));
+  return launch::bind_ranks(gpus, allowed, rank_gpus);
 }
 
 void bind_this_process(const launch::RankBinding& binding) {

@@ -135,3 +135,28 @@ record() {
   [ "$status" -eq 0 ] || fail "$output"
   jq -e '.train_batch_size == 16 and .train_micro_batch_size_per_gpu == 4 and .gradient_accumulation_steps == 1' <<<"$output" >/dev/null || fail "$output"
 }
+
+@test "ranks of a node are bound to disjoint CPUs, OMP_NUM_THREADS as many" {
+  local cpus
+  cpus=$(nproc)
+  [ "$cpus" -ge 2 ] || skip "one CPU"
+  run "$MORPHRUN" --plan dp=2 -- sh -c 'echo "$RANK $OMP_NUM_THREADS $(taskset -pc $$ | sed "s/.*: //")"'
+  [ "$status" -eq 0 ] || fail "$output"
+  local a b
+  a=$(grep '^0 ' <<<"$output" | cut -d' ' -f3)
+  b=$(grep '^1 ' <<<"$output" | cut -d' ' -f3)
+  [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] || fail "$output"
+  # Each rank's list is disjoint from the other's.
+  python3 - "$a" "$b" <<'PY' || fail "$output"
+import sys
+def cpus(text):
+    out = set()
+    for part in text.split(','):
+        lo, _, hi = part.partition('-')
+        out |= set(range(int(lo), int(hi or lo) + 1))
+    return out
+a, b = cpus(sys.argv[1]), cpus(sys.argv[2])
+sys.exit(0 if a and b and not (a & b) else 1)
+PY
+  [ "$(grep '^0 ' <<<"$output" | cut -d' ' -f2)" -eq "$(( (cpus + 1) / 2 ))" ] || fail "$output"
+}
