@@ -160,3 +160,15 @@ sys.exit(0 if a and b and not (a & b) else 1)
 PY
   [ "$(grep '^0 ' <<<"$output" | cut -d' ' -f2)" -eq "$(( (cpus + 1) / 2 ))" ] || fail "$output"
 }
+
+@test "a trainer dies with morphrun even when morphrun is killed with SIGKILL" {
+  "$MORPHRUN" --plan dp=1 -- sh -c 'echo $$ >'"$W"'/trainer; exec sleep 302' &
+  local pid=$! trainer
+  for _ in $(seq 100); do [ -s "$W/trainer" ] && break; sleep 0.05; done
+  trainer=$(cat "$W/trainer")
+  kill -0 "$trainer"
+  kill -KILL "$pid"
+  for _ in $(seq 100); do kill -0 "$trainer" 2>/dev/null || break; sleep 0.05; done
+  run kill -0 "$trainer"
+  [ "$status" -ne 0 ] || fail "the trainer $trainer outlived morphrun"
+}
