@@ -67,6 +67,10 @@ class Driver {
                                  now.record.current.plan.zero_stage};
       if (!o_.checkpoint_dir.empty()) {
         if (const int rc = reshard_if_needed(now, layout); rc != 0) return rc;
+        if (checkpoint_asked_) {  // during the reshard: the checkpoint on disk is whole
+          event("requeue reason=checkpoint-signal");
+          return kExitRequeue;
+        }
       }
       event(fmt::format("start layout={} nodes={}", state::to_string(layout), nodes_.size()));
       const Step step = train(now);
@@ -174,6 +178,11 @@ class Driver {
     step.env = record_env(c);
     SupervisorOptions s;
     s.checkpoint_signal = config_.checkpoint_signal;
+    s.forward_checkpoint_signal = false;  // a reshard is not interrupted; the driver exits 75 after it
+    s.on_checkpoint_signal = [&] {
+      event("checkpoint reason=signal (during the reshard)");
+      checkpoint_asked_ = true;
+    };
     const SupervisorResult r = supervise({step}, s);
     if (r.exit_code != 0)
       std::fprintf(stderr, "morphrun: the reshard step failed (exit %d); %s is unchanged\n", r.exit_code,
@@ -205,7 +214,8 @@ class Driver {
     Step out;
     SupervisorOptions s;
     s.checkpoint_signal = config_.checkpoint_signal;
-    s.checkpoint_timeout_s = config_.checkpoint_timeout_s;
+    // The tasks time their trainers out first; the driver waits a little longer for them.
+    s.checkpoint_timeout_s = config_.checkpoint_timeout_s + 30;
     s.tick_s = config_.driver_poll_s;
     s.on_checkpoint_signal = [&] { event("checkpoint reason=signal"); };
     s.on_tick = [&] {
@@ -239,6 +249,7 @@ class Driver {
   std::uint32_t job_id_ = 0;
   std::string self_, reshard_, metrics_;
   std::vector<std::string> nodes_;
+  bool checkpoint_asked_ = false;  // the checkpoint signal came between two steps
 };
 
 }  // namespace

@@ -182,7 +182,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
       if (signal == SIGCHLD) continue;  // reaped below
       if (signal == o.checkpoint_signal) {
         if (o.on_checkpoint_signal) o.on_checkpoint_signal();
-        ask_checkpoint();
+        if (o.forward_checkpoint_signal) ask_checkpoint();
       } else {
         terminate(SIGTERM, Outcome::terminated, 128 + signal,
                   fmt::format("{} received: the trainer was stopped", strsignal(signal)));

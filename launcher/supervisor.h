@@ -30,6 +30,9 @@ struct SupervisorOptions {
   double kill_grace_s = 10;          // between SIGTERM and SIGKILL
   std::function<void(std::size_t child, const std::string& line)> on_metrics;  // one line of child's FIFO
   std::function<void()> on_checkpoint_signal;                // the signal arrived (before forwarding)
+  // false: the checkpoint signal is only reported (on_checkpoint_signal), never forwarded:
+  // a child that cannot save (a reshard) finishes its work first.
+  bool forward_checkpoint_signal = true;
   // Called every tick_s while the children run; returning true asks for a checkpoint as
   // the signal would (morphrun --driver: the job's plan changed).
   std::function<bool()> on_tick;
