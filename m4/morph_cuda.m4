@@ -1,7 +1,8 @@
 # MORPH_CHECK_CUDA
 # --with-cuda[=DIR]: the CUDA runtime for morph-profile's bandwidth tests.
 # By default /usr/local/cuda is tried; when it is absent the CUDA parts are
-# built out and the summary says so.
+# built out and the summary says so. CUDA's and NCCL's headers come in with -isystem:
+# they do not compile cleanly under our warnings (-Wconversion) and -Werror.
 AC_DEFUN([MORPH_CHECK_CUDA], [
   AC_ARG_WITH([cuda],
     [AS_HELP_STRING([--with-cuda@<:@=DIR@:>@],
@@ -22,7 +23,7 @@ AC_DEFUN([MORPH_CHECK_CUDA], [
     AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <cuda_runtime.h>]],
                                     [[int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? 0 : 1;]])],
       [AC_MSG_RESULT([yes])
-       CUDA_CPPFLAGS="-I$morph_cuda_prefix/include"
+       CUDA_CPPFLAGS="-isystem $morph_cuda_prefix/include"
        CUDA_LIBS="-L$morph_cuda_prefix/lib64 -Wl,-rpath,$morph_cuda_prefix/lib64 -lcudart"
        morph_cuda_summary="yes ($morph_cuda_prefix)"],
       [AC_MSG_RESULT([no])
@@ -65,7 +66,7 @@ AC_DEFUN([MORPH_CHECK_NCCL], [
     AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <nccl.h>]],
                                     [[int v = 0; return ncclGetVersion(&v) == ncclSuccess ? 0 : 1;]])],
       [AC_MSG_RESULT([yes])
-       NCCL_CPPFLAGS="-I$morph_nccl_prefix/include"
+       NCCL_CPPFLAGS="-isystem $morph_nccl_prefix/include"
        NCCL_LIBS="-L$morph_nccl_prefix/lib64 -L$morph_nccl_prefix/lib -lnccl"
        morph_nccl_summary="yes ($morph_nccl_prefix)"],
       [AC_MSG_RESULT([no])

@@ -1,4 +1,6 @@
 # Tests: GoogleTest unit tests, bats command-line tests, Google Benchmark benchmarks.
+# In a sanitized build hwloc's pci component is left out: libpciaccess leaks 1 KB at
+# exit that LeakSanitizer cannot attribute (hwloc has unloaded the plugin by then).
 AM_TESTS_ENVIRONMENT = \
 	MORPH_CONF='$(abs_top_srcdir)/etc/morph.conf'; export MORPH_CONF; \
 	MORPH_CATALOG='$(abs_top_srcdir)/share/models.json'; export MORPH_CATALOG; \
@@ -7,7 +9,8 @@ AM_TESTS_ENVIRONMENT = \
 	MORPH_BUILDDIR='$(abs_top_builddir)'; export MORPH_BUILDDIR; \
 	MORPH_SANITIZERS='$(MORPH_SANITIZER_FLAGS)'; export MORPH_SANITIZERS; \
 	TRAINER='$(abs_top_builddir)/tests/trainer/morph-trainer'; export TRAINER; \
-	MORPH='$(abs_top_builddir)/tools/morph/morph'; export MORPH;
+	MORPH='$(abs_top_builddir)/tools/morph/morph'; export MORPH; \
+	if test -n "$$MORPH_SANITIZERS"; then HWLOC_COMPONENTS=-pci; export HWLOC_COMPONENTS; fi;
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/unit_tests
