@@ -26,6 +26,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/bandwidth_test.cc \
 	%reldir%/unit/iteration_time_test.cc \
 	%reldir%/unit/fit_test.cc \
+	%reldir%/unit/profile_sampling_test.cc \
 	%reldir%/unit/observed_iterations_test.cc \
 	%reldir%/unit/refit_test.cc \
 	%reldir%/unit/plan_search_test.cc \
@@ -126,8 +127,9 @@ EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh
 
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).
-EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats
-TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats
+EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats \
+	%reldir%/cluster/profile_job.bats
+TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats
 if HAVE_SLURM
 # A SPANK plugin that lets the tests send job_submit_morph what a hostile client could.
 check_LTLIBRARIES = %reldir%/cluster/spank_inject.la
