@@ -39,9 +39,10 @@ setup_file() {
   [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
   export MORPH_TESTCLUSTER_PORT=18470 MORPH_TESTCLUSTER_DIR=/tmp/morph-testcluster-profjob
   "$MORPH_BUILDDIR/tests/cluster/testcluster" down >/dev/null 2>&1 || true
-  local up
-  up=$("$MORPH_BUILDDIR/tests/cluster/testcluster" up --nodes 1x8xa100-80g) || { echo "$up" >&3; return 1; }
-  export SLURM_CONF=${up##*SLURM_CONF=}
+  # Through a file: a munged that `up` starts would hold a $(...) pipe open.
+  local up=/tmp/morph-testcluster-profjob.up
+  "$MORPH_BUILDDIR/tests/cluster/testcluster" up --nodes 1x8xa100-80g </dev/null >"$up" 2>&1 || { cat "$up" >&3; return 1; }
+  export SLURM_CONF=$(sed -n 's/^SLURM_CONF=//p' "$up")
   export WORK="$MORPH_TESTCLUSTER_DIR/profile-job"
   rm -rf "$WORK"
   install -d -m 1777 "$WORK" "$WORK/perf"
@@ -49,14 +50,16 @@ setup_file() {
   { cat "$MORPH_TESTCLUSTER_DIR/morph.conf"; echo "PerfModelDir=$WORK/perf"; } >"$WORK/morph.conf"
   export MORPH_CONF="$WORK/morph.conf" MORPH_CATALOG="$MORPH_SRCDIR/share/models.json"
   export MORPH_ARTIFACT_SPEC="$MORPH_SRCDIR/share/morphling-artifact.json"
-  # One profiling run for all tests: W=2, K=3 iterations of >= 0.05 s, 3 held out.
+  export MORPH_FRAMEWORKS="$MORPH_SRCDIR/share/frameworks"
+  # One profiling run for all tests: W=2, K=3 iterations of >= 0.05 s, 3 held out. The
+  # trainer needs a checkpoint folder because morphrun names a checkpoint signal.
   OMPI_MCA_btl=self,tcp timeout 900 salloc -N1 -p gpu -C a100-80g --exclusive \
     "$MORPH_BUILDDIR/profiler/morph-profile" job --model "$TINY" --batch 32 --gpus-per-node 8 \
     --warmup 2 --iterations 3 --held-out 3 --timeout 120 --out "$WORK/profile" --save \
     --morphrun "$MORPH_BUILDDIR/launcher/morphrun" -- \
     "$MORPH_BUILDDIR/tests/trainer/morph-trainer" --layers 4 --hidden 16 --vocab 50 --vocab-multiple 4 \
     --samples 4096 --global-batch 32 --micro-batches 2 --steps 100000 --min-step-seconds 0.05 --quiet \
-    >"$WORK/report.txt" 2>"$WORK/stderr.txt"
+    --checkpoint-dir "$WORK/ckpt" >"$WORK/report.txt" 2>"$WORK/stderr.txt"
   echo $? >"$WORK/status"
 }
 
