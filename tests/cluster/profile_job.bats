@@ -79,7 +79,7 @@ show_report() {
 
 @test "morph-profile job ran 7+ configurations, 3 with ZeRO-Offload, and fitted them" {
   [ "$(cat "$WORK/status")" -eq 0 ] || { show_report; false; }
-  show_report
+  grep -E '^(in-sample mean absolute error|profiling wall time) ' "$WORK/report.txt" >&3
   local ran
   ran=$(grep -c '^dp=.* measured .* fitted .* error ' "$WORK/report.txt" || true)
   [ "$ran" -ge 10 ] || { echo "only $ran configurations reported" >&2; false; }  # 7 + 3 held out

@@ -36,8 +36,8 @@ TEST(ArtifactPlan, ThreeDigitCodesArePipelineTensorData) {
 
 TEST(ArtifactPlan, ExecPlanNotationRoundTrips) {
   const ArtifactWorkload w = workload(PipelineSchedule::one_f_one_b, 1);
-  for (const char* code : {"ga", "zero-dp", "zero-offload", "zero-offload+gc", "214", "p2t1d16", "p1t8d8"}) {
-    const int gpus = std::string(code) == "p2t1d16" ? 32 : std::string(code) == "p1t8d8" ? 64 : 8;
+  for (const char* code : {"ga", "zero-dp", "zero-offload", "zero-offload+gc", "214", "p2t1d16", "p1t2d32"}) {
+    const int gpus = std::string(code) == "p2t1d16" ? 32 : std::string(code) == "p1t2d32" ? 64 : 8;
     EXPECT_EQ(artifact_exec_plan(artifact_plan(code, gpus, 64, w, "t")), code);
   }
   EXPECT_EQ(artifact_plan("p2t1d16", 32, 64, w, "t").pp, 2);
@@ -50,10 +50,10 @@ TEST(ArtifactProfile, MorphProfilesNameTheirPlansAndLeaveThePartsOut) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/config.csv")
       << "nodes,gpus,parameter_size,batch_size,seq_hid,num_cpu_threads,zero_type,is_tp,is_pp,exec_plan,node_type\n"
-         "1,8,0.01,32,1,16,1,0,0,zero-offload,dgx-a100\n1,4,0.01,32,1,16,1,0,0,zero-offload,dgx-a100\n"
-         "1,2,0.01,32,1,16,1,0,0,zero-offload,dgx-a100\n1,8,0.01,32,1,16,0,0,0,ga,dgx-a100\n"
-         "1,4,0.01,32,1,16,0,0,0,ga,dgx-a100\n1,8,0.01,32,1,16,0,1,0,142,dgx-a100\n"
-         "1,8,0.01,32,1,16,0,0,1,214,dgx-a100\n";
+         "1,8,0.013306,32,1,16,1,0,0,zero-offload,dgx-a100\n1,4,0.013306,32,1,16,1,0,0,zero-offload,dgx-a100\n"
+         "1,2,0.013306,32,1,16,1,0,0,zero-offload,dgx-a100\n1,8,0.013306,32,1,16,0,0,0,ga,dgx-a100\n"
+         "1,4,0.013306,32,1,16,0,0,0,ga,dgx-a100\n1,8,0.013306,32,1,16,0,1,0,142,dgx-a100\n"
+         "1,8,0.013306,32,1,16,0,0,1,214,dgx-a100\n";
   std::ofstream(dir + "/data.csv") << "iter_time\n90\n120\n200\n60\n80\n110\n95\n";
   const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
   const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
