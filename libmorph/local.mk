@@ -47,6 +47,7 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/perf/perf_model.h \
 	%reldir%/perf/perf_store.h %reldir%/perf/perf_store.cc \
 	%reldir%/perf/fit.h %reldir%/perf/fit.cc \
+	%reldir%/perf/profile_sampling.h %reldir%/perf/profile_sampling.cc \
 	%reldir%/refit/observed_iterations.h %reldir%/refit/observed_iterations.cc \
 	%reldir%/refit/refit.h %reldir%/refit/refit.cc \
 	%reldir%/planner/plan_search.h %reldir%/planner/plan_search.cc \

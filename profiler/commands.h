@@ -15,19 +15,20 @@ struct Context {
 
 void add_topo_command(CLI::App& app, Context& context);
 void add_bandwidth_command(CLI::App& app, Context& context);
+void add_job_command(CLI::App& app, Context& context);
 
 struct Subcommand {
   const char* name;
   void (*add)(CLI::App& app, Context& context);
 };
 
-// `job` (a model's speed under a few plans, through morphrun) joins this table with morphrun.
 inline constexpr Subcommand kSubcommands[] = {
     {"topo", add_topo_command},
     {"bandwidth", add_bandwidth_command},
+    {"job", add_job_command},
 };
 
-// "topo or bandwidth"
+// "topo, bandwidth or job"
 std::string subcommand_names();
 
 }  // namespace morph::profile

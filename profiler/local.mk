@@ -20,7 +20,10 @@ profiler_morph_profile_SOURCES = \
 	%reldir%/mpi_bandwidth.h %reldir%/mpi_bandwidth.cc \
 	%reldir%/gpu_bandwidth.h \
 	%reldir%/conf_fragment.h %reldir%/conf_fragment.cc \
-	%reldir%/bandwidth_command.cc
+	%reldir%/bandwidth_command.cc \
+	%reldir%/job_run.h %reldir%/job_run.cc \
+	%reldir%/profile_folder.h %reldir%/profile_folder.cc \
+	%reldir%/job_command.cc
 profiler_morph_profile_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1
 profiler_morph_profile_LDADD = profiler/libmorph_hw.la libmorph/libmorph.la $(MPI_LIBS) $(FMT_LIBS)
 if HAVE_CUDA

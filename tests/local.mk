@@ -29,6 +29,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/bandwidth_test.cc \
 	%reldir%/unit/iteration_time_test.cc \
 	%reldir%/unit/fit_test.cc \
+	%reldir%/unit/profile_sampling_test.cc \
 	%reldir%/unit/observed_iterations_test.cc \
 	%reldir%/unit/refit_test.cc \
 	%reldir%/unit/plan_search_test.cc \
@@ -130,8 +131,10 @@ EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).
 EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/cluster.bash %reldir%/cluster/slurm_integration.bats \
-	%reldir%/cluster/profiler.bats %reldir%/cluster/launcher.bats %reldir%/launcher/check_launcher.sh
-TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/launcher.bats
+	%reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats %reldir%/cluster/launcher.bats \
+	%reldir%/launcher/check_launcher.sh
+TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats \
+	%reldir%/cluster/launcher.bats
 
 # The reference trainer under morphrun --driver changing its plan three ways on a local
 # cluster of its own (make check-launcher; launcher.bats runs it in make check).

@@ -1,6 +1,7 @@
 #include "libmorph/artifact/artifact_rows.h"
 
 #include <cctype>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -38,7 +39,14 @@ ExecutionPlan artifact_plan(const std::string& exec_plan, int gpus, std::int64_t
                             const ArtifactWorkload& w, const std::string& where) {
   ExecutionPlan p;
   p.dp = gpus;
-  if (exec_plan.size() == 3 && std::isdigit(static_cast<unsigned char>(exec_plan[0])) &&
+  if (int pp = 0, tp = 0, dp = 0, used = 0;
+      std::sscanf(exec_plan.c_str(), "p%dt%dd%d%n", &pp, &tp, &dp, &used) == 3 && used == std::ssize(exec_plan)) {
+    p.pp = pp;
+    p.tp = tp;
+    p.dp = dp;
+    if (p.pp < 1 || p.tp < 1 || p.dp < 1 || p.gpus() != gpus)
+      throw Error(fmt::format("{}: exec_plan {} does not use the placement's {} GPUs", where, exec_plan, gpus));
+  } else if (exec_plan.size() == 3 && std::isdigit(static_cast<unsigned char>(exec_plan[0])) &&
       std::isdigit(static_cast<unsigned char>(exec_plan[1])) && std::isdigit(static_cast<unsigned char>(exec_plan[2]))) {
     p.pp = exec_plan[0] - '0';
     p.tp = exec_plan[1] - '0';
@@ -76,9 +84,28 @@ ExecutionPlan artifact_plan(const std::string& exec_plan, int gpus, std::int64_t
   return p;
 }
 
+namespace {
+
+// A part of the iteration that a profile may leave out (absent column or empty cell): 0.
+double optional_part(const CsvTable& data, std::size_t row, std::string_view column) {
+  if (!data.has_column(column) || data.text(row, column).empty()) return 0;
+  return data.number(row, column, 0, 1e9);
+}
+
+}  // namespace
+
+std::string artifact_exec_plan(const ExecutionPlan& plan) {
+  const std::string gc = plan.checkpointing ? "+gc" : "";
+  if (plan.tp > 1 || plan.pp > 1) {
+    if (plan.pp <= 9 && plan.tp <= 9 && plan.dp <= 9) return fmt::format("{}{}{}", plan.pp, plan.tp, plan.dp);
+    return fmt::format("p{}t{}d{}", plan.pp, plan.tp, plan.dp);
+  }
+  if (plan.offload) return "zero-offload" + gc;
+  return (plan.zero_stage > 0 ? "zero-dp" : "ga") + gc;
+}
+
 std::vector<ArtifactRow> read_profile(const std::string& dir, const ArtifactWorkload& w, const ArtifactSpec& spec,
                                       const Cluster& cluster) {
-  const NodeType& node = artifact_node(spec, cluster);
   const CsvTable config = CsvTable::read_file(dir + "/config.csv");
   const CsvTable data = CsvTable::read_file(dir + "/data.csv");
   if (config.rows() != data.rows())
@@ -89,22 +116,33 @@ std::vector<ArtifactRow> read_profile(const std::string& dir, const ArtifactWork
   for (std::size_t i = 0; i < config.rows(); ++i) {
     ArtifactRow r;
     r.source = config.where(i);
+    r.node_type = config.has_column("node_type") ? std::string(config.text(i, "node_type")) : spec.node_type;
+    const NodeType* found = cluster.find_node_type(r.node_type);
+    if (found == nullptr)
+      throw Error(fmt::format("{}: the configuration has no NodeType {}", r.source, quote(r.node_type)));
+    const NodeType& node = *found;
     const int nodes = static_cast<int>(config.integer(i, "nodes", 1, 64));
     const int gpus = static_cast<int>(config.integer(i, "gpus", 1, 64 * node.gpus));
     if (gpus % nodes != 0 || gpus / nodes > node.gpus)
       throw Error(fmt::format("{}: {} GPUs do not spread evenly over {} nodes of {}", r.source, gpus, nodes, node.gpus));
-    if (config.integer(i, "is_tp", 0, 1) != 0 || config.integer(i, "is_pp", 0, 1) != 0)
-      throw Error(fmt::format("{}: TP/PP profile runs are not supported (the format records no TP/PP sizes)", r.source));
     const std::int64_t zero_type = config.integer(i, "zero_type", 0, 2);
-    r.exec_plan = zero_type == 0 ? "ga" : zero_type == 1 ? "zero-offload" : "zero-dp";
+    const bool model_parallel = config.integer(i, "is_tp", 0, 1) != 0 || config.integer(i, "is_pp", 0, 1) != 0;
+    if (config.has_column("exec_plan") && !config.text(i, "exec_plan").empty()) {
+      r.exec_plan = std::string(config.text(i, "exec_plan"));
+    } else if (model_parallel) {
+      throw Error(fmt::format("{}: a TP/PP profile run needs its sizes in an exec_plan column (PP,TP,DP digits)",
+                              r.source));
+    } else {
+      r.exec_plan = zero_type == 0 ? "ga" : zero_type == 1 ? "zero-offload" : "zero-dp";
+    }
     r.placement = std::string(static_cast<std::size_t>(nodes), static_cast<char>('0' + gpus / nodes));
     const int cpus = static_cast<int>(config.integer(i, "num_cpu_threads", 1, 1024));
     r.allocation = placement_allocation(r.placement, node, cluster, cpus, r.source);
     r.plan = artifact_plan(r.exec_plan, gpus, w.profile_global_batch, w, r.source);
     r.profile_params = config.number(i, "parameter_size", 1e-3, 1e12) * 1024 * 1024;  // millions of 2^20
-    r.forward_ms = data.number(i, "forward_time", 0, 1e9);
-    r.backward_sync_ms = data.number(i, "Tcc", 0, 1e9);
-    r.optimizer_ms = data.number(i, "Topt", 0, 1e9);
+    r.forward_ms = optional_part(data, i, "forward_time");
+    r.backward_sync_ms = optional_part(data, i, "Tcc");
+    r.optimizer_ms = optional_part(data, i, "Topt");
     r.iter_ms = data.number(i, "iter_time", 1e-6, 1e9);
     rows.push_back(std::move(r));
   }

@@ -9,6 +9,12 @@
 //    3-digit PP,TP,DP code (248 = PP2 TP4 DP8); placement lists GPUs per node (11222);
 //  - the profile's batch_size and seq_hid columns do not describe the runs consistently
 //    and are ignored; the workload description gives batch and sequence length.
+//
+// Morph's own profiles (morph-profile job) extend the format: config.csv may carry
+// exec_plan (the traces' notation, which can name TP/PP runs) and node_type (a morph.conf
+// NodeType, instead of the artifact's servers), with 3D sizes above 9 written p2t8d16;
+// data.csv may leave forward_time, Tcc and
+// Topt out or empty (read as 0: not measured).
 #pragma once
 
 #include <string>
@@ -24,6 +30,7 @@ struct ArtifactRow {
   std::string source;     // file:line
   std::string exec_plan;  // as written in the file
   std::string placement;  // GPUs per node, e.g. "11222"
+  std::string node_type;  // morph.conf NodeType of the profile run (profile rows only)
   ExecutionPlan plan;
   Allocation allocation;
   double iter_ms = 0;     // 0: the run failed (out of memory)
@@ -37,6 +44,10 @@ struct ArtifactRow {
 // The plan an artifact row ran, for `global_batch` samples per iteration.
 ExecutionPlan artifact_plan(const std::string& exec_plan, int gpus, std::int64_t global_batch,
                             const ArtifactWorkload& workload, const std::string& where);
+
+// The exec_plan notation of `plan`'s shape (inverse of artifact_plan for DP, ZeRO-2,
+// ZeRO-Offload and 3D plans; GC appends "+gc").
+std::string artifact_exec_plan(const ExecutionPlan& plan);
 
 std::vector<ArtifactRow> read_profile(const std::string& dir, const ArtifactWorkload& workload,
                                       const ArtifactSpec& spec, const Cluster& cluster);

@@ -98,11 +98,10 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
   v.model = catalog.resolve(w.model, fmt::format("artifact workload {}", w.name));
   const Workload job = job_of(v.model, w.global_batch, w.seq_len);
   const Workload profile_job = job_of(v.model, w.profile_global_batch, w.seq_len);
-  const NodeType* node = config.cluster.find_node_type(spec.node_type);
-  if (node == nullptr) throw Error(fmt::format("the configuration has no NodeType {}", quote(spec.node_type)));
-  const double reference_speed = config.cluster.gpu_of(*node).speed;
-
   std::vector<ArtifactRow> profile = read_profile(profile_dir, w, spec, config.cluster);
+  const NodeType* node = config.cluster.find_node_type(profile.front().node_type);
+  if (node == nullptr) throw Error(fmt::format("the configuration has no NodeType {}", quote(profile.front().node_type)));
+  const double reference_speed = config.cluster.gpu_of(*node).speed;
   // The files do not record micro-batch sizes: a run used the workload's micro-batch, or
   // the largest smaller one that fits in memory.
   for (ArtifactRow& r : profile) r.plan = fit_micro_batch(profile_job, r.allocation, r.plan, config.memory);
@@ -120,9 +119,16 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
         "ratio {:.2f}, iteration times not used for fitting",
         w.profile, profile_params, v.model.name, v.model.params, flop_ratio));
   }
+  // A profile without forward times (morph-profile job measures whole iterations): a
+  // third of each iteration stands for its forward pass (k_bwd = 2, communication hidden).
+  const bool forward_measured =
+      std::all_of(profile.begin(), profile.end(), [](const ArtifactRow& r) { return r.forward_ms > 0; });
+  if (!forward_measured)
+    v.notes.push_back("the profile has no forward times: a third of each iteration is taken as its forward pass");
   std::vector<ForwardSample> samples;
   for (const ArtifactRow& r : profile)
-    samples.push_back({critical_path_samples(w.profile_global_batch, r.plan), r.forward_ms * flop_ratio});
+    samples.push_back({critical_path_samples(w.profile_global_batch, r.plan),
+                       (forward_measured ? r.forward_ms : r.iter_ms / 3) * flop_ratio});
   v.forward = fit_forward_model(samples, reference_speed);
 
   for (const std::string& file : trace_files) {

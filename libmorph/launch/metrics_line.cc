@@ -31,4 +31,15 @@ std::string format_metrics_record(double unix_time, const IterationMetrics& m, s
                      m.loss ? fmt::format("{:.17g}", *m.loss) : std::string("-"), layout);
 }
 
+std::optional<IterationMetrics> parse_metrics_record(std::string_view line) {
+  line = trim(line);
+  if (line.empty() || line.front() == '#') return std::nullopt;
+  std::vector<std::string_view> fields;
+  for (std::string_view f : split(line, ' '))
+    if (!trim(f).empty()) fields.push_back(trim(f));
+  if (fields.size() < 6) throw Error(fmt::format("metrics record {}: want TIME STEP SECONDS SAMPLES LOSS LAYOUT", quote(line)));
+  const std::string loss = fields[4] == "-" ? std::string() : " " + std::string(fields[4]);
+  return parse_metrics_line(fmt::format("{} {} {}{}", fields[1], fields[2], fields[3], loss));
+}
+
 }  // namespace morph::launch

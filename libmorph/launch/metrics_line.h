@@ -28,4 +28,8 @@ std::optional<IterationMetrics> parse_metrics_line(std::string_view line);
 // One line of the job's metrics file: "TIME STEP SECONDS SAMPLES LOSS|- LAYOUT".
 std::string format_metrics_record(double unix_time, const IterationMetrics& m, std::string_view layout);
 
+// Inverse of format_metrics_record, without the time and the layout; nullopt for a blank or
+// comment line, morph::Error naming the field for a bad one.
+std::optional<IterationMetrics> parse_metrics_record(std::string_view line);
+
 }  // namespace morph::launch

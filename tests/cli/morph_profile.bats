@@ -33,7 +33,7 @@ assert_profile_error() {
 @test "morph-profile --help lists the subcommands and --config" {
   profile --help
   assert_ok
-  for word in 'Usage: morph-profile' --config topo bandwidth; do
+  for word in 'Usage: morph-profile' --config topo bandwidth job; do
     [[ "$output" == *"$word"* ]] || { show_run; fail "--help does not mention '$word'"; }
   done
 }
@@ -121,7 +121,7 @@ assert_profile_error() {
 
 @test "an unknown subcommand or option is refused in one line" {
   profile frobnicate
-  assert_profile_error "unknown subcommand 'frobnicate'" 'topo or bandwidth'
+  assert_profile_error "unknown subcommand 'frobnicate'" 'topo, bandwidth or job'
   [ "$status" -eq 2 ]
   profile topo --bogus
   assert_profile_error --bogus
@@ -132,4 +132,36 @@ assert_profile_error() {
   assert_profile_error --sizes 64M:1K 'MIN is larger than MAX'
   profile --config /nonexistent/morph.conf bandwidth
   assert_profile_error /nonexistent/morph.conf
+}
+
+# The reference trainer's MLP as an inline model spec (tests/cluster/profile_job.bats).
+TINY=layers=4,hidden=16,heads=4,seq=8,vocab=52,name=morph-trainer-mlp
+
+@test "morph-profile job --help lists its options" {
+  profile job --help
+  assert_ok
+  for word in --model --batch --iterations --warmup --out --save --dry-run --held-out --gpus-per-node; do
+    [[ "$output" == *"$word"* ]] || { show_run; fail "job --help does not mention '$word'"; }
+  done
+}
+
+@test "morph-profile job --dry-run prints seven srun commands, three with ZeRO-Offload" {
+  profile job --dry-run --model "$TINY" --batch 32 --nodes 1 --gpus-per-node 8 --node-type dgx-a100 \
+    --held-out 2 -- trainer --steps 9
+  assert_ok
+  [ "$(grep -c '^srun --mpi=pmix' <<<"$output")" -eq 7 ] || { show_run; fail "not 7 runs"; }
+  [ "$(grep '^srun' <<<"$output" | grep -c 'offload=1')" -eq 3 ] || { show_run; fail "not 3 offloading runs"; }
+  [ "$(grep -c '^held out: srun' <<<"$output")" -eq 2 ] || { show_run; fail "not 2 held-out runs"; }
+  [[ "$output" == *"--framework torch --mpi-trainer --metrics "*" -- trainer --steps 9"* ]] || { show_run; fail; }
+}
+
+@test "morph-profile job: no command, an unknown model, a too small allocation are one-line errors" {
+  profile job --dry-run --model "$TINY" --batch 32 --nodes 1 --gpus-per-node 8 --node-type dgx-a100
+  assert_profile_error "no trainer command"
+  profile job --dry-run --model no-such-model --batch 32 --nodes 1 --gpus-per-node 8 --node-type dgx-a100 -- x
+  assert_profile_error --model no-such-model
+  profile job --dry-run --model "$TINY" --batch 32 --nodes 1 --gpus-per-node 2 --node-type dgx-a100 -- x
+  assert_profile_error "holds only" "7 are needed"
+  profile job --dry-run --model "$TINY" --batch 32 --node-type no-such-type -- x
+  assert_profile_error --node-type no-such-type
 }

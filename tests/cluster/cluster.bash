@@ -26,7 +26,8 @@ cluster_unavailable() {
 }
 
 # cluster_setup PORT DIR [BUILT_PROGRAM...]: in setup_file. Exports MORPH_CLUSTER_SKIP
-# (the reason, when the file cannot run) or SLURM_CONF and MORPH_CONF of a fresh cluster.
+# (the reason, when the file cannot run) or SLURM_CONF and MORPH_CONF of a fresh cluster
+# (of CLUSTER_NODES, testcluster's --nodes, when set).
 cluster_setup() {
   : "${MORPH_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
   : "${MORPH_BUILDDIR:=$MORPH_SRCDIR/build}"
@@ -37,10 +38,12 @@ cluster_setup() {
   export MORPH_CLUSTER_SKIP
   [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
   "$MORPH_BUILDDIR/tests/cluster/testcluster" down >/dev/null 2>&1 || true
-  local up
-  up=$("$MORPH_BUILDDIR/tests/cluster/testcluster" up) || { echo "$up" >&3; return 1; }
-  export SLURM_CONF=${up##*SLURM_CONF=}
-  export MORPH_CONF="$MORPH_TESTCLUSTER_DIR/morph.conf"
+  # Through a file, not $(...): a munged that `up` starts must not hold a pipe open.
+  local up="$MORPH_TESTCLUSTER_DIR.up"
+  "$MORPH_BUILDDIR/tests/cluster/testcluster" up ${CLUSTER_NODES:+--nodes "$CLUSTER_NODES"} </dev/null >"$up" 2>&1 ||
+    { cat "$up" >&3; return 1; }
+  SLURM_CONF=$(sed -n 's/^SLURM_CONF=//p' "$up")
+  export SLURM_CONF MORPH_CONF="$MORPH_TESTCLUSTER_DIR/morph.conf"
 }
 
 # cluster_teardown: in teardown_file.

@@ -88,7 +88,10 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
   if (layout.empty()) throw Error("--layout is required (or run under morphrun, which sets MORPH_DP, MORPH_TP, ...)");
   o.layout = state::parse_layout(layout, "--layout");
   if (*save) o.save_at = save_at;
-  if (!signal.empty()) {
+  // morphrun names its checkpoint signal to every trainer (MORPH_CHECKPOINT_SIGNAL); with
+  // no checkpoint folder there is nothing to save, and only --checkpoint-signal insists.
+  const bool signal_option = app.get_option("--checkpoint-signal")->count() > 0;
+  if (!signal.empty() && (signal_option || !o.checkpoint_dir.empty())) {
     o.checkpoint_signal = parse_signal(signal);
     o.checkpoint_signal_name = signal;
   }

@@ -1,5 +1,8 @@
 #include "libmorph/artifact/validation.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "libmorph/util/error.h"
@@ -29,6 +32,48 @@ TEST(ArtifactPlan, ThreeDigitCodesArePipelineTensorData) {
   EXPECT_EQ(acc.micro_batches, 1);
   EXPECT_EQ(acc.ga_steps, 8);
   EXPECT_THROW(artifact_plan("248", 32, 64, workload(PipelineSchedule::one_f_one_b, 1), "t"), Error);
+}
+
+TEST(ArtifactPlan, ExecPlanNotationRoundTrips) {
+  const ArtifactWorkload w = workload(PipelineSchedule::one_f_one_b, 1);
+  for (const char* code : {"ga", "zero-dp", "zero-offload", "zero-offload+gc", "214", "p2t1d16", "p1t2d32"}) {
+    const int gpus = std::string(code) == "p2t1d16" ? 32 : std::string(code) == "p1t2d32" ? 64 : 8;
+    EXPECT_EQ(artifact_exec_plan(artifact_plan(code, gpus, 64, w, "t")), code);
+  }
+  EXPECT_EQ(artifact_plan("p2t1d16", 32, 64, w, "t").pp, 2);
+  EXPECT_THROW(artifact_plan("p2t1d16", 16, 64, w, "t"), Error);
+}
+
+// morph-profile job's profiles: exec_plan and node_type columns, iteration times only.
+TEST(ArtifactProfile, MorphProfilesNameTheirPlansAndLeaveThePartsOut) {
+  const std::string dir = ::testing::TempDir() + "/morph-profile-tiny";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.csv")
+      << "nodes,gpus,parameter_size,batch_size,seq_hid,num_cpu_threads,zero_type,is_tp,is_pp,exec_plan,node_type\n"
+         "1,8,0.013306,32,1,16,1,0,0,zero-offload,dgx-a100\n1,4,0.013306,32,1,16,1,0,0,zero-offload,dgx-a100\n"
+         "1,2,0.013306,32,1,16,1,0,0,zero-offload,dgx-a100\n1,8,0.013306,32,1,16,0,0,0,ga,dgx-a100\n"
+         "1,4,0.013306,32,1,16,0,0,0,ga,dgx-a100\n1,8,0.013306,32,1,16,0,1,0,142,dgx-a100\n"
+         "1,8,0.013306,32,1,16,0,0,1,214,dgx-a100\n";
+  std::ofstream(dir + "/data.csv") << "iter_time\n90\n120\n200\n60\n80\n110\n95\n";
+  const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
+  const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
+  ArtifactWorkload w = workload(PipelineSchedule::one_f_one_b, 1);
+  w.model = "layers=4,hidden=16,heads=4,seq=8,vocab=52,name=tiny";
+  w.global_batch = w.profile_global_batch = 32;
+  w.seq_len = 8;
+  ArtifactSpec spec;
+  spec.node_type = "hgx-a800";  // overridden by the node_type column
+  const std::vector<ArtifactRow> rows = read_profile(dir, w, spec, config.cluster);
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[5].plan.tp, 4);
+  EXPECT_EQ(rows[6].plan.pp, 2);
+  EXPECT_EQ(rows[0].node_type, "dgx-a100");
+  EXPECT_EQ(rows[0].forward_ms, 0);
+  const WorkloadValidation v = fit_workload(dir, {}, w, spec, catalog, config, ValidationOptions{});
+  EXPECT_TRUE(v.fitted);
+  ASSERT_EQ(v.fit.rel_errors.size(), 7u);
+  ASSERT_FALSE(v.notes.empty());
+  EXPECT_NE(v.notes.front().find("no forward times"), std::string::npos);
 }
 
 TEST(ArtifactPlan, FamiliesAndCombinations) {

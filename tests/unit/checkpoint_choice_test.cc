@@ -31,6 +31,15 @@ TEST(MetricsLine, ReadsTheProtocolAndRefusesBadLinesNamingTheField) {
     EXPECT_THROW(launch::parse_metrics_line(bad), Error) << bad;
   EXPECT_EQ(launch::format_metrics_record(100.5, *m, "dp=2,tp=1,pp=1,zero=0"),
             "100.500 12 0.25 512 3.5 dp=2,tp=1,pp=1,zero=0");
+  // The record read back (morph-profile job): step, seconds, samples and loss.
+  const auto back = launch::parse_metrics_record(launch::format_metrics_record(100.5, *m, "dp=2,tp=1,pp=1,zero=0"));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->step, 12u);
+  EXPECT_DOUBLE_EQ(back->seconds, 0.25);
+  EXPECT_DOUBLE_EQ(*back->loss, 3.5);
+  EXPECT_FALSE(launch::parse_metrics_record("100.5 13 0.5 512 - dp=1,tp=1,pp=1,zero=0")->loss);
+  EXPECT_FALSE(launch::parse_metrics_record("# 100.5 start"));
+  EXPECT_THROW(launch::parse_metrics_record("100.5 13 0.5 512"), Error);
 }
 
 class CheckpointChoice : public ::testing::Test {
