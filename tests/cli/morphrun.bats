@@ -172,3 +172,23 @@ PY
   run kill -0 "$trainer"
   [ "$status" -ne 0 ] || fail "the trainer $trainer outlived morphrun"
 }
+
+@test "the reference trainer under morphrun runs at the predicted speed of its plan with --emulate-speed" {
+  local trainer="$MORPH_BUILDDIR/tests/trainer/morph-trainer"
+  [ -x "$trainer" ] || skip "no tests/trainer/morph-trainer (make check builds it)"
+  # A one-GPU plan predicted at 2 s per iteration, emulated at 1/20: 0.1 s per step.
+  local r
+  r=$(record | sed 's/gpus_per_node=4/gpus_per_node=1/; s/ dp=4 / dp=1 /; s/mbs=4/mbs=16/; s/iter_ms=100.000/iter_ms=2000.000/')
+  # An MPI singleton (as root, Open MPI wants it said); LeakSanitizer cannot attribute what
+  # Open MPI keeps until exit, as in continuity.sh.
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  MORPH_RECORD=$r run "$MORPHRUN" --hosts a \
+    --framework torch --metrics "$W/metrics" -- "$trainer" --layers 2 --hidden 8 --vocab 20 --vocab-multiple 1 \
+    --samples 64 --global-batch 16 --steps 3 --quiet --emulate-speed 0.05
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(wc -l <"$W/metrics")" -eq 3 ]
+  awk '$3 < 0.1 || $3 > 0.5 { bad = 1 } END { exit bad }' "$W/metrics" || fail "$(cat "$W/metrics")"
+  run "$trainer" --layout dp=1 --emulate-speed 0.05
+  [ "$status" -ne 0 ] && [[ $output == *"--emulate-speed needs the job's record"* ]] || fail "$output"
+}

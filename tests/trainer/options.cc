@@ -1,5 +1,6 @@
 #include "tests/trainer/options.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
@@ -36,6 +38,18 @@ std::string env(const char* name) {
 std::string layout_from_env() {
   if (env("MORPH_DP").empty()) return {};
   return fmt::format("dp={},tp={},pp={},zero={}", env("MORPH_DP"), env("MORPH_TP"), env("MORPH_PP"), env("MORPH_ZERO"));
+}
+
+// --emulate-speed: the iteration time Morph's model predicted for the job's current plan
+// on its GPU type, as the record keeps it (iter_ms; job_submit_morph and morphd write it
+// with every plan), scaled by `factor`.
+double emulated_step_seconds(double factor) {
+  const std::string record = env("MORPH_RECORD");
+  if (record.empty())
+    throw Error("--emulate-speed needs the job's record (MORPH_RECORD): run under morphrun in a Morph job");
+  const double iter_ms = parse_admin_comment(record).current.iter_ms;
+  if (!(iter_ms > 0)) throw Error("--emulate-speed: the job's record predicts no iteration time (iter_ms=0)");
+  return iter_ms / 1e3 * factor;
 }
 
 }  // namespace
@@ -76,6 +90,10 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
                  "on this signal, finish the step, save to --checkpoint-dir/step_<N> and exit 0");
   app.add_option("--min-step-seconds", o.min_step_seconds, "make every step last at least this long")
       ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--emulate-speed", o.emulate_speed,
+                 "make every step last FACTOR times the iteration time Morph predicted for the job's plan and "
+                 "GPU type (iter_ms of MORPH_RECORD): the emulated cluster runs at the speed of the one it emulates")
+      ->check(CLI::Range(0.0, 1000.0));
   app.add_flag("--quiet", o.quiet, "no per-step output");
   try {
     app.parse(argc, argv);
@@ -86,6 +104,7 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
     throw Error(e.what());
   }
   if (layout.empty()) throw Error("--layout is required (or run under morphrun, which sets MORPH_DP, MORPH_TP, ...)");
+  if (o.emulate_speed > 0) o.min_step_seconds = std::max(o.min_step_seconds, emulated_step_seconds(o.emulate_speed));
   o.layout = state::parse_layout(layout, "--layout");
   if (*save) o.save_at = save_at;
   // morphrun names its checkpoint signal to every trainer (MORPH_CHECKPOINT_SIGNAL); with

@@ -31,6 +31,7 @@ struct Options {
   int checkpoint_signal = 0;            // 0: none
   std::string checkpoint_signal_name;
   double min_step_seconds = 0;          // sleep so that a step lasts at least this long (launcher tests)
+  double emulate_speed = 0;             // > 0: a step lasts the record's predicted iter_ms times this
   bool quiet = false;
 };
 
