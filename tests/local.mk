@@ -16,11 +16,12 @@ if HAVE_GTEST
 check_PROGRAMS += tests/unit/unit_tests
 TESTS += tests/unit/unit_tests
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) $(GTEST_CFLAGS) -DMORPH_TEST_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_unit_tests_LDADD = libmorph/libmorph.la $(GTEST_LIBS) $(FMT_LIBS) $(XXHASH_LIBS)
+tests_unit_unit_tests_LDADD = daemon/libmorph_daemon.la libmorph/libmorph.la $(GTEST_LIBS) $(FMT_LIBS) $(XXHASH_LIBS)
 tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/test_support.h \
 	%reldir%/unit/parse_test.cc \
 	%reldir%/unit/step_layout_test.cc \
+	%reldir%/unit/view_builder_test.cc \
 	%reldir%/unit/checkpoint_choice_test.cc \
 	%reldir%/unit/model_spec_test.cc \
 	%reldir%/unit/allocation_test.cc \

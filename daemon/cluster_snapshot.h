@@ -1,0 +1,38 @@
+// What morphd reads from slurmctld in one round (slurm_load_node, slurm_load_jobs), as
+// plain values, so that everything after the read is a pure function of them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace morph::daemon {
+
+struct SlurmNode {
+  std::string name;
+  bool usable = true;          // not down, drained or failing
+  int gpus_in_use = 0;         // by any job (gres_used)
+};
+
+enum class JobPhase { pending, running, finishing, done };
+
+struct SlurmJob {
+  std::uint32_t id = 0;
+  std::uint32_t user_id = 0;
+  JobPhase phase = JobPhase::pending;
+  bool held = false;            // priority 0
+  std::string admin_comment;
+  std::vector<std::string> nodes;  // running: the allocation, in order
+  double submit_time_s = 0;
+  double start_time_s = 0;
+  double time_limit_s = 0;      // 0: none
+  std::uint32_t restarts = 0;
+};
+
+struct ClusterSnapshot {
+  double now_s = 0;
+  std::vector<SlurmNode> nodes;
+  std::vector<SlurmJob> jobs;
+};
+
+}  // namespace morph::daemon

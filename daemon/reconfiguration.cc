@@ -1,0 +1,95 @@
+#include "daemon/reconfiguration.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+
+namespace morph::daemon {
+
+const char* to_string(Path path) {
+  switch (path) {
+    case Path::start: return "start";
+    case Path::inplace: return "inplace";
+    case Path::shrink: return "shrink";
+    case Path::requeue: return "requeue";
+    case Path::preempt: return "preempt";
+  }
+  return "?";
+}
+
+Placement placement_of(const policy::ClusterView& view, const policy::JobAllocation& target, double iter_ms) {
+  if (target.slices.empty()) throw Error("an empty allocation has no placement");
+  const policy::Slice& first = target.slices.front();
+  const policy::NodeState& node = view.nodes.at(static_cast<std::size_t>(first.node));
+  for (const policy::Slice& s : target.slices) {
+    const policy::NodeState& other = view.nodes.at(static_cast<std::size_t>(s.node));
+    if (other.gpu.name != node.gpu.name || s.gpus != first.gpus || s.cpus != first.cpus)
+      throw Error(fmt::format("the allocation mixes GPU types or per-node counts ({} x {} on {}, {} x {} on {}); "
+                              "a Morph record holds one of each",
+                              first.gpus, node.gpu.name, node.name, s.gpus, other.gpu.name, other.name));
+  }
+  Placement p;
+  p.gpu_type = node.gpu.name;
+  p.nodes = static_cast<int>(target.slices.size());
+  p.gpus_per_node = first.gpus;
+  p.cpus_per_gpu = first.gpus > 0 ? std::max(1, first.cpus / first.gpus) : 1;
+  p.plan = target.plan;
+  p.iter_ms = iter_ms;
+  return p;
+}
+
+std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const std::vector<policy::Decision>& decisions,
+                                                   policy::PlanOracle& oracle, std::vector<std::string>* skipped) {
+  std::vector<Reconfiguration> out;
+  for (const policy::Decision& d : decisions) {
+    const auto tracked = built.jobs.find(d.job);
+    const auto state = std::find_if(built.view.jobs.begin(), built.view.jobs.end(),
+                                    [&](const policy::JobState& j) { return j.id == d.job; });
+    if (tracked == built.jobs.end() || state == built.view.jobs.end()) continue;
+    const policy::Action action = policy::action_of(*state, d.target);
+    if (action == policy::Action::keep || action == policy::Action::wait) continue;
+    Reconfiguration r;
+    r.job = tracked->second.slurm_id;
+    r.from_record = tracked->second.admin_comment;
+    r.to_record = r.from_record;
+    const Placement& was = tracked->second.record.current;
+    if (action == policy::Action::preempt) {
+      r.path = Path::preempt;
+      r.reason = fmt::format("preempt: gives back {}", describe(was));
+      out.push_back(std::move(r));
+      continue;
+    }
+    JobRecord next = tracked->second.record;
+    try {
+      const double iteration_s = oracle.predict_s(*state, d.target.plan, built.view.nodes, d.target.slices);
+      if (!(iteration_s > 0))
+        throw Error(fmt::format("the model says plan {} cannot run there", to_string(d.target.plan)));
+      next.current = placement_of(built.view, d.target, 1e3 * iteration_s);
+    } catch (const Error& e) {
+      if (skipped) skipped->push_back(fmt::format("job {}: {}", d.job, e.what()));
+      continue;
+    }
+    r.to_record = to_admin_comment(next);
+    const Placement& now = next.current;
+    const bool same_nodes_shape = now.gpu_type == was.gpu_type && now.gpus_per_node == was.gpus_per_node &&
+                                  now.cpus_per_gpu == was.cpus_per_gpu;
+    if (action == policy::Action::start) {
+      if (r.to_record == r.from_record) continue;  // its request already says so
+      r.path = Path::start;
+    } else if (same_nodes_shape && now.nodes == was.nodes) {
+      r.path = Path::inplace;
+    } else if (same_nodes_shape && now.nodes < was.nodes) {
+      r.path = Path::shrink;
+    } else {
+      r.path = Path::requeue;
+    }
+    r.reason = fmt::format("{}: {} ({}) -> {} ({}), {:.3f} s/iteration predicted", to_string(r.path), describe(was),
+                           to_string(was.plan), describe(now), to_string(now.plan), now.iter_ms / 1e3);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace morph::daemon

@@ -1,0 +1,139 @@
+#include "daemon/view_builder.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+
+namespace morph::daemon {
+namespace {
+
+bool guaranteed(const MorphRequest& r, const MorphConfig& config) {
+  return r.sla_given ? r.sla == Sla::guaranteed : config.policy.guaranteed_by_default;
+}
+
+// The GPU every FLOP estimate is made for: the first node type's (a fitted model from
+// PerfModelDir does not depend on it); other types scale by their Speed.
+const GpuType* reference_gpu(const MorphConfig& config) {
+  if (config.cluster.node_types().empty()) return nullptr;
+  return &config.cluster.gpu_of(config.cluster.node_types().front());
+}
+
+}  // namespace
+
+std::string app_key(const MorphRequest& r) { return fmt::format("{}:b{}:s{}", r.model, r.global_batch, r.seq_len); }
+
+BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c) {
+  BuiltView out;
+  policy::ClusterView& v = out.view;
+  v.now_s = snapshot.now_s;
+  v.restart_penalty_s = c.config.policy.restart_penalty_s;
+  v.min_reconfigure_gain = c.config.policy.min_reconfigure_gain;
+  v.starvation_limit_s = c.config.policy.starvation_limit_s;
+  v.unknown_length_prior_s = c.config.policy.unknown_length_prior_s;
+
+  // What each node's Morph jobs hold, from their records (running jobs only).
+  std::map<std::string, int> morph_gpus;
+  for (const SlurmJob& j : snapshot.jobs) {
+    if ((j.phase != JobPhase::running && j.phase != JobPhase::finishing) || !is_job_record(j.admin_comment)) continue;
+    try {
+      const JobRecord r = parse_admin_comment(j.admin_comment);
+      for (const std::string& name : j.nodes) morph_gpus[name] += r.current.gpus_per_node;
+    } catch (const Error&) {
+      // Said below, with the job.
+    }
+  }
+
+  // Nodes: those morph.conf names, in Slurm's order. GPUs that other jobs use, and those
+  // of an unusable node, are not the policy's: such a node gets a type of its own with
+  // what is left (and that share of CPUs and memory), since nodes of one type are alike.
+  std::map<std::string, int> node_index;
+  for (const SlurmNode& n : snapshot.nodes) {
+    const auto named = std::find_if(c.config.cluster.nodes().begin(), c.config.cluster.nodes().end(),
+                                    [&](const NodeRecord& r) { return r.name == n.name; });
+    if (named == c.config.cluster.nodes().end()) {
+      out.skipped.push_back(fmt::format("node {}: not a NodeName of morph.conf", n.name));
+      continue;
+    }
+    const NodeType* type = c.config.cluster.find_node_type(named->node_type);
+    if (type == nullptr) continue;  // morph.conf checks this when it loads
+    NodeType capacity = *type;
+    const int mine = morph_gpus.count(n.name) ? morph_gpus.at(n.name) : 0;
+    const int others = std::max(0, n.gpus_in_use - mine);
+    const int usable = n.usable ? std::max(mine, type->gpus - others) : mine;
+    if (usable <= 0) {
+      out.skipped.push_back(fmt::format("node {}: no GPU left for Morph ({} used by other jobs{})", n.name, others,
+                                        n.usable ? "" : ", not usable"));
+      continue;
+    }
+    if (usable < type->gpus) {
+      capacity.name = fmt::format("{}~{}", type->name, usable);
+      capacity.cpus = type->cpus * usable / type->gpus;
+      capacity.host_memory_bytes = type->host_memory_bytes * usable / type->gpus;
+      capacity.gpus = usable;
+    }
+    node_index[n.name] = static_cast<int>(v.nodes.size());
+    v.nodes.push_back(policy::NodeState{n.name, capacity, c.config.cluster.gpu_of(*type)});
+  }
+
+  const GpuType* reference = reference_gpu(c.config);
+  for (const SlurmJob& j : snapshot.jobs) {
+    if (j.phase == JobPhase::done || !is_job_record(j.admin_comment)) continue;
+    const std::string id = std::to_string(j.id);
+    TrackedJob tracked{j.id, j.user_id, {}, j.admin_comment, j.phase, j.held};
+    try {
+      tracked.record = parse_admin_comment(j.admin_comment);
+    } catch (const Error& e) {
+      out.skipped.push_back(fmt::format("job {}: its record cannot be read: {}", id, e.what()));
+      continue;
+    }
+    const JobRecord& r = tracked.record;
+    policy::JobState s;
+    s.id = id;
+    s.app = app_key(r.request);
+    s.sla = guaranteed(r.request, c.config) ? Sla::guaranteed : Sla::best_effort;
+    try {
+      const ModelSpec model = c.catalog.resolve(r.request.model, fmt::format("job {}", id));
+      const std::int64_t seq = r.request.seq_len > 0 ? r.request.seq_len : model.seq_len;
+      s.workload = Workload{model, r.request.global_batch, seq};
+      if (!out.apps.count(s.app)) {
+        if (reference == nullptr) throw Error("morph.conf defines no node type");
+        out.apps[s.app] = policy::AppProfile{
+            s.workload, c.perf.model_for(model, seq, *reference, c.config.compute_efficiency), kAllFeatures};
+      }
+    } catch (const Error& e) {
+      out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));
+      continue;
+    }
+    // The request: the user's own plan when one came with the job, else the plan Morph
+    // gave it at submission.
+    s.requested_plan = r.baseline ? r.baseline->plan : r.current.plan;
+    s.requested_cpus = s.requested_plan.gpus() * std::max(1, r.current.cpus_per_gpu);
+    s.submit_time_s = j.submit_time_s;
+    s.declared_iterations = static_cast<double>(r.request.iterations);
+    s.time_limit_s = j.time_limit_s;
+    s.restarts = static_cast<int>(j.restarts);
+    if (j.phase == JobPhase::running || j.phase == JobPhase::finishing) {
+      bool placed = static_cast<int>(j.nodes.size()) == r.current.nodes;
+      for (const std::string& name : j.nodes) placed = placed && node_index.count(name);
+      if (!placed) {
+        out.skipped.push_back(fmt::format("job {}: runs on {} nodes that do not all match its record ({})", id,
+                                          j.nodes.size(), describe(r.current)));
+        continue;
+      }
+      for (const std::string& name : j.nodes)
+        s.current.slices.push_back(policy::Slice{node_index.at(name), r.current.gpus_per_node,
+                                                 r.current.gpus_per_node * r.current.cpus_per_gpu, 0});
+      s.current.plan = r.current.plan;
+      s.ready_s = j.start_time_s;
+    } else {
+      s.waited_s = std::max(0.0, snapshot.now_s - j.submit_time_s);
+    }
+    out.jobs[id] = tracked;
+    v.jobs.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace morph::daemon

@@ -1,0 +1,50 @@
+// The ClusterView the policy sees (libmorph/policy/cluster_view.h), built from what Slurm
+// says: nodes and their types from morph.conf's NodeName records, Morph jobs from their
+// records. Jobs without a Morph record are capacity that is taken, never touched: their
+// GPUs are subtracted from their nodes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "daemon/cluster_snapshot.h"
+#include "libmorph/config/morph_conf.h"
+#include "libmorph/model/catalog.h"
+#include "libmorph/perf/perf_store.h"
+#include "libmorph/policy/cluster_view.h"
+#include "libmorph/policy/plan_oracle.h"
+#include "libmorph/record/job_record.h"
+
+namespace morph::daemon {
+
+struct ViewContext {
+  const MorphConfig& config;
+  const Catalog& catalog;
+  const PerfStore& perf;
+};
+
+// One Morph job as morphd tracks it between the policy and Slurm.
+struct TrackedJob {
+  std::uint32_t slurm_id = 0;
+  std::uint32_t user_id = 0;
+  JobRecord record;
+  std::string admin_comment;  // as read, to detect concurrent rewrites
+  JobPhase phase = JobPhase::pending;
+  bool held = false;
+};
+
+struct BuiltView {
+  policy::ClusterView view;
+  std::map<std::string, policy::AppProfile> apps;  // by JobState::app
+  std::map<std::string, TrackedJob> jobs;          // by JobState::id
+  std::vector<std::string> skipped;                // one line per node or job left out, and why
+};
+
+// The application key of a request: jobs of one model, batch and sequence share curves.
+std::string app_key(const MorphRequest& request);
+
+BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& context);
+
+}  // namespace morph::daemon

@@ -1,0 +1,155 @@
+// morphd's view of the cluster (daemon/view_builder.h) and what the policy's decisions
+// mean for Slurm (daemon/reconfiguration.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "daemon/reconfiguration.h"
+#include "daemon/view_builder.h"
+#include "libmorph/policy/policy.h"
+#include "libmorph/util/error.h"
+#include "tests/unit/test_support.h"
+
+namespace morph::daemon {
+namespace {
+
+constexpr const char* kConf = R"(GpuType=a100-80g MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 PcieBandwidthGBps=24
+GpuType=v100-32g MemoryGiB=32 Speed=0.4 PeakTflops=125 Link=nvlink LinkBandwidthGBps=120 PcieBandwidthGBps=12
+NodeType=emu-a100 Gpu=a100-80g Gpus=8 Cpus=32 MemoryGiB=256 NetworkBandwidthGBps=25 Nics=2
+NodeType=emu-v100 Gpu=v100-32g Gpus=4 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25 Nics=1
+NodeName=a100-1 NodeType=emu-a100
+NodeName=a100-2 NodeType=emu-a100
+NodeName=v100-1 NodeType=emu-v100
+)";
+
+class DaemonView : public ::testing::Test {
+ protected:
+  DaemonView()
+      : config_(parse_morph_conf(kConf, "test.conf")),
+        catalog_(Catalog::load_file(test::source_dir() + "/share/models.json")),
+        context_{config_, catalog_, perf_} {}
+
+  // A Morph job of gpt2-1.5b, batch 16, on `nodes` x `gpn` GPUs of `type`.
+  static std::string record(const std::string& type, int nodes, int gpn, const ExecutionPlan& plan) {
+    JobRecord r;
+    r.request.model = "gpt2-1.5b";
+    r.request.global_batch = 16;
+    r.current.gpu_type = type;
+    r.current.nodes = nodes;
+    r.current.gpus_per_node = gpn;
+    r.current.cpus_per_gpu = 4;
+    r.current.plan = plan;
+    r.current.iter_ms = 100;
+    return to_admin_comment(r);
+  }
+
+  ClusterSnapshot snapshot() const {
+    ClusterSnapshot s;
+    s.now_s = 1000;
+    s.nodes = {{"a100-1", true, 8}, {"a100-2", true, 3}, {"v100-1", true, 0}, {"login", true, 0}};
+    SlurmJob running{11, 1000, JobPhase::running, false, record("a100-80g", 1, 8, test::make_plan(8, 1, 1, 1, 1, 2)),
+                     {"a100-1"}, 100, 200, 0, 0};
+    SlurmJob pending{12, 1001, JobPhase::pending, false, record("a100-80g", 1, 2, test::make_plan(2, 1, 1, 1, 1, 8)),
+                     {}, 400, 0, 0, 0};
+    SlurmJob other{13, 1002, JobPhase::running, false, "", {"a100-2"}, 100, 200, 0, 0};  // not Morph: 3 GPUs
+    SlurmJob broken{14, 1003, JobPhase::pending, false, "morph:v1 model=gpt2-1.5b", {}, 400, 0, 0, 0};
+    s.jobs = {running, pending, other, broken};
+    return s;
+  }
+
+  MorphConfig config_;
+  Catalog catalog_;
+  PerfStore perf_;
+  ViewContext context_;
+};
+
+TEST_F(DaemonView, MorphJobsComeFromTheirRecordsAndOtherJobsOnlyTakeCapacity) {
+  const BuiltView b = build_view(snapshot(), context_);
+  ASSERT_EQ(b.view.nodes.size(), 3u);  // "login" is not a NodeName of morph.conf
+  EXPECT_EQ(b.view.nodes[0].type.gpus, 8);  // all held by job 11
+  EXPECT_EQ(b.view.nodes[1].type.gpus, 5);  // 3 taken by job 13
+  EXPECT_EQ(b.view.nodes[2].type.gpus, 4);
+  ASSERT_EQ(b.view.jobs.size(), 2u);
+  const policy::JobState& running = b.view.jobs[0];
+  EXPECT_EQ(running.id, "11");
+  ASSERT_EQ(running.current.slices.size(), 1u);
+  EXPECT_EQ(running.current.slices[0].node, 0);
+  EXPECT_EQ(running.current.slices[0].gpus, 8);
+  EXPECT_EQ(running.current.plan.dp, 8);
+  const policy::JobState& pending = b.view.jobs[1];
+  EXPECT_TRUE(pending.current.empty());
+  EXPECT_DOUBLE_EQ(pending.waited_s, 600);
+  EXPECT_EQ(pending.requested_plan.gpus(), 2);
+  EXPECT_EQ(b.apps.size(), 1u);  // one model, batch and sequence: one application
+  EXPECT_EQ(b.jobs.count("13"), 0u);
+  bool said_broken = false, said_login = false;
+  for (const std::string& s : b.skipped) {
+    said_broken |= s.find("job 14") != std::string::npos;
+    said_login |= s.find("node login") != std::string::npos;
+  }
+  EXPECT_TRUE(said_broken && said_login);
+}
+
+TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
+  const BuiltView b = build_view(snapshot(), context_);
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  auto target = [](std::vector<policy::Slice> slices, ExecutionPlan plan) { return policy::JobAllocation{slices, plan}; };
+  std::vector<std::string> skipped;
+  const auto plans = plan_reconfigurations(
+      b,
+      {{"11", target({{0, 8, 32, 0}}, test::make_plan(4, 1, 2, 1, 2, 2))},   // other plan, same GPUs
+       {"12", target({{1, 2, 8, 0}}, test::make_plan(2, 1, 1, 1, 1, 8))}},  // start where it asked
+      oracle, &skipped);
+  ASSERT_EQ(plans.size(), 2u);
+  EXPECT_EQ(plans[0].path, Path::inplace);
+  EXPECT_EQ(parse_admin_comment(plans[0].to_record).current.plan.pp, 2);
+  EXPECT_GT(parse_admin_comment(plans[0].to_record).current.iter_ms, 0);
+  EXPECT_EQ(plans[1].path, Path::start);
+  const auto more = plan_reconfigurations(
+      b, {{"11", target({{0, 4, 16, 0}}, test::make_plan(4, 1, 1, 1, 1, 4))}}, oracle, &skipped);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_EQ(more[0].path, Path::requeue);  // 4 GPUs per node instead of 8
+  const auto two = plan_reconfigurations(
+      b, {{"11", target({{0, 8, 32, 0}, {1, 8, 32, 0}}, test::make_plan(16, 1, 1, 1, 1, 1))}}, oracle, &skipped);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two[0].path, Path::requeue);  // a grow
+  const auto none = plan_reconfigurations(b, {{"11", {}}}, oracle, &skipped);
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].path, Path::preempt);
+  const auto mixed = plan_reconfigurations(
+      b, {{"12", target({{1, 2, 8, 0}, {2, 2, 8, 0}}, test::make_plan(4, 1, 1, 1, 1, 4))}}, oracle, &skipped);
+  EXPECT_TRUE(mixed.empty());
+  ASSERT_FALSE(skipped.empty());
+  EXPECT_NE(skipped.back().find("mixes GPU types"), std::string::npos) << skipped.back();
+  // A plan the model says cannot run there (tp 2 does not divide GPT-2's 25 heads).
+  EXPECT_TRUE(plan_reconfigurations(b, {{"11", target({{0, 8, 32, 0}}, test::make_plan(4, 2, 1, 1, 1, 4))}}, oracle,
+                                    &skipped).empty());
+  EXPECT_NE(skipped.back().find("cannot run"), std::string::npos) << skipped.back();
+  // Keeping a job as it is, is no reconfiguration.
+  EXPECT_TRUE(plan_reconfigurations(b, {{"11", b.view.jobs[0].current}}, oracle, &skipped).empty());
+}
+
+TEST_F(DaemonView, MorphlingsDecisionsOnTheViewBecomeValidRecords) {
+  const BuiltView b = build_view(snapshot(), context_);
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  const auto policy = policy::make_policy("morphling");
+  const std::vector<policy::Decision> decisions = policy->schedule(b.view, oracle);
+  ASSERT_EQ(decisions.size(), b.view.jobs.size());
+  std::vector<std::string> skipped;
+  bool starts_pending = false;
+  for (const Reconfiguration& r : plan_reconfigurations(b, decisions, oracle, &skipped)) {
+    const JobRecord next = parse_admin_comment(r.to_record);  // canonical and self-consistent
+    EXPECT_EQ(next.current.plan.gpus(), next.current.gpus());
+    EXPECT_EQ(next.current.plan.global_batch(), 16);
+    starts_pending |= r.job == 12 && r.path == Path::start;
+  }
+  // The pending job starts on what is free (5 a100 GPUs beside the other job, 4 v100),
+  // unless the policy kept it exactly where its request already points.
+  const auto pending = std::find_if(decisions.begin(), decisions.end(), [](const auto& d) { return d.job == "12"; });
+  ASSERT_NE(pending, decisions.end());
+  EXPECT_FALSE(pending->target.empty());
+  EXPECT_TRUE(starts_pending || parse_admin_comment(b.jobs.at("12").admin_comment).current.plan == pending->target.plan);
+}
+
+}  // namespace
+}  // namespace morph::daemon
