@@ -4,5 +4,8 @@ noinst_LTLIBRARIES += daemon/libmorph_daemon.la
 daemon_libmorph_daemon_la_SOURCES = \
 	%reldir%/cluster_snapshot.h \
 	%reldir%/view_builder.h %reldir%/view_builder.cc \
-	%reldir%/reconfiguration.h %reldir%/reconfiguration.cc
+	%reldir%/reconfiguration.h %reldir%/reconfiguration.cc \
+	%reldir%/slurm_ops.h \
+	%reldir%/journal.h %reldir%/journal.cc \
+	%reldir%/reconfigurer.h %reldir%/reconfigurer.cc
 daemon_libmorph_daemon_la_LIBADD = libmorph/libmorph.la $(FMT_LIBS)

@@ -22,6 +22,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/parse_test.cc \
 	%reldir%/unit/step_layout_test.cc \
 	%reldir%/unit/view_builder_test.cc \
+	%reldir%/unit/reconfigurer_test.cc \
 	%reldir%/unit/checkpoint_choice_test.cc \
 	%reldir%/unit/model_spec_test.cc \
 	%reldir%/unit/allocation_test.cc \

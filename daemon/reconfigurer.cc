@@ -1,0 +1,140 @@
+#include "daemon/reconfigurer.h"
+
+#include <fmt/format.h>
+
+namespace morph::daemon {
+namespace {
+
+bool pending(const SlurmJob& j) { return j.phase == JobPhase::pending; }
+bool running(const SlurmJob& j) { return j.phase == JobPhase::running || j.phase == JobPhase::finishing; }
+
+}  // namespace
+
+Reconfigurer::Reconfigurer(SlurmOps& slurm, Journal& journal, ReconfigurerOptions options, Log log)
+    : slurm_(slurm), journal_(journal), options_(options), log_(std::move(log)) {}
+
+void Reconfigurer::move(JournalEntry& e, Step next, double now_s, const std::string& why) {
+  journal_.advance(e.id, next, now_s);
+  if (log_)
+    log_(fmt::format("job {}: {} {} -> {}{}", e.change.job, to_string(e.change.path), to_string(e.step), to_string(next),
+                     why.empty() ? "" : ": " + why));
+  e.step = next;
+  e.updated_s = now_s;
+}
+
+void Reconfigurer::start(const Reconfiguration& change, double now_s) {
+  const std::int64_t id = journal_.begin(change, now_s);
+  JournalEntry e{id, change, Step::planned, now_s, now_s};
+  if (log_) log_(fmt::format("job {}: {}", change.job, change.reason));
+  while (step(e, now_s)) {
+  }
+}
+
+void Reconfigurer::advance_all(double now_s) {
+  for (JournalEntry e : journal_.unfinished())
+    while (step(e, now_s)) {
+    }
+}
+
+std::set<std::uint32_t> Reconfigurer::busy() const {
+  std::set<std::uint32_t> jobs;
+  for (const JournalEntry& e : journal_.unfinished()) jobs.insert(e.change.job);
+  return jobs;
+}
+
+bool Reconfigurer::step(JournalEntry& e, double now_s) {
+  if (e.step == Step::done || e.step == Step::rolled_back) return false;
+  bool gone = false;
+  const std::optional<SlurmJob> job = slurm_.job(e.change.job, &gone);
+  if (!job) {
+    if (gone) move(e, Step::rolled_back, now_s, "the job is gone");
+    return false;  // slurmctld did not answer: next round
+  }
+  if (job->phase == JobPhase::done) {
+    if (e.step == Step::held || e.step == Step::updated) slurm_.release(e.change.job);
+    move(e, Step::rolled_back, now_s, "the job ended");
+    return false;
+  }
+  const Reconfiguration& c = e.change;
+  const bool as_planned = job->admin_comment == c.from_record;
+  const bool as_wanted = job->admin_comment == c.to_record;
+  auto refuse = [&](const std::string& why) {
+    if (e.step == Step::held || e.step == Step::updated) slurm_.release(c.job);
+    move(e, Step::rolled_back, now_s, why);
+    return false;
+  };
+
+  if (c.path == Path::start || c.path == Path::inplace || c.path == Path::shrink) {
+    if (e.step == Step::planned) {
+      if (as_wanted) {
+        move(e, Step::updated, now_s);
+        return true;
+      }
+      if (!as_planned) return refuse("its record changed meanwhile");
+      if (c.path == Path::start && !pending(*job)) return refuse("it is no longer pending");
+      if (c.path != Path::start && !running(*job)) return refuse("it is no longer running");
+      if (const std::string error = slurm_.set_record(c.job, c.to_record); !error.empty()) return refuse(error);
+      move(e, Step::updated, now_s);
+      return true;
+    }
+    move(e, Step::done, now_s);
+    return false;
+  }
+
+  // requeue and preempt
+  switch (e.step) {
+    case Step::planned:
+      if (!as_planned) return refuse("its record changed meanwhile");
+      if (pending(*job)) {
+        move(e, Step::requeued, now_s, "already pending");
+        return true;
+      }
+      if (const std::string error = slurm_.signal_batch(c.job, options_.checkpoint_signal); !error.empty())
+        return refuse(error);
+      move(e, Step::signalled, now_s);
+      return false;  // the job needs time to save
+    case Step::signalled:
+      if (pending(*job)) {
+        move(e, Step::requeued, now_s);
+        return true;
+      }
+      if (now_s - e.updated_s > options_.checkpoint_timeout_s + options_.requeue_grace_s) {
+        // The job did not save and exit in time: end it; its previous checkpoint stands.
+        if (const std::string error = slurm_.requeue_hold(c.job); !error.empty()) return refuse(error);
+        if (log_) log_(fmt::format("job {}: no exit {:.0f} s after the checkpoint signal: requeued by force", c.job,
+                                   now_s - e.updated_s));
+      }
+      return false;
+    case Step::requeued:
+      if (c.path == Path::preempt) {
+        move(e, Step::done, now_s);
+        return false;
+      }
+      if (!pending(*job)) return refuse("it started again before it could be held");
+      if (!job->held)
+        if (const std::string error = slurm_.hold(c.job); !error.empty()) return refuse(error);
+      move(e, Step::held, now_s);
+      return true;
+    case Step::held:
+      if (!as_wanted) {
+        if (!as_planned) return refuse("its record changed meanwhile");
+        if (const std::string error = slurm_.set_record(c.job, c.to_record); !error.empty()) return refuse(error);
+      }
+      move(e, Step::updated, now_s);
+      return true;
+    case Step::updated:
+      if (job->held)
+        if (const std::string error = slurm_.release(c.job); !error.empty()) return false;  // next round
+      move(e, Step::released, now_s);
+      return true;
+    case Step::released:
+      move(e, Step::done, now_s);
+      return false;
+    case Step::done:
+    case Step::rolled_back:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace morph::daemon

@@ -1,0 +1,210 @@
+// The journaled reconfiguration state machine (daemon/reconfigurer.h) against a fake
+// slurmctld: every path, a morphd that dies after any step, and the refusals.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "daemon/reconfigurer.h"
+#include "libmorph/util/error.h"
+
+namespace morph::daemon {
+namespace {
+
+class FakeSlurm : public SlurmOps {
+ public:
+  std::map<std::uint32_t, SlurmJob> jobs;
+  bool answering = true;
+  int signals = 0, holds = 0, releases = 0, forced = 0, updates = 0;
+
+  std::optional<SlurmJob> job(std::uint32_t id, bool* gone) override {
+    *gone = false;
+    if (!answering) return std::nullopt;
+    const auto it = jobs.find(id);
+    if (it == jobs.end()) {
+      *gone = true;
+      return std::nullopt;
+    }
+    return it->second;
+  }
+  std::string set_record(std::uint32_t id, const std::string& text) override {
+    ++updates;
+    jobs.at(id).admin_comment = text;
+    return {};
+  }
+  std::string signal_batch(std::uint32_t, int) override {
+    ++signals;
+    return {};
+  }
+  std::string requeue_hold(std::uint32_t id) override {
+    ++forced;
+    jobs.at(id).phase = JobPhase::pending;
+    jobs.at(id).held = true;
+    return {};
+  }
+  std::string hold(std::uint32_t id) override {
+    ++holds;
+    jobs.at(id).held = true;
+    return {};
+  }
+  std::string release(std::uint32_t id) override {
+    ++releases;
+    jobs.at(id).held = false;
+    return {};
+  }
+};
+
+Reconfiguration change(Path path) { return {7, path, "morph:v1 old", "morph:v1 new", "test"}; }
+
+class ReconfigurerTest : public ::testing::Test {
+ protected:
+  ReconfigurerTest() { slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}}; }
+  Reconfigurer fresh() { return Reconfigurer(slurm, journal, ReconfigurerOptions{12, 60, 30}, nullptr); }
+  Step step_of(std::int64_t id) const { return journal.entries().at(id).step; }
+
+  FakeSlurm slurm;
+  MemoryJournal journal;
+};
+
+TEST_F(ReconfigurerTest, InPlaceAndShrinkOnlyRewriteTheRecord) {
+  for (Path path : {Path::inplace, Path::shrink}) {
+    slurm.jobs[7].admin_comment = "morph:v1 old";
+    fresh().start(change(path), 10);
+    EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 new");
+    EXPECT_EQ(slurm.signals, 0);
+  }
+  EXPECT_TRUE(journal.unfinished().empty());
+  EXPECT_DOUBLE_EQ(journal.last_done_s(7), 10);
+}
+
+TEST_F(ReconfigurerTest, RequeueWaitsForTheCheckpointThenHoldsUpdatesReleases) {
+  Reconfigurer r = fresh();
+  r.start(change(Path::requeue), 0);
+  EXPECT_EQ(slurm.signals, 1);
+  EXPECT_EQ(r.busy(), std::set<std::uint32_t>{7});
+  r.advance_all(5);  // still saving
+  EXPECT_EQ(step_of(1), Step::signalled);
+  slurm.jobs[7].phase = JobPhase::pending;  // exited 75, RequeueExit requeued it
+  r.advance_all(6);
+  EXPECT_EQ(step_of(1), Step::done);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 new");
+  EXPECT_FALSE(slurm.jobs[7].held);
+  EXPECT_EQ(slurm.holds, 1);
+  EXPECT_EQ(slurm.releases, 1);
+  EXPECT_TRUE(r.busy().empty());
+}
+
+// kill -9 morphd right after any Slurm action, before it could journal the step: a new
+// morphd, reading the same journal, finishes the work. The job is never left held, never
+// updated twice; at worst the checkpoint signal is sent twice (the trainer's flag is
+// already set).
+struct Crash {};
+
+class CrashingSlurm : public FakeSlurm {
+ public:
+  int actions_left = 1 << 30;
+  void act() {
+    if (--actions_left < 0) throw Crash{};
+  }
+  std::string set_record(std::uint32_t id, const std::string& text) override {
+    const std::string r = FakeSlurm::set_record(id, text);
+    act();
+    return r;
+  }
+  std::string signal_batch(std::uint32_t id, int s) override {
+    const std::string r = FakeSlurm::signal_batch(id, s);
+    jobs.at(id).phase = JobPhase::pending;  // the job saves, exits 75 and is requeued at once
+    act();
+    return r;
+  }
+  std::string hold(std::uint32_t id) override {
+    const std::string r = FakeSlurm::hold(id);
+    act();
+    return r;
+  }
+  std::string release(std::uint32_t id) override {
+    const std::string r = FakeSlurm::release(id);
+    act();
+    return r;
+  }
+};
+
+TEST(ReconfigurerCrash, AMorphdKilledAfterAnySlurmActionIsSucceededWithoutLossOrRepeat) {
+  for (int actions = 0; actions < 5; ++actions) {
+    CrashingSlurm slurm;
+    slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}};
+    slurm.actions_left = actions;
+    MemoryJournal journal;
+    try {
+      Reconfigurer(slurm, journal, {}, nullptr).start(change(Path::requeue), 0);
+      for (int round = 1; round < 4; ++round) Reconfigurer(slurm, journal, {}, nullptr).advance_all(round);
+    } catch (const Crash&) {
+    }
+    slurm.actions_left = 1 << 30;
+    Reconfigurer(slurm, journal, {}, nullptr).advance_all(10);  // the successor
+    ASSERT_EQ(journal.entries().size(), 1u);
+    EXPECT_EQ(journal.entries().begin()->second.step, Step::done) << actions;
+    EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 new") << actions;
+    EXPECT_FALSE(slurm.jobs[7].held) << actions;
+    EXPECT_EQ(slurm.updates, 1) << actions;
+    EXPECT_LE(slurm.signals, 2) << actions;
+    EXPECT_EQ(slurm.holds, 1) << actions;
+    EXPECT_EQ(slurm.releases, 1) << actions;
+  }
+}
+
+TEST_F(ReconfigurerTest, AJobThatDoesNotSaveInTimeIsRequeuedByForce) {
+  Reconfigurer r = fresh();
+  r.start(change(Path::requeue), 0);
+  r.advance_all(60 + 30 - 1);
+  EXPECT_EQ(slurm.forced, 0);
+  r.advance_all(60 + 30 + 1);
+  EXPECT_EQ(slurm.forced, 1);
+  r.advance_all(92);
+  EXPECT_EQ(step_of(1), Step::done);
+  EXPECT_FALSE(slurm.jobs[7].held);
+}
+
+TEST_F(ReconfigurerTest, ChangesUnderItRollBackAndNeverLeaveAJobHeld) {
+  Reconfigurer r = fresh();
+  slurm.jobs[7].admin_comment = "morph:v1 by-an-admin";
+  r.start(change(Path::inplace), 0);
+  EXPECT_EQ(step_of(1), Step::rolled_back);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 by-an-admin");
+  // The job ends while morphd holds it.
+  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::pending, false, "morph:v1 old", {}};
+  r.start(change(Path::requeue), 0);  // already pending: requeued, held, updated, released
+  EXPECT_EQ(step_of(2), Step::done);
+  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}};
+  r.start(change(Path::requeue), 1);
+  slurm.jobs[7].phase = JobPhase::done;
+  r.advance_all(2);
+  EXPECT_EQ(step_of(3), Step::rolled_back);
+  // slurmctld away: nothing moves, nothing is lost.
+  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}};
+  r.start(change(Path::requeue), 3);
+  slurm.answering = false;
+  r.advance_all(4);
+  EXPECT_EQ(step_of(4), Step::signalled);
+  slurm.answering = true;
+  slurm.jobs[7].phase = JobPhase::pending;
+  r.advance_all(5);
+  EXPECT_EQ(step_of(4), Step::done);
+  EXPECT_FALSE(slurm.jobs[7].held);
+  // A job Slurm forgot.
+  r.start(Reconfiguration{99, Path::inplace, "a", "b", ""}, 6);
+  EXPECT_EQ(step_of(5), Step::rolled_back);
+}
+
+TEST(Journal, StepsOnlyMoveForward) {
+  MemoryJournal j;
+  const std::int64_t id = j.begin(change(Path::requeue), 0);
+  j.advance(id, Step::signalled, 1);
+  EXPECT_THROW(j.advance(id, Step::planned, 2), Error);
+  j.advance(id, Step::rolled_back, 3);
+  EXPECT_THROW(j.advance(id, Step::done, 4), Error);
+  EXPECT_TRUE(comes_after(Step::held, Step::requeued));
+  EXPECT_FALSE(comes_after(Step::signalled, Step::held));
+}
+
+}  // namespace
+}  // namespace morph::daemon
