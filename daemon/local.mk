@@ -7,5 +7,14 @@ daemon_libmorph_daemon_la_SOURCES = \
 	%reldir%/reconfiguration.h %reldir%/reconfiguration.cc \
 	%reldir%/slurm_ops.h \
 	%reldir%/journal.h %reldir%/journal.cc \
-	%reldir%/reconfigurer.h %reldir%/reconfigurer.cc
+	%reldir%/reconfigurer.h %reldir%/reconfigurer.cc \
+	%reldir%/scheduler.h %reldir%/scheduler.cc
 daemon_libmorph_daemon_la_LIBADD = libmorph/libmorph.la $(FMT_LIBS)
+
+# morphd itself: the libslurm side and the daemon.
+if HAVE_SLURM
+sbin_PROGRAMS += daemon/morphd
+daemon_morphd_SOURCES = %reldir%/morphd.cc %reldir%/slurm_client.h %reldir%/slurm_client.cc
+daemon_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
+daemon_morphd_LDADD = daemon/libmorph_daemon.la libmorph/libmorph.la $(SLURM_LIBS) $(FMT_LIBS)
+endif

@@ -1,0 +1,147 @@
+// morphd: Morph's policy daemon. Every round it reads the cluster from slurmctld, runs the
+// scheduling policy and reconfigures Morph jobs through Slurm. See morphd(8).
+//
+//   morphd -D [--config FILE] [--policy morphling] [--once] [--dry-run]
+#include <signal.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <exception>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "config.h"
+#include "daemon/journal.h"
+#include "daemon/reconfigurer.h"
+#include "daemon/scheduler.h"
+#include "daemon/slurm_client.h"
+#include "libmorph/config/morph_conf.h"
+#include "libmorph/model/catalog.h"
+#include "libmorph/perf/perf_store.h"
+#include "libmorph/policy/policy.h"
+#include "libmorph/util/error.h"
+
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+extern "C" void on_stop(int) { g_stop = 1; }
+
+struct Options {
+  bool foreground = false;
+  bool once = false;
+  bool dry_run = false;
+  std::string config_path;
+  std::string policy = "morphling";
+  double poll_s = 1;
+};
+
+bool g_syslog = false;
+
+void log_line(const std::string& line) {
+  if (g_syslog) {
+    syslog(LOG_INFO, "%s", line.c_str());
+    return;
+  }
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%FT%T", std::localtime(&now));
+  std::fprintf(stderr, "morphd: %s %s\n", stamp, line.c_str());
+}
+
+// Only root and SlurmUser may change jobs' plans: morphd refuses to run as anyone else.
+void check_user() {
+  const uid_t me = geteuid();
+  if (me == 0) return;
+  const std::optional<unsigned> slurm_user = morph::daemon::SlurmClient::slurm_user_id();
+  if (slurm_user && *slurm_user == me) return;
+  throw morph::Error(fmt::format("morphd runs as root or SlurmUser{}; this is uid {}",
+                                 slurm_user ? fmt::format(" (uid {})", *slurm_user) : std::string{}, me));
+}
+
+int run(const Options& o) {
+  check_user();
+  const std::string conf_path = !o.config_path.empty()            ? o.config_path
+                                : std::getenv("MORPH_CONF") != nullptr ? std::getenv("MORPH_CONF")
+                                                                       : MORPH_SYSCONFDIR "/morph.conf";
+  const morph::MorphConfig config = morph::load_morph_conf(conf_path);
+  const std::string catalog_path =
+      !config.model_catalog.empty() ? config.model_catalog : std::string(MORPH_PKGDATADIR) + "/models.json";
+  const morph::Catalog catalog = morph::Catalog::load_file(catalog_path);
+  const morph::PerfStore perf = morph::PerfStore::load_dir(config.perf_model_dir);
+
+  morph::daemon::SlurmClient slurm;
+  morph::daemon::MemoryJournal journal;
+  morph::daemon::Reconfigurer reconfigurer(
+      slurm, journal, {config.checkpoint_signal, config.checkpoint_timeout_s, 60}, log_line);
+  morph::daemon::Scheduler scheduler({config, catalog, perf}, morph::policy::make_policy(o.policy), reconfigurer,
+                                     journal);
+  log_line(fmt::format("started: policy {}, {}, round every {:.0f} s", o.policy, conf_path,
+                       config.policy.scheduling_interval_s));
+
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last_round{};
+  while (!g_stop) {
+    bool changed = false;
+    std::string error;
+    const auto snapshot = slurm.snapshot(&changed, &error);
+    const bool due = Clock::now() - last_round >= std::chrono::duration<double>(config.policy.scheduling_interval_s);
+    if (!snapshot) {
+      log_line("slurmctld did not answer: " + error + "; trying again");
+    } else if (changed || due || !reconfigurer.busy().empty()) {
+      last_round = Clock::now();
+      const morph::daemon::RoundReport r = scheduler.round(*snapshot, o.dry_run);
+      for (const std::string& line : r.lines) log_line(line);
+      if (o.once) {
+        log_line(fmt::format("round: {} Morph jobs, {} reconfigurations {}", r.jobs, r.started,
+                             o.dry_run ? "decided (dry run)" : "started"));
+        return 0;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
+  }
+  log_line("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"morphd: Morph's policy daemon: reconfigures Morph jobs through Slurm", "morphd"};
+  app.set_version_flag("--version", PACKAGE_STRING);
+  app.add_flag("-D,--foreground", o.foreground, "stay in the foreground and log to standard error (systemd)");
+  app.add_option("--config", o.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.add_option("--policy", o.policy, "the scheduling policy (default morphling)");
+  app.add_flag("--once", o.once, "run one round and exit");
+  app.add_flag("--dry-run", o.dry_run, "decide and log, change nothing");
+  app.add_option("--poll", o.poll_s, "seconds between cheap reads of slurmctld (default 1)")->check(CLI::Range(0.05, 60.0));
+  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("morphd: ") + e.what() + "\n"; });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  struct sigaction stop{};
+  stop.sa_handler = on_stop;
+  sigaction(SIGTERM, &stop, nullptr);
+  sigaction(SIGINT, &stop, nullptr);
+  try {
+    morph::policy::make_policy(o.policy);  // an unknown name is refused before anything starts
+    if (!o.foreground && !o.once) {
+      if (daemon(0, 0) != 0) throw morph::Error("cannot become a daemon");
+      openlog("morphd", LOG_PID, LOG_DAEMON);
+      g_syslog = true;
+    }
+    return run(o);
+  } catch (const std::exception& e) {
+    log_line(e.what());
+    return 1;
+  }
+}

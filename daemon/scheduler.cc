@@ -1,0 +1,50 @@
+#include "daemon/scheduler.h"
+
+#include <fmt/format.h>
+
+namespace morph::daemon {
+
+Scheduler::Scheduler(ViewContext context, std::unique_ptr<policy::Policy> policy, Reconfigurer& reconfigurer,
+                     Journal& journal)
+    : context_(context), policy_(std::move(policy)), reconfigurer_(reconfigurer), journal_(journal) {}
+
+policy::PlanOracle& Scheduler::oracle(const std::map<std::string, policy::AppProfile>& apps) {
+  std::set<std::string> names;
+  for (const auto& [name, app] : apps) names.insert(name);
+  if (!oracle_ || names != oracle_apps_) {
+    oracle_ = std::make_unique<policy::PlanOracle>(apps, context_.config.memory, context_.config.max_gpus_per_job);
+    oracle_apps_ = std::move(names);
+  }
+  return *oracle_;
+}
+
+RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run) {
+  RoundReport report;
+  if (!dry_run) reconfigurer_.advance_all(snapshot.now_s);
+  const BuiltView built = build_view(snapshot, context_);
+  report.jobs = static_cast<int>(built.view.jobs.size());
+  for (const std::string& s : built.skipped) report.lines.push_back("skipped " + s);
+  if (built.view.jobs.empty()) return report;
+  policy::PlanOracle& plans = oracle(built.apps);
+  const std::vector<policy::Decision> decisions = policy_->schedule(built.view, plans);
+  std::vector<std::string> skipped;
+  const std::vector<Reconfiguration> changes = plan_reconfigurations(built, decisions, plans, &skipped);
+  for (const std::string& s : skipped) report.lines.push_back("skipped " + s);
+  const std::set<std::uint32_t> busy = reconfigurer_.busy();
+  for (const Reconfiguration& c : changes) {
+    if (busy.count(c.job)) continue;  // one reconfiguration at a time
+    const double done = journal_.last_done_s(c.job);
+    if (c.path != Path::start && done > 0 && snapshot.now_s - done < context_.config.policy.restart_penalty_s) {
+      report.lines.push_back(fmt::format("job {}: not yet: its last restart ({:.0f} s ago) is not paid back "
+                                         "(RestartPenaltySeconds={:.0f})",
+                                         c.job, snapshot.now_s - done, context_.config.policy.restart_penalty_s));
+      continue;
+    }
+    if (dry_run) report.lines.push_back(fmt::format("job {}: {}", c.job, c.reason));
+    else reconfigurer_.start(c, snapshot.now_s);  // it logs the reason
+    ++report.started;
+  }
+  return report;
+}
+
+}  // namespace morph::daemon

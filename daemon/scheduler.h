@@ -1,0 +1,42 @@
+// One scheduling round of morphd: finish the reconfigurations under way (journal), build
+// the policy's view of what Slurm says, run the policy (the same object `morph simulate`
+// drives) and start the reconfigurations it decides, leaving alone the jobs that are
+// being reconfigured and those that have not paid back their last restart yet
+// (RestartPenaltySeconds).
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/reconfigurer.h"
+#include "daemon/view_builder.h"
+#include "libmorph/policy/policy.h"
+
+namespace morph::daemon {
+
+struct RoundReport {
+  int jobs = 0;               // Morph jobs in the view
+  int started = 0;            // reconfigurations started this round
+  std::vector<std::string> lines;  // what was decided, skipped and why
+};
+
+class Scheduler {
+ public:
+  Scheduler(ViewContext context, std::unique_ptr<policy::Policy> policy, Reconfigurer& reconfigurer, Journal& journal);
+  // `dry_run`: decide and report, take no action.
+  RoundReport round(const ClusterSnapshot& snapshot, bool dry_run = false);
+
+ private:
+  policy::PlanOracle& oracle(const std::map<std::string, policy::AppProfile>& apps);
+
+  ViewContext context_;
+  std::unique_ptr<policy::Policy> policy_;
+  Reconfigurer& reconfigurer_;
+  Journal& journal_;
+  std::set<std::string> oracle_apps_;
+  std::unique_ptr<policy::PlanOracle> oracle_;  // kept while the applications stay the same
+};
+
+}  // namespace morph::daemon

@@ -1,0 +1,171 @@
+#include "daemon/slurm_client.h"
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+}
+
+#include <cstdlib>
+#include <functional>
+
+#include "libmorph/util/hostlist.h"
+#include "libmorph/util/parse.h"
+
+namespace morph::daemon {
+namespace {
+
+std::string last_error() { return slurm_strerror(slurm_get_errno()); }
+
+std::string result(int rc) { return rc == SLURM_SUCCESS ? std::string{} : last_error(); }
+
+JobPhase phase_of(uint32_t state) {
+  const uint32_t base = state & JOB_STATE_BASE;
+  if (base == JOB_PENDING || (state & JOB_REQUEUE) != 0) return JobPhase::pending;
+  if (base == JOB_RUNNING || base == JOB_SUSPENDED)
+    return (state & JOB_COMPLETING) != 0 ? JobPhase::finishing : JobPhase::running;
+  return JobPhase::done;
+}
+
+SlurmJob job_of(const slurm_job_info_t& j) {
+  SlurmJob out;
+  out.id = j.job_id;
+  out.user_id = j.user_id;
+  out.phase = phase_of(j.job_state);
+  out.held = j.priority == 0;
+  out.admin_comment = j.admin_comment != nullptr ? j.admin_comment : "";
+  if (j.nodes != nullptr && out.phase != JobPhase::pending) {
+    try {
+      out.nodes = expand_hostlist(j.nodes, "the job's NodeList");
+    } catch (const std::exception&) {
+      out.nodes.clear();
+    }
+  }
+  out.submit_time_s = static_cast<double>(j.submit_time);
+  out.start_time_s = static_cast<double>(j.start_time);
+  out.time_limit_s = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : 60.0 * j.time_limit;
+  out.restarts = j.restart_cnt;
+  return out;
+}
+
+// GPUs in use from gres_used: "gpu:a100-80g:4(IDX:0-3),shard:0" -> 4.
+int gpus_in_use(const char* gres_used) {
+  if (gres_used == nullptr) return 0;
+  int total = 0;
+  for (std::string_view item : split(gres_used, ',')) {
+    item = trim(item);
+    if (item.rfind("gpu", 0) != 0) continue;
+    if (const auto paren = item.find('('); paren != std::string_view::npos) item = item.substr(0, paren);
+    const auto colon = item.rfind(':');
+    if (colon == std::string_view::npos) continue;
+    try {
+      total += static_cast<int>(parse_int(item.substr(colon + 1), "gres_used", 0, 1 << 16));
+    } catch (const std::exception&) {
+    }
+  }
+  return total;
+}
+
+bool usable(uint32_t state) {
+  const uint32_t base = state & NODE_STATE_BASE;
+  if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE || base == NODE_STATE_UNKNOWN) return false;
+  return (state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND)) == 0;
+}
+
+int update_job(uint32_t id, const std::function<void(job_desc_msg_t&)>& set) {
+  job_desc_msg_t desc;
+  slurm_init_job_desc_msg(&desc);
+  desc.job_id = id;
+  set(desc);
+  return slurm_update_job(&desc);
+}
+
+}  // namespace
+
+struct SlurmClient::Messages {
+  node_info_msg_t* nodes = nullptr;
+  job_info_msg_t* jobs = nullptr;
+};
+
+SlurmClient::SlurmClient() : messages_(new Messages) {}
+
+SlurmClient::~SlurmClient() {
+  if (messages_->nodes) slurm_free_node_info_msg(messages_->nodes);
+  if (messages_->jobs) slurm_free_job_info_msg(messages_->jobs);
+  delete messages_;
+}
+
+std::optional<ClusterSnapshot> SlurmClient::snapshot(bool* changed, std::string* error) {
+  *changed = false;
+  node_info_msg_t* nodes = nullptr;
+  int rc = slurm_load_node(messages_->nodes ? messages_->nodes->last_update : 0, &nodes, SHOW_ALL);
+  if (rc == SLURM_SUCCESS) {
+    if (messages_->nodes) slurm_free_node_info_msg(messages_->nodes);
+    messages_->nodes = nodes;
+    *changed = true;
+  } else if (slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) {
+    *error = "slurm_load_node: " + last_error();
+    return std::nullopt;
+  }
+  job_info_msg_t* jobs = nullptr;
+  rc = slurm_load_jobs(messages_->jobs ? messages_->jobs->last_update : 0, &jobs, SHOW_ALL | SHOW_DETAIL);
+  if (rc == SLURM_SUCCESS) {
+    if (messages_->jobs) slurm_free_job_info_msg(messages_->jobs);
+    messages_->jobs = jobs;
+    *changed = true;
+  } else if (slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) {
+    *error = "slurm_load_jobs: " + last_error();
+    return std::nullopt;
+  }
+  ClusterSnapshot s;
+  s.now_s = static_cast<double>(std::time(nullptr));
+  for (uint32_t i = 0; i < messages_->nodes->record_count; ++i) {
+    const node_info_t& n = messages_->nodes->node_array[i];
+    if (n.name == nullptr) continue;
+    s.nodes.push_back(SlurmNode{n.name, usable(n.node_state), gpus_in_use(n.gres_used)});
+  }
+  for (uint32_t i = 0; i < messages_->jobs->record_count; ++i) s.jobs.push_back(job_of(messages_->jobs->job_array[i]));
+  return s;
+}
+
+std::optional<unsigned> SlurmClient::slurm_user_id() {
+  slurm_conf_t* conf = nullptr;
+  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || conf == nullptr) return std::nullopt;
+  const unsigned uid = conf->slurm_user_id;
+  slurm_free_ctl_conf(conf);
+  return uid;
+}
+
+std::optional<SlurmJob> SlurmClient::job(std::uint32_t id, bool* gone) {
+  *gone = false;
+  job_info_msg_t* info = nullptr;
+  if (slurm_load_job(&info, id, SHOW_DETAIL) != SLURM_SUCCESS || info == nullptr) {
+    *gone = slurm_get_errno() == ESLURM_INVALID_JOB_ID;
+    return std::nullopt;
+  }
+  std::optional<SlurmJob> out;
+  for (uint32_t i = 0; i < info->record_count; ++i)
+    if (info->job_array[i].job_id == id) out = job_of(info->job_array[i]);
+  slurm_free_job_info_msg(info);
+  if (!out) *gone = true;
+  return out;
+}
+
+std::string SlurmClient::set_record(std::uint32_t id, const std::string& admin_comment) {
+  return result(update_job(id, [&](job_desc_msg_t& d) { d.admin_comment = const_cast<char*>(admin_comment.c_str()); }));
+}
+
+std::string SlurmClient::signal_batch(std::uint32_t id, int signal) {
+  return result(slurm_kill_job(id, static_cast<uint16_t>(signal), KILL_JOB_BATCH));
+}
+
+std::string SlurmClient::requeue_hold(std::uint32_t id) { return result(slurm_requeue(id, JOB_REQUEUE_HOLD)); }
+
+std::string SlurmClient::hold(std::uint32_t id) {
+  return result(update_job(id, [](job_desc_msg_t& d) { d.priority = 0; }));
+}
+
+std::string SlurmClient::release(std::uint32_t id) {
+  return result(update_job(id, [](job_desc_msg_t& d) { d.priority = INFINITE; }));
+}
+
+}  // namespace morph::daemon
