@@ -20,6 +20,9 @@ policy::PlanOracle& Scheduler::oracle(const std::map<std::string, policy::AppPro
 
 RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run) {
   RoundReport report;
+  // Jobs busy when the snapshot was read are left alone this round even when their
+  // reconfiguration finishes now: the snapshot shows them as they were.
+  std::set<std::uint32_t> busy = reconfigurer_.busy();
   if (!dry_run) reconfigurer_.advance_all(snapshot.now_s);
   const BuiltView built = build_view(snapshot, context_);
   report.jobs = static_cast<int>(built.view.jobs.size());
@@ -30,7 +33,7 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run) {
   std::vector<std::string> skipped;
   const std::vector<Reconfiguration> changes = plan_reconfigurations(built, decisions, plans, &skipped);
   for (const std::string& s : skipped) report.lines.push_back("skipped " + s);
-  const std::set<std::uint32_t> busy = reconfigurer_.busy();
+  for (const std::uint32_t job : reconfigurer_.busy()) busy.insert(job);
   for (const Reconfiguration& c : changes) {
     if (busy.count(c.job)) continue;  // one reconfiguration at a time
     const double done = journal_.last_done_s(c.job);

@@ -36,6 +36,8 @@ struct Child {
   pid_t pid = -1;
   bool running = false;
   int status = 0;
+  bool ready = false;      // may take the checkpoint signal: it reported an iteration, or long enough passed
+  bool signalled = false;  // got the checkpoint signal
   int fifo_fd = -1;
   int fifo_keep = -1;  // our own write end: the read end sees no EOF between writers
   std::string pending;
@@ -66,9 +68,12 @@ struct Child {
 
 // The checkpoint signal goes to each trainer process only: its helpers (data-loader
 // workers) share its group and would die of a signal they do not handle.
-void signal_trainers(const std::vector<Child>& children, int signal) {
-  for (const Child& c : children)
-    if (c.running) kill(c.pid, signal);
+void signal_trainers(std::vector<Child>& children, int signal) {
+  for (Child& c : children)
+    if (c.running && c.ready && !c.signalled) {
+      kill(c.pid, signal);
+      c.signalled = true;
+    }
 }
 
 void signal_groups(const std::vector<Child>& children, int signal) {
@@ -87,6 +92,7 @@ void drain_fifo(Child& c, std::size_t index, const SupervisorOptions& o) {
   for (;;) {
     const ssize_t n = read(c.fifo_fd, buffer, sizeof buffer);
     if (n <= 0) break;
+    c.ready = true;  // in its training loop: its handler is installed
     c.pending.append(buffer, static_cast<std::size_t>(n));
     for (std::size_t end; (end = c.pending.find('\n')) != std::string::npos;) {
       if (o.on_metrics) o.on_metrics(index, c.pending.substr(0, end));
@@ -130,12 +136,15 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
     if (c.pid == 0) exec_child(specs[i], self);
     setpgid(c.pid, c.pid);  // also here: no window in which a signal misses the group
     c.running = true;
+    c.ready = specs[i].metrics_fifo.empty();
   }
 
   SupervisorResult result;
   bool checkpoint_asked = false, terminating = false, killed = false;
   std::optional<Clock::time_point> deadline;  // when the next escalation is due
   const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.tick_s));
+  const Clock::time_point ready_by =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.signal_ready_s));
   Clock::time_point next_tick = Clock::now() + tick;
   auto ask_checkpoint = [&] {
     if (checkpoint_asked || terminating) return;
@@ -169,12 +178,17 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
       timeout_ms = timeout_ms < 0 ? bounded : std::min(timeout_ms, bounded);
     };
     if (deadline) wait_until(*deadline);
+    if (checkpoint_asked && now < ready_by) wait_until(ready_by);
     if (o.on_tick && o.tick_s > 0) wait_until(next_tick);
     const int ready = poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) throw Error(fmt::format("poll: {}", std::strerror(errno)));
 
     for (std::size_t i = 0; i < children.size(); ++i)
       if (children[i].fifo_fd >= 0) drain_fifo(children[i], i, o);
+    if (Clock::now() >= ready_by)
+      for (Child& c : children) c.ready = true;
+    // A checkpoint asked for before a trainer was ready reaches it now.
+    if (checkpoint_asked && !terminating) signal_trainers(children, o.checkpoint_signal);
 
     signalfd_siginfo info;
     while (read(sfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
@@ -197,7 +211,12 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
       c.status = status;
       const int code = exit_code_of(status);
       const bool saved = checkpoint_asked && (code == 0 || code == kExitRequeue);
-      if (code != 0 && !saved && !terminating)
+      if (code != 0 && !saved && !terminating && checkpoint_asked)
+        terminate(SIGTERM, Outcome::timed_out, kExitRequeue,
+                  fmt::format("the trainer (pid {}) ended with {} after the checkpoint signal; the job resumes from "
+                              "its last committed checkpoint",
+                              c.pid, code));
+      else if (code != 0 && !saved && !terminating)
         terminate(SIGTERM, Outcome::failed, code,
                   fmt::format("the trainer (pid {}) {} {}", c.pid, WIFSIGNALED(status) ? "was killed by signal" : "exited with",
                               WIFSIGNALED(status) ? WTERMSIG(status) : code));

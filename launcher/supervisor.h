@@ -28,6 +28,10 @@ struct SupervisorOptions {
   int checkpoint_signal = 12;        // SIGUSR2
   double checkpoint_timeout_s = 300;
   double kill_grace_s = 10;          // between SIGTERM and SIGKILL
+  // A child with a metrics FIFO takes the checkpoint signal only once it has written a
+  // line (it is training, so its handler is installed) or this long after its start: a
+  // signal before would kill it (SIGUSR2's default action).
+  double signal_ready_s = 60;
   std::function<void(std::size_t child, const std::string& line)> on_metrics;  // one line of child's FIFO
   std::function<void()> on_checkpoint_signal;                // the signal arrived (before forwarding)
   // false: the checkpoint signal is only reported (on_checkpoint_signal), never forwarded:
@@ -42,7 +46,7 @@ struct SupervisorOptions {
 enum class Outcome {
   finished,      // every child exited 0
   checkpointed,  // a checkpoint was asked for and every child exited 0 (or 75) after it
-  timed_out,     // the checkpoint signal came and the children did not exit in time
+  timed_out,     // the checkpoint signal came and the children did not exit in time, or failed
   failed,        // a child exited non-zero or was killed
   terminated,    // SIGTERM/SIGINT/SIGHUP came
 };

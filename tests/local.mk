@@ -134,9 +134,9 @@ EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh
 # and the integration tests that run on it (they skip without root or Slurm).
 EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/cluster.bash %reldir%/cluster/slurm_integration.bats \
 	%reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats %reldir%/cluster/launcher.bats \
-	%reldir%/launcher/check_launcher.sh
+	%reldir%/cluster/morphd.bats %reldir%/launcher/check_launcher.sh
 TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats \
-	%reldir%/cluster/launcher.bats
+	%reldir%/cluster/launcher.bats %reldir%/cluster/morphd.bats
 
 # The reference trainer under morphrun --driver changing its plan three ways on a local
 # cluster of its own (make check-launcher; launcher.bats runs it in make check).

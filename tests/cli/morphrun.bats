@@ -87,7 +87,7 @@ record() {
 }
 
 @test "the checkpoint signal reaches every rank, morphrun waits for the save and exits 75" {
-  "$MORPHRUN" --plan dp=2 -- sh -c 'trap "echo saved-$RANK >>'"$W"'/saves; exit 0" USR2; touch '"$W"'/up-$RANK; while :; do sleep 0.05; done' &
+  "$MORPHRUN" --plan dp=2 -- sh -c 'trap "echo saved-$RANK >>'"$W"'/saves; exit 0" USR2; echo "1 0.1 8" >"$MORPH_METRICS"; touch '"$W"'/up-$RANK; while :; do sleep 0.05; done' &
   local pid=$!
   for _ in $(seq 100); do [ -e "$W/up-0" ] && [ -e "$W/up-1" ] && break; sleep 0.05; done
   kill -USR2 "$pid"
@@ -191,4 +191,26 @@ PY
   awk '$3 < 0.1 || $3 > 0.5 { bad = 1 } END { exit bad }' "$W/metrics" || fail "$(cat "$W/metrics")"
   run "$trainer" --layout dp=1 --emulate-speed 0.05
   [ "$status" -ne 0 ] && [[ $output == *"--emulate-speed needs the job's record"* ]] || fail "$output"
+}
+
+@test "the checkpoint signal waits until the trainer reports its first iteration (its handler is in place)" {
+  # Before its first metrics line the trainer has no handler: SIGUSR2 would kill it.
+  "$MORPHRUN" --plan dp=1 -- sh -c 'touch '"$W"'/up; sleep 1; trap "echo saved >'"$W"'/saved; exit 0" USR2;
+    echo "1 0.1 8" >"$MORPH_METRICS"; while :; do sleep 0.05; done' &
+  local pid=$! rc=0
+  for _ in $(seq 100); do [ -e "$W/up" ] && break; sleep 0.05; done
+  kill -USR2 "$pid"
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 75 ]
+  [ "$(cat "$W/saved")" = saved ]
+}
+
+@test "a trainer that fails after the checkpoint signal still ends in 75: the last checkpoint stands" {
+  "$MORPHRUN" --plan dp=1 -- sh -c 'trap "exit 9" USR2; echo "1 0.1 8" >"$MORPH_METRICS"; touch '"$W"'/up;
+    while :; do sleep 0.05; done' &
+  local pid=$! rc=0
+  for _ in $(seq 100); do [ -e "$W/up" ] && break; sleep 0.05; done
+  kill -USR2 "$pid"
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 75 ]
 }
