@@ -1,5 +1,6 @@
 # daemon/: morphd, the policy daemon. Its core is pure (what Slurm says -> the policy's
-# view -> reconfigurations); the Slurm and SQLite sides build on it.
+# view -> reconfigurations, and their journaled steps); its state lives in SQLite
+# (libmorph_store); the daemon adds the libslurm side.
 noinst_LTLIBRARIES += daemon/libmorph_daemon.la
 daemon_libmorph_daemon_la_SOURCES = \
 	%reldir%/cluster_snapshot.h \
@@ -10,6 +11,20 @@ daemon_libmorph_daemon_la_SOURCES = \
 	%reldir%/reconfigurer.h %reldir%/reconfigurer.cc \
 	%reldir%/scheduler.h %reldir%/scheduler.cc
 daemon_libmorph_daemon_la_LIBADD = libmorph/libmorph.la $(FMT_LIBS)
+
+if HAVE_SQLITE
+noinst_LTLIBRARIES += daemon/libmorph_store.la
+daemon_libmorph_store_la_SOURCES = \
+	%reldir%/store/sqlite_handle.h %reldir%/store/sqlite_handle.cc \
+	%reldir%/store/schema.h %reldir%/store/schema.cc \
+	%reldir%/store/journal_state.h %reldir%/store/journal_state.cc \
+	%reldir%/store/records.h \
+	%reldir%/store/state_store.h %reldir%/store/state_store.cc \
+	%reldir%/store/state_journal.cc \
+	%reldir%/store/state_queries.cc
+daemon_libmorph_store_la_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+daemon_libmorph_store_la_LIBADD = libmorph/libmorph.la $(SQLITE_LIBS) $(FMT_LIBS)
+endif
 
 # morphd itself: the libslurm side and the daemon.
 if HAVE_SLURM

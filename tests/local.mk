@@ -66,8 +66,13 @@ if HAVE_HWLOC
 tests_unit_unit_tests_SOURCES += %reldir%/unit/topology_test.cc
 tests_unit_unit_tests_LDADD += profiler/libmorph_hw.la
 endif
+if HAVE_SQLITE
+tests_unit_unit_tests_SOURCES += %reldir%/unit/state_store_test.cc
+tests_unit_unit_tests_CPPFLAGS += $(SQLITE_CFLAGS)
+tests_unit_unit_tests_LDADD += daemon/libmorph_store.la $(SQLITE_LIBS)
 endif
-EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/profiler/dgx-a100.xml %reldir%/profiler/pcie-node.xml \
+endif
+EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/unit/state_store_test.cc %reldir%/profiler/dgx-a100.xml %reldir%/profiler/pcie-node.xml \
 	%reldir%/profiler/make_topologies.py
 
 # Command-line tests (bats); jq checks the --json output.

@@ -53,6 +53,11 @@ TEST(MorphConf, PluginKnobs) {
   EXPECT_EQ(c.perf_model_dir, "/x/perf");
 }
 
+TEST(MorphConf, StateDatabase) {
+  EXPECT_EQ(parse_morph_conf("", "m").state_database, "/var/lib/morph/morph.db");
+  EXPECT_EQ(parse_morph_conf("StateDatabase=/srv/morph/state.db\n", "m").state_database, "/srv/morph/state.db");
+}
+
 TEST(MorphConf, WhatThePolicyAssumesOfJobLengths) {
   const MorphConfig d = parse_morph_conf("", "m");
   EXPECT_DOUBLE_EQ(d.policy.starvation_limit_s, 8 * 3600);

@@ -1,0 +1,117 @@
+#include "daemon/store/schema.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string>
+
+#include "libmorph/util/error.h"
+
+namespace morph::daemon {
+namespace {
+
+// v1 (docs/state.md). Times are Unix seconds; job ids are Slurm's.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE fitted_params (
+  id INTEGER PRIMARY KEY,
+  model TEXT NOT NULL,
+  params_json TEXT NOT NULL,
+  source TEXT NOT NULL,
+  fitted_at INTEGER NOT NULL,
+  rmsle REAL NOT NULL CHECK (rmsle >= 0)
+);
+CREATE INDEX fitted_params_by_model ON fitted_params (model, fitted_at);
+
+CREATE TABLE jobs (
+  job_id INTEGER PRIMARY KEY CHECK (job_id > 0),
+  model TEXT NOT NULL,
+  global_batch INTEGER NOT NULL CHECK (global_batch > 0),
+  sla TEXT NOT NULL CHECK (sla IN ('best-effort', 'guaranteed')),
+  user_uid INTEGER NOT NULL CHECK (user_uid >= 0),
+  submitted_at INTEGER NOT NULL,
+  finished_at INTEGER
+);
+
+CREATE TABLE job_plans (
+  id INTEGER PRIMARY KEY,
+  job_id INTEGER NOT NULL REFERENCES jobs (job_id),
+  from_time INTEGER NOT NULL,
+  record TEXT NOT NULL,
+  gpu_type TEXT NOT NULL,
+  nodes INTEGER NOT NULL CHECK (nodes > 0),
+  gpus_per_node INTEGER NOT NULL CHECK (gpus_per_node > 0),
+  predicted_samples_per_s REAL NOT NULL CHECK (predicted_samples_per_s >= 0)
+);
+CREATE INDEX job_plans_by_job ON job_plans (job_id, from_time);
+
+CREATE TABLE observations (
+  id INTEGER PRIMARY KEY,
+  job_id INTEGER NOT NULL REFERENCES jobs (job_id),
+  time INTEGER NOT NULL,
+  step INTEGER NOT NULL CHECK (step >= 0),
+  seconds REAL NOT NULL CHECK (seconds > 0),
+  samples INTEGER NOT NULL CHECK (samples > 0),
+  layout TEXT NOT NULL
+);
+CREATE INDEX observations_by_job ON observations (job_id, time);
+
+CREATE TABLE decisions (
+  id INTEGER PRIMARY KEY,
+  time INTEGER NOT NULL,
+  job_id INTEGER NOT NULL REFERENCES jobs (job_id),
+  action TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  alternatives_json TEXT NOT NULL
+);
+CREATE INDEX decisions_by_job ON decisions (job_id, time);
+
+CREATE TABLE journal (
+  id INTEGER PRIMARY KEY,
+  job_id INTEGER NOT NULL REFERENCES jobs (job_id),
+  path TEXT NOT NULL CHECK (path IN ('inplace', 'shrink', 'requeue')),
+  state TEXT NOT NULL CHECK (state IN ('planned', 'signalled', 'requeued', 'updated', 'released', 'done',
+                                       'rolled_back')),
+  from_record TEXT NOT NULL,
+  to_record TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+-- At most one unfinished reconfiguration per job.
+CREATE UNIQUE INDEX journal_one_open_per_job ON journal (job_id) WHERE state NOT IN ('done', 'rolled_back');
+)sql";
+
+constexpr std::array kMigrations = {Migration{1, kSchemaV1}};
+
+}  // namespace
+
+std::span<const Migration> schema_migrations() { return kMigrations; }
+
+int schema_version(const Database& db) {
+  Statement version = db.prepare("PRAGMA user_version", "read the schema version");
+  if (!version.step()) db.fail("read the schema version");
+  return static_cast<int>(version.column_int(0));
+}
+
+void migrate(const Database& db, std::span<const Migration> migrations) {
+  for (std::size_t i = 0; i < migrations.size(); ++i)
+    if (migrations[i].version != static_cast<int>(i) + 1)
+      throw Error(fmt::format("{}: migration {} has version {}; versions must run 1, 2, ...", db.path(), i + 1,
+                              migrations[i].version));
+  const int latest = static_cast<int>(migrations.size());
+  const int current = schema_version(db);
+  if (current > latest)
+    throw Error(fmt::format("{}: the state database has schema version {}, newer than the {} this Morph knows; "
+                            "it was written by a newer morphd: run that version, or set StateDatabase= to another file",
+                            db.path(), current, latest));
+  for (const Migration& migration : migrations.subspan(static_cast<std::size_t>(current))) {
+    const std::string operation = fmt::format("migrate the schema to version {}", migration.version);
+    Transaction transaction(db, Transaction::Kind::write, operation);
+    if (schema_version(db) >= migration.version) continue;  // another process migrated meanwhile
+    db.exec(migration.sql, operation);
+    // PRAGMA takes no bound parameter; the version is this program's constant, not input.
+    db.exec(fmt::format("PRAGMA user_version = {}", migration.version), operation);
+    transaction.commit();
+  }
+}
+
+}  // namespace morph::daemon

@@ -1,0 +1,159 @@
+// StateStore: what morph status and morph explain read.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "daemon/store/state_store.h"
+#include "libmorph/util/error.h"
+
+namespace morph::daemon {
+namespace {
+
+FittedParams read_fit(const Statement& row) {
+  return {row.column_text(0), row.column_text(1), row.column_text(2), row.column_int(3), row.column_real(4)};
+}
+
+JobRow read_job(const Statement& row, const std::string& path) {
+  JobRow job;
+  job.job_id = static_cast<JobId>(row.column_int(0));
+  job.model = row.column_text(1);
+  job.global_batch = row.column_int(2);
+  const std::string sla = row.column_text(3);
+  if (sla != "guaranteed" && sla != "best-effort")
+    throw Error(fmt::format("{}: job {}: \"{}\" is not an SLA", path, job.job_id, sla));
+  job.sla = sla == "guaranteed" ? Sla::guaranteed : Sla::best_effort;
+  job.user_uid = static_cast<std::uint32_t>(row.column_int(4));
+  job.submitted_at = row.column_int(5);
+  job.finished_at = row.column_optional_int(6);
+  return job;
+}
+
+PlanPeriod read_plan(const Statement& row) {
+  PlanPeriod plan;
+  plan.job_id = static_cast<JobId>(row.column_int(0));
+  plan.from_time = row.column_int(1);
+  plan.record = row.column_text(2);
+  plan.gpu_type = row.column_text(3);
+  plan.nodes = static_cast<int>(row.column_int(4));
+  plan.gpus_per_node = static_cast<int>(row.column_int(5));
+  plan.predicted_samples_per_s = row.column_real(6);
+  return plan;
+}
+
+Decision read_decision(const Statement& row) {
+  return {row.column_int(0),  row.column_int(1),  static_cast<JobId>(row.column_int(2)),
+          row.column_text(3), row.column_text(4), row.column_text(5)};
+}
+
+// Each plan lasts until the next one begins; the last one until the job ended.
+void fill_until(std::vector<PlanPeriod>& plans, std::optional<std::int64_t> finished_at) {
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    plans[i].until_time = i + 1 < plans.size() ? std::optional(plans[i + 1].from_time) : finished_at;
+}
+
+constexpr const char* kFitColumns = "SELECT model, params_json, source, fitted_at, rmsle FROM fitted_params";
+constexpr const char* kJobColumns =
+    "SELECT job_id, model, global_batch, sla, user_uid, submitted_at, finished_at FROM jobs";
+constexpr const char* kPlanColumns =
+    "SELECT job_id, from_time, record, gpu_type, nodes, gpus_per_node, predicted_samples_per_s FROM job_plans";
+constexpr const char* kDecisionColumns = "SELECT id, time, job_id, action, reason, alternatives_json FROM decisions";
+
+}  // namespace
+
+std::optional<FittedParams> StateStore::latest_params(const std::string& model) const {
+  Statement row = db_.prepare(fmt::format("{} WHERE model = ?1 ORDER BY fitted_at DESC, id DESC LIMIT 1", kFitColumns),
+                              fmt::format("read the fitted parameters of {}", model));
+  if (!row.bind_text(1, model).step()) return std::nullopt;
+  return read_fit(row);
+}
+
+std::vector<FittedParams> StateStore::params_history(const std::string& model) const {
+  Statement rows = db_.prepare(fmt::format("{} WHERE model = ?1 ORDER BY fitted_at, id", kFitColumns),
+                               fmt::format("read the fitted parameters of {}", model));
+  rows.bind_text(1, model);
+  std::vector<FittedParams> fits;
+  while (rows.step()) fits.push_back(read_fit(rows));
+  return fits;
+}
+
+std::optional<JobRow> StateStore::job(JobId job_id) const {
+  Statement row = db_.prepare(fmt::format("{} WHERE job_id = ?1", kJobColumns), fmt::format("read job {}", job_id));
+  if (!row.bind_int(1, job_id).step()) return std::nullopt;
+  return read_job(row, path());
+}
+
+std::vector<PlanPeriod> StateStore::job_timeline(JobId job_id) const {
+  const std::string operation = fmt::format("read the timeline of job {}", job_id);
+  Transaction transaction(db_, Transaction::Kind::read, operation);
+  const std::optional<JobRow> row = job(job_id);
+  if (!row) return {};
+  Statement rows = db_.prepare(fmt::format("{} WHERE job_id = ?1 ORDER BY from_time, id", kPlanColumns), operation);
+  rows.bind_int(1, job_id);
+  std::vector<PlanPeriod> plans;
+  while (rows.step()) plans.push_back(read_plan(rows));
+  fill_until(plans, row->finished_at);
+  return plans;
+}
+
+std::vector<JobTimeline> StateStore::all_timelines() const {
+  const std::string operation = "read the timelines of all jobs";
+  Transaction transaction(db_, Transaction::Kind::read, operation);
+  std::vector<JobTimeline> timelines;
+  std::map<JobId, std::size_t> index;
+  Statement jobs = db_.prepare(fmt::format("{} ORDER BY job_id", kJobColumns), operation);
+  while (jobs.step()) {
+    timelines.push_back({read_job(jobs, path()), {}});
+    index[timelines.back().job.job_id] = timelines.size() - 1;
+  }
+  Statement plans = db_.prepare(fmt::format("{} ORDER BY job_id, from_time, id", kPlanColumns), operation);
+  while (plans.step()) {
+    PlanPeriod plan = read_plan(plans);
+    timelines[index.at(plan.job_id)].plans.push_back(std::move(plan));
+  }
+  for (JobTimeline& t : timelines) fill_until(t.plans, t.job.finished_at);
+  return timelines;
+}
+
+std::optional<Decision> StateStore::latest_decision(JobId job_id) const {
+  Statement row = db_.prepare(fmt::format("{} WHERE job_id = ?1 ORDER BY time DESC, id DESC LIMIT 1", kDecisionColumns),
+                              fmt::format("read the latest decision on job {}", job_id));
+  if (!row.bind_int(1, job_id).step()) return std::nullopt;
+  return read_decision(row);
+}
+
+std::vector<Decision> StateStore::decisions(JobId job_id) const {
+  Statement rows = db_.prepare(fmt::format("{} WHERE job_id = ?1 ORDER BY time, id", kDecisionColumns),
+                               fmt::format("read the decisions on job {}", job_id));
+  rows.bind_int(1, job_id);
+  std::vector<Decision> all;
+  while (rows.step()) all.push_back(read_decision(rows));
+  return all;
+}
+
+std::optional<JobThroughput> StateStore::job_throughput(JobId job_id, int last_observations) const {
+  const std::string operation = fmt::format("read the throughput of job {}", job_id);
+  if (last_observations < 1)
+    throw Error(fmt::format("{}: {}: the window must hold at least 1 observation", path(), operation));
+  Transaction transaction(db_, Transaction::Kind::read, operation);
+  Statement current =
+      db_.prepare(fmt::format("{} WHERE job_id = ?1 ORDER BY from_time DESC, id DESC LIMIT 1", kPlanColumns), operation);
+  if (!current.bind_int(1, job_id).step()) return std::nullopt;
+  const PlanPeriod plan = read_plan(current);
+  Statement rows = db_.prepare("SELECT samples, seconds FROM observations WHERE job_id = ?1 AND time >= ?2 "
+                               "ORDER BY time DESC, id DESC LIMIT ?3",
+                               operation);
+  rows.bind_int(1, job_id).bind_int(2, plan.from_time).bind_int(3, last_observations);
+  std::vector<double> samples_per_s;
+  while (rows.step()) samples_per_s.push_back(static_cast<double>(rows.column_int(0)) / rows.column_real(1));
+  JobThroughput throughput{plan.predicted_samples_per_s, std::nullopt, static_cast<int>(samples_per_s.size())};
+  if (!samples_per_s.empty()) {
+    std::sort(samples_per_s.begin(), samples_per_s.end());
+    const std::size_t n = samples_per_s.size();
+    throughput.observed_samples_per_s =
+        n % 2 == 1 ? samples_per_s[n / 2] : (samples_per_s[n / 2 - 1] + samples_per_s[n / 2]) / 2;
+  }
+  return throughput;
+}
+
+}  // namespace morph::daemon

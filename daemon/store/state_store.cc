@@ -1,0 +1,163 @@
+#include "daemon/store/state_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "libmorph/perf/perf_store.h"
+#include "libmorph/util/error.h"
+
+namespace morph::daemon {
+namespace {
+
+// Creates an empty file (an empty SQLite database) readable and writable by its owner only,
+// so that SQLite's -wal and -shm files, which copy its mode, are private too.
+void create_private_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    return;
+  }
+  if (errno != EEXIST) throw Error(fmt::format("{}: create the state database: {}", path, std::strerror(errno)));
+}
+
+void check_private_file(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0)
+    throw Error(fmt::format("{}: open the state database: {}", path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) throw Error(fmt::format("{}: open the state database: not a regular file", path));
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    throw Error(fmt::format("{}: open the state database: group or others may write it (mode {:04o}); chmod 600 it",
+                            path, st.st_mode & 07777));
+}
+
+void configure_connection(const Database& db) {
+  if (sqlite3_busy_timeout(db.get(), StateStore::kBusyTimeoutMs) != SQLITE_OK) db.fail("set the busy timeout");
+  db.exec("PRAGMA foreign_keys = ON", "turn foreign keys on");
+  Statement wal = db.prepare("PRAGMA journal_mode = WAL", "open the state database in WAL mode");
+  if (!wal.step() || wal.column_text(0) != "wal")
+    throw Error(fmt::format("{}: open the state database in WAL mode: SQLite kept journal mode {}", db.path(),
+                            wal.column_text(0)));
+}
+
+}  // namespace
+
+StateStore StateStore::open(const std::string& path) { return open(path, schema_migrations()); }
+
+StateStore StateStore::open(const std::string& path, std::span<const Migration> migrations) {
+  create_private_file(path);
+  check_private_file(path);
+  Database db = Database::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX);
+  configure_connection(db);
+  migrate(db, migrations);
+  return StateStore(std::move(db));
+}
+
+int StateStore::schema_version() const { return morph::daemon::schema_version(db_); }
+
+void StateStore::record_fitted_params(const FittedParams& fit) {
+  const std::string operation = fmt::format("record the fitted parameters of {}", fit.model);
+  std::string fitted_for;
+  perf_model_from_json(fit.params_json, fmt::format("{}: {}", path(), operation), &fitted_for);
+  if (fitted_for != fit.model)
+    throw Error(fmt::format("{}: {}: the parameters were fitted for {}", path(), operation, fitted_for));
+  if (!std::isfinite(fit.rmsle) || fit.rmsle < 0)
+    throw Error(fmt::format("{}: {}: RMSLE {} is not a finite number >= 0", path(), operation, fit.rmsle));
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  db_.prepare("INSERT INTO fitted_params (model, params_json, source, fitted_at, rmsle) VALUES (?1, ?2, ?3, ?4, ?5)",
+              operation)
+      .bind_text(1, fit.model)
+      .bind_text(2, fit.params_json)
+      .bind_text(3, fit.source)
+      .bind_int(4, fit.fitted_at)
+      .bind_real(5, fit.rmsle)
+      .run();
+  transaction.commit();
+}
+
+void StateStore::record_job(const JobRow& job) {
+  const std::string operation = fmt::format("record job {}", job.job_id);
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  db_.prepare("INSERT INTO jobs (job_id, model, global_batch, sla, user_uid, submitted_at, finished_at) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+              operation)
+      .bind_int(1, job.job_id)
+      .bind_text(2, job.model)
+      .bind_int(3, job.global_batch)
+      .bind_text(4, to_string(job.sla))
+      .bind_int(5, job.user_uid)
+      .bind_int(6, job.submitted_at)
+      .bind_optional_int(7, job.finished_at)
+      .run();
+  transaction.commit();
+}
+
+void StateStore::finish_job(JobId job_id, std::int64_t finished_at) {
+  const std::string operation = fmt::format("record the end of job {}", job_id);
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  db_.prepare("UPDATE jobs SET finished_at = ?2 WHERE job_id = ?1", operation)
+      .bind_int(1, job_id)
+      .bind_int(2, finished_at)
+      .run();
+  if (sqlite3_changes(db_.get()) != 1) throw Error(fmt::format("{}: {}: no such job", path(), operation));
+  transaction.commit();
+}
+
+void StateStore::record_plan(const PlanPeriod& plan) {
+  const std::string operation = fmt::format("record a plan of job {}", plan.job_id);
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  db_.prepare("INSERT INTO job_plans (job_id, from_time, record, gpu_type, nodes, gpus_per_node, "
+              "predicted_samples_per_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+              operation)
+      .bind_int(1, plan.job_id)
+      .bind_int(2, plan.from_time)
+      .bind_text(3, plan.record)
+      .bind_text(4, plan.gpu_type)
+      .bind_int(5, plan.nodes)
+      .bind_int(6, plan.gpus_per_node)
+      .bind_real(7, plan.predicted_samples_per_s)
+      .run();
+  transaction.commit();
+}
+
+void StateStore::record_observations(std::span<const Observation> observations) {
+  const std::string operation = fmt::format("record {} throughput observations", observations.size());
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  Statement insert = db_.prepare("INSERT INTO observations (job_id, time, step, seconds, samples, layout) "
+                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                                 operation);
+  for (const Observation& o : observations) {
+    insert.bind_int(1, o.job_id).bind_int(2, o.time).bind_int(3, o.step).bind_real(4, o.seconds);
+    insert.bind_int(5, o.samples).bind_text(6, o.layout).run();
+    insert.reset();
+  }
+  transaction.commit();
+}
+
+std::int64_t StateStore::record_decision(const Decision& decision) {
+  const std::string operation = fmt::format("record a decision on job {}", decision.job_id);
+  if (!nlohmann::json::accept(decision.alternatives_json) ||
+      !nlohmann::json::parse(decision.alternatives_json).is_array())
+    throw Error(fmt::format("{}: {}: the alternatives are not a JSON array", path(), operation));
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  db_.prepare("INSERT INTO decisions (time, job_id, action, reason, alternatives_json) VALUES (?1, ?2, ?3, ?4, ?5)",
+              operation)
+      .bind_int(1, decision.time)
+      .bind_int(2, decision.job_id)
+      .bind_text(3, decision.action)
+      .bind_text(4, decision.reason)
+      .bind_text(5, decision.alternatives_json)
+      .run();
+  const std::int64_t id = sqlite3_last_insert_rowid(db_.get());
+  transaction.commit();
+  return id;
+}
+
+}  // namespace morph::daemon

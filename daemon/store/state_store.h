@@ -1,0 +1,72 @@
+// morphd's state in SQLite (docs/state.md): fitted parameters, jobs and their plans,
+// observed throughput, decisions, and the journal of reconfigurations that lets morphd
+// finish or roll back what a crash interrupted. Every write is one transaction; values
+// are always bound parameters. Errors are morph::Error "PATH: OPERATION: why".
+//
+// One StateStore is one connection, not thread-safe; two (in one process or two) may use
+// the same file at once: WAL lets readers run beside the writer, and a writer waits
+// up to kBusyTimeoutMs for another.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "daemon/store/records.h"
+#include "daemon/store/schema.h"
+#include "daemon/store/sqlite_handle.h"
+
+namespace morph::daemon {
+
+class StateStore {
+ public:
+  static constexpr int kBusyTimeoutMs = 5000;
+  static constexpr int kDefaultThroughputWindow = 20;  // observations in the median
+
+  // Creates the file (mode 0600) or opens it, refusing one that group or others may write;
+  // WAL, foreign keys on; migrates it to this Morph's schema, refusing a newer one.
+  static StateStore open(const std::string& path);
+  // The same with another list of migrations (tests; a future schema).
+  static StateStore open(const std::string& path, std::span<const Migration> migrations);
+
+  const std::string& path() const { return db_.path(); }
+  int schema_version() const;
+
+  // Fitted parameters: history kept, the latest per model in use. The JSON must be a
+  // performance model fitted for `fit.model`.
+  void record_fitted_params(const FittedParams& fit);
+  std::optional<FittedParams> latest_params(const std::string& model) const;
+  std::vector<FittedParams> params_history(const std::string& model) const;  // oldest first
+
+  // Jobs, their plans, what they achieved and why.
+  void record_job(const JobRow& job);  // refuses a job id already recorded
+  void finish_job(JobId job_id, std::int64_t finished_at);
+  std::optional<JobRow> job(JobId job_id) const;
+  void record_plan(const PlanPeriod& plan);  // the job must be recorded; until_time is ignored
+  void record_observations(std::span<const Observation> observations);  // all or none
+  std::int64_t record_decision(const Decision& decision);  // returns its id
+
+  // The reconfiguration journal: begin before the first Slurm action, advance after each.
+  // One unfinished entry per job; states only move forward (journal_state.h).
+  std::int64_t journal_begin(JobId job_id, ReconfigurationPath path, const std::string& from_record,
+                             const std::string& to_record, std::int64_t now);
+  void journal_advance(std::int64_t id, JournalState state, std::int64_t now);
+  JournalEntry journal_entry(std::int64_t id) const;
+  std::vector<JournalEntry> unfinished_reconfigurations() const;  // by id
+
+  // What morph status and morph explain show.
+  std::vector<PlanPeriod> job_timeline(JobId job_id) const;  // by from_time, until_time filled
+  std::vector<JobTimeline> all_timelines() const;            // by job id
+  std::optional<Decision> latest_decision(JobId job_id) const;
+  std::vector<Decision> decisions(JobId job_id) const;  // oldest first
+  // None for a job without a plan.
+  std::optional<JobThroughput> job_throughput(JobId job_id, int last_observations = kDefaultThroughputWindow) const;
+
+ private:
+  explicit StateStore(Database db) : db_(std::move(db)) {}
+  Database db_;
+};
+
+}  // namespace morph::daemon

@@ -1,0 +1,370 @@
+// morphd's state database (daemon/store): round trips, the journal and its recovery,
+// migrations, file mode, damaged files and two connections at once.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "daemon/store/journal_state.h"
+#include "daemon/store/state_store.h"
+#include "libmorph/perf/perf_store.h"
+#include "libmorph/util/error.h"
+
+namespace morph::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StateStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "morph-state-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    db_path_ = (dir_ / "morph.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static JobRow job(JobId id, std::string model = "gpt-1.5b") {
+    return {id, std::move(model), 512, Sla::guaranteed, 1000, 100, std::nullopt};
+  }
+  static PlanPeriod plan(JobId id, std::int64_t from, double predicted) {
+    return {id, from, "morph:v1 plan=d" + std::to_string(from), "a100", 2, 4, predicted, std::nullopt};
+  }
+  static std::string params_json(const std::string& model, double per_sample_ms) {
+    PerfModel perf;
+    perf.forward.intercept_ms = 1;
+    perf.forward.per_sample_ms = per_sample_ms;
+    perf.forward.reference_speed = 1;
+    return perf_model_to_json(model, perf);
+  }
+  // The message of the morph::Error `f` throws ("" when it throws none).
+  template <typename F>
+  static std::string error_of(F&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path dir_;
+  std::string db_path_;
+};
+
+#define EXPECT_CONTAINS(text, part) EXPECT_PRED_FORMAT2(::testing::IsSubstring, part, text)
+
+TEST_F(StateStoreTest, CreatesAPrivateWriteAheadLoggedDatabase) {
+  StateStore store = StateStore::open(db_path_);
+  EXPECT_EQ(store.schema_version(), 1);
+  store.record_job(job(1));
+  struct stat st {};
+  ASSERT_EQ(::stat(db_path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat((db_path_ + "-wal").c_str(), &st), 0) << "no write-ahead log beside the database";
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(StateStoreTest, RefusesADatabaseOthersMayWrite) {
+  StateStore::open(db_path_);
+  ASSERT_EQ(::chmod(db_path_.c_str(), 0666), 0);
+  const std::string error = error_of([&] { StateStore::open(db_path_); });
+  EXPECT_CONTAINS(error, db_path_);
+  EXPECT_CONTAINS(error, "chmod 600");
+}
+
+TEST_F(StateStoreTest, ANonSqliteFileIsAClearError) {
+  std::ofstream(db_path_) << std::string(4096, 'x');
+  ASSERT_EQ(::chmod(db_path_.c_str(), 0600), 0);
+  const std::string error = error_of([&] { StateStore::open(db_path_); });
+  EXPECT_CONTAINS(error, db_path_);
+  EXPECT_CONTAINS(error, "not a database");
+}
+
+TEST_F(StateStoreTest, AMissingFolderNamesThePath) {
+  const std::string path = (dir_ / "no" / "morph.db").string();
+  EXPECT_CONTAINS(error_of([&] { StateStore::open(path); }), path + ": create the state database");
+}
+
+TEST_F(StateStoreTest, FittedParametersLatestAndHistory) {
+  StateStore store = StateStore::open(db_path_);
+  EXPECT_FALSE(store.latest_params("gpt-1.5b"));
+  store.record_fitted_params({"gpt-1.5b", params_json("gpt-1.5b", 2), "morph-profile", 100, 0.05});
+  store.record_fitted_params({"gpt-1.5b", params_json("gpt-1.5b", 3), "online refit of job 7", 200, 0.02});
+  store.record_fitted_params({"llama2-7b", params_json("llama2-7b", 9), "morph-profile", 300, 0.1});
+  const auto latest = store.latest_params("gpt-1.5b");
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(latest->source, "online refit of job 7");
+  EXPECT_EQ(latest->fitted_at, 200);
+  EXPECT_DOUBLE_EQ(latest->rmsle, 0.02);
+  std::string model;
+  EXPECT_DOUBLE_EQ(perf_model_from_json(latest->params_json, "test", &model).forward.per_sample_ms, 3);
+  EXPECT_EQ(model, "gpt-1.5b");
+  ASSERT_EQ(store.params_history("gpt-1.5b").size(), 2u);
+  EXPECT_EQ(store.params_history("gpt-1.5b")[0].fitted_at, 100);
+
+  EXPECT_CONTAINS(error_of([&] { store.record_fitted_params({"gpt-1.5b", params_json("other", 2), "x", 1, 0}); }),
+              "fitted for other");
+  EXPECT_CONTAINS(error_of([&] { store.record_fitted_params({"gpt-1.5b", "{", "x", 1, 0}); }), "malformed");
+  EXPECT_EQ(store.params_history("gpt-1.5b").size(), 2u);
+}
+
+TEST_F(StateStoreTest, JobsAndTheirTimelines) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_job(job(42));
+  store.record_job({43, "llama2-7b", 256, Sla::best_effort, 1001, 150, std::nullopt});
+  store.record_plan(plan(42, 100, 50));
+  store.record_plan(plan(42, 400, 80));
+  store.record_plan(plan(43, 150, 30));
+  store.finish_job(42, 900);
+
+  const auto row = store.job(42);
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->model, "gpt-1.5b");
+  EXPECT_EQ(row->global_batch, 512);
+  EXPECT_EQ(row->sla, Sla::guaranteed);
+  EXPECT_EQ(row->user_uid, 1000u);
+  EXPECT_EQ(row->finished_at, 900);
+  EXPECT_FALSE(store.job(44));
+
+  const auto timeline = store.job_timeline(42);
+  ASSERT_EQ(timeline.size(), 2u);
+  EXPECT_EQ(timeline[0].record, "morph:v1 plan=d100");
+  EXPECT_EQ(timeline[0].until_time, 400);
+  EXPECT_EQ(timeline[1].until_time, 900);
+  EXPECT_EQ(timeline[1].gpu_type, "a100");
+  EXPECT_EQ(timeline[1].nodes, 2);
+  EXPECT_EQ(timeline[1].gpus_per_node, 4);
+  EXPECT_DOUBLE_EQ(timeline[1].predicted_samples_per_s, 80);
+
+  const auto all = store.all_timelines();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].job.job_id, 43u);
+  EXPECT_EQ(all[1].job.sla, Sla::best_effort);
+  ASSERT_EQ(all[1].plans.size(), 1u);
+  EXPECT_FALSE(all[1].plans[0].until_time);  // still running
+
+  EXPECT_CONTAINS(error_of([&] { store.record_job(job(42)); }), "record job 42");
+  // Foreign keys are on: no plan for a job that was never recorded.
+  EXPECT_CONTAINS(error_of([&] { store.record_plan(plan(99, 1, 1)); }), "FOREIGN KEY");
+  EXPECT_CONTAINS(error_of([&] { store.finish_job(99, 1); }), "no such job");
+}
+
+TEST_F(StateStoreTest, PredictedAgainstObservedThroughput) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_job(job(5));
+  EXPECT_FALSE(store.job_throughput(5));
+  store.record_plan(plan(5, 100, 64));
+  EXPECT_EQ(store.job_throughput(5)->observations, 0);
+  EXPECT_FALSE(store.job_throughput(5)->observed_samples_per_s);
+  // Under an earlier plan: left out.
+  store.record_observations(std::array{Observation{5, 90, 1, 1.0, 1000, "d8"}});
+  // 512 samples in 8, 10, 16, 4 s: 64, 51.2, 32, 128 samples/s.
+  store.record_observations(std::array{Observation{5, 110, 10, 8.0, 512, "d4"}, Observation{5, 120, 20, 10.0, 512, "d4"},
+                                       Observation{5, 130, 30, 16.0, 512, "d4"}, Observation{5, 140, 40, 4.0, 512, "d4"}});
+  const auto all = store.job_throughput(5);
+  ASSERT_TRUE(all);
+  EXPECT_DOUBLE_EQ(all->predicted_samples_per_s, 64);
+  EXPECT_EQ(all->observations, 4);
+  EXPECT_DOUBLE_EQ(*all->observed_samples_per_s, (51.2 + 64) / 2);
+  const auto last3 = store.job_throughput(5, 3);  // 51.2, 32, 128
+  EXPECT_EQ(last3->observations, 3);
+  EXPECT_DOUBLE_EQ(*last3->observed_samples_per_s, 51.2);
+
+  // A batch is all or nothing: the bad second row leaves the first out too.
+  EXPECT_CONTAINS(error_of([&] {
+                store.record_observations(
+                    std::array{Observation{5, 150, 50, 2.0, 512, "d4"}, Observation{5, 160, 60, 0.0, 512, "d4"}});
+              }),
+              "CHECK constraint");
+  EXPECT_EQ(store.job_throughput(5)->observations, 4);
+}
+
+TEST_F(StateStoreTest, DecisionsForExplain) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_job(job(8));
+  EXPECT_FALSE(store.latest_decision(8));
+  const std::string alternatives = R"([{"plan":"d8","samples_per_s":90,"lost":"needs 8 GPUs, 4 free"}])";
+  const auto first = store.record_decision({0, 100, 8, "start", "best predicted throughput on free GPUs", "[]"});
+  const auto second = store.record_decision({0, 200, 8, "reconfigure", "4 more A100 free", alternatives});
+  EXPECT_LT(first, second);
+  const auto latest = store.latest_decision(8);
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(latest->id, second);
+  EXPECT_EQ(latest->action, "reconfigure");
+  EXPECT_EQ(latest->alternatives_json, alternatives);
+  ASSERT_EQ(store.decisions(8).size(), 2u);
+  EXPECT_EQ(store.decisions(8)[0].reason, "best predicted throughput on free GPUs");
+  EXPECT_CONTAINS(error_of([&] { store.record_decision({0, 300, 8, "keep", "x", R"({"plan":"d8"})"}); }),
+              "not a JSON array");
+}
+
+TEST_F(StateStoreTest, TheJournalMovesOnlyForward) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_job(job(3));
+  const auto id = store.journal_begin(3, ReconfigurationPath::requeue, "morph:v1 from", "morph:v1 to", 100);
+  EXPECT_CONTAINS(error_of([&] { store.journal_begin(3, ReconfigurationPath::inplace, "a", "b", 101); }),
+              "still at planned");
+  store.journal_advance(id, JournalState::signalled, 110);
+  store.journal_advance(id, JournalState::requeued, 120);
+  const std::string back = error_of([&] { store.journal_advance(id, JournalState::signalled, 130); });
+  EXPECT_CONTAINS(back, "go back from requeued to signalled");
+  EXPECT_CONTAINS(back, db_path_);
+  EXPECT_CONTAINS(error_of([&] { store.journal_advance(id, JournalState::released, 130); }),
+              "from requeued to released");
+  EXPECT_EQ(store.journal_entry(id).state, JournalState::requeued);
+  store.journal_advance(id, JournalState::updated, 140);
+  store.journal_advance(id, JournalState::released, 150);
+  store.journal_advance(id, JournalState::done, 160);
+  EXPECT_CONTAINS(error_of([&] { store.journal_advance(id, JournalState::rolled_back, 170); }), "finished");
+  const JournalEntry entry = store.journal_entry(id);
+  EXPECT_EQ(entry.started_at, 100);
+  EXPECT_EQ(entry.updated_at, 160);
+  EXPECT_TRUE(store.unfinished_reconfigurations().empty());
+
+  // The next reconfiguration of the job may begin, and be rolled back from any step.
+  const auto next = store.journal_begin(3, ReconfigurationPath::shrink, "morph:v1 to", "morph:v1 smaller", 200);
+  store.journal_advance(next, JournalState::signalled, 210);
+  EXPECT_CONTAINS(error_of([&] { store.journal_advance(next, JournalState::requeued, 220); }), "shrink path");
+  store.journal_advance(next, JournalState::rolled_back, 230);
+  EXPECT_THROW(store.journal_advance(12345, JournalState::done, 1), Error);
+}
+
+TEST(StateStoreJournalState, EachPathsSteps) {
+  using enum JournalState;
+  EXPECT_EQ(journal_steps(ReconfigurationPath::inplace).size(), 3u);
+  EXPECT_NO_THROW(check_journal_transition(ReconfigurationPath::inplace, planned, updated, "j"));
+  EXPECT_THROW(check_journal_transition(ReconfigurationPath::inplace, planned, signalled, "j"), Error);
+  EXPECT_NO_THROW(check_journal_transition(ReconfigurationPath::shrink, signalled, updated, "j"));
+  EXPECT_NO_THROW(check_journal_transition(ReconfigurationPath::requeue, released, rolled_back, "j"));
+  EXPECT_THROW(check_journal_transition(ReconfigurationPath::requeue, rolled_back, done, "j"), Error);
+  EXPECT_THROW(check_journal_transition(ReconfigurationPath::requeue, updated, updated, "j"), Error);
+  for (const auto state : {planned, signalled, requeued, updated, released, done, rolled_back})
+    EXPECT_EQ(parse_journal_state(to_string(state), "j"), state);
+  EXPECT_THROW(parse_journal_state("halfway", "j"), Error);
+}
+
+// A morphd that dies between two steps, without closing the database (no destructors run):
+// the next one finds the entry at the last step it recorded.
+TEST_F(StateStoreTest, AnInterruptedReconfigurationIsFoundAfterACrash) {
+  {
+    StateStore store = StateStore::open(db_path_);
+    store.record_job(job(11));
+  }
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      StateStore store = StateStore::open(db_path_);
+      const auto id = store.journal_begin(11, ReconfigurationPath::requeue, "from", "to", 100);
+      store.journal_advance(id, JournalState::signalled, 110);
+      store.journal_advance(id, JournalState::requeued, 120);
+    } catch (...) {
+      ::_exit(2);
+    }
+    ::_exit(0);  // still inside no scope: the connection is never closed
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  StateStore store = StateStore::open(db_path_);
+  const auto unfinished = store.unfinished_reconfigurations();
+  ASSERT_EQ(unfinished.size(), 1u);
+  EXPECT_EQ(unfinished[0].job_id, 11u);
+  EXPECT_EQ(unfinished[0].path, ReconfigurationPath::requeue);
+  EXPECT_EQ(unfinished[0].state, JournalState::requeued);
+  EXPECT_EQ(unfinished[0].from_record, "from");
+  EXPECT_EQ(unfinished[0].to_record, "to");
+  // Recovery goes on from requeued: update, release, done.
+  store.journal_advance(unfinished[0].id, JournalState::updated, 200);
+  store.journal_advance(unfinished[0].id, JournalState::released, 210);
+  store.journal_advance(unfinished[0].id, JournalState::done, 220);
+  EXPECT_TRUE(store.unfinished_reconfigurations().empty());
+}
+
+constexpr Migration kFakeV2{2, R"sql(
+ALTER TABLE jobs ADD COLUMN partition TEXT NOT NULL DEFAULT 'gpu';
+CREATE TABLE node_events (id INTEGER PRIMARY KEY, node TEXT NOT NULL, time INTEGER NOT NULL);
+)sql"};
+
+TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
+  {
+    StateStore v1 = StateStore::open(db_path_);
+    v1.record_job(job(21));
+    v1.record_plan(plan(21, 100, 10));
+    const auto id = v1.journal_begin(21, ReconfigurationPath::inplace, "a", "b", 100);
+    v1.journal_advance(id, JournalState::updated, 101);
+  }
+  const std::array migrations = {schema_migrations()[0], kFakeV2};
+  {
+    StateStore v2 = StateStore::open(db_path_, migrations);
+    EXPECT_EQ(v2.schema_version(), 2);
+    ASSERT_TRUE(v2.job(21));
+    EXPECT_EQ(v2.job(21)->global_batch, 512);
+    EXPECT_EQ(v2.job_timeline(21).size(), 1u);
+    ASSERT_EQ(v2.unfinished_reconfigurations().size(), 1u);
+    EXPECT_EQ(v2.unfinished_reconfigurations()[0].state, JournalState::updated);
+    v2.record_job(job(22));  // the new column's default fills in
+  }
+  {
+    StateStore again = StateStore::open(db_path_, migrations);  // nothing left to apply
+    EXPECT_EQ(again.all_timelines().size(), 2u);
+  }
+  // This Morph knows version 1 only: a database written by a newer one is refused.
+  const std::string error = error_of([&] { StateStore::open(db_path_); });
+  EXPECT_CONTAINS(error, db_path_);
+  EXPECT_CONTAINS(error, "schema version 2, newer than the 1 this Morph knows");
+}
+
+TEST_F(StateStoreTest, MigrationsMustBeConsecutive) {
+  const std::array gap = {schema_migrations()[0], Migration{3, "CREATE TABLE x (y INTEGER)"}};
+  EXPECT_CONTAINS(error_of([&] { StateStore::open(db_path_, gap); }), "versions must run 1, 2");
+}
+
+// morphd writes while morph status reads, each with its own connection.
+TEST_F(StateStoreTest, AReaderAndAWriterAtOnce) {
+  StateStore writer = StateStore::open(db_path_);
+  StateStore reader = StateStore::open(db_path_);
+  writer.record_job(job(31));
+  writer.record_plan(plan(31, 0, 10));
+  ASSERT_TRUE(reader.job(31));  // sees what the other connection committed
+
+  constexpr int kWrites = 200;
+  std::atomic<bool> writer_failed{false};
+  std::thread writes([&] {
+    try {
+      for (int i = 0; i < kWrites; ++i) {
+        writer.record_observations(std::array{Observation{31, i + 1, i, 1.0, 10, "d1"}});
+        if (i % 20 == 0) writer.record_decision({0, i, 31, "keep", "no better plan", "[]"});
+      }
+    } catch (const Error&) {
+      writer_failed = true;
+    }
+  });
+  int last_seen = 0;
+  for (int reads = 0; reads < 400 && last_seen < kWrites; ++reads) {
+    const auto throughput = reader.job_throughput(31, kWrites);
+    ASSERT_TRUE(throughput);
+    EXPECT_GE(throughput->observations, last_seen);  // committed rows never disappear
+    last_seen = throughput->observations;
+    reader.all_timelines();
+  }
+  writes.join();
+  EXPECT_FALSE(writer_failed);
+  EXPECT_EQ(reader.job_throughput(31, kWrites)->observations, kWrites);
+  EXPECT_EQ(reader.decisions(31).size(), 10u);
+}
+
+}  // namespace
+}  // namespace morph::daemon
