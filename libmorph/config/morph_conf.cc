@@ -9,6 +9,7 @@
 
 #include "libmorph/plan/plan_features.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/host_port.h"
 #include "libmorph/util/hostlist.h"
 #include "libmorph/util/parse.h"
 #include "libmorph/util/text_file.h"
@@ -145,6 +146,10 @@ void parse_globals(Record r, MorphConfig& c) {
     c.max_gpus_per_job = static_cast<int>(parse_int(*v, fmt::format("{}: MaxGpusPerJob", r.where()), 1, 1 << 16));
   if (auto v = r.take("ModelCatalog")) c.model_catalog = *v;
   if (auto v = r.take("PerfModelDir")) c.perf_model_dir = *v;
+  if (auto v = r.take("MorphdAddress")) {
+    parse_host_port(*v, fmt::format("{}: MorphdAddress", r.where()));
+    c.morphd_address = *v;
+  }
   if (auto v = r.take("CheckpointSignal")) c.checkpoint_signal = parse_checkpoint_signal(*v, r.where());
   if (auto v = r.take("MaxMicroBatchSize"))
     c.max_micro_batch_size = static_cast<int>(parse_int(*v, fmt::format("{}: MaxMicroBatchSize", r.where()), 0, 1 << 20));
