@@ -20,9 +20,14 @@ launcher_morphrun_SOURCES = \
 	%reldir%/slurm_job.h %reldir%/slurm_job.cc \
 	%reldir%/task.h %reldir%/task.cc \
 	%reldir%/driver.h %reldir%/driver.cc \
+	%reldir%/morphd_report.h %reldir%/morphd_report.cc \
 	$(launcher_mpi_reshard)
 launcher_morphrun_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) $(SLURM_CPPFLAGS) $(HWLOC_CFLAGS) -DOMPI_SKIP_MPICXX=1
-launcher_morphrun_LDADD = profiler/libmorph_hw.la libmorph/libmorph.la $(MPI_LIBS) $(SLURM_LIBS) $(HWLOC_LIBS) $(FMT_LIBS)
+# Reporting rank 0's iterations to morphd (launcher/morphd_report.cc; built out without MUNGE).
+if HAVE_MUNGE
+launcher_morphrun_report = daemon/libmorph_report.la
+endif
+launcher_morphrun_LDADD = $(launcher_morphrun_report) profiler/libmorph_hw.la libmorph/libmorph.la $(MPI_LIBS) $(SLURM_LIBS) $(HWLOC_LIBS) $(FMT_LIBS)
 endif
 endif
 endif

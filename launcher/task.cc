@@ -19,6 +19,7 @@
 #include "launcher/checkpoint_prepare.h"
 #include "launcher/master_addr.h"
 #include "launcher/morph_config.h"
+#include "launcher/morphd_report.h"
 #include "launcher/supervisor.h"
 #include "libmorph/launch/framework.h"
 #include "libmorph/launch/metrics_line.h"
@@ -28,6 +29,7 @@
 #include "libmorph/record/plan_env.h"
 #include "libmorph/state/layout.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
 
 namespace morph::launcher {
 namespace {
@@ -75,6 +77,19 @@ std::string metrics_path(const Options& o, const Environment& env, const launch:
   if (step.job_id == 0) return {};
   const auto dir = env.find("SLURM_SUBMIT_DIR");
   return fmt::format("{}/morph-{}.metrics", dir != env.end() ? dir->second : ".", step.job_id);
+}
+
+// The job whose iterations go to morphd: the step's, else the allocation's (morphrun
+// --hosts inside salloc); 0 outside Slurm.
+std::uint32_t report_job_id(const launch::StepLayout& step, const Environment& env) {
+  if (step.job_id != 0) return step.job_id;
+  const auto it = env.find("SLURM_JOB_ID");
+  if (it == env.end()) return 0;
+  try {
+    return static_cast<std::uint32_t>(parse_int(it->second, "SLURM_JOB_ID", 1, 0xffffffffLL));
+  } catch (const Error&) {
+    return 0;
+  }
 }
 
 double unix_now() {
@@ -160,14 +175,17 @@ int run_task(const Options& o) {
   const std::string metrics_file = rank0_child >= 0 ? metrics_path(o, env, step) : std::string{};
   const std::string layout = state::to_string(layout_of(source.plan));
   bool warned = false;
+  MorphdReport report(rank0_child >= 0 ? config.morphd_address : std::string{}, report_job_id(step, env), step.step_id);
   SupervisorOptions supervision;
   supervision.checkpoint_signal = config.checkpoint_signal;
   supervision.checkpoint_timeout_s = config.checkpoint_timeout_s;
   supervision.on_metrics = [&](std::size_t child, const std::string& line) {
-    if (metrics_file.empty() || static_cast<int>(child) != rank0_child) return;
+    if (static_cast<int>(child) != rank0_child || (metrics_file.empty() && !report.enabled())) return;
     try {
       const auto m = launch::parse_metrics_line(line);
       if (!m) return;
+      report.queue(*m, layout);
+      if (metrics_file.empty()) return;
       std::ofstream out(metrics_file, std::ios::app);
       out << launch::format_metrics_record(unix_now(), *m, layout) << '\n';
     } catch (const Error& e) {
@@ -175,7 +193,15 @@ int run_task(const Options& o) {
       warned = true;
     }
   };
+  if (report.enabled()) {
+    supervision.tick_s = 1;
+    supervision.on_tick = [&] {
+      report.tick();
+      return false;
+    };
+  }
   const SupervisorResult result = supervise(children, supervision);
+  report.flush();
   if (!result.message.empty()) std::fprintf(stderr, "morphrun: %s\n", result.message.c_str());
   if (result.outcome == Outcome::checkpointed && step.ranks.front() == 0)
     std::fprintf(stderr, "morphrun: checkpoint saved; exiting with %d %s\n", kExitRequeue,

@@ -72,6 +72,34 @@ tests_unit_unit_tests_CPPFLAGS += $(SQLITE_CFLAGS)
 tests_unit_unit_tests_LDADD += daemon/libmorph_store.la $(SQLITE_LIBS)
 endif
 endif
+# Reporting to morphd (daemon/report): unit tests, the server and client over TCP with the
+# real munged (report_tests; as root also as a second local user, through report_send),
+# and morphrun reporting to a stand-in server (report_sink, morphd_report.bats).
+if HAVE_MUNGE
+if HAVE_GTEST
+tests_unit_unit_tests_SOURCES += %reldir%/unit/munge_support.h %reldir%/unit/report_message_test.cc \
+	%reldir%/unit/munge_credential_test.cc
+tests_unit_unit_tests_LDADD += daemon/libmorph_report.la
+check_PROGRAMS += tests/report/report_tests
+TESTS += tests/report/report_tests
+tests_report_report_tests_SOURCES = %reldir%/report/report_server_test.cc %reldir%/unit/munge_support.h
+tests_report_report_tests_CPPFLAGS = $(AM_CPPFLAGS) $(GTEST_CFLAGS) \
+	-DMORPH_REPORT_SEND='"$(abs_top_builddir)/tests/report/report_send"'
+tests_report_report_tests_LDADD = daemon/libmorph_report.la libmorph/libmorph.la $(GTEST_LIBS) $(FMT_LIBS)
+endif
+# -no-install: real executables (no libtool wrapper) that a second user can run.
+check_PROGRAMS += tests/report/report_send tests/report/report_sink
+tests_report_report_send_SOURCES = %reldir%/report/report_send.cc
+tests_report_report_send_LDADD = daemon/libmorph_report.la libmorph/libmorph.la $(FMT_LIBS)
+tests_report_report_send_LDFLAGS = $(AM_LDFLAGS) -no-install
+tests_report_report_sink_SOURCES = %reldir%/report/report_sink.cc
+tests_report_report_sink_LDADD = daemon/libmorph_report.la libmorph/libmorph.la $(FMT_LIBS)
+tests_report_report_sink_LDFLAGS = $(AM_LDFLAGS) -no-install
+endif
+TESTS += %reldir%/cli/morphd_report.bats
+EXTRA_DIST += %reldir%/cli/morphd_report.bats %reldir%/unit/munge_support.h %reldir%/unit/report_message_test.cc \
+	%reldir%/unit/munge_credential_test.cc %reldir%/report/report_server_test.cc %reldir%/report/report_send.cc \
+	%reldir%/report/report_sink.cc
 EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/unit/state_store_test.cc %reldir%/profiler/dgx-a100.xml %reldir%/profiler/pcie-node.xml \
 	%reldir%/profiler/make_topologies.py
 

@@ -9,6 +9,7 @@
 
 #include "libmorph/plan/plan_features.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/host_port.h"
 #include "libmorph/util/hostlist.h"
 #include "libmorph/util/parse.h"
 #include "libmorph/util/text_file.h"
@@ -146,6 +147,10 @@ void parse_globals(Record r, MorphConfig& c) {
   if (auto v = r.take("ModelCatalog")) c.model_catalog = *v;
   if (auto v = r.take("PerfModelDir")) c.perf_model_dir = *v;
   if (auto v = r.take("StateDatabase")) c.state_database = *v;
+  if (auto v = r.take("MorphdAddress")) {
+    parse_host_port(*v, fmt::format("{}: MorphdAddress", r.where()));
+    c.morphd_address = *v;
+  }
   if (auto v = r.take("CheckpointSignal")) c.checkpoint_signal = parse_checkpoint_signal(*v, r.where());
   if (auto v = r.take("MaxMicroBatchSize"))
     c.max_micro_batch_size = static_cast<int>(parse_int(*v, fmt::format("{}: MaxMicroBatchSize", r.where()), 0, 1 << 20));

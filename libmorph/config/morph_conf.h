@@ -32,6 +32,7 @@ struct MorphConfig {
   int checkpoint_signal = 12;       // CheckpointSignal=: SIGUSR2; SIGUSR1 is refused
   double checkpoint_timeout_s = 300;  // CheckpointTimeoutSeconds=: how long morphrun waits for a save
   double driver_poll_s = 10;          // DriverPollSeconds=: how often morphrun --driver reads the job's record
+  std::string morphd_address;         // MorphdAddress=HOST:PORT: where morphrun reports iterations ("": nowhere)
   PolicyKnobs policy;
 };
 

@@ -102,5 +102,19 @@ TEST(MorphConf, ErrorsNameLineAndKey) {
   EXPECT_THROW(load_morph_conf("/nonexistent/morph.conf"), Error);
 }
 
+TEST(MorphConf, MorphdAddressIsHostColonPort) {
+  EXPECT_EQ(parse_morph_conf("MorphdAddress=ctl01:6830\n", "morph.conf").morphd_address, "ctl01:6830");
+  EXPECT_EQ(parse_morph_conf("MorphdAddress=[::1]:6830\n", "morph.conf").morphd_address, "[::1]:6830");
+  EXPECT_TRUE(parse_morph_conf("", "morph.conf").morphd_address.empty());
+  EXPECT_NE(error_of("MorphdAddress=ctl01\n").find("morph.conf:1: MorphdAddress: 'ctl01' is not HOST:PORT (no port)"),
+            std::string::npos)
+      << error_of("MorphdAddress=ctl01\n");
+  EXPECT_NE(error_of("MorphdAddress=ctl01:0\n").find("MorphdAddress: port"), std::string::npos);
+  EXPECT_NE(error_of("MorphdAddress=ctl01:65536\n").find("MorphdAddress: port"), std::string::npos);
+  EXPECT_NE(error_of("MorphdAddress=:6830\n").find("no host"), std::string::npos);
+  EXPECT_NE(error_of("MorphdAddress=ct/l:6830\n").find("bad character"), std::string::npos);
+  EXPECT_NE(error_of("MorphdAddress=::1:6830\n").find("[ADDRESS]:PORT"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace morph
