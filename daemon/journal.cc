@@ -8,26 +8,6 @@
 
 namespace morph::daemon {
 
-const char* to_string(Step step) {
-  switch (step) {
-    case Step::planned: return "planned";
-    case Step::signalled: return "signalled";
-    case Step::requeued: return "requeued";
-    case Step::held: return "held";
-    case Step::updated: return "updated";
-    case Step::released: return "released";
-    case Step::done: return "done";
-    case Step::rolled_back: return "rolled_back";
-  }
-  return "?";
-}
-
-bool comes_after(Step next, Step now) {
-  if (now == Step::done || now == Step::rolled_back) return false;
-  if (next == Step::rolled_back) return true;  // from any open step
-  return static_cast<int>(next) > static_cast<int>(now);
-}
-
 std::int64_t MemoryJournal::begin(const Reconfiguration& change, double now_s) {
   const std::int64_t id = entries_.empty() ? 1 : entries_.rbegin()->first + 1;
   entries_[id] = JournalEntry{id, change, Step::planned, now_s, now_s};
@@ -36,8 +16,7 @@ std::int64_t MemoryJournal::begin(const Reconfiguration& change, double now_s) {
 
 void MemoryJournal::advance(std::int64_t id, Step step, double now_s) {
   JournalEntry& e = entries_.at(id);
-  if (!comes_after(step, e.step))
-    throw Error(fmt::format("journal entry {}: cannot go from {} to {}", id, to_string(e.step), to_string(step)));
+  store::check_journal_transition(e.change.path, e.step, step, fmt::format("journal entry {}", id));
   e.step = step;
   e.updated_s = now_s;
 }

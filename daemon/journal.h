@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "daemon/reconfiguration.h"
+#include "daemon/store/journal_state.h"
 
 namespace morph::daemon {
 
-// The steps, in the only order they may be taken (a path skips those it does not need).
-enum class Step { planned, signalled, requeued, held, updated, released, done, rolled_back };
-const char* to_string(Step step);
+// The steps are the store's (daemon/store/journal_state.h, docs/state.md): which a path
+// takes, in which order.
+using Step = store::JournalState;
 
 struct JournalEntry {
   std::int64_t id = 0;
@@ -29,15 +30,12 @@ class Journal {
  public:
   virtual ~Journal() = default;
   virtual std::int64_t begin(const Reconfiguration& change, double now_s) = 0;
-  // Throws morph::Error when `step` does not come after the entry's (naming both).
+  // Throws morph::Error when the entry's path does not go from its step to `step`.
   virtual void advance(std::int64_t id, Step step, double now_s) = 0;
   virtual std::vector<JournalEntry> unfinished() const = 0;
   // When the job's last reconfiguration was done (0: never).
   virtual double last_done_s(std::uint32_t job) const = 0;
 };
-
-// Forward-only order of the steps.
-bool comes_after(Step next, Step now);
 
 class MemoryJournal : public Journal {
  public:

@@ -5,6 +5,7 @@ noinst_LTLIBRARIES += daemon/libmorph_daemon.la
 daemon_libmorph_daemon_la_SOURCES = \
 	%reldir%/cluster_snapshot.h \
 	%reldir%/view_builder.h %reldir%/view_builder.cc \
+	%reldir%/store/journal_state.h %reldir%/store/journal_state.cc \
 	%reldir%/reconfiguration.h %reldir%/reconfiguration.cc \
 	%reldir%/slurm_ops.h \
 	%reldir%/journal.h %reldir%/journal.cc \
@@ -17,19 +18,22 @@ noinst_LTLIBRARIES += daemon/libmorph_store.la
 daemon_libmorph_store_la_SOURCES = \
 	%reldir%/store/sqlite_handle.h %reldir%/store/sqlite_handle.cc \
 	%reldir%/store/schema.h %reldir%/store/schema.cc \
-	%reldir%/store/journal_state.h %reldir%/store/journal_state.cc \
 	%reldir%/store/records.h \
 	%reldir%/store/state_store.h %reldir%/store/state_store.cc \
 	%reldir%/store/state_journal.cc \
-	%reldir%/store/state_queries.cc
+	%reldir%/store/state_queries.cc \
+	%reldir%/sqlite_journal.h %reldir%/sqlite_journal.cc
 daemon_libmorph_store_la_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 daemon_libmorph_store_la_LIBADD = libmorph/libmorph.la $(SQLITE_LIBS) $(FMT_LIBS)
 endif
 
-# morphd itself: the libslurm side and the daemon.
+# morphd itself: the libslurm side and the daemon (its journal lives in SQLite).
 if HAVE_SLURM
+if HAVE_SQLITE
 sbin_PROGRAMS += daemon/morphd
 daemon_morphd_SOURCES = %reldir%/morphd.cc %reldir%/slurm_client.h %reldir%/slurm_client.cc
 daemon_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
-daemon_morphd_LDADD = daemon/libmorph_daemon.la libmorph/libmorph.la $(SLURM_LIBS) $(FMT_LIBS)
+daemon_morphd_LDADD = daemon/libmorph_store.la daemon/libmorph_daemon.la libmorph/libmorph.la $(SLURM_LIBS) \
+	$(SQLITE_LIBS) $(FMT_LIBS)
+endif
 endif

@@ -22,6 +22,8 @@
 #include "daemon/reconfigurer.h"
 #include "daemon/scheduler.h"
 #include "daemon/slurm_client.h"
+#include "daemon/sqlite_journal.h"
+#include "daemon/store/state_store.h"
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
@@ -38,6 +40,7 @@ struct Options {
   bool once = false;
   bool dry_run = false;
   std::string config_path;
+  std::string state_path;  // "": morph.conf StateDatabase
   std::string policy = "morphling";
   double poll_s = 1;
 };
@@ -77,13 +80,20 @@ int run(const Options& o) {
   const morph::PerfStore perf = morph::PerfStore::load_dir(config.perf_model_dir);
 
   morph::daemon::SlurmClient slurm;
-  morph::daemon::MemoryJournal journal;
+  morph::store::StateStore state = morph::store::StateStore::open(!o.state_path.empty() ? o.state_path
+                                                                                       : config.state_database);
+  morph::daemon::SqliteJournal journal(state);
   morph::daemon::Reconfigurer reconfigurer(
       slurm, journal, {config.checkpoint_signal, config.checkpoint_timeout_s, 60}, log_line);
   morph::daemon::Scheduler scheduler({config, catalog, perf}, morph::policy::make_policy(o.policy), reconfigurer,
                                      journal);
-  log_line(fmt::format("started: policy {}, {}, round every {:.0f} s", o.policy, conf_path,
+  log_line(fmt::format("started: policy {}, {}, state {}, round every {:.0f} s", o.policy, conf_path, state.path(),
                        config.policy.scheduling_interval_s));
+  // What a predecessor left half done is finished (or rolled back) before anything new.
+  if (const auto unfinished = journal.unfinished(); !unfinished.empty()) {
+    log_line(fmt::format("resuming {} unfinished reconfiguration(s)", unfinished.size()));
+    reconfigurer.advance_all(static_cast<double>(std::time(nullptr)));
+  }
 
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_round{};
@@ -118,6 +128,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", PACKAGE_STRING);
   app.add_flag("-D,--foreground", o.foreground, "stay in the foreground and log to standard error (systemd)");
   app.add_option("--config", o.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.add_option("--state", o.state_path, "the state database (default: morph.conf StateDatabase)");
   app.add_option("--policy", o.policy, "the scheduling policy (default morphling)");
   app.add_flag("--once", o.once, "run one round and exit");
   app.add_flag("--dry-run", o.dry_run, "decide and log, change nothing");

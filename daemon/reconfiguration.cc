@@ -8,17 +8,6 @@
 
 namespace morph::daemon {
 
-const char* to_string(Path path) {
-  switch (path) {
-    case Path::start: return "start";
-    case Path::inplace: return "inplace";
-    case Path::shrink: return "shrink";
-    case Path::requeue: return "requeue";
-    case Path::preempt: return "preempt";
-  }
-  return "?";
-}
-
 Placement placement_of(const policy::ClusterView& view, const policy::JobAllocation& target, double iter_ms) {
   if (target.slices.empty()) throw Error("an empty allocation has no placement");
   const policy::Slice& first = target.slices.front();
@@ -85,7 +74,7 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
     } else {
       r.path = Path::requeue;
     }
-    r.reason = fmt::format("{}: {} ({}) -> {} ({}), {:.3f} s/iteration predicted", to_string(r.path), describe(was),
+    r.reason = fmt::format("{}: {} ({}) -> {} ({}), {:.3f} s/iteration predicted", store::to_string(r.path), describe(was),
                            to_string(was.plan), describe(now), to_string(now.plan), now.iter_ms / 1e3);
     out.push_back(std::move(r));
   }

@@ -16,14 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "daemon/store/journal_state.h"
 #include "daemon/view_builder.h"
 #include "libmorph/policy/cluster_view.h"
 #include "libmorph/policy/plan_oracle.h"
 
 namespace morph::daemon {
 
-enum class Path { start, inplace, shrink, requeue, preempt };
-const char* to_string(Path path);
+// The paths are the journal's (daemon/store/journal_state.h): one list for both.
+using Path = store::ReconfigurationPath;
 
 struct Reconfiguration {
   std::uint32_t job = 0;

@@ -16,7 +16,8 @@ Reconfigurer::Reconfigurer(SlurmOps& slurm, Journal& journal, ReconfigurerOption
 void Reconfigurer::move(JournalEntry& e, Step next, double now_s, const std::string& why) {
   journal_.advance(e.id, next, now_s);
   if (log_)
-    log_(fmt::format("job {}: {} {} -> {}{}", e.change.job, to_string(e.change.path), to_string(e.step), to_string(next),
+    log_(fmt::format("job {}: {} {} -> {}{}", e.change.job, store::to_string(e.change.path), store::to_string(e.step),
+                     store::to_string(next),
                      why.empty() ? "" : ": " + why));
   e.step = next;
   e.updated_s = now_s;

@@ -67,9 +67,9 @@ tests_unit_unit_tests_SOURCES += %reldir%/unit/topology_test.cc
 tests_unit_unit_tests_LDADD += profiler/libmorph_hw.la
 endif
 if HAVE_SQLITE
-tests_unit_unit_tests_SOURCES += %reldir%/unit/state_store_test.cc
+tests_unit_unit_tests_SOURCES += %reldir%/unit/state_store_test.cc %reldir%/unit/sqlite_journal_test.cc
 tests_unit_unit_tests_CPPFLAGS += $(SQLITE_CFLAGS)
-tests_unit_unit_tests_LDADD += daemon/libmorph_store.la $(SQLITE_LIBS)
+tests_unit_unit_tests_LDADD += daemon/libmorph_store.la daemon/libmorph_daemon.la $(SQLITE_LIBS)
 endif
 endif
 # Reporting to morphd (daemon/report): unit tests, the server and client over TCP with the
@@ -100,7 +100,7 @@ TESTS += %reldir%/cli/morphd_report.bats
 EXTRA_DIST += %reldir%/cli/morphd_report.bats %reldir%/unit/munge_support.h %reldir%/unit/report_message_test.cc \
 	%reldir%/unit/munge_credential_test.cc %reldir%/report/report_server_test.cc %reldir%/report/report_send.cc \
 	%reldir%/report/report_sink.cc
-EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/unit/state_store_test.cc %reldir%/profiler/dgx-a100.xml %reldir%/profiler/pcie-node.xml \
+EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/unit/state_store_test.cc %reldir%/unit/sqlite_journal_test.cc %reldir%/profiler/dgx-a100.xml %reldir%/profiler/pcie-node.xml \
 	%reldir%/profiler/make_topologies.py
 
 # Command-line tests (bats); jq checks the --json output.

@@ -10,7 +10,7 @@
 #include "daemon/store/journal_state.h"
 #include "libmorph/request/morph_request.h"
 
-namespace morph::daemon {
+namespace morph::store {
 
 using JobId = std::uint32_t;
 
@@ -88,4 +88,4 @@ struct JobThroughput {
   int observations = 0;                           // how many the median is over
 };
 
-}  // namespace morph::daemon
+}  // namespace morph::store

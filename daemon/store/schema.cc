@@ -7,7 +7,7 @@
 
 #include "libmorph/util/error.h"
 
-namespace morph::daemon {
+namespace morph::store {
 namespace {
 
 // v1 (docs/state.md). Times are Unix seconds; job ids are Slurm's.
@@ -68,8 +68,8 @@ CREATE INDEX decisions_by_job ON decisions (job_id, time);
 CREATE TABLE journal (
   id INTEGER PRIMARY KEY,
   job_id INTEGER NOT NULL REFERENCES jobs (job_id),
-  path TEXT NOT NULL CHECK (path IN ('inplace', 'shrink', 'requeue')),
-  state TEXT NOT NULL CHECK (state IN ('planned', 'signalled', 'requeued', 'updated', 'released', 'done',
+  path TEXT NOT NULL CHECK (path IN ('start', 'inplace', 'shrink', 'requeue', 'preempt')),
+  state TEXT NOT NULL CHECK (state IN ('planned', 'signalled', 'requeued', 'held', 'updated', 'released', 'done',
                                        'rolled_back')),
   from_record TEXT NOT NULL,
   to_record TEXT NOT NULL,
@@ -114,4 +114,4 @@ void migrate(const Database& db, std::span<const Migration> migrations) {
   }
 }
 
-}  // namespace morph::daemon
+}  // namespace morph::store

@@ -6,7 +6,7 @@
 
 #include "daemon/store/sqlite_handle.h"
 
-namespace morph::daemon {
+namespace morph::store {
 
 struct Migration {
   int version;      // 1, 2, ...: consecutive
@@ -23,4 +23,4 @@ void migrate(const Database& db, std::span<const Migration> migrations);
 
 int schema_version(const Database& db);
 
-}  // namespace morph::daemon
+}  // namespace morph::store

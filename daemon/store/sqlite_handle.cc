@@ -6,7 +6,7 @@
 
 #include "libmorph/util/error.h"
 
-namespace morph::daemon {
+namespace morph::store {
 
 Database Database::open(const std::string& path, int flags) {
   sqlite3* raw = nullptr;
@@ -112,4 +112,4 @@ void Transaction::commit() {
   open_ = false;
 }
 
-}  // namespace morph::daemon
+}  // namespace morph::store

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace morph::daemon {
+namespace morph::store {
 
 class Statement;
 
@@ -85,4 +85,4 @@ class Transaction {
   bool open_ = true;
 };
 
-}  // namespace morph::daemon
+}  // namespace morph::store

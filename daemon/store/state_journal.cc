@@ -4,7 +4,7 @@
 #include "daemon/store/state_store.h"
 #include "libmorph/util/error.h"
 
-namespace morph::daemon {
+namespace morph::store {
 namespace {
 
 constexpr const char* kJournalColumns = "id, job_id, path, state, from_record, to_record, started_at, updated_at";
@@ -81,4 +81,4 @@ std::vector<JournalEntry> StateStore::unfinished_reconfigurations() const {
   return entries;
 }
 
-}  // namespace morph::daemon
+}  // namespace morph::store

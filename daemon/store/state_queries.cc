@@ -7,7 +7,7 @@
 #include "daemon/store/state_store.h"
 #include "libmorph/util/error.h"
 
-namespace morph::daemon {
+namespace morph::store {
 namespace {
 
 FittedParams read_fit(const Statement& row) {
@@ -156,4 +156,4 @@ std::optional<JobThroughput> StateStore::job_throughput(JobId job_id, int last_o
   return throughput;
 }
 
-}  // namespace morph::daemon
+}  // namespace morph::store

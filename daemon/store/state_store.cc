@@ -14,7 +14,7 @@
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/util/error.h"
 
-namespace morph::daemon {
+namespace morph::store {
 namespace {
 
 // Creates an empty file (an empty SQLite database) readable and writable by its owner only,
@@ -60,7 +60,7 @@ StateStore StateStore::open(const std::string& path, std::span<const Migration> 
   return StateStore(std::move(db));
 }
 
-int StateStore::schema_version() const { return morph::daemon::schema_version(db_); }
+int StateStore::schema_version() const { return morph::store::schema_version(db_); }
 
 void StateStore::record_fitted_params(const FittedParams& fit) {
   const std::string operation = fmt::format("record the fitted parameters of {}", fit.model);
@@ -160,4 +160,4 @@ std::int64_t StateStore::record_decision(const Decision& decision) {
   return id;
 }
 
-}  // namespace morph::daemon
+}  // namespace morph::store

@@ -18,7 +18,7 @@
 #include "daemon/store/schema.h"
 #include "daemon/store/sqlite_handle.h"
 
-namespace morph::daemon {
+namespace morph::store {
 
 class StateStore {
  public:
@@ -69,4 +69,4 @@ class StateStore {
   Database db_;
 };
 
-}  // namespace morph::daemon
+}  // namespace morph::store

@@ -195,15 +195,15 @@ TEST_F(ReconfigurerTest, ChangesUnderItRollBackAndNeverLeaveAJobHeld) {
   EXPECT_EQ(step_of(5), Step::rolled_back);
 }
 
-TEST(Journal, StepsOnlyMoveForward) {
+TEST(Journal, StepsOnlyMoveForwardAlongThePath) {
   MemoryJournal j;
   const std::int64_t id = j.begin(change(Path::requeue), 0);
   j.advance(id, Step::signalled, 1);
   EXPECT_THROW(j.advance(id, Step::planned, 2), Error);
   j.advance(id, Step::rolled_back, 3);
   EXPECT_THROW(j.advance(id, Step::done, 4), Error);
-  EXPECT_TRUE(comes_after(Step::held, Step::requeued));
-  EXPECT_FALSE(comes_after(Step::signalled, Step::held));
+  const std::int64_t other = j.begin(change(Path::inplace), 5);
+  EXPECT_THROW(j.advance(other, Step::signalled, 6), Error);  // the inplace path takes no signal
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/util/error.h"
 
-namespace morph::daemon {
+namespace morph::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -220,9 +220,8 @@ TEST_F(StateStoreTest, TheJournalMovesOnlyForward) {
   const std::string back = error_of([&] { store.journal_advance(id, JournalState::signalled, 130); });
   EXPECT_CONTAINS(back, "go back from requeued to signalled");
   EXPECT_CONTAINS(back, db_path_);
-  EXPECT_CONTAINS(error_of([&] { store.journal_advance(id, JournalState::released, 130); }),
-              "from requeued to released");
   EXPECT_EQ(store.journal_entry(id).state, JournalState::requeued);
+  store.journal_advance(id, JournalState::held, 135);
   store.journal_advance(id, JournalState::updated, 140);
   store.journal_advance(id, JournalState::released, 150);
   store.journal_advance(id, JournalState::done, 160);
@@ -234,8 +233,7 @@ TEST_F(StateStoreTest, TheJournalMovesOnlyForward) {
 
   // The next reconfiguration of the job may begin, and be rolled back from any step.
   const auto next = store.journal_begin(3, ReconfigurationPath::shrink, "morph:v1 to", "morph:v1 smaller", 200);
-  store.journal_advance(next, JournalState::signalled, 210);
-  EXPECT_CONTAINS(error_of([&] { store.journal_advance(next, JournalState::requeued, 220); }), "shrink path");
+  EXPECT_CONTAINS(error_of([&] { store.journal_advance(next, JournalState::signalled, 210); }), "shrink path");
   store.journal_advance(next, JournalState::rolled_back, 230);
   EXPECT_THROW(store.journal_advance(12345, JournalState::done, 1), Error);
 }
@@ -245,11 +243,15 @@ TEST(StateStoreJournalState, EachPathsSteps) {
   EXPECT_EQ(journal_steps(ReconfigurationPath::inplace).size(), 3u);
   EXPECT_NO_THROW(check_journal_transition(ReconfigurationPath::inplace, planned, updated, "j"));
   EXPECT_THROW(check_journal_transition(ReconfigurationPath::inplace, planned, signalled, "j"), Error);
-  EXPECT_NO_THROW(check_journal_transition(ReconfigurationPath::shrink, signalled, updated, "j"));
+  EXPECT_NO_THROW(check_journal_transition(ReconfigurationPath::shrink, planned, updated, "j"));
+  // A step whose effect Slurm already shows is skipped: a job found pending needs no signal.
+  EXPECT_NO_THROW(check_journal_transition(ReconfigurationPath::requeue, planned, requeued, "j"));
+  EXPECT_THROW(check_journal_transition(ReconfigurationPath::preempt, requeued, held, "j"), Error);
+  EXPECT_EQ(journal_steps(ReconfigurationPath::requeue).size(), 7u);
   EXPECT_NO_THROW(check_journal_transition(ReconfigurationPath::requeue, released, rolled_back, "j"));
   EXPECT_THROW(check_journal_transition(ReconfigurationPath::requeue, rolled_back, done, "j"), Error);
   EXPECT_THROW(check_journal_transition(ReconfigurationPath::requeue, updated, updated, "j"), Error);
-  for (const auto state : {planned, signalled, requeued, updated, released, done, rolled_back})
+  for (const auto state : {planned, signalled, requeued, held, updated, released, done, rolled_back})
     EXPECT_EQ(parse_journal_state(to_string(state), "j"), state);
   EXPECT_THROW(parse_journal_state("halfway", "j"), Error);
 }
@@ -286,7 +288,8 @@ TEST_F(StateStoreTest, AnInterruptedReconfigurationIsFoundAfterACrash) {
   EXPECT_EQ(unfinished[0].state, JournalState::requeued);
   EXPECT_EQ(unfinished[0].from_record, "from");
   EXPECT_EQ(unfinished[0].to_record, "to");
-  // Recovery goes on from requeued: update, release, done.
+  // Recovery goes on from requeued: hold, update, release, done.
+  store.journal_advance(unfinished[0].id, JournalState::held, 195);
   store.journal_advance(unfinished[0].id, JournalState::updated, 200);
   store.journal_advance(unfinished[0].id, JournalState::released, 210);
   store.journal_advance(unfinished[0].id, JournalState::done, 220);
@@ -367,4 +370,4 @@ TEST_F(StateStoreTest, AReaderAndAWriterAtOnce) {
 }
 
 }  // namespace
-}  // namespace morph::daemon
+}  // namespace morph::store

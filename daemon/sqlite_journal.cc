@@ -1,0 +1,61 @@
+#include "daemon/sqlite_journal.h"
+
+#include <cmath>
+
+#include "libmorph/record/job_record.h"
+#include "libmorph/util/error.h"
+
+namespace morph::daemon {
+namespace {
+
+std::int64_t seconds(double s) { return static_cast<std::int64_t>(std::floor(s)); }
+
+}  // namespace
+
+std::int64_t SqliteJournal::begin(const Reconfiguration& change, double now_s) {
+  if (!store_.job(change.job)) {
+    store::JobRow row;
+    row.job_id = change.job;
+    row.submitted_at = seconds(now_s);
+    try {
+      const JobRecord r = parse_admin_comment(change.from_record);
+      row.model = r.request.model;
+      row.global_batch = r.request.global_batch;
+      row.sla = r.request.sla;
+    } catch (const Error&) {
+      // A record morphd could not read is never planned for; keep the row minimal.
+    }
+    store_.record_job(row);
+  }
+  store_.record_decision({0, seconds(now_s), change.job, store::to_string(change.path), change.reason, "[]"});
+  return store_.journal_begin(change.job, change.path, change.from_record, change.to_record, seconds(now_s));
+}
+
+void SqliteJournal::advance(std::int64_t id, Step step, double now_s) {
+  store_.journal_advance(id, step, seconds(now_s));
+  if (step != Step::done) return;
+  const store::JournalEntry e = store_.journal_entry(id);
+  try {
+    const JobRecord r = parse_admin_comment(e.to_record);
+    const double per_s = r.current.iter_ms > 0 ? r.request.global_batch / (r.current.iter_ms / 1e3) : 0;
+    store_.record_plan({e.job_id, seconds(now_s), e.to_record, r.current.gpu_type, r.current.nodes,
+                        r.current.gpus_per_node, per_s, std::nullopt});
+  } catch (const Error&) {
+    // The timeline misses this plan; the journal is complete.
+  }
+}
+
+std::vector<JournalEntry> SqliteJournal::unfinished() const {
+  std::vector<JournalEntry> out;
+  for (const store::JournalEntry& e : store_.unfinished_reconfigurations())
+    out.push_back(JournalEntry{e.id, Reconfiguration{e.job_id, e.path, e.from_record, e.to_record, {}}, e.state,
+                               static_cast<double>(e.started_at), static_cast<double>(e.updated_at)});
+  return out;
+}
+
+double SqliteJournal::last_done_s(std::uint32_t job) const {
+  const std::vector<store::PlanPeriod> plans = store_.job_timeline(job);
+  return plans.empty() ? 0 : static_cast<double>(plans.back().from_time);
+}
+
+}  // namespace morph::daemon

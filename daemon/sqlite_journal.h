@@ -1,0 +1,23 @@
+// morphd's journal in its state database (daemon/store): what a successor reads after a
+// crash. Beginning a reconfiguration also records the job (when new) and the decision
+// with its reason; finishing one records the job's new plan for its timeline.
+#pragma once
+
+#include "daemon/journal.h"
+#include "daemon/store/state_store.h"
+
+namespace morph::daemon {
+
+class SqliteJournal : public Journal {
+ public:
+  explicit SqliteJournal(store::StateStore& store) : store_(store) {}
+  std::int64_t begin(const Reconfiguration& change, double now_s) override;
+  void advance(std::int64_t id, Step step, double now_s) override;
+  std::vector<JournalEntry> unfinished() const override;
+  double last_done_s(std::uint32_t job) const override;
+
+ private:
+  store::StateStore& store_;
+};
+
+}  // namespace morph::daemon

@@ -1,0 +1,108 @@
+// morphd's journal in SQLite (daemon/sqlite_journal.h): a morphd killed in the middle of
+// a requeue is succeeded by one that reopens the database and finishes the work.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+
+#include "daemon/reconfigurer.h"
+#include "daemon/sqlite_journal.h"
+#include "libmorph/record/job_record.h"
+
+namespace morph::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Slurm : public SlurmOps {
+ public:
+  SlurmJob state{7, 1000, JobPhase::running, false, "", {"n1"}};
+  int signals = 0, updates = 0, holds = 0, releases = 0;
+  std::optional<SlurmJob> job(std::uint32_t, bool* gone) override {
+    *gone = false;
+    return state;
+  }
+  std::string set_record(std::uint32_t, const std::string& text) override {
+    ++updates;
+    state.admin_comment = text;
+    return {};
+  }
+  std::string signal_batch(std::uint32_t, int) override {
+    ++signals;
+    return {};
+  }
+  std::string requeue_hold(std::uint32_t) override { return {}; }
+  std::string hold(std::uint32_t) override {
+    ++holds;
+    state.held = true;
+    return {};
+  }
+  std::string release(std::uint32_t) override {
+    ++releases;
+    state.held = false;
+    return {};
+  }
+};
+
+std::string record(int gpus) {
+  JobRecord r;
+  r.request.model = "gpt2-1.5b";
+  r.request.global_batch = 16;
+  r.current.gpu_type = "a100-80g";
+  r.current.nodes = 1;
+  r.current.gpus_per_node = gpus;
+  r.current.cpus_per_gpu = 4;
+  r.current.plan.dp = gpus;
+  r.current.plan.micro_batch_size = 16 / gpus;
+  r.current.iter_ms = 400.0 / gpus;
+  return to_admin_comment(r);
+}
+
+TEST(SqliteJournal, ASuccessorReopensTheDatabaseAndFinishesARequeue) {
+  const fs::path db = fs::temp_directory_path() / ("morph-journal-" + std::to_string(::getpid()) + ".db");
+  fs::remove(db);
+  Slurm slurm;
+  slurm.state.admin_comment = record(2);
+  const Reconfiguration change{7, Path::requeue, record(2), record(4), "grow: 2 -> 4 GPUs"};
+  {  // the first morphd: signals, then dies
+    store::StateStore state = store::StateStore::open(db.string());
+    SqliteJournal journal(state);
+    Reconfigurer(slurm, journal, {}, nullptr).start(change, 100);
+    EXPECT_EQ(journal.unfinished().size(), 1u);
+  }
+  slurm.state.phase = JobPhase::pending;  // the job saved, exited 75 and was requeued
+  {  // its successor
+    store::StateStore state = store::StateStore::open(db.string());
+    SqliteJournal journal(state);
+    const auto unfinished = journal.unfinished();
+    ASSERT_EQ(unfinished.size(), 1u);
+    EXPECT_EQ(unfinished[0].step, Step::signalled);
+    EXPECT_EQ(unfinished[0].change.to_record, record(4));
+    Reconfigurer(slurm, journal, {}, nullptr).advance_all(130);
+    EXPECT_TRUE(journal.unfinished().empty());
+    EXPECT_DOUBLE_EQ(journal.last_done_s(7), 130);
+    // The job, the decision and the new plan are in the database for morph status.
+    ASSERT_TRUE(state.job(7));
+    EXPECT_EQ(state.job(7)->model, "gpt2-1.5b");
+    ASSERT_TRUE(state.latest_decision(7));
+    EXPECT_EQ(state.latest_decision(7)->reason, "grow: 2 -> 4 GPUs");
+    const auto timeline = state.job_timeline(7);
+    ASSERT_EQ(timeline.size(), 1u);
+    EXPECT_EQ(timeline[0].gpus_per_node, 4);
+    EXPECT_DOUBLE_EQ(timeline[0].predicted_samples_per_s, 16 / 0.1);
+  }
+  EXPECT_EQ(slurm.signals, 1);
+  EXPECT_EQ(slurm.updates, 1);
+  EXPECT_EQ(slurm.holds, 1);
+  EXPECT_EQ(slurm.releases, 1);
+  EXPECT_FALSE(slurm.state.held);
+  EXPECT_EQ(slurm.state.admin_comment, record(4));
+  fs::remove(db);
+  fs::remove(db.string() + "-wal");
+  fs::remove(db.string() + "-shm");
+}
+
+}  // namespace
+}  // namespace morph::daemon
