@@ -27,13 +27,17 @@ daemon_libmorph_store_la_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 daemon_libmorph_store_la_LIBADD = libmorph/libmorph.la $(SQLITE_LIBS) $(FMT_LIBS)
 endif
 
-# morphd itself: the libslurm side and the daemon (its journal lives in SQLite).
+# morphd itself: the libslurm side and the daemon (its journal lives in SQLite, reports
+# come authenticated with MUNGE).
 if HAVE_SLURM
 if HAVE_SQLITE
+if HAVE_MUNGE
 sbin_PROGRAMS += daemon/morphd
-daemon_morphd_SOURCES = %reldir%/morphd.cc %reldir%/slurm_client.h %reldir%/slurm_client.cc
+daemon_morphd_SOURCES = %reldir%/morphd.cc %reldir%/slurm_client.h %reldir%/slurm_client.cc \
+	%reldir%/observations.h %reldir%/observations.cc
 daemon_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
-daemon_morphd_LDADD = daemon/libmorph_store.la daemon/libmorph_daemon.la libmorph/libmorph.la $(SLURM_LIBS) \
-	$(SQLITE_LIBS) $(FMT_LIBS)
+daemon_morphd_LDADD = daemon/libmorph_store.la daemon/libmorph_daemon.la daemon/libmorph_report.la \
+	libmorph/libmorph.la $(SLURM_LIBS) $(SQLITE_LIBS) $(MUNGE_LIBS) $(FMT_LIBS)
+endif
 endif
 endif

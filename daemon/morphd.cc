@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -19,6 +20,8 @@
 
 #include "config.h"
 #include "daemon/journal.h"
+#include "daemon/observations.h"
+#include "daemon/report/report_server.h"
 #include "daemon/reconfigurer.h"
 #include "daemon/scheduler.h"
 #include "daemon/slurm_client.h"
@@ -95,6 +98,31 @@ int run(const Options& o) {
     reconfigurer.advance_all(static_cast<double>(std::time(nullptr)));
   }
 
+  // morphrun's iteration reports (MorphdAddress=): only from the uid that owns the job.
+  std::unique_ptr<morph::report::ReportServer> reports;
+  if (!config.morphd_address.empty()) {
+    morph::report::ReportServerOptions options;
+    options.log = log_line;
+    reports = std::make_unique<morph::report::ReportServer>(
+        config.morphd_address,
+        [&](std::uint32_t job) -> std::optional<uid_t> {
+          bool gone = false;
+          const auto j = slurm.job(job, &gone);
+          return j ? std::optional<uid_t>(j->user_id) : std::nullopt;
+        },
+        options);
+    log_line(fmt::format("receiving iteration reports on {}", config.morphd_address));
+  }
+  auto serve_reports = [&](double seconds) {
+    if (!reports) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      return;
+    }
+    reports->poll_once(static_cast<int>(seconds * 1e3), [&](uid_t, const morph::report::ReportMessage& m) {
+      state.record_observations(morph::daemon::observations_of(m, static_cast<double>(std::time(nullptr))));
+    });
+  };
+
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_round{};
   while (!g_stop) {
@@ -114,7 +142,7 @@ int run(const Options& o) {
         return 0;
       }
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
+    serve_reports(o.poll_s);
   }
   log_line("stopped");
   return 0;

@@ -15,6 +15,7 @@ setup_file() {
     tests/trainer/morph-trainer
   [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
   export WORK="$MORPH_TESTCLUSTER_DIR/work" MORPH_FRAMEWORKS="$MORPH_SRCDIR/share/frameworks"
+  rm -rf "$WORK"
   install -d -m 1777 "$WORK"
   # The trainer's shape allows every plan of bert-336m (24 layers, 16 heads) that fits 8 GPUs.
   TRAINER_ARGS="--layers 24 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 100000 --global-batch 64 --micro-batches 1"

@@ -1,0 +1,14 @@
+#include "daemon/observations.h"
+
+namespace morph::daemon {
+
+std::vector<store::Observation> observations_of(const report::ReportMessage& message, double received_s) {
+  std::vector<store::Observation> out;
+  for (const report::ReportedIteration& it : message.iterations)
+    out.push_back(store::Observation{message.job_id, static_cast<std::int64_t>(received_s),
+                                     static_cast<std::int64_t>(it.metrics.step), it.metrics.seconds,
+                                     static_cast<std::int64_t>(it.metrics.samples), it.layout});
+  return out;
+}
+
+}  // namespace morph::daemon
