@@ -38,6 +38,13 @@ daemon_morphd_SOURCES = %reldir%/morphd.cc %reldir%/slurm_client.h %reldir%/slur
 daemon_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 daemon_morphd_LDADD = daemon/libmorph_store.la daemon/libmorph_daemon.la daemon/libmorph_report.la \
 	libmorph/libmorph.la $(SLURM_LIBS) $(SQLITE_LIBS) $(MUNGE_LIBS) $(FMT_LIBS)
+# Its systemd unit, with the installed path.
+systemdunitdir = $(prefix)/lib/systemd/system
+systemdunit_DATA = daemon/morphd.service
+daemon/morphd.service: $(srcdir)/etc/morphd.service.in
+	$(MKDIR_P) daemon && sed 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/etc/morphd.service.in > $@
+CLEANFILES += daemon/morphd.service
 endif
 endif
 endif
+EXTRA_DIST += etc/morphd.service.in

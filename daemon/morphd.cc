@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -69,6 +70,15 @@ void check_user() {
   if (slurm_user && *slurm_user == me) return;
   throw morph::Error(fmt::format("morphd runs as root or SlurmUser{}; this is uid {}",
                                  slurm_user ? fmt::format(" (uid {})", *slurm_user) : std::string{}, me));
+}
+
+// Jobs morphd knows that Slurm reports ended (or forgot) get their end in the database.
+void finish_jobs(morph::store::StateStore& state, const morph::daemon::ClusterSnapshot& snapshot) {
+  std::map<std::uint32_t, bool> alive;
+  for (const morph::daemon::SlurmJob& j : snapshot.jobs) alive[j.id] = j.phase != morph::daemon::JobPhase::done;
+  for (const morph::store::JobTimeline& t : state.all_timelines())
+    if (!t.job.finished_at && !(alive.count(t.job.job_id) && alive.at(t.job.job_id)))
+      state.finish_job(t.job.job_id, static_cast<std::int64_t>(snapshot.now_s));
 }
 
 int run(const Options& o) {
@@ -136,6 +146,7 @@ int run(const Options& o) {
       last_round = Clock::now();
       const morph::daemon::RoundReport r = scheduler.round(*snapshot, o.dry_run);
       for (const std::string& line : r.lines) log_line(line);
+      if (!o.dry_run) finish_jobs(state, *snapshot);
       if (o.once) {
         log_line(fmt::format("round: {} Morph jobs, {} reconfigurations {}", r.jobs, r.started,
                              o.dry_run ? "decided (dry run)" : "started"));

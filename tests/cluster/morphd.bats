@@ -17,6 +17,9 @@ setup_file() {
   export WORK="$MORPH_TESTCLUSTER_DIR/work" MORPH_FRAMEWORKS="$MORPH_SRCDIR/share/frameworks"
   rm -rf "$WORK"
   install -d -m 1777 "$WORK"
+  # morphd takes morphrun's iteration reports here (the jobs inherit MORPH_CONF).
+  { cat "$MORPH_CONF"; echo "MorphdAddress=127.0.0.1:18930"; } >"$WORK/morph.conf"
+  export MORPH_CONF="$WORK/morph.conf"
   # The trainer's shape allows every plan of bert-336m (24 layers, 16 heads) that fits 8 GPUs.
   TRAINER_ARGS="--layers 24 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 100000 --global-batch 64 --micro-batches 1"
   export TRAINER_ARGS
@@ -60,6 +63,11 @@ EOS
     --morph-batch=64 --morph-sla=best-effort "$WORK/job.sh")
   wait_state "$job" RUNNING 60
   grep -q "gpus_per_node=1 " <<<"$(scontrol show job "$job")" || fail "job_submit_morph did not start it on 1 GPU"
+  # A few iterations on 1 GPU first, so that there is a checkpoint to reshard.
+  for _ in $(seq 300); do
+    [ "$(grep -v '^#' "$WORK/metrics" 2>/dev/null | wc -l)" -ge 3 ] && break
+    sleep 0.2
+  done
   "$MORPH_BUILDDIR/daemon/morphd" -D --poll 0.5 >"$WORK/morphd.log" 2>&1 &
   wait_state "$job" COMPLETED 300 || fail "$(cat "$WORK/morphd.log" "$WORK/$job.out")"
   # The requeue path, each step once, and the job ran on both nodes in the end.
@@ -80,4 +88,15 @@ print("max_rel_loss_diff=%.3g" % worst)
 sys.exit(0 if worst <= 1e-5 else 1)
 PY
   [ "$(field "$job" Priority)" != 0 ]  # never left held
+  # What morphd kept: the decision and its reason, the new plan, the observed iterations.
+  local morph="$MORPH_BUILDDIR/tools/morph/morph" db="$MORPH_TESTCLUSTER_DIR/morph.db"
+  run "$morph" explain "$job" --state "$db"
+  [ "$status" -eq 0 ] && [[ $output == *"requeue"*"2 nodes x 4 a100-80g"* ]] || fail "$output"
+  run "$morph" --json timeline "$job" --state "$db"
+  [ "$status" -eq 0 ] || fail "$output"
+  jq -e '.plans | length == 1 and .[0].nodes == 2 and .[0].gpus_per_node == 4' <<<"$output" >/dev/null || fail "$output"
+  run "$morph" --json status --all --state "$db"
+  [ "$status" -eq 0 ] || fail "$output"
+  jq -e --argjson j "$job" '.jobs[] | select(.job == $j) | .finished != null and .observed_samples_per_s > 0' \
+    <<<"$output" >/dev/null || fail "$output"
 }

@@ -20,7 +20,7 @@ const char* unknown_subcommand(int argc, char** argv) {
       continue;
     }
     if (arg.empty() || arg[0] == '-') continue;
-    for (const char* known : {"plan", "fit", "validate", "curve", "simulate", "reshard"})
+    for (const char* known : {"plan", "fit", "validate", "curve", "simulate", "reshard", "status", "timeline", "explain"})
       if (arg == known) return nullptr;
     return argv[i];
   }
@@ -31,7 +31,7 @@ const char* unknown_subcommand(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (const char* word = unknown_subcommand(argc, argv)) {
-    std::cerr << "morph: unknown subcommand " << morph::quote(word) << " (expected plan, fit, validate, curve, simulate or reshard)\n";
+    std::cerr << "morph: unknown subcommand " << morph::quote(word) << " (expected plan, fit, validate, curve, simulate, reshard, status, timeline or explain)\n";
     return 2;
   }
   morph::cli::Context context;
@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
   morph::cli::add_curve_command(app, context);
   morph::cli::add_simulate_command(app, context);
   morph::cli::add_reshard_command(app, context);
+#ifdef HAVE_SQLITE
+  morph::cli::add_state_commands(app, context);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,150 @@
+// morph status, timeline and explain: what morphd did and why, from its state database
+// (morph.conf StateDatabase, or --state; docs/state.md). The database is morphd's (mode
+// 0600): these commands run as root or SlurmUser.
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/store/state_store.h"
+#include "libmorph/record/job_record.h"
+#include "libmorph/util/error.h"
+#include "tools/morph/commands.h"
+#include "tools/morph/table.h"
+
+namespace morph::cli {
+namespace {
+
+struct StateArgs {
+  std::string state;        // --state: the database ("" : morph.conf StateDatabase)
+  std::uint32_t job = 0;    // timeline, explain
+  bool all = false;         // timeline --all, status --all (finished jobs too)
+};
+
+store::StateStore open_state(Context& context, const StateArgs& args) {
+  const std::string path = !args.state.empty() ? args.state : context.config().state_database;
+  return store::StateStore::open(path);
+}
+
+std::string when(std::int64_t unix_s) {
+  char text[32];
+  const std::time_t t = static_cast<std::time_t>(unix_s);
+  std::strftime(text, sizeof text, "%F %T", std::localtime(&t));
+  return text;
+}
+
+// "dp=4 tp=2 pp=1 zero=1 ..." of a stored record, or the record itself when it is not one.
+std::string plan_of(const std::string& record) {
+  try {
+    return to_string(parse_admin_comment(record).current.plan);
+  } catch (const Error&) {
+    return record;
+  }
+}
+
+std::string rate(double samples_per_s) { return fmt::format("{:.2f}", samples_per_s); }
+
+void run_status(Context& context, const StateArgs& args) {
+  store::StateStore state = open_state(context, args);
+  nlohmann::json jobs = nlohmann::json::array();
+  Table table({"job", "model", "sla", "GPUs", "plan", "predicted/s", "observed/s", "last decision"});
+  for (const store::JobTimeline& t : state.all_timelines()) {
+    if (t.job.finished_at && !args.all) continue;
+    const store::PlanPeriod* plan = t.plans.empty() ? nullptr : &t.plans.back();
+    const std::optional<store::JobThroughput> speed = state.job_throughput(t.job.job_id);
+    const std::optional<store::Decision> decision = state.latest_decision(t.job.job_id);
+    const int gpus = plan ? plan->nodes * plan->gpus_per_node : 0;
+    const std::optional<double> observed = speed ? speed->observed_samples_per_s : std::nullopt;
+    jobs.push_back({{"job", t.job.job_id},
+                    {"model", t.job.model},
+                    {"sla", to_string(t.job.sla)},
+                    {"finished", t.job.finished_at ? nlohmann::json(*t.job.finished_at) : nlohmann::json(nullptr)},
+                    {"gpu_type", plan ? plan->gpu_type : ""},
+                    {"gpus", gpus},
+                    {"plan", plan ? plan_of(plan->record) : ""},
+                    {"predicted_samples_per_s", plan ? plan->predicted_samples_per_s : 0.0},
+                    {"observed_samples_per_s", observed ? nlohmann::json(*observed) : nlohmann::json(nullptr)},
+                    {"last_decision", decision ? nlohmann::json{{"time", decision->time}, {"action", decision->action},
+                                                                {"reason", decision->reason}}
+                                               : nlohmann::json(nullptr)}});
+    table.add({std::to_string(t.job.job_id), t.job.model, to_string(t.job.sla),
+               plan ? fmt::format("{} {}", gpus, plan->gpu_type) : "-", plan ? plan_of(plan->record) : "-",
+               plan ? rate(plan->predicted_samples_per_s) : "-", observed ? rate(*observed) : "-",
+               decision ? fmt::format("{} {}", when(decision->time), decision->action) : "-"});
+  }
+  if (context.json) {
+    std::cout << nlohmann::json{{"jobs", jobs}}.dump(2) << '\n';
+    return;
+  }
+  if (table.empty()) std::cout << "no Morph job alive in " << state.path() << '\n';
+  else table.print(std::cout);
+}
+
+void run_timeline(Context& context, const StateArgs& args) {
+  if (!args.all && args.job == 0) throw Error("timeline: give a job id or --all");
+  store::StateStore state = open_state(context, args);
+  std::vector<store::JobTimeline> timelines;
+  if (args.all) {
+    timelines = state.all_timelines();
+  } else {
+    const std::optional<store::JobRow> job = state.job(args.job);
+    if (!job) throw Error(fmt::format("timeline: morphd has no record of job {} in {}", args.job, state.path()));
+    timelines.push_back({*job, state.job_timeline(args.job)});
+  }
+  nlohmann::json out = nlohmann::json::array();
+  Table table({"job", "from", "until", "GPUs", "plan", "predicted/s"});
+  for (const store::JobTimeline& t : timelines)
+    for (const store::PlanPeriod& p : t.plans) {
+      out.push_back({{"job", p.job_id}, {"from", p.from_time},
+                     {"until", p.until_time ? nlohmann::json(*p.until_time) : nlohmann::json(nullptr)},
+                     {"gpu_type", p.gpu_type}, {"nodes", p.nodes}, {"gpus_per_node", p.gpus_per_node},
+                     {"plan", plan_of(p.record)}, {"predicted_samples_per_s", p.predicted_samples_per_s}});
+      table.add({std::to_string(p.job_id), when(p.from_time), p.until_time ? when(*p.until_time) : "now",
+                 fmt::format("{}x{} {}", p.nodes, p.gpus_per_node, p.gpu_type), plan_of(p.record),
+                 rate(p.predicted_samples_per_s)});
+    }
+  if (context.json) std::cout << nlohmann::json{{"plans", out}}.dump(2) << '\n';
+  else table.print(std::cout);
+}
+
+void run_explain(Context& context, const StateArgs& args) {
+  store::StateStore state = open_state(context, args);
+  const std::vector<store::Decision> decisions = state.decisions(args.job);
+  if (decisions.empty())
+    throw Error(fmt::format("explain: morphd has made no decision on job {} (in {})", args.job, state.path()));
+  nlohmann::json out = nlohmann::json::array();
+  for (const store::Decision& d : decisions) {
+    out.push_back({{"time", d.time}, {"action", d.action}, {"reason", d.reason},
+                   {"alternatives", nlohmann::json::parse(d.alternatives_json)}});
+    if (!context.json) std::cout << fmt::format("{}  {:<8} {}\n", when(d.time), d.action, d.reason);
+  }
+  if (context.json) std::cout << nlohmann::json{{"job", args.job}, {"decisions", out}}.dump(2) << '\n';
+}
+
+}  // namespace
+
+void add_state_commands(CLI::App& app, Context& context) {
+  const auto add = [&](const char* name, const char* what, void (*run)(Context&, const StateArgs&)) {
+    auto args = std::make_shared<StateArgs>();
+    CLI::App* cmd = app.add_subcommand(name, what);
+    cmd->add_option("--state", args->state, "morphd's state database (default: morph.conf StateDatabase)");
+    cmd->callback([&context, args, run] { run(context, *args); });
+    return std::make_pair(cmd, args);
+  };
+  auto [status, status_args] =
+      add("status", "Morph jobs with their plan, GPUs, predicted and observed throughput and morphd's last decision",
+          run_status);
+  status->add_flag("--all", status_args->all, "finished jobs too");
+  auto [timeline, timeline_args] = add("timeline", "every plan and allocation a job had, with times", run_timeline);
+  timeline->add_option("job", timeline_args->job, "the job id");
+  timeline->add_flag("--all", timeline_args->all, "every job morphd knows");
+  auto [explain, explain_args] = add("explain", "why a job has its plan: morphd's decisions on it and their reasons",
+                                     run_explain);
+  explain->add_option("job", explain_args->job, "the job id")->required();
+}
+
+}  // namespace morph::cli
