@@ -161,7 +161,7 @@ std::string report(const Results& results, const hw::NodeLayout& layout, const S
       std::cout << '\n' << fragment;
     } else {
       std::ofstream out(args.out_path);
-      if (!(out << fragment) || !out.flush()) return fmt::format("--out {}: cannot write", quote(args.out_path));
+      if (!(out << fragment) || !out.flush()) return fmt::format("--out {}: cannot write", args.out_path);
       std::cout << "\nmorph.conf records written to " << args.out_path << '\n';
     }
   } catch (const Error& e) {

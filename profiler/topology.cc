@@ -83,15 +83,15 @@ TopologyHandle open_topology(const std::string& xml_path) {
   if (!xml_path.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(xml_path, ec))
-      throw Error(fmt::format("--topology: {}: no such file", quote(xml_path)));
+      throw Error(fmt::format("--topology: {}: no such file", xml_path));
     // hwloc's own parser: libxml2 would print its parse errors on stderr.
     setenv("HWLOC_LIBXML_IMPORT", "0", 0);
     if (hwloc_topology_set_xml(raw, xml_path.c_str()) != 0)
-      throw Error(fmt::format("--topology: {} is not an hwloc XML topology", quote(xml_path)));
+      throw Error(fmt::format("--topology: {} is not an hwloc XML topology", xml_path));
   }
   if (hwloc_topology_load(raw) != 0)
     throw Error(xml_path.empty() ? fmt::format("hwloc: cannot discover this machine: {}", std::strerror(errno))
-                                 : fmt::format("--topology: {} is not an hwloc XML topology", quote(xml_path)));
+                                 : fmt::format("--topology: {} is not an hwloc XML topology", xml_path));
   return t;
 }
 
