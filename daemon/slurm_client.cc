@@ -18,11 +18,13 @@ std::string last_error() { return slurm_strerror(slurm_get_errno()); }
 
 std::string result(int rc) { return rc == SLURM_SUCCESS ? std::string{} : last_error(); }
 
+// A job that exited with RequeueExit passes through a completing state before Slurm
+// makes it pending again: while its epilog runs it is finishing, not done.
 JobPhase phase_of(uint32_t state) {
   const uint32_t base = state & JOB_STATE_BASE;
   if (base == JOB_PENDING || (state & JOB_REQUEUE) != 0) return JobPhase::pending;
-  if (base == JOB_RUNNING || base == JOB_SUSPENDED)
-    return (state & JOB_COMPLETING) != 0 ? JobPhase::finishing : JobPhase::running;
+  if ((state & JOB_COMPLETING) != 0) return JobPhase::finishing;
+  if (base == JOB_RUNNING || base == JOB_SUSPENDED) return JobPhase::running;
   return JobPhase::done;
 }
 

@@ -31,7 +31,7 @@ setup() {
 }
 
 teardown() {
-  pkill -f "daemon/morphd -D" 2>/dev/null || true
+  [ ! -s "$WORK/morphd.pid" ] || kill "$(cat "$WORK/morphd.pid")" 2>/dev/null || true
 }
 
 teardown_file() { cluster_teardown; }
@@ -69,6 +69,7 @@ EOS
     sleep 0.2
   done
   "$MORPH_BUILDDIR/daemon/morphd" -D --poll 0.5 >"$WORK/morphd.log" 2>&1 &
+  echo $! >"$WORK/morphd.pid"
   wait_state "$job" COMPLETED 300 || fail "$(cat "$WORK/morphd.log" "$WORK/$job.out")"
   # The requeue path, each step once, and the job ran on both nodes in the end.
   for step in "planned -> signalled" "signalled -> requeued" "requeued -> held" "held -> updated" \
