@@ -37,7 +37,8 @@ void SqliteJournal::advance(std::int64_t id, Step step, double now_s) {
   const store::JournalEntry e = store_.journal_entry(id);
   try {
     const JobRecord r = parse_admin_comment(e.to_record);
-    const double per_s = r.current.iter_ms > 0 ? r.request.global_batch / (r.current.iter_ms / 1e3) : 0;
+    const double per_s =
+        r.current.iter_ms > 0 ? static_cast<double>(r.request.global_batch) / (r.current.iter_ms / 1e3) : 0;
     store_.record_plan({e.job_id, seconds(now_s), e.to_record, r.current.gpu_type, r.current.nodes,
                         r.current.gpus_per_node, per_s, std::nullopt});
   } catch (const Error&) {
