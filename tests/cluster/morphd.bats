@@ -96,8 +96,13 @@ PY
   run "$morph" --json timeline "$job" --state "$db"
   [ "$status" -eq 0 ] || fail "$output"
   jq -e '.plans | length == 1 and .[0].nodes == 2 and .[0].gpus_per_node == 4' <<<"$output" >/dev/null || fail "$output"
-  run "$morph" --json status --all --state "$db"
-  [ "$status" -eq 0 ] || fail "$output"
+  # morphd records the job's end at its next round (it polls every 0.5 s here).
+  for _ in $(seq 50); do
+    run "$morph" --json status --all --state "$db"
+    [ "$status" -eq 0 ] || fail "$output"
+    jq -e --argjson j "$job" '.jobs[] | select(.job == $j) | .finished != null' <<<"$output" >/dev/null && break
+    sleep 0.2
+  done
   jq -e --argjson j "$job" '.jobs[] | select(.job == $j) | .finished != null and .observed_samples_per_s > 0' \
     <<<"$output" >/dev/null || fail "$output"
 }
