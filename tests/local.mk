@@ -169,7 +169,14 @@ EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/cluster.bash %rel
 	%reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats %reldir%/cluster/launcher.bats \
 	%reldir%/cluster/morphd.bats %reldir%/launcher/check_launcher.sh
 TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats \
-	%reldir%/cluster/launcher.bats %reldir%/cluster/morphd.bats
+	%reldir%/cluster/launcher.bats
+
+# morphd on a cluster of its own (make check-morphd). Not in make check yet: with the
+# other cluster tests running beside it on 2 cores, its 8 busy-polling MPI ranks starved
+# an emulated node's slurmd into a NODE FAILURE in CI.
+check-morphd: all tests/trainer/morph-trainer
+	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' bats '$(abs_top_srcdir)/tests/cluster/morphd.bats'
+.PHONY: check-morphd
 
 # The reference trainer under morphrun --driver changing its plan three ways on a local
 # cluster of its own (make check-launcher; launcher.bats runs it in make check).

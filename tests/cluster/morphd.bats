@@ -27,7 +27,8 @@ setup_file() {
 
 setup() {
   [ -z "${MORPH_CLUSTER_SKIP:-}" ] || skip "$MORPH_CLUSTER_SKIP"
-  export OMPI_MCA_btl=self,tcp
+  # Ranks that wait yield the CPU: emulated nodes share a few cores with their slurmd.
+  export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
 }
 
 teardown() {
