@@ -85,11 +85,9 @@ bool ReportClient::flush() noexcept {
 
 std::string ReportClient::send_batch(const ReportMessage& message, bool& refused) {
   refused = false;
-  std::string credential;
+  std::string payload;
   try {
-    credential = munge_encode_payload(encode_report(message));
-  } catch (const MungeError& e) {
-    return e.what();  // munged unreachable: keep the batch for the next try
+    payload = encode_report(message);
   } catch (const Error& e) {
     refused = true;  // a batch the server would refuse too (a bad layout): drop it
     return e.what();
@@ -98,8 +96,10 @@ std::string ReportClient::send_batch(const ReportMessage& message, bool& refused
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(options_.timeout_s));
   try {
+    // Connect before asking munged for a credential: an unreachable morphd then costs
+    // one refused connection, not a munge round trip (or munged's own timeout) as well.
     const Socket socket = connect_before(address_, deadline);
-    send_all_and_shutdown(socket, credential, deadline);
+    send_all_and_shutdown(socket, munge_encode_payload(payload), deadline);
     std::string answer = receive_all(socket, kMaxAnswerBytes, deadline);
     while (!answer.empty() && (answer.back() == '\n' || answer.back() == '\r')) answer.pop_back();
     if (answer == "ok") return {};
@@ -109,6 +109,8 @@ std::string ReportClient::send_batch(const ReportMessage& message, bool& refused
     }
     return answer.empty() ? std::string("morphd closed the connection without an answer")
                           : fmt::format("morphd answered {}", quote(answer));
+  } catch (const MungeError& e) {
+    return e.what();  // munged unreachable: keep the batch for the next try
   } catch (const Error& e) {
     return e.what();
   }
