@@ -60,12 +60,15 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
       if (skipped) skipped->push_back(fmt::format("job {}: {}", d.job, e.what()));
       continue;
     }
+    if (action == policy::Action::start && to_admin_comment(next) == r.from_record) continue;  // as requested
+    // The request a guaranteed job is promised (JobState::requested_plan) is the plan
+    // Morph gave it at submission when its user named none: it outlives every replan.
+    if (!next.baseline) next.baseline = was;
     r.to_record = to_admin_comment(next);
     const Placement& now = next.current;
     const bool same_nodes_shape = now.gpu_type == was.gpu_type && now.gpus_per_node == was.gpus_per_node &&
                                   now.cpus_per_gpu == was.cpus_per_gpu;
     if (action == policy::Action::start) {
-      if (r.to_record == r.from_record) continue;  // its request already says so
       r.path = Path::start;
     } else if (same_nodes_shape && now.nodes == was.nodes) {
       r.path = Path::inplace;

@@ -57,6 +57,14 @@ class DaemonView : public ::testing::Test {
     return s;
   }
 
+  // snapshot() with job `id`'s AdminComment replaced.
+  ClusterSnapshot with_comment(std::uint32_t id, const std::string& admin_comment) const {
+    ClusterSnapshot s = snapshot();
+    for (SlurmJob& j : s.jobs)
+      if (j.id == id) j.admin_comment = admin_comment;
+    return s;
+  }
+
   MorphConfig config_;
   Catalog catalog_;
   PerfStore perf_;
@@ -105,6 +113,13 @@ TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
   EXPECT_EQ(parse_admin_comment(plans[0].to_record).current.plan.pp, 2);
   EXPECT_GT(parse_admin_comment(plans[0].to_record).current.iter_ms, 0);
   EXPECT_EQ(plans[1].path, Path::start);
+  // The plan Morph gave at submission stays the job's request after the replan.
+  const JobRecord before = parse_admin_comment(b.jobs.at("11").admin_comment);
+  const JobRecord after = parse_admin_comment(plans[0].to_record);
+  ASSERT_FALSE(before.baseline);
+  ASSERT_TRUE(after.baseline);
+  EXPECT_EQ(*after.baseline, before.current);
+  EXPECT_EQ(build_view(with_comment(11, plans[0].to_record), context_).view.jobs[0].requested_plan, before.current.plan);
   const auto more = plan_reconfigurations(
       b, {{"11", target({{0, 4, 16, 0}}, test::make_plan(4, 1, 1, 1, 1, 4))}}, oracle, &skipped);
   ASSERT_EQ(more.size(), 1u);
