@@ -36,8 +36,12 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run) {
   for (const std::uint32_t job : reconfigurer_.busy()) busy.insert(job);
   for (const Reconfiguration& c : changes) {
     if (busy.count(c.job)) continue;  // one reconfiguration at a time
+    // Giving GPUs back (shrink, preempt) makes room the policy gave to another job: it
+    // is never postponed. Growing, moving and replanning wait until the last restart
+    // is paid back.
+    const bool gives_back = c.path == Path::start || c.path == Path::shrink || c.path == Path::preempt;
     const double done = journal_.last_done_s(c.job);
-    if (c.path != Path::start && done > 0 && snapshot.now_s - done < context_.config.policy.restart_penalty_s) {
+    if (!gives_back && done > 0 && snapshot.now_s - done < context_.config.policy.restart_penalty_s) {
       report.lines.push_back(fmt::format("job {}: not yet: its last restart ({:.0f} s ago) is not paid back "
                                          "(RestartPenaltySeconds={:.0f})",
                                          c.job, snapshot.now_s - done, context_.config.policy.restart_penalty_s));

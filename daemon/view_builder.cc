@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "libmorph/plan/plan_features.h"
 #include "libmorph/util/error.h"
 
 namespace morph::daemon {
@@ -20,9 +22,33 @@ const GpuType* reference_gpu(const MorphConfig& config) {
   return &config.cluster.gpu_of(config.cluster.node_types().front());
 }
 
+// The request's bounds go with its application: the policy never places a job outside
+// the GPU counts, GPU types and plan families its user allowed (as at submission).
+policy::AppProfile app_profile(const MorphRequest& r, const Workload& workload, PerfModel perf,
+                               const MorphConfig& config) {
+  policy::AppProfile a{workload, std::move(perf),
+                       parse_plan_features(r.plans, "--morph-plans") &
+                           parse_plan_features(config.allowed_plans, "AllowedPlans")};
+  a.min_gpus = std::max(1, r.gpus_min);
+  a.max_gpus = r.gpus_max;
+  for (const std::string& name : r.gpu_types) {
+    const GpuType* gpu = config.cluster.find_gpu_type(name);
+    if (gpu == nullptr) throw Error(fmt::format("--morph-gpu-types: {} is not a GpuType of morph.conf", name));
+    a.gpu_types.push_back(gpu->name);
+  }
+  return a;
+}
+
 }  // namespace
 
-std::string app_key(const MorphRequest& r) { return fmt::format("{}:b{}:s{}", r.model, r.global_batch, r.seq_len); }
+std::string app_key(const MorphRequest& r) {
+  std::string key = fmt::format("{}:b{}:s{}", r.model, r.global_batch, r.seq_len);
+  // Jobs whose users bound their GPUs or plans differently are different applications.
+  if (r.gpus_min != 1 || r.gpus_max != 0) key += fmt::format(":g{}-{}", r.gpus_min, r.gpus_max);
+  if (!r.gpu_types.empty()) key += fmt::format(":t{}", fmt::join(r.gpu_types, ","));
+  if (r.plans != "all") key += ":p" + r.plans;
+  return key;
+}
 
 BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c) {
   BuiltView out;
@@ -99,8 +125,8 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c) {
       s.workload = Workload{model, r.request.global_batch, seq};
       if (!out.apps.count(s.app)) {
         if (reference == nullptr) throw Error("morph.conf defines no node type");
-        out.apps[s.app] = policy::AppProfile{
-            s.workload, c.perf.model_for(model, seq, *reference, c.config.compute_efficiency), kAllFeatures};
+        out.apps[s.app] = app_profile(r.request, s.workload,
+                                      c.perf.model_for(model, seq, *reference, c.config.compute_efficiency), c.config);
       }
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));

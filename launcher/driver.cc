@@ -53,6 +53,8 @@ class Driver {
 
   int run() {
     block_supervised_signals(config_.checkpoint_signal);
+    const char* restarts = std::getenv("SLURM_RESTART_COUNT");
+    event(fmt::format("driver restarts={}", restarts != nullptr ? restarts : "0"));
     for (;;) {
       Current now = read_job();
       const Placement& p = now.record.current;
@@ -84,6 +86,7 @@ class Driver {
           return step.result.exit_code;
         case Outcome::checkpointed:
         case Outcome::timed_out:
+          event("checkpointed");
           if (!step.replan && !replanned(now)) {
             event("requeue reason=checkpoint-signal");
             std::fprintf(stderr, "morphrun: checkpoint saved; exiting with %d so that Slurm requeues the job\n",

@@ -133,6 +133,16 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
   const Allocation alloc = allocation_of(nodes, shape);
   const int gpus = shape.total();
   PlanChoice c;
+  if (gpus < a.min_gpus || (a.max_gpus > 0 && gpus > a.max_gpus)) {
+    c.reason = a.max_gpus > 0 ? fmt::format("outside the job's {}-{} GPUs", a.min_gpus, a.max_gpus)
+                              : fmt::format("below the job's {} GPUs", a.min_gpus);
+    return c;
+  }
+  if (const std::string& type = nodes.at(static_cast<std::size_t>(shape.node)).gpu.name;
+      !a.gpu_types.empty() && std::find(a.gpu_types.begin(), a.gpu_types.end(), type) == a.gpu_types.end()) {
+    c.reason = fmt::format("{} is not among the job's GPU types", type);
+    return c;
+  }
   // `plan` runs here unless the memory model (when asked) or the free host memory refuse it.
   auto admitted = [&](const ExecutionPlan& plan) {
     return !admissible_ || (plan == job.requested_plan) || admissible_(job.app, plan, shape.gpus);

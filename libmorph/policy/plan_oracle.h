@@ -23,6 +23,11 @@ struct AppProfile {
   Workload workload;
   PerfModel perf;
   unsigned features = kAllFeatures;  // plan families the application may use
+  // The user's bounds (--morph-gpus, --morph-gpu-types): no policy places a job of the
+  // application outside them. max_gpus 0: none; gpu_types empty: any, else canonical names.
+  int min_gpus = 1;
+  int max_gpus = 0;
+  std::vector<std::string> gpu_types = {};
 };
 
 // How far a policy may move a job away from its request.

@@ -2,6 +2,9 @@
 // mean for Slurm (daemon/reconfiguration.h).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #include "daemon/reconfiguration.h"
@@ -142,6 +145,37 @@ TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
   EXPECT_NE(skipped.back().find("cannot run"), std::string::npos) << skipped.back();
   // Keeping a job as it is, is no reconfiguration.
   EXPECT_TRUE(plan_reconfigurations(b, {{"11", b.view.jobs[0].current}}, oracle, &skipped).empty());
+}
+
+TEST_F(DaemonView, NoPolicyPlacesAJobOutsideTheGpusAndTypesItsUserAllowed) {
+  JobRecord bounded = parse_admin_comment(record("a100-80g", 1, 2, test::make_plan(2, 1, 1, 1, 1, 8)));
+  bounded.request.gpus_min = 2;
+  bounded.request.gpus_max = 4;
+  bounded.request.gpu_types = {"A100-80G"};  // the view canonicalises it
+  const BuiltView b = build_view(with_comment(12, to_admin_comment(bounded)), context_);
+  ASSERT_EQ(b.view.jobs.size(), 2u) << fmt::format("{}", fmt::join(b.skipped, "\n"));
+  const policy::JobState& job = b.view.jobs[1];
+  ASSERT_EQ(job.id, "12");
+  EXPECT_NE(job.app, b.view.jobs[0].app);  // its bounds make it an application of its own
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  for (const policy::PlanFreedom freedom : {policy::PlanFreedom::any, policy::PlanFreedom::scale_dp}) {
+    EXPECT_TRUE(oracle.best(job, freedom, b.view.nodes, policy::packed_shape(b.view.nodes, 1, 4)).feasible);
+    const policy::PlanChoice eight = oracle.best(job, freedom, b.view.nodes, policy::packed_shape(b.view.nodes, 0, 8));
+    EXPECT_FALSE(eight.feasible);
+    EXPECT_EQ(eight.reason, "outside the job's 2-4 GPUs");
+    EXPECT_FALSE(oracle.best(job, freedom, b.view.nodes, policy::packed_shape(b.view.nodes, 1, 1)).feasible);
+    const policy::PlanChoice v100 = oracle.best(job, freedom, b.view.nodes, policy::packed_shape(b.view.nodes, 2, 4));
+    EXPECT_FALSE(v100.feasible);
+    EXPECT_EQ(v100.reason, "v100-32g is not among the job's GPU types");
+  }
+  // Morphling, with 13 GPUs free for it, keeps it within its bounds.
+  const auto policy = policy::make_policy("morphling");
+  for (const policy::Decision& d : policy->schedule(b.view, oracle))
+    if (d.job == "12" && !d.target.empty()) {
+      EXPECT_LE(d.target.gpus(), 4);
+      EXPECT_GE(d.target.gpus(), 2);
+      for (const policy::Slice& s : d.target.slices) EXPECT_EQ(b.view.nodes[s.node].gpu.name, "a100-80g");
+    }
 }
 
 TEST_F(DaemonView, MorphlingsDecisionsOnTheViewBecomeValidRecords) {
