@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "config.h"
+#include "daemon/job_tracker.h"
 #include "daemon/journal.h"
 #include "daemon/observations.h"
 #include "daemon/report/report_server.h"
@@ -96,8 +97,11 @@ int run(const Options& o) {
   morph::store::StateStore state = morph::store::StateStore::open(!o.state_path.empty() ? o.state_path
                                                                                        : config.state_database);
   morph::daemon::SqliteJournal journal(state);
+  morph::daemon::JobTracker tracker(state);
+  const char* crash_after = std::getenv("MORPHD_CRASH_AFTER");
   morph::daemon::Reconfigurer reconfigurer(
-      slurm, journal, {config.checkpoint_signal, config.checkpoint_timeout_s, 60}, log_line);
+      slurm, journal, {config.checkpoint_signal, config.checkpoint_timeout_s, 60, crash_after ? crash_after : ""},
+      log_line);
   morph::daemon::Scheduler scheduler({config, catalog, perf}, morph::policy::make_policy(o.policy), reconfigurer,
                                      journal);
   log_line(fmt::format("started: policy {}, {}, state {}, round every {:.0f} s", o.policy, conf_path, state.path(),
@@ -144,6 +148,7 @@ int run(const Options& o) {
       log_line("slurmctld did not answer: " + error + "; trying again");
     } else if (changed || due || !reconfigurer.busy().empty()) {
       last_round = Clock::now();
+      if (!o.dry_run) tracker.track(*snapshot);
       const morph::daemon::RoundReport r = scheduler.round(*snapshot, o.dry_run);
       for (const std::string& line : r.lines) log_line(line);
       if (!o.dry_run) finish_jobs(state, *snapshot);

@@ -1,5 +1,7 @@
 #include "daemon/reconfigurer.h"
 
+#include <csignal>
+
 #include <fmt/format.h>
 
 namespace morph::daemon {
@@ -21,6 +23,7 @@ void Reconfigurer::move(JournalEntry& e, Step next, double now_s, const std::str
                      why.empty() ? "" : ": " + why));
   e.step = next;
   e.updated_s = now_s;
+  if (!options_.crash_after.empty() && options_.crash_after == store::to_string(next)) raise(SIGKILL);
 }
 
 void Reconfigurer::start(const Reconfiguration& change, double now_s) {
@@ -99,6 +102,9 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
         move(e, Step::requeued, now_s);
         return true;
       }
+      // Requeued and started again before anyone could hold it (morphd was down): it
+      // runs its old plan, the signal is spent; the next round decides afresh.
+      if (job->start_time_s > e.updated_s) return refuse("it started again on its old plan");
       if (now_s - e.updated_s > options_.checkpoint_timeout_s + options_.requeue_grace_s) {
         // The job did not save and exit in time: end it; its previous checkpoint stands.
         if (const std::string error = slurm_.requeue_hold(c.job); !error.empty()) return refuse(error);

@@ -29,6 +29,9 @@ struct ReconfigurerOptions {
   int checkpoint_signal = 12;         // morph.conf CheckpointSignal
   double checkpoint_timeout_s = 300;  // morph.conf CheckpointTimeoutSeconds
   double requeue_grace_s = 60;        // after that, before requeue_hold ends the job's wait
+  // Fault injection for the tests (morphd(8), MORPHD_CRASH_AFTER): SIGKILL morphd as soon
+  // as an entry reaches this step ("" never), as `kill -9` at that moment would.
+  std::string crash_after;
 };
 
 class Reconfigurer {

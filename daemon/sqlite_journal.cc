@@ -1,5 +1,7 @@
 #include "daemon/sqlite_journal.h"
 
+#include "daemon/job_tracker.h"
+
 #include <cmath>
 
 #include "libmorph/record/job_record.h"
@@ -36,11 +38,7 @@ void SqliteJournal::advance(std::int64_t id, Step step, double now_s) {
   if (step != Step::done) return;
   const store::JournalEntry e = store_.journal_entry(id);
   try {
-    const JobRecord r = parse_admin_comment(e.to_record);
-    const double per_s =
-        r.current.iter_ms > 0 ? static_cast<double>(r.request.global_batch) / (r.current.iter_ms / 1e3) : 0;
-    store_.record_plan({e.job_id, seconds(now_s), e.to_record, r.current.gpu_type, r.current.nodes,
-                        r.current.gpus_per_node, per_s, std::nullopt});
+    store_.record_plan(plan_period(e.job_id, now_s, e.to_record));
   } catch (const Error&) {
     // The timeline misses this plan; the journal is complete.
   }
@@ -55,8 +53,7 @@ std::vector<JournalEntry> SqliteJournal::unfinished() const {
 }
 
 double SqliteJournal::last_done_s(std::uint32_t job) const {
-  const std::vector<store::PlanPeriod> plans = store_.job_timeline(job);
-  return plans.empty() ? 0 : static_cast<double>(plans.back().from_time);
+  return static_cast<double>(store_.last_done_at(job).value_or(0));
 }
 
 }  // namespace morph::daemon

@@ -81,4 +81,11 @@ std::vector<JournalEntry> StateStore::unfinished_reconfigurations() const {
   return entries;
 }
 
+std::optional<std::int64_t> StateStore::last_done_at(JobId job_id) const {
+  Statement row = db_.prepare("SELECT MAX(updated_at) FROM journal WHERE job_id = ?1 AND state = 'done'",
+                              fmt::format("read job {}'s last reconfiguration", job_id));
+  row.bind_int(1, job_id);
+  return row.step() ? row.column_optional_int(0) : std::nullopt;
+}
+
 }  // namespace morph::store

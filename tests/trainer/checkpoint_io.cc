@@ -1,10 +1,12 @@
 #include "tests/trainer/checkpoint_io.h"
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -94,6 +96,8 @@ void save_checkpoint(const std::string& dir, const Options& o, const Adam& adam,
     mine.checksum = state::file_checksum(path);
   });
 
+  // A large model's save takes a while; until the commit below, the previous checkpoint stands.
+  if (o.save_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(o.save_seconds));
   std::uint64_t entry[2] = {mine.bytes, mine.checksum};
   std::vector<std::uint64_t> all(rank == 0 ? 2 * static_cast<std::size_t>(layout.ranks()) : 0);
   MPI_Gather(entry, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);

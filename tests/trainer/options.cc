@@ -84,6 +84,12 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
   app.add_option("--checkpoint-dir", o.checkpoint_dir, "checkpoints are written to DIR/step_<N>");
   auto* save = app.add_option("--save-at", save_at, "save after step K and exit 0")
                    ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--save-every", o.save_every, "also save after every N steps and go on training")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--save-seconds", o.save_seconds,
+                 "make every save last at least this long before it commits (a large model's save, to kill "
+                 "the trainer in the middle of one)")
+      ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--resume", o.resume, "continue from this checkpoint (its layout must be --layout)");
   app.add_option("--loss-log", o.loss_log, "rank 0 writes one \"step loss\" line per step");
   app.add_option("--checkpoint-signal", signal,
@@ -114,8 +120,8 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
     o.checkpoint_signal = parse_signal(signal);
     o.checkpoint_signal_name = signal;
   }
-  if ((o.save_at || o.checkpoint_signal) && o.checkpoint_dir.empty())
-    throw Error("--save-at and --checkpoint-signal need --checkpoint-dir");
+  if ((o.save_at || o.checkpoint_signal || o.save_every) && o.checkpoint_dir.empty())
+    throw Error("--save-at, --save-every and --checkpoint-signal need --checkpoint-dir");
   if (o.save_at && *o.save_at > o.steps)
     throw Error(fmt::format("--save-at {} is after --steps {}", *o.save_at, o.steps));
   return o;

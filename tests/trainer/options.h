@@ -24,6 +24,8 @@ struct Options {
   std::uint64_t seed = 1;
   std::string checkpoint_dir;           // checkpoints go to <dir>/step_<N>
   std::optional<std::uint64_t> save_at;  // save after this step and exit 0
+  std::uint64_t save_every = 0;         // > 0: also save after every this many steps and go on
+  double save_seconds = 0;              // a save lasts at least this long before it commits (fault tests)
   std::string resume;                   // a committed checkpoint to continue from
   std::string loss_log;                 // rank 0 writes "step loss" lines
   std::string metrics;                  // rank 0 writes morphrun's metrics lines here (MORPH_METRICS)

@@ -86,14 +86,14 @@ int Trainer::run() {
       if (!o_.quiet) std::printf("step %llu loss %.17g\n", static_cast<unsigned long long>(number), loss);
       std::fflush(stdout);
     }
-    if (o_.save_at && number == *o_.save_at) {
-      save("--save-at");
+    // One save per step at most: the one that ends the run, else a periodic one.
+    const bool at = o_.save_at && number == *o_.save_at;
+    const bool asked = !at && o_.checkpoint_signal && checkpoint_requested(MPI_COMM_WORLD);
+    if (at || asked) {
+      save(at ? "--save-at" : "signal " + o_.checkpoint_signal_name);
       return 0;
     }
-    if (o_.checkpoint_signal && checkpoint_requested(MPI_COMM_WORLD)) {
-      save("signal " + o_.checkpoint_signal_name);
-      return 0;
-    }
+    if (o_.save_every > 0 && number % o_.save_every == 0 && number < o_.steps) save("--save-every");
   }
   return 0;
 }

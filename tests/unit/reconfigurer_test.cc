@@ -152,6 +152,22 @@ TEST(ReconfigurerCrash, AMorphdKilledAfterAnySlurmActionIsSucceededWithoutLossOr
   }
 }
 
+// While morphd was down the signalled job saved, was requeued and started again: it runs
+// its old plan, so the entry rolls back instead of signalling it once more.
+TEST_F(ReconfigurerTest, AJobThatStartedAgainBeforeItWasHeldKeepsItsOldPlan) {
+  slurm.jobs[7].start_time_s = 50;
+  fresh().start(change(Path::requeue), 100);
+  ASSERT_EQ(step_of(1), Step::signalled);
+  fresh().advance_all(120);  // a successor: still saving
+  EXPECT_EQ(step_of(1), Step::signalled);
+  slurm.jobs[7].start_time_s = 130;
+  fresh().advance_all(131);
+  EXPECT_EQ(step_of(1), Step::rolled_back);
+  EXPECT_EQ(slurm.signals, 1);
+  EXPECT_EQ(slurm.holds, 0);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 old");
+}
+
 TEST_F(ReconfigurerTest, AJobThatDoesNotSaveInTimeIsRequeuedByForce) {
   Reconfigurer r = fresh();
   r.start(change(Path::requeue), 0);

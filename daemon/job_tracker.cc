@@ -1,0 +1,53 @@
+#include "daemon/job_tracker.h"
+
+#include <cmath>
+
+#include "libmorph/record/job_record.h"
+#include "libmorph/util/error.h"
+
+namespace morph::daemon {
+namespace {
+
+std::int64_t seconds(double s) { return static_cast<std::int64_t>(std::floor(s)); }
+
+}  // namespace
+
+store::PlanPeriod plan_period(std::uint32_t job, double from_s, const std::string& record) {
+  const JobRecord r = parse_admin_comment(record);
+  const double per_s =
+      r.current.iter_ms > 0 ? static_cast<double>(r.request.global_batch) / (r.current.iter_ms / 1e3) : 0;
+  return {job, seconds(from_s), record, r.current.gpu_type, r.current.nodes, r.current.gpus_per_node, per_s,
+          std::nullopt};
+}
+
+void JobTracker::track(const ClusterSnapshot& snapshot) {
+  for (const SlurmJob& j : snapshot.jobs) {
+    if (j.phase == JobPhase::done || !is_job_record(j.admin_comment)) continue;
+    JobRecord r;
+    try {
+      r = parse_admin_comment(j.admin_comment);
+    } catch (const Error&) {
+      continue;  // the view builder says why
+    }
+    if (!known_.count(j.id)) {
+      if (!state_.job(j.id))
+        state_.record_job({j.id, r.request.model, r.request.global_batch, r.request.sla, j.user_id,
+                           seconds(j.submit_time_s), std::nullopt});
+      known_.insert(j.id);
+      const std::vector<store::PlanPeriod> plans = state_.job_timeline(j.id);
+      if (!plans.empty()) last_plan_[j.id] = plans.back().record;
+    }
+    const bool running = j.phase == JobPhase::running || j.phase == JobPhase::finishing;
+    if (!running || last_plan_[j.id] == j.admin_comment) continue;
+    // A plan morphd journaled is recorded when its reconfiguration is done; one it did not
+    // write (the submission's, an administrator's) from when the job started under it.
+    const std::vector<store::PlanPeriod> plans = state_.job_timeline(j.id);
+    if (plans.empty() || plans.back().record != j.admin_comment) {
+      const double from = plans.empty() ? j.start_time_s : std::max(j.start_time_s, snapshot.now_s);
+      state_.record_plan(plan_period(j.id, from, j.admin_comment));
+    }
+    last_plan_[j.id] = j.admin_comment;
+  }
+}
+
+}  // namespace morph::daemon

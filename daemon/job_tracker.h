@@ -1,0 +1,34 @@
+// Every Morph job morphd sees goes into the state database at its first round, and each
+// plan it runs under from when it starts: `morph status` and the timelines cover the jobs
+// morphd never had to move, and their iteration reports (accepted for known jobs only)
+// have a row to refer to.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "daemon/cluster_snapshot.h"
+#include "daemon/store/state_store.h"
+
+namespace morph::daemon {
+
+// The plan period of `record` (a morph:v1 AdminComment) from `from_s`, with the throughput
+// its iter_ms predicts. Throws morph::Error for a record that cannot be read.
+store::PlanPeriod plan_period(std::uint32_t job, double from_s, const std::string& record);
+
+class JobTracker {
+ public:
+  explicit JobTracker(store::StateStore& state) : state_(state) {}
+  // Records the snapshot's new Morph jobs and the plans its running ones have that are
+  // not their last recorded one. Jobs whose records cannot be read are left out.
+  void track(const ClusterSnapshot& snapshot);
+
+ private:
+  store::StateStore& state_;
+  std::set<std::uint32_t> known_;                  // recorded in the database
+  std::map<std::uint32_t, std::string> last_plan_;  // the record of each running job's last plan
+};
+
+}  // namespace morph::daemon
