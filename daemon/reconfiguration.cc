@@ -60,7 +60,11 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
       if (skipped) skipped->push_back(fmt::format("job {}: {}", d.job, e.what()));
       continue;
     }
-    if (action == policy::Action::start && to_admin_comment(next) == r.from_record) continue;  // as requested
+    if (action == policy::Action::start) {  // already as requested (the prediction aside)
+      Placement same = next.current;
+      same.iter_ms = was.iter_ms;
+      if (same == was) continue;
+    }
     // The request a guaranteed job is promised (JobState::requested_plan) is the plan
     // Morph gave it at submission when its user named none: it outlives every replan.
     if (!next.baseline) next.baseline = was;

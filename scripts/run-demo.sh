@@ -2,8 +2,10 @@
 # Installs the Debian packages, builds Morph (and installs it under build/demo/prefix),
 # then runs its main job on the embedded default: a real local Slurm cluster with
 # emulated heterogeneous GPU nodes (2 x 8 A100-80GB, 2 x 4 V100-32GB), where users submit
-# by naming the model and the batch, Morph sizes the jobs and picks their plans, and a
-# job is replanned through checkpoint, requeue and release. Ends with the performance
+# by naming the model and the batch, Morph sizes the jobs and picks their plans, and
+# morphd reconfigures a mix of guaranteed and best-effort jobs as they arrive and leave
+# (the reference trainer under morphrun at emulated speed; the timeline of plans and
+# every job's loss continuity are printed at the end). Ends with the performance
 # model checked against the Morphling artifact when ../shared/data is beside the checkout.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -54,19 +56,65 @@ EOF
   sbatch -D "$jobs" --morph-model=gpt2 --morph-batch=-3 "$jobs/train.sh" || true
   for id in "${ids[@]}"; do wait_done "$id"; cat "$jobs/$id.out"; done
 
-  morph_log "replanning a running job: checkpoint, requeue-hold, new plan, release"
-  id=$(HOLD_FIRST_RUN=1 sbatch --parsable --requeue --export=ALL,HOLD_FIRST_RUN=1 -D "$jobs" -o "$jobs/%j.out" \
-       --morph-model=gpt2-1.5b --morph-batch=16 "$jobs/train.sh")
-  while [ "$(squeue -h -j "$id" -o %T)" != RUNNING ]; do sleep 0.5; done
-  echo "job $id runs with: $(scontrol show job "$id" | sed -n 's/.*AdminComment=.* type=\([^ ]*\) nodes=\([0-9]*\) gpus_per_node=\([0-9]*\).* dp=\([0-9]*\).*/\2 x \3 \1, dp=\4/p')"
-  scontrol requeuehold "$id"
-  record=$(scontrol show job "$id" | sed -n 's/^ *AdminComment=//p')
-  ga=$(tr ' ' '\n' <<<"$record" | sed -n 's/^ga=//p')
-  scontrol update job="$id" AdminComment="$(sed "s/gpus_per_node=1 /gpus_per_node=2 /; s/ dp=1 / dp=2 /; s/ ga=$ga / ga=$((ga / 2)) /" <<<"$record")"
-  echo "job $id now asks for $(scontrol show job "$id" | sed -n 's/.*TresPerNode=//p')"
-  scontrol release "$id"
-  wait_done "$id"
-  cat "$jobs/$id.out"
+  morph_log "morphd: a mix of guaranteed and best-effort jobs, reconfigured as they arrive and leave"
+  # The reference trainer (tests/trainer) under morphrun, at emulated speed: every step
+  # lasts the iteration time Morph predicts for its plan on the emulated GPUs.
+  trainer="$build/tests/trainer/morph-trainer"
+  shape=(--layers 24 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 100000 --micro-batches 1)
+  { cat "$MORPH_TESTCLUSTER_DIR/morph.conf"; echo "MorphdAddress=127.0.0.1:18230"; echo "RestartPenaltySeconds=30"; } \
+    >"$jobs/morph.conf"
+  export MORPH_CONF=$jobs/morph.conf OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
+  "$prefix/sbin/morphd" -D --poll 0.5 >"$jobs/morphd.log" 2>&1 &
+  morphd_pid=$!
+  trap 'kill $morphd_pid 2>/dev/null; "$build/tests/cluster/testcluster" down >/dev/null 2>&1 || true' EXIT
+  # NAME BATCH STEPS SECONDS_LATER SBATCH_OPTIONS...
+  mix=("be-a 64 2500 0 --morph-sla=best-effort"
+       "g-b 64 900 20 --morph-sla=guaranteed --morph-gpus=8"
+       "be-c 128 1200 40 --morph-sla=best-effort --morph-gpus=1-8"
+       "g-d 64 600 60 --morph-sla=guaranteed --morph-gpus=4")
+  declare -A id_of steps_of batch_of
+  for job in "${mix[@]}"; do
+    read -r name batch steps later options <<<"$job"
+    install -d -m 777 "$jobs/$name"
+    cat >"$jobs/$name/train.sh" <<EOS
+#!/bin/bash
+exec "$prefix/bin/morphrun" --driver --framework torch --mpi-trainer --checkpoint "$jobs/$name/ckpt" \\
+  --metrics "$jobs/$name/metrics" -- "$trainer" ${shape[*]} --global-batch $batch --steps $steps \\
+  --loss-log "$jobs/$name/loss" --quiet --emulate-speed 0.5
+EOS
+    chmod 755 "$jobs/$name/train.sh"
+    [ "$later" = 0 ] || sleep 20
+    echo "\$ sbatch --morph-model=bert-336m --morph-batch=$batch $options train.sh    # $name"
+    # shellcheck disable=SC2086
+    id_of[$name]=$(sbatch --parsable --requeue --open-mode=append -D "$jobs" -o "$jobs/$name.out" \
+      --morph-model=bert-336m --morph-batch="$batch" $options "$jobs/$name/train.sh")
+    steps_of[$name]=$steps batch_of[$name]=$batch
+  done
+  for name in "${!id_of[@]}"; do wait_done "${id_of[$name]}"; done
+  kill $morphd_pid
+  wait $morphd_pid 2>/dev/null || true
+  morph_log "what morphd did"
+  grep -E ': (start|inplace|shrink|requeue|preempt): ' "$jobs/morphd.log" | cut -c1-160
+  morph_log "morph timeline --all"
+  "$prefix/bin/morph" timeline --all --state "$MORPH_TESTCLUSTER_DIR/morph.db"
+  morph_log "morph status --all"
+  "$prefix/bin/morph" status --all --state "$MORPH_TESTCLUSTER_DIR/morph.db"
+  morph_log "loss continuity: every job against an uninterrupted run of the same trainer"
+  for batch in 64 128; do
+    srun -N1 -n1 -p gpu --mpi=pmix "$trainer" --layout dp=1 "${shape[@]}" --global-batch $batch --steps 2500 --quiet \
+      --loss-log "$jobs/reference-$batch.loss" >/dev/null
+  done
+  for name in "${!id_of[@]}"; do
+    python3 - "$jobs/reference-${batch_of[$name]}.loss" "$jobs/$name/loss" "${steps_of[$name]}" "$name" <<'PY'
+import sys
+ref = dict(line.split() for line in open(sys.argv[1]))
+got = dict(line.split() for line in open(sys.argv[2]))
+assert len(got) == int(sys.argv[3]), f"{sys.argv[4]}: {len(got)} of {sys.argv[3]} steps"
+worst = max(abs(float(got[s]) - float(ref[s])) / abs(float(ref[s])) for s in got)
+print(f"{sys.argv[4]}: {len(got)} steps, largest relative loss difference {worst:.2g}")
+sys.exit(0 if worst <= 1e-5 else 1)
+PY
+  done
   "$build/tests/cluster/testcluster" down
   trap - EXIT
 fi

@@ -1,109 +1,329 @@
 #!/usr/bin/env bats
-# morphd on the local Slurm cluster (tests/cluster/testcluster): it starts pending Morph
-# jobs where the policy puts them and grows a running one through the requeue path
-# (checkpoint signal, requeue, hold, new record, release); morphrun --driver reshards the
-# checkpoint and the loss continues as in an uninterrupted run.
+# morphd on the local Slurm cluster (tests/cluster/testcluster), end to end (issue 13).
+# The jobs are the reference trainer under `morphrun --driver` at emulated speed (each
+# step lasts half the iteration time Morph predicts for its plan on the emulated GPUs);
+# every job's loss is compared with one uninterrupted run.
 #
-# Its own cluster (port 18870, /tmp/morph-testcluster-morphd, 2 nodes of 4 a100). Needs
+#  1. A best-effort job and two guaranteed ones: morphd grows the best-effort job (requeue),
+#     replans the first guaranteed job in place, shrinks the best-effort job when the second
+#     guaranteed job arrives and grows it back when that one ends. Prints every
+#     reconfiguration's overhead and its parts (tests/cluster/overhead.py).
+#  2. morphd killed (SIGKILL) after each step of a requeue, and once for long enough that
+#     the job restarts on its old plan.
+#  3. The trainer killed in the middle of a save: the job goes on from the previous one.
+#  4. slurmctld restarted in the middle of a reconfiguration.
+#
+# Its own cluster (port 18870, /tmp/morph-testcluster-morphd, 3 nodes of 4 a100). Needs
 # root, Slurm, munge and Open MPI; otherwise every test is skipped with the reason.
 
 bats_require_minimum_version 1.5.0
 load cluster
 
 setup_file() {
-  CLUSTER_NODES=2x4xa100-80g cluster_setup 18870 /tmp/morph-testcluster-morphd daemon/morphd launcher/morphrun \
+  CLUSTER_NODES=3x4xa100-80g cluster_setup 18870 /tmp/morph-testcluster-morphd daemon/morphd launcher/morphrun \
     tests/trainer/morph-trainer
   [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
   export WORK="$MORPH_TESTCLUSTER_DIR/work" MORPH_FRAMEWORKS="$MORPH_SRCDIR/share/frameworks"
   rm -rf "$WORK"
   install -d -m 1777 "$WORK"
-  # morphd takes morphrun's iteration reports here (the jobs inherit MORPH_CONF).
-  { cat "$MORPH_CONF"; echo "MorphdAddress=127.0.0.1:18930"; } >"$WORK/morph.conf"
-  export MORPH_CONF="$WORK/morph.conf"
-  # The trainer's shape allows every plan of bert-336m (24 layers, 16 heads) that fits 8 GPUs.
+  # morphd takes morphrun's iteration reports here (the jobs inherit MORPH_CONF). A restart
+  # costs about 25 s on this cluster: that is what a job must run before it moves again.
+  { cat "$MORPH_CONF"; echo "MorphdAddress=127.0.0.1:18930"; echo "RestartPenaltySeconds=30"; } >"$WORK/morph.conf"
+  export MORPH_CONF="$WORK/morph.conf" OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
+  # The trainer's shape allows every plan of bert-336m (24 layers, 16 heads) on up to 8 GPUs.
   TRAINER_ARGS="--layers 24 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 100000 --global-batch 64 --micro-batches 1"
   export TRAINER_ARGS
+  timeout 120 srun -N1 -n1 -p gpu --mpi=pmix "$MORPH_BUILDDIR/tests/trainer/morph-trainer" --layout dp=1 $TRAINER_ARGS \
+    --steps 3000 --quiet --loss-log "$WORK/reference.loss" >"$WORK/reference.out" 2>&1
 }
 
 setup() {
   [ -z "${MORPH_CLUSTER_SKIP:-}" ] || skip "$MORPH_CLUSTER_SKIP"
-  # Ranks that wait yield the CPU: emulated nodes share a few cores with their slurmd.
-  export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
+  [ -s "$WORK/reference.loss" ] || fail "the reference run failed: $(cat "$WORK/reference.out")"
 }
 
 teardown() {
-  [ ! -s "$WORK/morphd.pid" ] || kill "$(cat "$WORK/morphd.pid")" 2>/dev/null || true
+  stop_morphd
+  local jobs
+  jobs=$(squeue -h -o %A)
+  [ -z "$jobs" ] || scancel $jobs
 }
 
 teardown_file() { cluster_teardown; }
 
 field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s|^$2=||p" | head -n 1; }
+record() { scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'; }
+
 wait_state() {  # JOB STATE SECONDS
-  local i
+  local i state
   for i in $(seq $(($3 * 5))); do
-    [ "$(field "$1" JobState)" = "$2" ] && return 0
+    state=$(field "$1" JobState)
+    [ "$state" = "$2" ] && return 0
+    case $state in FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
+      break ;;
+    esac
     sleep 0.2
   done
-  echo "job $1 is $(field "$1" JobState) after $3 s, expected $2" >&2
-  return 1
+  fail "job $1 is $state after $3 s, expected $2" "$(tail -n 20 "$WORK/morphd.log" 2>/dev/null)" \
+    "$(tail -n 20 "$WORK/$1.out" 2>/dev/null)"
 }
 
-@test "morphd grows a running job through the requeue path and its loss continues" {
-  local steps=40
-  # The uninterrupted run.
-  timeout 120 srun -N1 -n1 -p gpu --mpi=pmix "$MORPH_BUILDDIR/tests/trainer/morph-trainer" --layout dp=1 $TRAINER_ARGS \
-    --steps $steps --quiet --loss-log "$WORK/reference.loss" || fail "the reference run failed"
-  cat >"$WORK/job.sh" <<EOS
-#!/bin/bash
-exec "$MORPH_BUILDDIR/launcher/morphrun" --driver --framework torch --mpi-trainer --checkpoint "$WORK/ckpt" \\
-  --metrics "$WORK/metrics" -- "$MORPH_BUILDDIR/tests/trainer/morph-trainer" $TRAINER_ARGS --steps $steps \\
-  --loss-log "$WORK/loss" --quiet --emulate-speed 0.5
-EOS
-  local job
-  job=$(sbatch --parsable --requeue --open-mode=append -D "$WORK" -o "$WORK/%j.out" --morph-model=bert-336m \
-    --morph-batch=64 --morph-sla=best-effort "$WORK/job.sh")
-  wait_state "$job" RUNNING 60
-  grep -q "gpus_per_node=1 " <<<"$(scontrol show job "$job")" || fail "job_submit_morph did not start it on 1 GPU"
-  # A few iterations on 1 GPU first, so that there is a checkpoint to reshard.
-  for _ in $(seq 300); do
-    [ "$(grep -v '^#' "$WORK/metrics" 2>/dev/null | wc -l)" -ge 3 ] && break
+wait_grep() {  # FILE PATTERN SECONDS [COUNT]
+  local i
+  for i in $(seq $(($3 * 5))); do
+    [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "${4:-1}" ] && return 0
     sleep 0.2
   done
-  "$MORPH_BUILDDIR/daemon/morphd" -D --poll 0.5 >"$WORK/morphd.log" 2>&1 &
+  fail "no '$2' (${4:-1} times) in $1 after $3 s" "$(tail -n 30 "$1" 2>/dev/null)"
+}
+
+# job NAME STEPS [TRAINER OPTION...]: the batch script of a job in $WORK/NAME.
+job() {
+  local name=$1 steps=$2
+  shift 2
+  rm -rf "${WORK:?}/$name"
+  mkdir -p "$WORK/$name"
+  cat >"$WORK/$name/job.sh" <<EOS
+#!/bin/bash
+exec "$MORPH_BUILDDIR/launcher/morphrun" --driver --framework torch --mpi-trainer --checkpoint "$WORK/$name/ckpt" \\
+  --metrics "$WORK/$name/metrics" -- "$MORPH_BUILDDIR/tests/trainer/morph-trainer" $TRAINER_ARGS --steps $steps \\
+  --loss-log "$WORK/$name/loss" --quiet --emulate-speed 0.5 $*
+EOS
+  chmod 755 "$WORK/$name/job.sh"
+  chmod 777 "$WORK/$name"
+}
+
+# submit NAME SBATCH_OPTION...: prints the job id.
+submit() {
+  local name=$1
+  shift
+  sbatch --parsable --requeue --open-mode=append -D "$WORK" -o "$WORK/%j.out" --morph-model=bert-336m \
+    --morph-batch=64 "$@" "$WORK/$name/job.sh"
+}
+
+# start_morphd [VAR=VALUE...]: morphd in the foreground, logging to $WORK/morphd.log.
+start_morphd() {
+  env "$@" "$MORPH_BUILDDIR/daemon/morphd" -D --poll 0.5 >>"$WORK/morphd.log" 2>&1 &
   echo $! >"$WORK/morphd.pid"
-  wait_state "$job" COMPLETED 300 || fail "$(cat "$WORK/morphd.log" "$WORK/$job.out")"
-  # The requeue path, each step once, and the job ran on both nodes in the end.
-  for step in "planned -> signalled" "signalled -> requeued" "requeued -> held" "held -> updated" \
-    "updated -> released" "released -> done"; do
-    [ "$(grep -c "job $job: requeue $step" "$WORK/morphd.log")" -eq 1 ] || fail "$step: $(cat "$WORK/morphd.log")"
+}
+stop_morphd() {
+  [ ! -s "$WORK/morphd.pid" ] || kill "$(cat "$WORK/morphd.pid")" 2>/dev/null || true
+  rm -f "$WORK/morphd.pid"
+}
+# wait_crash: the morphd started with MORPHD_CRASH_AFTER killed itself.
+wait_crash() {
+  local pid i
+  pid=$(cat "$WORK/morphd.pid")
+  for i in $(seq 300); do
+    kill -0 "$pid" 2>/dev/null || { rm -f "$WORK/morphd.pid"; return 0; }
+    sleep 0.2
   done
-  [ "$(field "$job" Restarts)" -ge 1 ]
-  [ "$(field "$job" NumNodes)" = 2 ] || fail "$(scontrol show job "$job")"
-  grep -q "^# .* reshard from=dp=1,tp=1,pp=1,zero=0" "$WORK/metrics" || fail "no reshard: $(cat "$WORK/metrics")"
-  python3 - "$WORK/reference.loss" "$WORK/loss" <<'PY' || fail "the loss did not continue"
+  fail "morphd did not crash: $(tail -n 20 "$WORK/morphd.log")"
+}
+
+# loss_continues NAME STEPS: every step of the job is in its loss log (the last line of a
+# step run twice counts) and within 1e-5 of the uninterrupted run.
+loss_continues() {
+  python3 - "$WORK/reference.loss" "$WORK/$1/loss" "$2" <<'PY' || fail "job $1: the loss did not continue"
 import sys
 ref = dict(line.split() for line in open(sys.argv[1]))
 got = dict(line.split() for line in open(sys.argv[2]))
-assert set(ref) == set(got), (len(ref), len(got))
-worst = max(abs(float(got[s]) - float(ref[s])) / abs(float(ref[s])) for s in ref)
+steps = {str(s) for s in range(1, int(sys.argv[3]) + 1)}
+assert set(got) == steps, ("missing", sorted(steps - set(got), key=int)[:5], len(got))
+worst = max(abs(float(got[s]) - float(ref[s])) / abs(float(ref[s])) for s in got)
 print("max_rel_loss_diff=%.3g" % worst)
 sys.exit(0 if worst <= 1e-5 else 1)
 PY
-  [ "$(field "$job" Priority)" != 0 ]  # never left held
-  # What morphd kept: the decision and its reason, the new plan, the observed iterations.
+}
+
+# promise_kept NAME JOB: a guaranteed job's promise is the speed of its request (the plan
+# it was given before Morph replanned it: base_iter_ms, else its plan's iter_ms), here
+# emulated at half the predicted time. The median step under every plan it ran must be
+# as fast, within 5% for the emulation's own overhead.
+promise_kept() {
+  python3 - "$WORK/$1/metrics" "$(record "$2")" <<'PY' || fail "job $2 ran below its promise"
+import statistics, sys
+rec = dict(kv.split("=", 1) for kv in sys.argv[2].split()[1:])
+promise = 0.5 * float(rec.get("base_iter_ms", rec["iter_ms"])) / 1e3
+runs, ok = {}, True
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f and f[0] != "#":
+        runs.setdefault(f[5], []).append(float(f[2]))
+for layout, seconds in runs.items():
+    median = statistics.median(seconds[2:] or seconds)
+    print("promise: layout=%s median_step_s=%.4f promise_s=%.4f" % (layout, median, promise))
+    ok &= median <= promise * 1.05
+sys.exit(0 if ok and runs else 1)
+PY
+}
+
+# A record with KEY=VALUE pairs replaced.
+with_plan() {
+  local r=$1 kv
+  shift
+  for kv in "$@"; do r=$(sed -E "s/ ${kv%%=*}=[^ ]+/ $kv/" <<<"$r"); done
+  echo "$r"
+}
+
+@test "morphd: grow, in place, shrink for a guaranteed job, grow back; losses continue and promises hold" {
+  rm -f "$WORK/morphd.log"
+  job be 3000
+  job g1 2000
+  job g2 300
+  local be g1 g2
+  be=$(submit be --morph-sla=best-effort --morph-gpus=1-8)
+  wait_state "$be" RUNNING 60
+  [ "$(field "$be" NumNodes)" = 1 ] && grep -q "gpus_per_node=1 " <<<"$(record "$be")" ||
+    fail "job_submit_morph did not start it on 1 GPU: $(record "$be")"
+  wait_grep "$WORK/be/metrics" "dp=1,tp=1,pp=1,zero=0$" 60 3  # a checkpoint to reshard
+  start_morphd
+  # 1. The best-effort job grows to 8 GPUs, its bound (requeue: 4 GPUs per node).
+  wait_grep "$WORK/be/metrics" "start layout=.* nodes=2" 120
+  # 2. A guaranteed job whose administrator gave it a slow plan on its 4 GPUs (tp=4,
+  #    193.6 ms predicted): morphd replans it in place.
+  g1=$(submit g1 --hold --morph-sla=guaranteed --morph-gpus=4)
+  scontrol update job="$g1" AdminComment="$(with_plan "$(record "$g1")" dp=1 tp=4 pp=1 zero=0 ga=1 mb=1 mbs=64 \
+    iter_ms=193.600)" || fail "the administrator could not set the plan"
+  scontrol release "$g1"
+  wait_grep "$WORK/morphd.log" "job $g1: inplace updated -> done" 120
+  wait_grep "$WORK/g1/metrics" "start layout=dp=4" 60
+  # 3. A second guaranteed job: the best-effort job gives a node back (shrink), the new
+  #    job starts there.
+  g2=$(submit g2 --morph-sla=guaranteed --morph-gpus=4)
+  wait_grep "$WORK/morphd.log" "job $be: shrink updated -> done" 60
+  wait_state "$g2" COMPLETED 240
+  # 4. It ends: the best-effort job grows back (requeue).
+  wait_grep "$WORK/be/metrics" "driver restarts=2" 180
+  wait_state "$g1" COMPLETED 300
+  wait_state "$be" COMPLETED 300
+
+  # No job lost, none left held, each loss as in the uninterrupted run.
+  for j in "$be" "$g1" "$g2"; do [ "$(field "$j" Priority)" != 0 ] || fail "job $j was left held"; done
+  loss_continues be 3000
+  loss_continues g1 2000
+  loss_continues g2 300
+  promise_kept g1 "$g1"
+  promise_kept g2 "$g2"
+  # Each requeue step once per requeue, no step twice.
+  for step in "planned -> signalled" "signalled -> requeued" "requeued -> held" "held -> updated" \
+    "updated -> released" "released -> done"; do
+    [ "$(grep -c "job $be: requeue $step" "$WORK/morphd.log")" -eq 2 ] || fail "$step: $(cat "$WORK/morphd.log")"
+  done
+  [ "$(grep -c "reshard from=" "$WORK/be/metrics")" -eq 3 ] || fail "$(grep '^#' "$WORK/be/metrics")"
+  # The overhead of each reconfiguration, with its parts (make check-morphd prints them).
+  local lines
+  lines=$(for n in be g1 g2; do python3 "$MORPH_SRCDIR/tests/cluster/overhead.py" "$WORK/$n/metrics" "$n"; done)
+  echo "$lines" >&3
+  for path in inplace shrink requeue; do grep -q "path=$path " <<<"$lines" || fail "no $path: $lines"; done
+
+  # What morphd kept: decisions with their reasons, every plan, the observed iterations.
   local morph="$MORPH_BUILDDIR/tools/morph/morph" db="$MORPH_TESTCLUSTER_DIR/morph.db"
-  run "$morph" explain "$job" --state "$db"
-  [ "$status" -eq 0 ] && [[ $output == *"requeue"*"2 nodes x 4 a100-80g"* ]] || fail "$output"
-  run "$morph" --json timeline "$job" --state "$db"
+  run "$morph" explain "$be" --state "$db"
+  [ "$status" -eq 0 ] && [[ $output == *"shrink"*"requeue"*"2 nodes x 4 a100-80g"* ]] || fail "$output"
+  run "$morph" --json timeline "$be" --state "$db"
   [ "$status" -eq 0 ] || fail "$output"
-  jq -e '.plans | length == 1 and .[0].nodes == 2 and .[0].gpus_per_node == 4' <<<"$output" >/dev/null || fail "$output"
-  # morphd records the job's end at its next round (it polls every 0.5 s here).
+  jq -e '[.plans[] | [.nodes, .gpus_per_node]] == [[1, 1], [2, 4], [1, 4], [2, 4]]' <<<"$output" >/dev/null ||
+    fail "$output"
+  # morphd records the jobs' ends at its next round (it polls every 0.5 s here).
   for _ in $(seq 50); do
     run "$morph" --json status --all --state "$db"
     [ "$status" -eq 0 ] || fail "$output"
-    jq -e --argjson j "$job" '.jobs[] | select(.job == $j) | .finished != null' <<<"$output" >/dev/null && break
+    [ "$(jq '[.jobs[] | select(.finished != null)] | length' <<<"$output")" -eq 3 ] && break
     sleep 0.2
   done
-  jq -e --argjson j "$job" '.jobs[] | select(.job == $j) | .finished != null and .observed_samples_per_s > 0' \
-    <<<"$output" >/dev/null || fail "$output"
+  for j in "$be" "$g1" "$g2"; do
+    jq -e --argjson j "$j" '.jobs[] | select(.job == $j) | .finished != null and .observed_samples_per_s > 0' \
+      <<<"$output" >/dev/null || fail "job $j: $output"
+  done
+}
+
+@test "morphd killed after each step of a requeue: its successor finishes it, nothing held or lost" {
+  rm -f "$WORK/morphd.log"
+  job f 600
+  local f
+  f=$(submit f --morph-sla=best-effort --morph-gpus=1-4)
+  wait_state "$f" RUNNING 60
+  wait_grep "$WORK/f/metrics" "dp=1,tp=1,pp=1,zero=0$" 60 3
+  # Each morphd dies right after journaling one more step of the same reconfiguration
+  # (1 GPU -> 4 GPUs: a requeue); the next one resumes from the journal.
+  for state in signalled requeued held updated; do
+    start_morphd MORPHD_CRASH_AFTER=$state
+    wait_crash
+    grep -q "job $f: requeue .* -> $state$" "$WORK/morphd.log" || fail "no $state: $(cat "$WORK/morphd.log")"
+  done
+  start_morphd
+  wait_grep "$WORK/morphd.log" "job $f: requeue released -> done" 60
+  [ "$(grep -c "resuming 1 unfinished reconfiguration" "$WORK/morphd.log")" -eq 4 ] || fail "$(cat "$WORK/morphd.log")"
+  wait_state "$f" COMPLETED 240
+  [ "$(field "$f" Priority)" != 0 ] || fail "job $f was left held"
+  [ "$(field "$f" Restarts)" = 1 ] || fail "job $f restarted $(field "$f" Restarts) times"
+  [ "$(grep -c "job $f: requeue planned -> signalled" "$WORK/morphd.log")" -eq 1 ]
+  grep -q "start layout=dp=4.* nodes=1" "$WORK/f/metrics" || fail "$(grep '^#' "$WORK/f/metrics")"
+  loss_continues f 600
+}
+
+@test "morphd down while the signalled job restarts on its old plan: the reconfiguration rolls back, then runs again" {
+  rm -f "$WORK/morphd.log"
+  job f 800
+  local f
+  f=$(submit f --morph-sla=best-effort --morph-gpus=1-4)
+  wait_state "$f" RUNNING 60
+  wait_grep "$WORK/f/metrics" "dp=1,tp=1,pp=1,zero=0$" 60 3
+  start_morphd MORPHD_CRASH_AFTER=signalled
+  wait_crash
+  # Nobody holds it: Slurm requeues it (exit 75) and starts it again on its old plan.
+  wait_grep "$WORK/f/metrics" "driver restarts=1" 120
+  wait_state "$f" RUNNING 30
+  start_morphd
+  wait_grep "$WORK/morphd.log" "job $f: requeue signalled -> rolled_back: it started again on its old plan" 30
+  wait_grep "$WORK/morphd.log" "job $f: requeue released -> done" 120
+  wait_state "$f" COMPLETED 300
+  [ "$(field "$f" Priority)" != 0 ] || fail "job $f was left held"
+  grep -q "start layout=dp=4.* nodes=1" "$WORK/f/metrics" || fail "$(grep '^#' "$WORK/f/metrics")"
+  loss_continues f 800
+}
+
+@test "the trainer killed in the middle of a save: the job goes on from the previous checkpoint" {
+  rm -f "$WORK/morphd.log"
+  job k 600 --save-every 40 --save-seconds 5
+  local k
+  k=$(submit k --morph-sla=best-effort --morph-gpus=1-4)
+  wait_state "$k" RUNNING 60
+  wait_grep "$WORK/k/metrics" "dp=1,tp=1,pp=1,zero=0$" 120 45  # step_40 is committed
+  start_morphd
+  # morphd's checkpoint signal starts a save that takes 5 s: kill the trainer in it.
+  local i
+  for i in $(seq 300); do compgen -G "$WORK/k/ckpt/step_*.partial" >/dev/null && break; sleep 0.1; done
+  compgen -G "$WORK/k/ckpt/step_*.partial" >/dev/null || fail "no save in progress: $(ls "$WORK/k/ckpt")"
+  local saving
+  saving=$(basename "$(compgen -G "$WORK/k/ckpt/step_*.partial")" .partial)
+  pkill -9 -f -- "morph-trainer .*--loss-log $WORK/k/loss" || fail "no trainer to kill"
+  wait_grep "$WORK/morphd.log" "job $k: requeue released -> done" 120
+  wait_state "$k" COMPLETED 300
+  [ ! -e "$WORK/k/ckpt/$saving" ] || fail "the killed save was committed: $(ls "$WORK/k/ckpt")"
+  # It resumed from an earlier step (the steps after it ran twice) and its loss continued.
+  grep -q "reshard from=dp=1,tp=1,pp=1,zero=0" "$WORK/k/metrics" || fail "$(grep '^#' "$WORK/k/metrics")"
+  local last_saved=$((${saving#step_} / 40 * 40))
+  [ "$last_saved" -eq "${saving#step_}" ] && last_saved=$((last_saved - 40))
+  [ "$(grep -c "^$((last_saved + 1)) " "$WORK/k/loss")" -eq 2 ] || fail "step $((last_saved + 1)) did not run again"
+  loss_continues k 600
+}
+
+@test "slurmctld restarted in the middle of a reconfiguration: the job ends on its new plan, once" {
+  rm -f "$WORK/morphd.log"
+  job s 600
+  local s
+  s=$(submit s --morph-sla=best-effort --morph-gpus=1-4)
+  wait_state "$s" RUNNING 60
+  wait_grep "$WORK/s/metrics" "dp=1,tp=1,pp=1,zero=0$" 60 3
+  start_morphd
+  wait_grep "$WORK/morphd.log" "job $s: requeue planned -> signalled" 60
+  "$MORPH_BUILDDIR/tests/cluster/testcluster" restart-slurmctld 5
+  wait_grep "$WORK/morphd.log" "job $s: requeue released -> done" 120
+  wait_state "$s" COMPLETED 300
+  [ "$(field "$s" Priority)" != 0 ] || fail "job $s was left held"
+  [ "$(field "$s" Restarts)" = 1 ] || fail "job $s restarted $(field "$s" Restarts) times"
+  grep -q "start layout=dp=4.* nodes=1" "$WORK/s/metrics" || fail "$(grep '^#' "$WORK/s/metrics")"
+  loss_continues s 600
 }
