@@ -31,7 +31,7 @@ struct ReconfigurerOptions {
   double requeue_grace_s = 60;        // after that, before requeue_hold ends the job's wait
   // Fault injection for the tests (morphd(8), MORPHD_CRASH_AFTER): SIGKILL morphd as soon
   // as an entry reaches this step ("" never), as `kill -9` at that moment would.
-  std::string crash_after;
+  std::string crash_after = {};
 };
 
 class Reconfigurer {

@@ -13,6 +13,7 @@ policy::PlanOracle& Scheduler::oracle(const std::map<std::string, policy::AppPro
   for (const auto& [name, app] : apps) names.insert(name);
   if (!oracle_ || names != oracle_apps_) {
     oracle_ = std::make_unique<policy::PlanOracle>(apps, context_.config.memory, context_.config.max_gpus_per_job);
+    oracle_->require_uniform_nodes();  // a Morph record holds one gpus_per_node
     oracle_apps_ = std::move(names);
   }
   return *oracle_;

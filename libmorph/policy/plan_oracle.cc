@@ -100,6 +100,13 @@ int JobCurve::previous(int gpus) const {
 PlanOracle::PlanOracle(std::map<std::string, AppProfile> apps, MemoryOptions memory, int max_gpus_per_job)
     : apps_(std::move(apps)), memory_(memory), max_gpus_per_job_(max_gpus_per_job) {}
 
+void PlanOracle::require_uniform_nodes() {
+  uniform_nodes_ = true;
+  best_.clear();
+  curves_.clear();
+  demand_.clear();
+}
+
 void PlanOracle::restrict_to(Admissible admissible) {
   admissible_ = std::move(admissible);
   best_.clear();
@@ -136,6 +143,10 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
   if (gpus < a.min_gpus || (a.max_gpus > 0 && gpus > a.max_gpus)) {
     c.reason = a.max_gpus > 0 ? fmt::format("outside the job's {}-{} GPUs", a.min_gpus, a.max_gpus)
                               : fmt::format("below the job's {} GPUs", a.min_gpus);
+    return c;
+  }
+  if (uniform_nodes_ && std::adjacent_find(shape.gpus.begin(), shape.gpus.end(), std::not_equal_to<>()) != shape.gpus.end()) {
+    c.reason = "Slurm gives every node of a job the same number of GPUs";
     return c;
   }
   if (const std::string& type = nodes.at(static_cast<std::size_t>(shape.node)).gpu.name;

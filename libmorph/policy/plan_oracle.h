@@ -116,6 +116,9 @@ class PlanOracle {
   using Admissible = std::function<bool(const std::string& app, const ExecutionPlan& plan,
                                         const std::vector<int>& gpus_per_node)>;
   void restrict_to(Admissible admissible);
+  // Only shapes with the same GPU count on every node (a Slurm job's --gpus-per-node, as
+  // a Morph record holds it); morphd sets this, the simulator need not.
+  void require_uniform_nodes();
 
   const OracleStats& stats() const { return stats_; }
 
@@ -130,6 +133,7 @@ class PlanOracle {
   MemoryOptions memory_;
   int max_gpus_per_job_;
   Admissible admissible_;
+  bool uniform_nodes_ = false;
   std::map<std::tuple<PlanKey, std::string, Shape>, PlanChoice> best_;
   std::map<std::tuple<PlanKey, std::string, bool, int>, JobCurve> curves_;  // + type, resize, requested GPUs
   std::map<std::tuple<std::string, std::string, std::string, int, double>, int> demand_;  // + promise

@@ -71,7 +71,7 @@ wait_state() {  # JOB STATE SECONDS
 wait_grep() {  # FILE PATTERN SECONDS [COUNT]
   local i
   for i in $(seq $(($3 * 5))); do
-    [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "${4:-1}" ] && return 0
+    [ "$(grep -c -- "$2" "$1" 2>/dev/null || true)" -ge "${4:-1}" ] 2>/dev/null && return 0
     sleep 0.2
   done
   fail "no '$2' (${4:-1} times) in $1 after $3 s" "$(tail -n 30 "$1" 2>/dev/null)"
@@ -298,7 +298,8 @@ with_plan() {
   compgen -G "$WORK/k/ckpt/step_*.partial" >/dev/null || fail "no save in progress: $(ls "$WORK/k/ckpt")"
   local saving
   saving=$(basename "$(compgen -G "$WORK/k/ckpt/step_*.partial")" .partial)
-  pkill -9 -f -- "morph-trainer .*--loss-log $WORK/k/loss" || fail "no trainer to kill"
+  # The trainer only (its command line starts with it), not morphrun, whose arguments name it too.
+  pkill -9 -f -- "^[^ ]*morph-trainer .*--loss-log $WORK/k/loss" || fail "no trainer to kill"
   wait_grep "$WORK/morphd.log" "job $k: requeue released -> done" 120
   wait_state "$k" COMPLETED 300
   [ ! -e "$WORK/k/ckpt/$saving" ] || fail "the killed save was committed: $(ls "$WORK/k/ckpt")"

@@ -109,13 +109,15 @@ TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
   const auto plans = plan_reconfigurations(
       b,
       {{"11", target({{0, 8, 32, 0}}, test::make_plan(4, 1, 2, 1, 2, 2))},   // other plan, same GPUs
-       {"12", target({{1, 2, 8, 0}}, test::make_plan(2, 1, 1, 1, 1, 8))}},  // start where it asked
+       {"12", target({{1, 2, 8, 0}}, test::make_plan(2, 1, 1, 1, 1, 8))},   // start where it asked: nothing to do
+       {"12", target({{1, 4, 16, 0}}, test::make_plan(4, 1, 1, 1, 1, 4))}},  // start on more
       oracle, &skipped);
   ASSERT_EQ(plans.size(), 2u);
   EXPECT_EQ(plans[0].path, Path::inplace);
   EXPECT_EQ(parse_admin_comment(plans[0].to_record).current.plan.pp, 2);
   EXPECT_GT(parse_admin_comment(plans[0].to_record).current.iter_ms, 0);
   EXPECT_EQ(plans[1].path, Path::start);
+  EXPECT_EQ(parse_admin_comment(plans[1].to_record).current.gpus(), 4);
   // The plan Morph gave at submission stays the job's request after the replan.
   const JobRecord before = parse_admin_comment(b.jobs.at("11").admin_comment);
   const JobRecord after = parse_admin_comment(plans[0].to_record);
@@ -145,6 +147,17 @@ TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
   EXPECT_NE(skipped.back().find("cannot run"), std::string::npos) << skipped.back();
   // Keeping a job as it is, is no reconfiguration.
   EXPECT_TRUE(plan_reconfigurations(b, {{"11", b.view.jobs[0].current}}, oracle, &skipped).empty());
+}
+
+TEST_F(DaemonView, MorphdsOracleRefusesShapesARecordCannotHold) {
+  const BuiltView b = build_view(snapshot(), context_);
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  const policy::Shape mixed{1, 4, {4, 2}};
+  EXPECT_TRUE(oracle.best(b.view.jobs[1], policy::PlanFreedom::any, b.view.nodes, mixed).feasible);
+  oracle.require_uniform_nodes();
+  const policy::PlanChoice c = oracle.best(b.view.jobs[1], policy::PlanFreedom::any, b.view.nodes, mixed);
+  EXPECT_FALSE(c.feasible);
+  EXPECT_EQ(c.reason, "Slurm gives every node of a job the same number of GPUs");
 }
 
 TEST_F(DaemonView, NoPolicyPlacesAJobOutsideTheGpusAndTypesItsUserAllowed) {
@@ -181,6 +194,7 @@ TEST_F(DaemonView, NoPolicyPlacesAJobOutsideTheGpusAndTypesItsUserAllowed) {
 TEST_F(DaemonView, MorphlingsDecisionsOnTheViewBecomeValidRecords) {
   const BuiltView b = build_view(snapshot(), context_);
   policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  oracle.require_uniform_nodes();  // as morphd's scheduler does
   const auto policy = policy::make_policy("morphling");
   const std::vector<policy::Decision> decisions = policy->schedule(b.view, oracle);
   ASSERT_EQ(decisions.size(), b.view.jobs.size());
@@ -192,6 +206,9 @@ TEST_F(DaemonView, MorphlingsDecisionsOnTheViewBecomeValidRecords) {
     EXPECT_EQ(next.current.plan.global_batch(), 16);
     starts_pending |= r.job == 12 && r.path == Path::start;
   }
+  for (const std::string& why : skipped) EXPECT_EQ(why.find("mixes"), std::string::npos) << why;
+  for (const policy::Decision& d : decisions)
+    for (const policy::Slice& slice : d.target.slices) EXPECT_EQ(slice.gpus, d.target.slices.front().gpus) << d.job;
   // The pending job starts on what is free (5 a100 GPUs beside the other job, 4 v100),
   // unless the policy kept it exactly where its request already points.
   const auto pending = std::find_if(decisions.begin(), decisions.end(), [](const auto& d) { return d.job == "12"; });
