@@ -77,7 +77,8 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       if (!as_planned) return refuse("its record changed meanwhile");
       if (c.path == Path::start && !pending(*job)) return refuse("it is no longer pending");
       if (c.path != Path::start && !running(*job)) return refuse("it is no longer running");
-      if (const std::string error = slurm_.set_record(c.job, c.to_record); !error.empty()) return refuse(error);
+      if (const std::string error = slurm_.set_record(c.job, c.to_record, c.path == Path::start); !error.empty())
+        return refuse(error);
       move(e, Step::updated, now_s);
       return true;
     }
@@ -125,7 +126,7 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
     case Step::held:
       if (!as_wanted) {
         if (!as_planned) return refuse("its record changed meanwhile");
-        if (const std::string error = slurm_.set_record(c.job, c.to_record); !error.empty()) return refuse(error);
+        if (const std::string error = slurm_.set_record(c.job, c.to_record, true); !error.empty()) return refuse(error);
       }
       move(e, Step::updated, now_s);
       return true;

@@ -8,6 +8,8 @@ extern "C" {
 #include <cstdlib>
 #include <functional>
 
+#include "libmorph/record/job_record.h"
+#include "libmorph/util/error.h"
 #include "libmorph/util/hostlist.h"
 #include "libmorph/util/parse.h"
 
@@ -152,8 +154,19 @@ std::optional<SlurmJob> SlurmClient::job(std::uint32_t id, bool* gone) {
   return out;
 }
 
-std::string SlurmClient::set_record(std::uint32_t id, const std::string& admin_comment) {
-  return result(update_job(id, [&](job_desc_msg_t& d) { d.admin_comment = const_cast<char*>(admin_comment.c_str()); }));
+std::string SlurmClient::set_record(std::uint32_t id, const std::string& admin_comment, bool pending) {
+  std::uint32_t nodes = 0;
+  if (pending) {
+    try {
+      nodes = static_cast<std::uint32_t>(parse_admin_comment(admin_comment).current.nodes);
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
+  return result(update_job(id, [&](job_desc_msg_t& d) {
+    d.admin_comment = const_cast<char*>(admin_comment.c_str());
+    if (nodes > 0) d.min_nodes = d.max_nodes = nodes;
+  }));
 }
 
 std::string SlurmClient::signal_batch(std::uint32_t id, int signal) {

@@ -26,7 +26,7 @@ class SlurmClient : public SlurmOps {
   static std::optional<unsigned> slurm_user_id();
 
   std::optional<SlurmJob> job(std::uint32_t id, bool* gone) override;
-  std::string set_record(std::uint32_t id, const std::string& admin_comment) override;
+  std::string set_record(std::uint32_t id, const std::string& admin_comment, bool pending) override;
   std::string signal_batch(std::uint32_t id, int signal) override;
   std::string requeue_hold(std::uint32_t id) override;
   std::string hold(std::uint32_t id) override;

@@ -17,7 +17,10 @@ class SlurmOps {
   // forgotten it (`gone` tells which).
   virtual std::optional<SlurmJob> job(std::uint32_t id, bool* gone) = 0;
   // Each returns "" on success, else slurmctld's reason.
-  virtual std::string set_record(std::uint32_t id, const std::string& admin_comment) = 0;
+  // A pending job's update names its node count too, so that its resources follow the
+  // record (job_submit_morph applies them); a running job's only sets the record, and
+  // morphrun --driver gives nodes back after its checkpoint.
+  virtual std::string set_record(std::uint32_t id, const std::string& admin_comment, bool pending) = 0;
   virtual std::string signal_batch(std::uint32_t id, int signal) = 0;  // the batch step: morphrun --driver
   virtual std::string requeue_hold(std::uint32_t id) = 0;              // kills the job: the last resort
   virtual std::string hold(std::uint32_t id) = 0;

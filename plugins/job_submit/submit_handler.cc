@@ -306,7 +306,10 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
       try {
         const Placement& was = parse_admin_comment(*in.current_admin_comment).current;
         const Placement& now = r.current;
-        out.record_only = now.gpu_type == was.gpu_type && now.gpus_per_node == was.gpus_per_node &&
+        // An update that names the node count (morphd's, for a pending job) sets every
+        // resource: a pending job's allocation is still to be made from its record.
+        const bool names_nodes = in.update.min_nodes || in.update.max_nodes;
+        out.record_only = !names_nodes && now.gpu_type == was.gpu_type && now.gpus_per_node == was.gpus_per_node &&
                           now.cpus_per_gpu == was.cpus_per_gpu && now.nodes <= was.nodes &&
                           r.other_gres == parse_admin_comment(*in.current_admin_comment).other_gres;
       } catch (const Error&) {

@@ -26,7 +26,7 @@ class FakeSlurm : public SlurmOps {
     }
     return it->second;
   }
-  std::string set_record(std::uint32_t id, const std::string& text) override {
+  std::string set_record(std::uint32_t id, const std::string& text, bool) override {
     ++updates;
     jobs.at(id).admin_comment = text;
     return {};
@@ -105,8 +105,8 @@ class CrashingSlurm : public FakeSlurm {
   void act() {
     if (--actions_left < 0) throw Crash{};
   }
-  std::string set_record(std::uint32_t id, const std::string& text) override {
-    const std::string r = FakeSlurm::set_record(id, text);
+  std::string set_record(std::uint32_t id, const std::string& text, bool pending) override {
+    const std::string r = FakeSlurm::set_record(id, text, pending);
     act();
     return r;
   }

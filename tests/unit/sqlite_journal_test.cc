@@ -24,7 +24,7 @@ class Slurm : public SlurmOps {
     *gone = false;
     return state;
   }
-  std::string set_record(std::uint32_t, const std::string& text) override {
+  std::string set_record(std::uint32_t, const std::string& text, bool) override {
     ++updates;
     state.admin_comment = text;
     return {};

@@ -273,6 +273,14 @@ TEST_F(Handler, ModifyOfARecordOnTheSameGpusSetsOnlyTheRecord) {
   out = handler.modify(update);
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
   EXPECT_TRUE(out.record_only);
+  // The same update naming the node count (morphd's, for a pending job): the resources follow.
+  update.update.min_nodes = update.update.max_nodes = 1;
+  out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_FALSE(out.record_only);
+  ASSERT_TRUE(out.request);
+  EXPECT_EQ(out.request->nodes, 1);
+  update.update = {};
   r = parse_admin_comment(two_nodes);
   r.current.gpus_per_node = 8;  // other GPUs per node: the resources follow
   r.current.nodes = 1;
