@@ -7,6 +7,8 @@
 namespace morph::daemon {
 namespace {
 
+constexpr double kSignalAfterStartS = 5;
+
 bool pending(const SlurmJob& j) { return j.phase == JobPhase::pending; }
 bool running(const SlurmJob& j) { return j.phase == JobPhase::running || j.phase == JobPhase::finishing; }
 
@@ -94,6 +96,9 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
         move(e, Step::requeued, now_s, "already pending");
         return true;
       }
+      // A batch script that has only just started may not catch the signal yet (its
+      // default action ends the job): give morphrun --driver a moment to be there.
+      if (now_s - job->start_time_s < kSignalAfterStartS) return false;
       if (const std::string error = slurm_.signal_batch(c.job, options_.checkpoint_signal); !error.empty())
         return refuse(error);
       move(e, Step::signalled, now_s);

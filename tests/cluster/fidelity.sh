@@ -59,12 +59,9 @@ while IFS=, read -r name submit _ _ gpus _ _ _ steps sla; do
   chmod 777 "$work/$name"
   cat >"$work/$name/job.sh" <<EOS
 #!/bin/bash
-"$B/launcher/morphrun" --driver --framework torch --mpi-trainer --checkpoint "$work/$name/ckpt" \\
+exec "$B/launcher/morphrun" --driver --framework torch --mpi-trainer --checkpoint "$work/$name/ckpt" \\
   --metrics "$work/$name/metrics" -- "$B/tests/trainer/morph-trainer" ${model[*]} --steps $steps --quiet \\
   --emulate-speed 1
-rc=\$?
-[ \$rc -ne 0 ] || date +%s.%N >"$work/$name/end"
-exit \$rc
 EOS
   chmod 755 "$work/$name/job.sh"
   sleep "$(python3 -c "import time; print(max(0.0, $start + $submit - time.time()))")"
@@ -82,8 +79,11 @@ for _ in $(seq 1800); do
 done
 [[ -z $(squeue -h -o %A) ]] || die "jobs still queued after 15 minutes: $(squeue)"
 
+# A job's end: the driver's `finished` event (the batch script is morphrun itself, so that
+# the checkpoint signal reaches it).
 for dir in "$work"/j*/; do
-  [[ -f $dir/end ]] || die "$(basename "$dir") did not finish: $(tail -n 5 "$work/$(basename "$dir").out")"
+  sed -n 's/^# \([0-9.]*\) finished$/\1/p' "$dir/metrics" >"$dir/end"
+  [[ -s $dir/end ]] || die "$(basename "$dir") did not finish: $(tail -n 5 "$work/$(basename "$dir").out")"
   python3 "$S/tests/cluster/overhead.py" "$dir/metrics" "$(basename "$dir")"
 done
 

@@ -57,7 +57,7 @@ Reconfiguration change(Path path) { return {7, path, "morph:v1 old", "morph:v1 n
 
 class ReconfigurerTest : public ::testing::Test {
  protected:
-  ReconfigurerTest() { slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}}; }
+  ReconfigurerTest() { slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}, -200, -100}; }
   Reconfigurer fresh() { return Reconfigurer(slurm, journal, ReconfigurerOptions{12, 60, 30}, nullptr); }
   Step step_of(std::int64_t id) const { return journal.entries().at(id).step; }
 
@@ -131,7 +131,7 @@ class CrashingSlurm : public FakeSlurm {
 TEST(ReconfigurerCrash, AMorphdKilledAfterAnySlurmActionIsSucceededWithoutLossOrRepeat) {
   for (int actions = 0; actions < 5; ++actions) {
     CrashingSlurm slurm;
-    slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}};
+    slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}, -200, -100};
     slurm.actions_left = actions;
     MemoryJournal journal;
     try {
@@ -150,6 +150,18 @@ TEST(ReconfigurerCrash, AMorphdKilledAfterAnySlurmActionIsSucceededWithoutLossOr
     EXPECT_EQ(slurm.holds, 1) << actions;
     EXPECT_EQ(slurm.releases, 1) << actions;
   }
+}
+
+// A batch script that started a moment ago may not have its signal handler yet.
+TEST_F(ReconfigurerTest, AJobThatHasJustStartedIsSignalledOnlyAMomentLater) {
+  slurm.jobs[7].start_time_s = 98;
+  Reconfigurer r = fresh();
+  r.start(change(Path::requeue), 100);
+  EXPECT_EQ(step_of(1), Step::planned);
+  EXPECT_EQ(slurm.signals, 0);
+  r.advance_all(103.5);
+  EXPECT_EQ(step_of(1), Step::signalled);
+  EXPECT_EQ(slurm.signals, 1);
 }
 
 // While morphd was down the signalled job saved, was requeued and started again: it runs
@@ -190,13 +202,13 @@ TEST_F(ReconfigurerTest, ChangesUnderItRollBackAndNeverLeaveAJobHeld) {
   slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::pending, false, "morph:v1 old", {}};
   r.start(change(Path::requeue), 0);  // already pending: requeued, held, updated, released
   EXPECT_EQ(step_of(2), Step::done);
-  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}};
+  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}, -200, -100};
   r.start(change(Path::requeue), 1);
   slurm.jobs[7].phase = JobPhase::done;
   r.advance_all(2);
   EXPECT_EQ(step_of(3), Step::rolled_back);
   // slurmctld away: nothing moves, nothing is lost.
-  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}};
+  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}, -200, -100};
   r.start(change(Path::requeue), 3);
   slurm.answering = false;
   r.advance_all(4);
