@@ -167,15 +167,19 @@ EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh
 # and the integration tests that run on it (they skip without root or Slurm).
 EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/cluster.bash %reldir%/cluster/slurm_integration.bats \
 	%reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats %reldir%/cluster/launcher.bats \
-	%reldir%/cluster/morphd.bats %reldir%/launcher/check_launcher.sh
+	%reldir%/cluster/morphd.bats %reldir%/cluster/overhead.py %reldir%/cluster/fidelity.sh \
+	%reldir%/launcher/check_launcher.sh
 TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats \
 	%reldir%/cluster/launcher.bats
 
-# morphd on a cluster of its own (make check-morphd). Not in make check yet: with the
-# other cluster tests running beside it on 2 cores, its 8 busy-polling MPI ranks starved
-# an emulated node's slurmd into a NODE FAILURE in CI.
+# morphd end to end on clusters of its own (make check-morphd): the scenario and fault
+# tests (morphd.bats; each reconfiguration's overhead and parts), then the simulator's
+# fidelity on a 20-job trace (fidelity.sh). Not in make check: beside the other cluster
+# tests on 2 cores, busy MPI ranks starved an emulated node's slurmd into a NODE FAILURE;
+# scripts/run-tests.sh runs morphd.bats on its own after make check.
 check-morphd: all tests/trainer/morph-trainer
 	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' bats '$(abs_top_srcdir)/tests/cluster/morphd.bats'
+	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' $(SHELL) '$(abs_top_srcdir)/tests/cluster/fidelity.sh'
 .PHONY: check-morphd
 
 # The reference trainer under morphrun --driver changing its plan three ways on a local

@@ -87,8 +87,10 @@ for dir in "$work"/j*/; do
   python3 "$S/tests/cluster/overhead.py" "$dir/metrics" "$(basename "$dir")"
 done
 
-# The simulator on the same trace, cluster, model and restart penalty.
-MORPH_ARTIFACT_SPEC=$S/share/morphling-artifact.json MORPH_CATALOG=$S/share/models.json \
+# The simulator on the same trace, cluster, model and restart penalty (its description of
+# the artifact's applications names the artifact's node type, hgx-a800).
+{ cat "$work/morph.conf"; grep -E "^(GpuType=a800|NodeType=hgx-a800) " "$S/etc/morph.conf"; } >"$work/sim.conf"
+MORPH_CONF=$work/sim.conf MORPH_ARTIFACT_SPEC=$S/share/morphling-artifact.json MORPH_CATALOG=$S/share/models.json \
   "$B/tools/morph/morph" simulate --workload "$work/trace.csv" --cluster 3x4xa100-80g --policy morphling \
   --restart-penalty "$penalty" --interval 1 --job-length exact --jobs-csv "$work/sim.csv" >"$work/sim.out" ||
   die "morph simulate failed: $(cat "$work/sim.out")"
