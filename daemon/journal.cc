@@ -11,6 +11,8 @@ namespace morph::daemon {
 std::int64_t MemoryJournal::begin(const Reconfiguration& change, double now_s) {
   const std::int64_t id = entries_.empty() ? 1 : entries_.rbegin()->first + 1;
   entries_[id] = JournalEntry{id, change, Step::planned, now_s, now_s};
+  decisions_.push_back({change.job, store::to_string(change.path), change.reason, change.alternatives, now_s});
+  last_reason_[change.job] = change.reason;
   return id;
 }
 
@@ -33,6 +35,16 @@ double MemoryJournal::last_done_s(std::uint32_t job) const {
   for (const auto& [id, e] : entries_)
     if (e.change.job == job && e.step == Step::done) last = std::max(last, e.updated_s);
   return last;
+}
+
+void MemoryJournal::record_decision(const DecisionNote& note, const std::string& /*record*/) {
+  decisions_.push_back(note);
+  last_reason_[note.job] = note.reason;
+}
+
+std::string MemoryJournal::last_reason(std::uint32_t job) const {
+  const auto it = last_reason_.find(job);
+  return it == last_reason_.end() ? std::string() : it->second;
 }
 
 }  // namespace morph::daemon

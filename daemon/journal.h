@@ -18,6 +18,15 @@ namespace morph::daemon {
 // takes, in which order.
 using Step = store::JournalState;
 
+// A decision kept for `morph explain`: each reconfiguration begun and each wait.
+struct DecisionNote {
+  std::uint32_t job = 0;
+  std::string action;  // the reconfiguration's path, or "wait"
+  std::string reason;
+  std::vector<policy::Alternative> alternatives;
+  double time_s = 0;
+};
+
 struct JournalEntry {
   std::int64_t id = 0;
   Reconfiguration change;
@@ -29,12 +38,18 @@ struct JournalEntry {
 class Journal {
  public:
   virtual ~Journal() = default;
+  // Journals `change` and records its decision.
   virtual std::int64_t begin(const Reconfiguration& change, double now_s) = 0;
   // Throws morph::Error when the entry's path does not go from its step to `step`.
   virtual void advance(std::int64_t id, Step step, double now_s) = 0;
   virtual std::vector<JournalEntry> unfinished() const = 0;
   // When the job's last reconfiguration was done (0: never).
   virtual double last_done_s(std::uint32_t job) const = 0;
+  // A decision that starts no reconfiguration (a job left waiting); `record` is the job's
+  // AdminComment, for a job the journal has not seen yet.
+  virtual void record_decision(const DecisionNote& note, const std::string& record) = 0;
+  // The reason of the last decision recorded on `job` ("": none).
+  virtual std::string last_reason(std::uint32_t job) const = 0;
 };
 
 class MemoryJournal : public Journal {
@@ -43,10 +58,15 @@ class MemoryJournal : public Journal {
   void advance(std::int64_t id, Step step, double now_s) override;
   std::vector<JournalEntry> unfinished() const override;
   double last_done_s(std::uint32_t job) const override;
+  void record_decision(const DecisionNote& note, const std::string& record) override;
+  std::string last_reason(std::uint32_t job) const override;
   const std::map<std::int64_t, JournalEntry>& entries() const { return entries_; }
+  const std::vector<DecisionNote>& decisions() const { return decisions_; }
 
  private:
   std::map<std::int64_t, JournalEntry> entries_;
+  std::vector<DecisionNote> decisions_;  // oldest first
+  std::map<std::uint32_t, std::string> last_reason_;
 };
 
 }  // namespace morph::daemon

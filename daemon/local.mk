@@ -22,6 +22,7 @@ daemon_libmorph_store_la_SOURCES = \
 	%reldir%/store/state_store.h %reldir%/store/state_store.cc \
 	%reldir%/store/state_journal.cc \
 	%reldir%/store/state_queries.cc \
+	%reldir%/store/sla_state.h %reldir%/store/sla_state.cc \
 	%reldir%/sqlite_journal.h %reldir%/sqlite_journal.cc \
 	%reldir%/job_tracker.h %reldir%/job_tracker.cc
 daemon_libmorph_store_la_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)

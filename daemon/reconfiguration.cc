@@ -32,11 +32,13 @@ Placement placement_of(const policy::ClusterView& view, const policy::JobAllocat
 std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const std::vector<policy::Decision>& decisions,
                                                    policy::PlanOracle& oracle, std::vector<std::string>* skipped) {
   std::vector<Reconfiguration> out;
+  const policy::FreeGpus free = policy::free_gpus(built.view, decisions);
   for (const policy::Decision& d : decisions) {
     const auto tracked = built.jobs.find(d.job);
     const auto state = std::find_if(built.view.jobs.begin(), built.view.jobs.end(),
                                     [&](const policy::JobState& j) { return j.id == d.job; });
     if (tracked == built.jobs.end() || state == built.view.jobs.end()) continue;
+    const auto index = static_cast<std::size_t>(state - built.view.jobs.begin());
     const policy::Action action = policy::action_of(*state, d.target);
     if (action == policy::Action::keep || action == policy::Action::wait) continue;
     Reconfiguration r;
@@ -47,6 +49,7 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
     if (action == policy::Action::preempt) {
       r.path = Path::preempt;
       r.reason = fmt::format("preempt: gives back {}", describe(was));
+      r.alternatives = policy::alternatives(built.view, index, d.target, free, oracle);
       out.push_back(std::move(r));
       continue;
     }
@@ -83,6 +86,7 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
     }
     r.reason = fmt::format("{}: {} ({}) -> {} ({}), {:.3f} s/iteration predicted", store::to_string(r.path), describe(was),
                            to_string(was.plan), describe(now), to_string(now.plan), now.iter_ms / 1e3);
+    r.alternatives = policy::alternatives(built.view, index, d.target, free, oracle);
     out.push_back(std::move(r));
   }
   return out;

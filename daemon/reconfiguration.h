@@ -18,6 +18,7 @@
 
 #include "daemon/store/journal_state.h"
 #include "daemon/view_builder.h"
+#include "libmorph/policy/alternatives.h"
 #include "libmorph/policy/cluster_view.h"
 #include "libmorph/policy/plan_oracle.h"
 
@@ -32,6 +33,7 @@ struct Reconfiguration {
   std::string from_record;  // the AdminComment the decision was made on
   std::string to_record;    // the new one; for preempt, the same
   std::string reason;       // one line: the action and what it changes
+  std::vector<policy::Alternative> alternatives = {};  // the chosen configuration and those that lost
 };
 
 // The placement a target allocation is in Morph's record: one GPU type, the same GPUs
@@ -39,8 +41,9 @@ struct Reconfiguration {
 // heterogeneous allocation: issue 15).
 Placement placement_of(const policy::ClusterView& view, const policy::JobAllocation& target, double iter_ms);
 
-// One reconfiguration per decision that changes a job, in the decisions' order. A
-// decision that cannot be written as a record is left out and said in `skipped`.
+// One reconfiguration per decision that changes a job, in the decisions' order, with
+// its alternatives (libmorph/policy/alternatives.h). A decision that cannot be written
+// as a record is left out and said in `skipped`.
 std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const std::vector<policy::Decision>& decisions,
                                                    policy::PlanOracle& oracle, std::vector<std::string>* skipped);
 

@@ -52,7 +52,25 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run) {
     else reconfigurer_.start(c, snapshot.now_s);  // it logs the reason
     ++report.started;
   }
+  if (!dry_run) record_waits(built, decisions, busy, snapshot.now_s);
   return report;
+}
+
+void Scheduler::record_waits(const BuiltView& built, const std::vector<policy::Decision>& decisions,
+                             const std::set<std::uint32_t>& busy, double now_s) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < built.view.jobs.size(); ++i) index.emplace(built.view.jobs[i].id, i);
+  const policy::FreeGpus free = policy::free_gpus(built.view, decisions);
+  for (const policy::Decision& d : decisions) {
+    const auto i = index.find(d.job);
+    const auto tracked = built.jobs.find(d.job);
+    if (i == index.end() || tracked == built.jobs.end() || busy.count(tracked->second.slurm_id)) continue;
+    if (policy::action_of(built.view.jobs[i->second], d.target) != policy::Action::wait) continue;
+    DecisionNote note{tracked->second.slurm_id, "wait", {}, {}, now_s};
+    note.alternatives = policy::alternatives(built.view, i->second, d.target, free, *oracle_);
+    note.reason = policy::wait_reason(note.alternatives);
+    if (journal_.last_reason(note.job) != note.reason) journal_.record_decision(note, tracked->second.admin_comment);
+  }
 }
 
 }  // namespace morph::daemon

@@ -2,7 +2,8 @@
 // the policy's view of what Slurm says, run the policy (the same object `morph simulate`
 // drives) and start the reconfigurations it decides, leaving alone the jobs that are
 // being reconfigured and those that have not paid back their last restart yet
-// (RestartPenaltySeconds).
+// (RestartPenaltySeconds). Each decision is recorded with its alternatives; a pending
+// job left waiting, only when the reason it waits changes.
 #pragma once
 
 #include <memory>
@@ -30,6 +31,8 @@ class Scheduler {
 
  private:
   policy::PlanOracle& oracle(const std::map<std::string, policy::AppProfile>& apps);
+  void record_waits(const BuiltView& built, const std::vector<policy::Decision>& decisions,
+                    const std::set<std::uint32_t>& busy, double now_s);
 
   ViewContext context_;
   std::unique_ptr<policy::Policy> policy_;

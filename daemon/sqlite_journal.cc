@@ -14,23 +14,45 @@ std::int64_t seconds(double s) { return static_cast<std::int64_t>(std::floor(s))
 
 }  // namespace
 
-std::int64_t SqliteJournal::begin(const Reconfiguration& change, double now_s) {
-  if (!store_.job(change.job)) {
-    store::JobRow row;
-    row.job_id = change.job;
-    row.submitted_at = seconds(now_s);
-    try {
-      const JobRecord r = parse_admin_comment(change.from_record);
-      row.model = r.request.model;
-      row.global_batch = r.request.global_batch;
-      row.sla = r.request.sla;
-    } catch (const Error&) {
-      // A record morphd could not read is never planned for; keep the row minimal.
-    }
-    store_.record_job(row);
+// A job morphd decides on is in the jobs table (JobTracker records it first in morphd).
+void SqliteJournal::record_job_once(std::uint32_t job, const std::string& record, double now_s) {
+  if (store_.job(job)) return;
+  store::JobRow row;
+  row.job_id = job;
+  row.submitted_at = seconds(now_s);
+  try {
+    const JobRecord r = parse_admin_comment(record);
+    row.model = r.request.model;
+    row.global_batch = r.request.global_batch;
+    row.sla = r.request.sla;
+  } catch (const Error&) {
+    // A record morphd could not read is never planned for; keep the row minimal.
   }
-  store_.record_decision({0, seconds(now_s), change.job, store::to_string(change.path), change.reason, "[]"});
+  store_.record_job(row);
+}
+
+std::int64_t SqliteJournal::begin(const Reconfiguration& change, double now_s) {
+  record_job_once(change.job, change.from_record, now_s);
+  store_.record_decision({0, seconds(now_s), change.job, store::to_string(change.path), change.reason,
+                          policy::alternatives_to_json(change.alternatives)});
+  last_reason_[change.job] = change.reason;
   return store_.journal_begin(change.job, change.path, change.from_record, change.to_record, seconds(now_s));
+}
+
+void SqliteJournal::record_decision(const DecisionNote& note, const std::string& record) {
+  record_job_once(note.job, record, note.time_s);
+  store_.record_decision({0, seconds(note.time_s), note.job, note.action, note.reason,
+                          policy::alternatives_to_json(note.alternatives)});
+  last_reason_[note.job] = note.reason;
+}
+
+std::string SqliteJournal::last_reason(std::uint32_t job) const {
+  auto it = last_reason_.find(job);
+  if (it == last_reason_.end()) {
+    const std::optional<store::Decision> last = store_.latest_decision(job);
+    it = last_reason_.emplace(job, last ? last->reason : std::string()).first;
+  }
+  return it->second;
 }
 
 void SqliteJournal::advance(std::int64_t id, Step step, double now_s) {

@@ -69,6 +69,7 @@ libmorph_libmorph_policy_la_SOURCES = \
 	%reldir%/policy/assignment.h %reldir%/policy/assignment.cc \
 	%reldir%/policy/elastic.h %reldir%/policy/elastic.cc \
 	%reldir%/policy/rigid.h %reldir%/policy/rigid.cc \
+	%reldir%/policy/alternatives.h %reldir%/policy/alternatives.cc \
 	%reldir%/policy/policy.h %reldir%/policy/policy.cc %reldir%/policy/policies.h \
 	%reldir%/policy/morphling.cc %reldir%/policy/sia.cc %reldir%/policy/synergy.cc \
 	%reldir%/policy/antman.cc %reldir%/policy/fifo.cc \

@@ -23,6 +23,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/step_layout_test.cc \
 	%reldir%/unit/view_builder_test.cc \
 	%reldir%/unit/reconfigurer_test.cc \
+	%reldir%/unit/scheduler_test.cc \
 	%reldir%/unit/checkpoint_choice_test.cc \
 	%reldir%/unit/model_spec_test.cc \
 	%reldir%/unit/allocation_test.cc \
@@ -45,6 +46,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/policy_support.h \
 	%reldir%/unit/placement_test.cc \
 	%reldir%/unit/policy_test.cc \
+	%reldir%/unit/alternatives_test.cc \
 	%reldir%/unit/simulator_test.cc \
 	%reldir%/unit/job_length_test.cc \
 	%reldir%/unit/starvation_test.cc \
@@ -115,6 +117,15 @@ EXTRA_DIST += %reldir%/cli/morphrun.bats %reldir%/cli/morph_cli.bats %reldir%/cl
 check_PROGRAMS += tests/cli/make_checkpoint
 tests_cli_make_checkpoint_SOURCES = %reldir%/cli/make_checkpoint.cc %reldir%/state_fixture.h
 tests_cli_make_checkpoint_LDADD = libmorph/libmorph.la $(FMT_LIBS)
+# morph status and explain on a state database written by make_state_db.
+if HAVE_SQLITE
+TESTS += %reldir%/cli/morph_state.bats
+check_PROGRAMS += tests/cli/make_state_db
+tests_cli_make_state_db_SOURCES = %reldir%/cli/make_state_db.cc
+tests_cli_make_state_db_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_cli_make_state_db_LDADD = daemon/libmorph_store.la libmorph/libmorph.la $(SQLITE_LIBS) $(FMT_LIBS)
+endif
+EXTRA_DIST += %reldir%/cli/morph_state.bats %reldir%/cli/make_state_db.cc
 
 # Benchmarks (Google Benchmark): make bench-model, make bench-policy, make bench. They are
 # EXTRA_PROGRAMS: built by their make target, not by make all.

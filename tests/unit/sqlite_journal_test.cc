@@ -1,5 +1,6 @@
 // morphd's journal in SQLite (daemon/sqlite_journal.h): a morphd killed in the middle of
-// a requeue is succeeded by one that reopens the database and finishes the work.
+// a requeue is succeeded by one that reopens the database and finishes the work; the
+// decisions keep their alternatives.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -60,12 +61,41 @@ std::string record(int gpus) {
   return to_admin_comment(r);
 }
 
+// A job's reason to wait goes into the database; the journal knows the last one after a
+// restart (morphd records a waiting job again only when its reason changes).
+TEST(SqliteJournal, RemembersTheLastReasonAcrossARestart) {
+  const fs::path db = fs::temp_directory_path() / ("morph-reasons-" + std::to_string(::getpid()) + ".db");
+  fs::remove(db);
+  {
+    store::StateStore state = store::StateStore::open(db.string());
+    SqliteJournal journal(state);
+    EXPECT_EQ(journal.last_reason(9), "");
+    journal.record_decision({9, "wait", "wait: no room", {}, 50}, record(2));
+    EXPECT_EQ(journal.last_reason(9), "wait: no room");
+  }
+  {
+    store::StateStore state = store::StateStore::open(db.string());
+    SqliteJournal journal(state);
+    EXPECT_EQ(journal.last_reason(9), "wait: no room");
+    ASSERT_TRUE(state.job(9));  // recorded with the decision
+    EXPECT_EQ(state.decisions(9).size(), 1u);
+    EXPECT_EQ(state.decisions(9)[0].action, "wait");
+    EXPECT_EQ(state.decisions(9)[0].alternatives_json, "[]");
+  }
+  fs::remove(db);
+  fs::remove(db.string() + "-wal");
+  fs::remove(db.string() + "-shm");
+}
+
 TEST(SqliteJournal, ASuccessorReopensTheDatabaseAndFinishesARequeue) {
   const fs::path db = fs::temp_directory_path() / ("morph-journal-" + std::to_string(::getpid()) + ".db");
   fs::remove(db);
   Slurm slurm;
   slurm.state.admin_comment = record(2);
-  const Reconfiguration change{7, Path::requeue, record(2), record(4), "grow: 2 -> 4 GPUs"};
+  const std::vector<policy::Alternative> alternatives = {
+      {"a100-80g", 4, "dp=4 tp=1 pp=1 zero=0 ga=1 mbs=4", 0.1, 160, policy::Loss::none, ""},
+      {"a100-80g", 8, "dp=8 tp=1 pp=1 zero=0 ga=1 mbs=2", 0.06, 266, policy::Loss::no_room, "needs 8 GPUs, 4 free"}};
+  const Reconfiguration change{7, Path::requeue, record(2), record(4), "grow: 2 -> 4 GPUs", alternatives};
   {  // the first morphd: signals, then dies
     store::StateStore state = store::StateStore::open(db.string());
     SqliteJournal journal(state);
@@ -88,6 +118,7 @@ TEST(SqliteJournal, ASuccessorReopensTheDatabaseAndFinishesARequeue) {
     EXPECT_EQ(state.job(7)->model, "gpt2-1.5b");
     ASSERT_TRUE(state.latest_decision(7));
     EXPECT_EQ(state.latest_decision(7)->reason, "grow: 2 -> 4 GPUs");
+    EXPECT_EQ(policy::alternatives_from_json(state.latest_decision(7)->alternatives_json, "test"), alternatives);
     const auto timeline = state.job_timeline(7);
     ASSERT_EQ(timeline.size(), 1u);
     EXPECT_EQ(timeline[0].gpus_per_node, 4);

@@ -5,12 +5,15 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/store/sla_state.h"
 #include "daemon/store/state_store.h"
+#include "libmorph/policy/alternatives.h"
 #include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
 #include "tools/morph/commands.h"
@@ -51,30 +54,35 @@ std::string rate(double samples_per_s) { return fmt::format("{:.2f}", samples_pe
 void run_status(Context& context, const StateArgs& args) {
   store::StateStore state = open_state(context, args);
   nlohmann::json jobs = nlohmann::json::array();
-  Table table({"job", "model", "sla", "GPUs", "plan", "predicted/s", "observed/s", "last decision"});
+  Table table({"job", "model", "sla", "GPUs", "plan", "predicted/s", "observed/s", "SLA state", "last decision"});
   for (const store::JobTimeline& t : state.all_timelines()) {
     if (t.job.finished_at && !args.all) continue;
     const store::PlanPeriod* plan = t.plans.empty() ? nullptr : &t.plans.back();
     const std::optional<store::JobThroughput> speed = state.job_throughput(t.job.job_id);
     const std::optional<store::Decision> decision = state.latest_decision(t.job.job_id);
+    const store::SlaStatus sla = store::sla_status(t.job.sla, plan, speed);
     const int gpus = plan ? plan->nodes * plan->gpus_per_node : 0;
-    const std::optional<double> observed = speed ? speed->observed_samples_per_s : std::nullopt;
+    const bool observed = speed && speed->observed_samples_per_s.has_value();
+    const double observed_per_s = observed ? speed->observed_samples_per_s.value() : 0.0;
     jobs.push_back({{"job", t.job.job_id},
                     {"model", t.job.model},
                     {"sla", to_string(t.job.sla)},
+                    {"sla_state", to_string(sla.state)},
+                    {"promised_samples_per_s",
+                     sla.promised_samples_per_s > 0 ? nlohmann::json(sla.promised_samples_per_s) : nlohmann::json(nullptr)},
                     {"finished", t.job.finished_at ? nlohmann::json(*t.job.finished_at) : nlohmann::json(nullptr)},
                     {"gpu_type", plan ? plan->gpu_type : ""},
                     {"gpus", gpus},
                     {"plan", plan ? plan_of(plan->record) : ""},
                     {"predicted_samples_per_s", plan ? plan->predicted_samples_per_s : 0.0},
-                    {"observed_samples_per_s", observed ? nlohmann::json(*observed) : nlohmann::json(nullptr)},
+                    {"observed_samples_per_s", observed ? nlohmann::json(observed_per_s) : nlohmann::json(nullptr)},
                     {"last_decision", decision ? nlohmann::json{{"time", decision->time}, {"action", decision->action},
                                                                 {"reason", decision->reason}}
                                                : nlohmann::json(nullptr)}});
     table.add({std::to_string(t.job.job_id), t.job.model, to_string(t.job.sla),
                plan ? fmt::format("{} {}", gpus, plan->gpu_type) : "-", plan ? plan_of(plan->record) : "-",
-               plan ? rate(plan->predicted_samples_per_s) : "-", observed ? rate(*observed) : "-",
-               decision ? fmt::format("{} {}", when(decision->time), decision->action) : "-"});
+               plan ? rate(plan->predicted_samples_per_s) : "-", observed ? rate(observed_per_s) : "-",
+               to_string(sla.state), decision ? fmt::format("{} {}", when(decision->time), decision->action) : "-"});
   }
   if (context.json) {
     std::cout << nlohmann::json{{"jobs", jobs}}.dump(2) << '\n';
@@ -111,6 +119,21 @@ void run_timeline(Context& context, const StateArgs& args) {
   else table.print(std::cout);
 }
 
+// The configurations a decision weighed, indented under it: the chosen one first.
+void print_alternatives(const std::vector<policy::Alternative>& alternatives) {
+  if (alternatives.empty()) return;
+  Table table({"GPUs", "plan", "samples/s", "s/iteration", "outcome"});
+  for (const policy::Alternative& a : alternatives)
+    table.add({fmt::format("{} {}", a.gpus, a.gpu_type), a.plan.empty() ? "-" : a.plan,
+               a.samples_per_s > 0 ? rate(a.samples_per_s) : "-",
+               a.iteration_s > 0 ? fmt::format("{:.3f}", a.iteration_s) : "-",
+               a.loss == policy::Loss::none ? "chosen" : a.why});
+  std::ostringstream text;
+  table.print(text);
+  std::istringstream lines(text.str());
+  for (std::string line; std::getline(lines, line);) std::cout << "    " << line << '\n';
+}
+
 void run_explain(Context& context, const StateArgs& args) {
   store::StateStore state = open_state(context, args);
   const std::vector<store::Decision> decisions = state.decisions(args.job);
@@ -118,9 +141,13 @@ void run_explain(Context& context, const StateArgs& args) {
     throw Error(fmt::format("explain: morphd has made no decision on job {} (in {})", args.job, state.path()));
   nlohmann::json out = nlohmann::json::array();
   for (const store::Decision& d : decisions) {
+    const std::string what = fmt::format("{}: decision {} on job {}", state.path(), d.id, args.job);
+    const std::vector<policy::Alternative> alternatives = policy::alternatives_from_json(d.alternatives_json, what);
     out.push_back({{"time", d.time}, {"action", d.action}, {"reason", d.reason},
                    {"alternatives", nlohmann::json::parse(d.alternatives_json)}});
-    if (!context.json) std::cout << fmt::format("{}  {:<8} {}\n", when(d.time), d.action, d.reason);
+    if (context.json) continue;
+    std::cout << fmt::format("{}  {:<8} {}\n", when(d.time), d.action, d.reason);
+    print_alternatives(alternatives);
   }
   if (context.json) std::cout << nlohmann::json{{"job", args.job}, {"decisions", out}}.dump(2) << '\n';
 }
@@ -136,14 +163,17 @@ void add_state_commands(CLI::App& app, Context& context) {
     return std::make_pair(cmd, args);
   };
   auto [status, status_args] =
-      add("status", "Morph jobs with their plan, GPUs, predicted and observed throughput and morphd's last decision",
+      add("status",
+          "Morph jobs with their plan, GPUs, predicted and observed throughput, SLA state and morphd's last decision",
           run_status);
   status->add_flag("--all", status_args->all, "finished jobs too");
   auto [timeline, timeline_args] = add("timeline", "every plan and allocation a job had, with times", run_timeline);
   timeline->add_option("job", timeline_args->job, "the job id");
   timeline->add_flag("--all", timeline_args->all, "every job morphd knows");
-  auto [explain, explain_args] = add("explain", "why a job has its plan: morphd's decisions on it and their reasons",
-                                     run_explain);
+  auto [explain, explain_args] =
+      add("explain",
+          "why a job has its plan: morphd's decisions on it, their reasons and the configurations that lost",
+          run_explain);
   explain->add_option("job", explain_args->job, "the job id")->required();
 }
 
