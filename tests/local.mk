@@ -146,9 +146,21 @@ tests_bench_bench_policy_SOURCES = %reldir%/bench/bench_policy.cc %reldir%/bench
 
 bench-policy: tests/bench/bench_policy
 	./tests/bench/bench_policy --benchmark_color=false
+
+# One morphd round on 500 synthetic nodes and 5000 jobs (bench_morphd), then on a local
+# Slurm cluster holding 5000 held Morph jobs, reading from slurmctld included
+# (morphd_load.sh: needs root and Slurm, else it says why it skips).
+EXTRA_PROGRAMS += tests/bench/bench_morphd
+tests_bench_bench_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS) -DMORPH_BENCH_SRCDIR='"$(abs_top_srcdir)"'
+tests_bench_bench_morphd_LDADD = daemon/libmorph_daemon.la libmorph/libmorph.la $(BENCHMARK_LIBS) $(FMT_LIBS)
+tests_bench_bench_morphd_SOURCES = %reldir%/bench/bench_morphd.cc %reldir%/bench/median_reporter.h
+
+bench-morphd: tests/bench/bench_morphd all
+	./tests/bench/bench_morphd --benchmark_color=false
+	MORPH_BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/%reldir%/bench/morphd_load.sh
 bench: bench-model bench-policy bench-reshard
 else
-bench bench-model bench-policy:
+bench bench-model bench-policy bench-morphd:
 	@echo "make $@: configure did not find Google Benchmark (Debian: libbenchmark-dev)"; exit 1
 endif
 
@@ -171,8 +183,8 @@ else
 bench-submit bench-plan-reads:
 	@echo "make $@: configure did not find Slurm"; exit 1
 endif
-EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh
-.PHONY: bench bench-model bench-policy bench-submit bench-plan-reads
+EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh %reldir%/bench/morphd_load.sh
+.PHONY: bench bench-model bench-policy bench-morphd bench-submit bench-plan-reads
 
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).
