@@ -12,13 +12,14 @@
 #include <vector>
 
 #include "daemon/view_builder.h"
+#include "libmorph/config/morph_conf.h"
 #include "libmorph/perf/perf_model.h"
 #include "libmorph/refit/refit.h"
 
 namespace morph::daemon {
 
 struct RefitOptions {
-  double error_threshold = 0.10;              // RefitErrorThreshold: mean relative error; 0: never refit
+  double error_threshold = PolicyKnobs{}.refit_error_threshold;  // RefitErrorThreshold; 0: never refit
   double prior_weight = kDefaultPriorWeight;  // FitOptions::prior_weight around the model in use
 
   // Ceres-style: false with a message naming the bad member.
