@@ -4,7 +4,9 @@
 noinst_LTLIBRARIES += daemon/libmorph_daemon.la
 daemon_libmorph_daemon_la_SOURCES = \
 	%reldir%/cluster_snapshot.h \
+	%reldir%/job_measurements.h %reldir%/job_measurements.cc \
 	%reldir%/view_builder.h %reldir%/view_builder.cc \
+	%reldir%/model_refit.h %reldir%/model_refit.cc \
 	%reldir%/store/journal_state.h %reldir%/store/journal_state.cc \
 	%reldir%/reconfiguration.h %reldir%/reconfiguration.cc \
 	%reldir%/slurm_ops.h \
@@ -24,7 +26,9 @@ daemon_libmorph_store_la_SOURCES = \
 	%reldir%/store/state_queries.cc \
 	%reldir%/store/sla_state.h %reldir%/store/sla_state.cc \
 	%reldir%/sqlite_journal.h %reldir%/sqlite_journal.cc \
-	%reldir%/job_tracker.h %reldir%/job_tracker.cc
+	%reldir%/job_tracker.h %reldir%/job_tracker.cc \
+	%reldir%/job_histories.h %reldir%/job_histories.cc \
+	%reldir%/online_params.h %reldir%/online_params.cc
 daemon_libmorph_store_la_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 daemon_libmorph_store_la_LIBADD = libmorph/libmorph.la $(SQLITE_LIBS) $(FMT_LIBS)
 endif

@@ -20,9 +20,11 @@
 #include <fmt/format.h>
 
 #include "config.h"
+#include "daemon/job_histories.h"
 #include "daemon/job_tracker.h"
 #include "daemon/journal.h"
 #include "daemon/observations.h"
+#include "daemon/online_params.h"
 #include "daemon/report/report_server.h"
 #include "daemon/reconfigurer.h"
 #include "daemon/scheduler.h"
@@ -104,6 +106,10 @@ int run(const Options& o) {
       log_line);
   morph::daemon::Scheduler scheduler({config, catalog, perf}, morph::policy::make_policy(o.policy), reconfigurer,
                                      journal);
+  for (const auto& [model, params] : morph::daemon::load_online_params(state, catalog)) {
+    scheduler.use_params(model, params);
+    log_line(fmt::format("model {}: the parameters of its latest online refit (state database)", model));
+  }
   log_line(fmt::format("started: policy {}, {}, state {}, round every {:.0f} s", o.policy, conf_path, state.path(),
                        config.policy.scheduling_interval_s));
   // What a predecessor left half done is finished (or rolled back) before anything new.
@@ -149,9 +155,14 @@ int run(const Options& o) {
     } else if (changed || due || !reconfigurer.busy().empty()) {
       last_round = Clock::now();
       if (!o.dry_run) tracker.track(*snapshot);
-      const morph::daemon::RoundReport r = scheduler.round(*snapshot, o.dry_run);
+      const morph::daemon::RoundReport r =
+          scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot));
       for (const std::string& line : r.lines) log_line(line);
-      if (!o.dry_run) finish_jobs(state, *snapshot);
+      if (!o.dry_run) {
+        for (const morph::daemon::ModelRefit& refit : r.refits)
+          morph::daemon::record_refit(state, refit, snapshot->now_s);
+        finish_jobs(state, *snapshot);
+      }
       if (o.once) {
         log_line(fmt::format("round: {} Morph jobs, {} reconfigurations {}", r.jobs, r.started,
                              o.dry_run ? "decided (dry run)" : "started"));

@@ -2,11 +2,18 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/util/error.h"
+
 namespace morph::daemon {
 
 Scheduler::Scheduler(ViewContext context, std::unique_ptr<policy::Policy> policy, Reconfigurer& reconfigurer,
                      Journal& journal)
     : context_(context), policy_(std::move(policy)), reconfigurer_(reconfigurer), journal_(journal) {}
+
+void Scheduler::use_params(const std::string& model, const PerfParams& params) {
+  refitted_[model] = params;
+  oracle_.reset();
+}
 
 policy::PlanOracle& Scheduler::oracle(const std::map<std::string, policy::AppProfile>& apps) {
   std::set<std::string> names;
@@ -19,16 +26,41 @@ policy::PlanOracle& Scheduler::oracle(const std::map<std::string, policy::AppPro
   return *oracle_;
 }
 
-RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run) {
+// The models that mispredict what their jobs measured are refitted; the view's
+// applications and the oracle take the new parameters at once.
+void Scheduler::refit(BuiltView& built, RoundReport& report) {
+  RefitOptions options;
+  options.error_threshold = context_.config.policy.refit_error_threshold;
+  std::vector<ModelRefit> refits;
+  try {
+    refits = refit_models(built, options, refit_on_);
+  } catch (const Error& e) {
+    report.lines.push_back(fmt::format("online refit failed: {}; the models stay", e.what()));
+  }
+  for (ModelRefit& r : refits) {
+    report.lines.push_back(describe(r));
+    refit_on_[r.model] = r.configurations;
+    if (!r.accepted) continue;
+    for (auto& [name, app] : built.apps)
+      if (app.workload.model.name == r.model) app.perf.params = r.perf.params;
+    use_params(r.model, r.perf.params);
+    report.refits.push_back(std::move(r));
+  }
+}
+
+RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, const JobHistories& histories) {
   RoundReport report;
   // Jobs busy when the snapshot was read are left alone this round even when their
   // reconfiguration finishes now: the snapshot shows them as they were.
   std::set<std::uint32_t> busy = reconfigurer_.busy();
   if (!dry_run) reconfigurer_.advance_all(snapshot.now_s);
-  const BuiltView built = build_view(snapshot, context_);
+  ViewContext context = context_;
+  context.refitted = &refitted_;
+  BuiltView built = build_view(snapshot, context, histories);
   report.jobs = static_cast<int>(built.view.jobs.size());
   for (const std::string& s : built.skipped) report.lines.push_back("skipped " + s);
   if (built.view.jobs.empty()) return report;
+  refit(built, report);
   policy::PlanOracle& plans = oracle(built.apps);
   const std::vector<policy::Decision> decisions = policy_->schedule(built.view, plans);
   std::vector<std::string> skipped;

@@ -1,16 +1,19 @@
 // One scheduling round of morphd: finish the reconfigurations under way (journal), build
-// the policy's view of what Slurm says, run the policy (the same object `morph simulate`
+// the policy's view of what Slurm says and what the jobs measured, refit the models that
+// mispredict them (model_refit.h), run the policy (the same object `morph simulate`
 // drives) and start the reconfigurations it decides, leaving alone the jobs that are
 // being reconfigured and those that have not paid back their last restart yet
 // (RestartPenaltySeconds). Each decision is recorded with its alternatives; a pending
 // job left waiting, only when the reason it waits changes.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "daemon/model_refit.h"
 #include "daemon/reconfigurer.h"
 #include "daemon/view_builder.h"
 #include "libmorph/policy/policy.h"
@@ -21,20 +24,28 @@ struct RoundReport {
   int jobs = 0;               // Morph jobs in the view
   int started = 0;            // reconfigurations started this round
   std::vector<std::string> lines;  // what was decided, skipped and why
+  std::vector<ModelRefit> refits;  // accepted online refits, in use from this round on
 };
 
 class Scheduler {
  public:
   Scheduler(ViewContext context, std::unique_ptr<policy::Policy> policy, Reconfigurer& reconfigurer, Journal& journal);
-  // `dry_run`: decide and report, take no action.
-  RoundReport round(const ClusterSnapshot& snapshot, bool dry_run = false);
+  // Parameters of `model` refitted before (morphd: the latest online refit in the state
+  // database), in place of PerfStore's.
+  void use_params(const std::string& model, const PerfParams& params);
+  // `dry_run`: decide and report, take no action. `histories`: what the state database
+  // holds about the snapshot's Morph jobs.
+  RoundReport round(const ClusterSnapshot& snapshot, bool dry_run = false, const JobHistories& histories = {});
 
  private:
   policy::PlanOracle& oracle(const std::map<std::string, policy::AppProfile>& apps);
   void record_waits(const BuiltView& built, const std::vector<policy::Decision>& decisions,
                     const std::set<std::uint32_t>& busy, double now_s);
+  void refit(BuiltView& built, RoundReport& report);
 
   ViewContext context_;
+  std::map<std::string, PerfParams> refitted_;             // by catalog model name
+  std::map<std::string, std::set<std::string>> refit_on_;  // the configurations of each model's last refit
   std::unique_ptr<policy::Policy> policy_;
   Reconfigurer& reconfigurer_;
   Journal& journal_;

@@ -50,7 +50,7 @@ std::string app_key(const MorphRequest& r) {
   return key;
 }
 
-BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c) {
+BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, const JobHistories& histories) {
   BuiltView out;
   policy::ClusterView& v = out.view;
   v.now_s = snapshot.now_s;
@@ -125,8 +125,9 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c) {
       s.workload = Workload{model, r.request.global_batch, seq};
       if (!out.apps.count(s.app)) {
         if (reference == nullptr) throw Error("morph.conf defines no node type");
-        out.apps[s.app] = app_profile(r.request, s.workload,
-                                      c.perf.model_for(model, seq, *reference, c.config.compute_efficiency), c.config);
+        PerfModel perf = c.perf.model_for(model, seq, *reference, c.config.compute_efficiency);
+        if (c.refitted != nullptr && c.refitted->count(model.name)) perf.params = c.refitted->at(model.name);
+        out.apps[s.app] = app_profile(r.request, s.workload, std::move(perf), c.config);
       }
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));
@@ -155,6 +156,10 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c) {
       s.ready_s = j.start_time_s;
     } else {
       s.waited_s = std::max(0.0, snapshot.now_s - j.submit_time_s);
+    }
+    if (const auto h = histories.find(j.id); h != histories.end()) {
+      out.measured[id] = measure_job(s, h->second);
+      apply_measurement(s, out.measured[id]);
     }
     out.jobs[id] = tracked;
     v.jobs.push_back(std::move(s));

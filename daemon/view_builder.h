@@ -1,7 +1,7 @@
 // The ClusterView the policy sees (libmorph/policy/cluster_view.h), built from what Slurm
 // says: nodes and their types from morph.conf's NodeName records, Morph jobs from their
 // records. Jobs without a Morph record are capacity that is taken, never touched: their
-// GPUs are subtracted from their nodes.
+// GPUs are subtracted from their nodes. What the jobs reported comes in as their histories.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon/cluster_snapshot.h"
+#include "daemon/job_measurements.h"
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
@@ -23,6 +24,9 @@ struct ViewContext {
   const MorphConfig& config;
   const Catalog& catalog;
   const PerfStore& perf;
+  // Parameters the online refit found (daemon/model_refit.h), by catalog model name: they
+  // replace PerfStore's; the forward model stays.
+  const std::map<std::string, PerfParams>* refitted = nullptr;
 };
 
 // One Morph job as morphd tracks it between the policy and Slurm.
@@ -39,12 +43,15 @@ struct BuiltView {
   policy::ClusterView view;
   std::map<std::string, policy::AppProfile> apps;  // by JobState::app
   std::map<std::string, TrackedJob> jobs;          // by JobState::id
+  std::map<std::string, JobMeasurement> measured;  // by JobState::id, jobs with a history
   std::vector<std::string> skipped;                // one line per node or job left out, and why
 };
 
 // The application key of a request: jobs of one model, batch and sequence share curves.
 std::string app_key(const MorphRequest& request);
 
-BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& context);
+// `histories`: what the state database holds about the jobs (job_measurements.h); a job
+// without one is not measured.
+BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& context, const JobHistories& histories = {});
 
 }  // namespace morph::daemon

@@ -56,8 +56,6 @@ JobRecord record_for(const launch::PlanSource& source, const launch::StepLayout&
   return r;
 }
 
-state::Layout layout_of(const ExecutionPlan& p) { return {p.dp, p.tp, p.pp, p.zero_stage}; }
-
 std::vector<std::string> framework_dirs(const Options& o) {
   if (!o.frameworks_dir.empty()) return {o.frameworks_dir};
   std::vector<std::string> dirs;
@@ -121,7 +119,7 @@ int run_task(const Options& o) {
                                                               framework_dirs(o));
   std::optional<launch::CheckpointChoice> checkpoint;
   if (!o.checkpoint_dir.empty())
-    checkpoint = prepare_checkpoint(o, record.request.model, layout_of(source.plan), slurm);
+    checkpoint = prepare_checkpoint(o, record.request.model, state::layout_of(source.plan), slurm);
 
   // A private folder for the metrics FIFOs and generated files.
   std::string scratch = fmt::format("{}/morphrun.XXXXXX", std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
@@ -173,7 +171,7 @@ int run_task(const Options& o) {
   // Rank 0's lines go to the job's metrics file (morphrun(1), METRICS); the others'
   // are read and dropped, so that no trainer blocks on a full FIFO.
   const std::string metrics_file = rank0_child >= 0 ? metrics_path(o, env, step) : std::string{};
-  const std::string layout = state::to_string(layout_of(source.plan));
+  const std::string layout = state::to_string(state::layout_of(source.plan));
   bool warned = false;
   MorphdReport report(rank0_child >= 0 ? config.morphd_address : std::string{}, report_job_id(step, env), step.step_id);
   SupervisorOptions supervision;

@@ -22,6 +22,9 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/parse_test.cc \
 	%reldir%/unit/step_layout_test.cc \
 	%reldir%/unit/view_builder_test.cc \
+	%reldir%/unit/daemon_support.h \
+	%reldir%/unit/job_measurements_test.cc \
+	%reldir%/unit/model_refit_test.cc \
 	%reldir%/unit/reconfigurer_test.cc \
 	%reldir%/unit/scheduler_test.cc \
 	%reldir%/unit/checkpoint_choice_test.cc \
@@ -69,7 +72,8 @@ tests_unit_unit_tests_SOURCES += %reldir%/unit/topology_test.cc
 tests_unit_unit_tests_LDADD += profiler/libmorph_hw.la
 endif
 if HAVE_SQLITE
-tests_unit_unit_tests_SOURCES += %reldir%/unit/state_store_test.cc %reldir%/unit/sqlite_journal_test.cc
+tests_unit_unit_tests_SOURCES += %reldir%/unit/state_store_test.cc %reldir%/unit/sqlite_journal_test.cc \
+	%reldir%/unit/job_histories_test.cc %reldir%/unit/online_params_test.cc
 tests_unit_unit_tests_CPPFLAGS += $(SQLITE_CFLAGS)
 tests_unit_unit_tests_LDADD += daemon/libmorph_store.la daemon/libmorph_daemon.la $(SQLITE_LIBS)
 endif
@@ -102,6 +106,7 @@ TESTS += %reldir%/cli/morphd_report.bats
 EXTRA_DIST += %reldir%/cli/morphd_report.bats %reldir%/unit/munge_support.h %reldir%/unit/report_message_test.cc \
 	%reldir%/unit/munge_credential_test.cc %reldir%/report/report_server_test.cc %reldir%/report/report_send.cc \
 	%reldir%/report/report_sink.cc
+EXTRA_DIST += %reldir%/unit/job_histories_test.cc %reldir%/unit/online_params_test.cc
 EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/unit/state_store_test.cc %reldir%/unit/sqlite_journal_test.cc %reldir%/profiler/dgx-a100.xml %reldir%/profiler/pcie-node.xml \
 	%reldir%/profiler/make_topologies.py
 

@@ -1,11 +1,11 @@
 // StateStore: what morph status and morph explain read.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <map>
 
 #include "daemon/store/state_store.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/median.h"
 
 namespace morph::store {
 namespace {
@@ -131,6 +131,22 @@ std::vector<Decision> StateStore::decisions(JobId job_id) const {
   return all;
 }
 
+std::vector<Observation> StateStore::observations(JobId job_id, std::int64_t from_time,
+                                                  std::optional<std::int64_t> until_time, int last) const {
+  const std::string operation = fmt::format("read the observations of job {}", job_id);
+  if (last < 1) throw Error(fmt::format("{}: {}: ask for at least 1 observation", path(), operation));
+  Statement rows = db_.prepare("SELECT job_id, time, step, seconds, samples, layout FROM observations "
+                               "WHERE job_id = ?1 AND time >= ?2 AND (?3 IS NULL OR time < ?3) "
+                               "ORDER BY time DESC, id DESC LIMIT ?4",
+                               operation);
+  rows.bind_int(1, job_id).bind_int(2, from_time).bind_optional_int(3, until_time).bind_int(4, last);
+  std::vector<Observation> newest_first;
+  while (rows.step())
+    newest_first.push_back({static_cast<JobId>(rows.column_int(0)), rows.column_int(1), rows.column_int(2),
+                            rows.column_real(3), rows.column_int(4), rows.column_text(5)});
+  return {newest_first.rbegin(), newest_first.rend()};
+}
+
 std::optional<JobThroughput> StateStore::job_throughput(JobId job_id, int last_observations) const {
   const std::string operation = fmt::format("read the throughput of job {}", job_id);
   if (last_observations < 1)
@@ -147,12 +163,7 @@ std::optional<JobThroughput> StateStore::job_throughput(JobId job_id, int last_o
   std::vector<double> samples_per_s;
   while (rows.step()) samples_per_s.push_back(static_cast<double>(rows.column_int(0)) / rows.column_real(1));
   JobThroughput throughput{plan.predicted_samples_per_s, std::nullopt, static_cast<int>(samples_per_s.size())};
-  if (!samples_per_s.empty()) {
-    std::sort(samples_per_s.begin(), samples_per_s.end());
-    const std::size_t n = samples_per_s.size();
-    throughput.observed_samples_per_s =
-        n % 2 == 1 ? samples_per_s[n / 2] : (samples_per_s[n / 2 - 1] + samples_per_s[n / 2]) / 2;
-  }
+  if (!samples_per_s.empty()) throughput.observed_samples_per_s = median(samples_per_s);
   return throughput;
 }
 

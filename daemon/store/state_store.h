@@ -46,6 +46,10 @@ class StateStore {
   std::optional<JobRow> job(JobId job_id) const;
   void record_plan(const PlanPeriod& plan);  // the job must be recorded; until_time is ignored
   void record_observations(std::span<const Observation> observations);  // all or none
+  // The last `last` observations of a job made in [from_time, until_time) (none: until
+  // now), oldest first.
+  std::vector<Observation> observations(JobId job_id, std::int64_t from_time, std::optional<std::int64_t> until_time,
+                                        int last) const;
   std::int64_t record_decision(const Decision& decision);  // returns its id
 
   // The reconfiguration journal: begin before the first Slurm action, advance after each.

@@ -17,6 +17,9 @@ struct PolicyKnobs {
   bool guaranteed_by_default = false;// DefaultSla=guaranteed|best-effort
   double starvation_limit_s = 8 * 3600;  // StarvationLimitSeconds=: without GPUs this long, a job is overdue (0: never)
   double unknown_length_prior_s = 900;   // UnknownLengthPriorSeconds=: expected run of a job of unknown length
+  // RefitErrorThreshold=: morphd refits a model when it mispredicts its jobs' measured
+  // iteration times by more than this mean relative error (0: never).
+  double refit_error_threshold = 0.10;
 };
 
 struct MorphConfig {

@@ -401,7 +401,9 @@ std::vector<Decision> Round::place() {
   std::vector<std::size_t> moving;
   for (Item& it : items_) {
     if (it.gpus == 0) continue;
-    if (it.type == it.current_type && it.gpus == it.current_gpus)
+    // A job held to its request on the GPUs it has goes back to its request there.
+    const bool back = it.freedom == PlanFreedom::exact && !view_.jobs[it.job].runs_request();
+    if (it.type == it.current_type && it.gpus == it.current_gpus && !back)
       assignment_.hold(it.job);
     else
       moving.push_back(it.job);

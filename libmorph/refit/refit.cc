@@ -10,18 +10,24 @@ namespace morph {
 
 Refit refit_perf_model(const PerfModel& start, const Workload& workload, std::span<const ObservedIteration> observed,
                        const FitOptions& options) {
+  const WorkloadIterations group{workload, start.forward, {observed.begin(), observed.end()}};
+  return refit_perf_model(start, std::span(&group, 1), options);
+}
+
+Refit refit_perf_model(const PerfModel& start, std::span<const WorkloadIterations> groups, const FitOptions& options) {
   if (!(options.prior_weight >= 0) || !std::isfinite(options.prior_weight))
     throw Error(fmt::format("refit: prior weight {} must be a finite number >= 0", options.prior_weight));
   Refit r;
   r.before = start;
   r.after = start;
-  for (const ObservedIteration& o : observed) {
-    MeasuredPoint p;
-    p.terms = iteration_terms(workload, o.plan, o.allocation, start.forward);
-    p.iter_ms = o.iter_ms;
-    p.label = o.source;
-    r.points.push_back(std::move(p));
-  }
+  for (const WorkloadIterations& g : groups)
+    for (const ObservedIteration& o : g.observed) {
+      MeasuredPoint p;
+      p.terms = iteration_terms(g.workload, o.plan, o.allocation, g.forward);
+      p.iter_ms = o.iter_ms;
+      p.label = o.source;
+      r.points.push_back(std::move(p));
+    }
   if (!r.points.empty()) {
     r.fit = fit_perf_params(r.points, options, start.params);
     r.after.params = r.fit.params;

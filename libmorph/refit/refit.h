@@ -2,7 +2,7 @@
 // jobs reported, with a log-normal prior that keeps each parameter near the saved value
 // (FitOptions::prior_weight), so that a few observations move the model only as far as
 // they must. The same function serves morph fit --warm-start, the artifact's online-refit
-// curve (libmorph/artifact/online_refit.h) and, later, morphd.
+// curve (libmorph/artifact/online_refit.h) and morphd (daemon/model_refit.h).
 #pragma once
 
 #include <span>
@@ -33,5 +33,18 @@ struct Refit {
 // negative or non-finite options.prior_weight.
 Refit refit_perf_model(const PerfModel& start, const Workload& workload, std::span<const ObservedIteration> observed,
                        const FitOptions& options);
+
+// Iterations of one workload of a model, with the forward model that predicts it.
+struct WorkloadIterations {
+  Workload workload;
+  ForwardModel forward;
+  std::vector<ObservedIteration> observed;
+};
+
+// The same refit of one model's parameters from several of its workloads at once (a model
+// "can be reused across jobs with the same model architecture but possibly different
+// hyper-parameters", Morphling §4): morphd refits from all the jobs of a model. Points
+// follow the groups' order; `start.forward` stays in `after`.
+Refit refit_perf_model(const PerfModel& start, std::span<const WorkloadIterations> groups, const FitOptions& options);
 
 }  // namespace morph

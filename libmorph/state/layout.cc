@@ -15,6 +15,8 @@ RankCoords coords_of(const Layout& l, int rank) {
 
 int rank_of(const Layout& l, RankCoords c) { return c.pp * l.tp * l.dp + c.dp * l.tp + c.tp; }
 
+Layout layout_of(const ExecutionPlan& p) { return {p.dp, p.tp, p.pp, p.zero_stage}; }
+
 Layout parse_layout(std::string_view text, std::string_view what) {
   Layout l;
   for (const auto& [key, value] : parse_key_values(text, ',', what)) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "libmorph/plan/plan.h"
 #include "libmorph/state/state_spec.h"
 
 namespace morph::state {
@@ -30,6 +31,10 @@ struct RankCoords {
 
 RankCoords coords_of(const Layout& layout, int rank);
 int rank_of(const Layout& layout, RankCoords c);
+
+// The layout a plan trains in: what morphrun reports with each iteration and morphd
+// matches observations to plans by.
+Layout layout_of(const ExecutionPlan& plan);
 
 // "dp=4,tp=2,pp=1,zero=1" (missing keys are 1, zero 0); throws morph::Error naming `what`.
 Layout parse_layout(std::string_view text, std::string_view what);

@@ -69,6 +69,14 @@ TEST(MorphConf, WhatThePolicyAssumesOfJobLengths) {
   EXPECT_NE(error_of("StarvationLimitSeconds=-1\n").find("StarvationLimitSeconds"), std::string::npos);
 }
 
+TEST(MorphConf, RefitErrorThreshold) {
+  EXPECT_DOUBLE_EQ(parse_morph_conf("", "m").policy.refit_error_threshold, 0.10);
+  EXPECT_DOUBLE_EQ(parse_morph_conf("RefitErrorThreshold=0.25\n", "m").policy.refit_error_threshold, 0.25);
+  EXPECT_DOUBLE_EQ(parse_morph_conf("RefitErrorThreshold=0\n", "m").policy.refit_error_threshold, 0);  // never
+  EXPECT_NE(error_of("RefitErrorThreshold=-0.1\n").find("RefitErrorThreshold"), std::string::npos);
+  EXPECT_NE(error_of("RefitErrorThreshold=lots\n").find("RefitErrorThreshold"), std::string::npos);
+}
+
 TEST(MorphConf, TheShippedDefaultParses) {
   const MorphConfig c = load_morph_conf(test::source_dir() + "/etc/morph.conf");
   for (const char* gpu : {"a100", "a800", "h100", "v100", "l40s"}) EXPECT_NE(c.cluster.find_gpu_type(gpu), nullptr) << gpu;

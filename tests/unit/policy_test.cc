@@ -82,6 +82,26 @@ TEST(Guarantee, UnmeasuredOrHeldJobsRunTheirRequest) {
   EXPECT_EQ(back.gpus(), 4);
 }
 
+// Replanned on the GPUs it has (an in-place replan), then held: its own plan again there.
+TEST(Guarantee, AHeldJobReplannedOnItsOwnGpusReturnsToItsRequestedPlan) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  JobState g = running(job("g", Sla::guaranteed, 4, 1e6), 0);
+  g.current.plan = test::make_plan(4, 1, 1, 2, 1, 8);  // two accumulation steps of 8
+  g.promised_iteration_s = 1.0;
+  g.held_to_request = true;
+  v.jobs = {g};
+  const JobAllocation back = target_of(round("morphling", v, oracle), "g");
+  EXPECT_EQ(back.plan, g.requested_plan);
+  EXPECT_EQ(back.gpus(), 4);
+  // Not held, it may keep Morph's plan.
+  v.jobs[0].held_to_request = false;
+  v.jobs[0].measured_iteration_s = 1e-6;  // faster than any other plan could be
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "g"), g.current);
+}
+
 TEST(Guarantee, MinimumDemandIsMeasuredAgainstThePromise) {
   PlanOracle oracle = test::make_oracle();
   const auto nodes = test::nodes("1x8xbig");

@@ -125,6 +125,31 @@ TEST(Refit, AStrongerPriorKeepsTheModelCloserToTheWarmStart) {
   EXPECT_LT(held_out_error(w.after.params), 0.5 * held_out_error(start.params));
 }
 
+TEST(Refit, SeveralWorkloadsOfOneModelAreRefitTogether) {
+  const PerfModel start{kForward, perturbed()};
+  const std::vector<ObservedIteration> observed = observations();
+  FitOptions options;
+  options.prior_weight = kDefaultPriorWeight;
+  const Refit one = refit_perf_model(start, kWorkload, observed, options);
+  // The same observations in two groups of the same workload: the same refit.
+  const std::vector<WorkloadIterations> split{{kWorkload, kForward, {observed.begin(), observed.begin() + 2}},
+                                              {kWorkload, kForward, {observed.begin() + 2, observed.end()}}};
+  EXPECT_EQ(refit_perf_model(start, split, options).after.params.to_array(), one.after.params.to_array());
+  // Each group's points are predicted under its own workload and forward model.
+  Workload longer = kWorkload;
+  longer.seq_len = 2048;
+  const ForwardModel slower{4, 6, 1};
+  const std::vector<WorkloadIterations> mixed{{kWorkload, kForward, {observed[0]}}, {longer, slower, {observed[0]}}};
+  const Refit m = refit_perf_model(start, mixed, options);
+  ASSERT_EQ(m.predicted_before_ms.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.predicted_before_ms[1],
+                   predict_iteration(iteration_terms(longer, observed[0].plan, observed[0].allocation, slower),
+                                     start.params)
+                       .iter_ms);
+  EXPECT_GT(m.predicted_before_ms[1], m.predicted_before_ms[0]);
+  EXPECT_EQ(m.after.forward.per_sample_ms, kForward.per_sample_ms);  // start's forward model stays
+}
+
 TEST(Refit, NothingObservedKeepsTheModel) {
   const PerfModel start{kForward, perturbed()};
   const Refit r = refit_perf_model(start, kWorkload, {}, FitOptions{});

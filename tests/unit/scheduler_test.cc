@@ -1,9 +1,15 @@
 // One morphd round (daemon/scheduler.h) against a fake slurmctld: every decision is
-// recorded with its alternatives, a waiting job only when its reason changes.
+// recorded with its alternatives, a waiting job only when its reason changes; what the
+// jobs measured reaches the policy, and a refitted model is what the round predicts with.
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "daemon/reconfigurer.h"
 #include "daemon/scheduler.h"
+#include "libmorph/policy/plan_oracle.h"
 #include "libmorph/record/job_record.h"
+#include "tests/unit/daemon_support.h"
 #include "tests/unit/test_support.h"
 
 namespace morph::daemon {
@@ -92,6 +98,144 @@ TEST_F(SchedulerTest, AWaitingJobIsRecordedOnceWithItsAlternatives) {
   EXPECT_EQ(start.action, "start");
   ASSERT_FALSE(start.alternatives.empty());
   EXPECT_EQ(start.alternatives[0].loss, policy::Loss::none);
+}
+
+const ExecutionPlan kEight = test::make_plan(8, 1, 1, 1, 1, 2);
+const ExecutionPlan kTwo = test::make_plan(2, 1, 1, 1, 1, 8);
+
+// Takes every record morphd writes.
+class RecordingSlurm : public SlurmOps {
+ public:
+  explicit RecordingSlurm(const ClusterSnapshot& s) {
+    for (const SlurmJob& j : s.jobs) jobs[j.id] = j;
+  }
+  std::optional<SlurmJob> job(std::uint32_t id, bool* gone) override {
+    *gone = !jobs.count(id);
+    return *gone ? std::nullopt : std::optional(jobs.at(id));
+  }
+  std::string set_record(std::uint32_t id, const std::string& text, bool) override {
+    jobs.at(id).admin_comment = text;
+    return {};
+  }
+  std::string signal_batch(std::uint32_t, int) override { return {}; }
+  std::string requeue_hold(std::uint32_t) override { return {}; }
+  std::string hold(std::uint32_t) override { return {}; }
+  std::string release(std::uint32_t) override { return {}; }
+
+  std::map<std::uint32_t, SlurmJob> jobs;
+};
+
+class SchedulerMeasurementTest : public test::DaemonFixture {
+ protected:
+  // Job 11 runs on all of a100-1; job 12 waits for 2 GPUs.
+  ClusterSnapshot cluster() const {
+    return snapshot({test::running_job(11, "a100-1", kEight, 200), test::pending_job(12, kTwo)});
+  }
+
+  struct Round {
+    RoundReport report;
+    JobRecord started;  // job 12's new record
+  };
+  // One round of a fresh morphd, given `params` of gpt2-1.5b from the state database.
+  Round run(const JobHistories& histories, const PerfParams* params = nullptr) const {
+    const ClusterSnapshot s = cluster();
+    RecordingSlurm slurm(s);
+    MemoryJournal journal;
+    Reconfigurer reconfigurer(slurm, journal, {}, nullptr);
+    Scheduler scheduler(context_, policy::make_policy("morphling"), reconfigurer, journal);
+    if (params != nullptr) scheduler.use_params("gpt2-1.5b", *params);
+    Round r;
+    r.report = scheduler.round(s, false, histories);
+    r.started = parse_admin_comment(slurm.jobs.at(12).admin_comment);
+    return r;
+  }
+
+  // What `params` predict, in ms, for `record`'s plan on its GPUs of a100-2.
+  double predicted_ms(const JobRecord& record, const PerfParams& params) const {
+    BuiltView built = build_view(cluster(), context_);
+    built.apps.begin()->second.perf.params = params;
+    policy::PlanOracle oracle(built.apps);
+    const policy::JobState& pending = built.view.jobs.at(1);
+    const Placement& p = record.current;
+    EXPECT_EQ(p.nodes, 1);
+    const std::vector<policy::Slice> slices{{1, p.gpus_per_node, p.gpus_per_node * p.cpus_per_gpu, 0}};
+    return 1e3 * oracle.predict_s(pending, p.plan, built.view.nodes, slices);
+  }
+
+  // Job 11 reports twice the iteration time the model predicts for it.
+  JobHistories slow_job_11() const {
+    const BuiltView built = build_view(cluster(), context_);
+    policy::PlanOracle oracle(built.apps);
+    const policy::JobState& j = built.view.jobs.at(0);
+    JobHistories h;
+    test::report(h[11], 11, 300, kEight, 2 * oracle.predict_s(j, j.current.plan, built.view.nodes, j.current.slices),
+                 5);
+    return h;
+  }
+};
+
+TEST_F(SchedulerMeasurementTest, ARefittedModelIsWhatTheRoundPredictsWith) {
+  const Round plain = run({});
+  EXPECT_TRUE(plain.report.refits.empty());
+  ASSERT_EQ(plain.started.current.gpu_type, "a100-80g");
+  const PerfParams defaults = build_view(cluster(), context_).apps.begin()->second.perf.params;
+  EXPECT_NEAR(plain.started.current.iter_ms, predicted_ms(plain.started, defaults), 1e-3);
+
+  const Round refitted = run(slow_job_11());
+  ASSERT_EQ(refitted.report.refits.size(), 1u);
+  const ModelRefit& r = refitted.report.refits[0];
+  EXPECT_EQ(r.model, "gpt2-1.5b");
+  bool logged = false;
+  for (const std::string& line : refitted.report.lines)
+    logged |= line.rfind("refit gpt2-1.5b: error 50.0% -> ", 0) == 0;
+  EXPECT_TRUE(logged);
+  // Job 12 starts with the refitted model's prediction, slower than the plain one's.
+  ASSERT_EQ(refitted.started.current.gpu_type, "a100-80g");
+  const double by_refit = predicted_ms(refitted.started, r.perf.params);
+  EXPECT_NEAR(refitted.started.current.iter_ms, by_refit, 1e-3);
+  EXPECT_GT(by_refit, predicted_ms(refitted.started, defaults) * 1.02);
+
+  // A morphd that starts with the stored parameters (and knows nothing measured) uses them.
+  const Round restarted = run({}, &r.perf.params);
+  EXPECT_TRUE(restarted.report.refits.empty());
+  EXPECT_NEAR(restarted.started.current.iter_ms, predicted_ms(restarted.started, r.perf.params), 1e-3);
+}
+
+// A guaranteed job that asked for 8 GPUs under kEight and runs kPipelined there, as
+// Morph replanned it at 150; its history: `on_request` s per iteration before, `replanned` after.
+TEST_F(SchedulerMeasurementTest, AGuaranteedJobsMeasurementsDecideWhetherItGoesBackToItsRequest) {
+  const ExecutionPlan kPipelined = test::make_plan(4, 1, 2, 1, 2, 2);
+  JobRecord record = parse_admin_comment(test::gpt2_record(kEight, Sla::guaranteed));
+  record.baseline = record.current;
+  record.current.plan = kPipelined;
+  SlurmJob job11 = test::running_job(11, "a100-1", kPipelined, 100);
+  job11.admin_comment = to_admin_comment(record);
+  const ClusterSnapshot s = snapshot({job11});
+  auto history = [&](double on_request, double replanned) {
+    JobHistories h;
+    h[11].plans.push_back({11, 150, job11.admin_comment, "a100-80g", 1, 8, 0, std::nullopt});
+    test::report(h[11], 11, 100, kEight, on_request, 5);
+    test::report(h[11], 11, 160, kPipelined, replanned, 5);
+    return h;
+  };
+  MorphConfig quiet = config_;
+  quiet.policy.refit_error_threshold = 0;  // the measurements alone
+  const ViewContext context{quiet, catalog_, perf_};
+  // The plan job 11 runs after one round with `histories`.
+  auto after_round = [&](const JobHistories& histories) {
+    RecordingSlurm slurm(s);
+    MemoryJournal journal;
+    Reconfigurer reconfigurer(slurm, journal, {}, nullptr);
+    Scheduler scheduler(context, policy::make_policy("morphling"), reconfigurer, journal);
+    scheduler.round(s, false, histories);
+    return parse_admin_comment(slurm.jobs.at(11).admin_comment).current.plan;
+  };
+  // Nothing measured on its request: no promise, so the job runs its request.
+  EXPECT_EQ(after_round({}), kEight);
+  // Measured faster than its promise: Morph's plan stays.
+  EXPECT_EQ(after_round(history(0.010, 0.005)), kPipelined);
+  // Measured slower than its promise: back to its request.
+  EXPECT_EQ(after_round(history(0.010, 0.020)), kEight);
 }
 
 }  // namespace

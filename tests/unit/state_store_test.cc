@@ -190,6 +190,32 @@ TEST_F(StateStoreTest, PredictedAgainstObservedThroughput) {
   EXPECT_EQ(store.job_throughput(5)->observations, 4);
 }
 
+TEST_F(StateStoreTest, ObservationsOfAJobInATimeRange) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_job(job(5));
+  store.record_job(job(6));
+  store.record_observations(std::array{Observation{5, 100, 1, 1.0, 512, "d4"}, Observation{5, 110, 2, 2.0, 512, "d4"},
+                                       Observation{5, 120, 3, 3.0, 512, "d8"}, Observation{5, 130, 4, 4.0, 512, "d8"},
+                                       Observation{6, 115, 1, 9.0, 512, "d4"}});
+  auto seconds = [](const std::vector<Observation>& observations) {
+    std::vector<double> out;
+    for (const Observation& o : observations) out.push_back(o.seconds);
+    return out;
+  };
+  EXPECT_EQ(seconds(store.observations(5, 0, std::nullopt, 10)), (std::vector<double>{1, 2, 3, 4}));  // oldest first
+  EXPECT_EQ(seconds(store.observations(5, 110, 130, 10)), (std::vector<double>{2, 3}));  // [from, until)
+  EXPECT_EQ(seconds(store.observations(5, 0, std::nullopt, 2)), (std::vector<double>{3, 4}));  // the last ones
+  const std::vector<Observation> one = store.observations(6, 0, std::nullopt, 10);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].job_id, 6u);
+  EXPECT_EQ(one[0].time, 115);
+  EXPECT_EQ(one[0].step, 1);
+  EXPECT_EQ(one[0].samples, 512);
+  EXPECT_EQ(one[0].layout, "d4");
+  EXPECT_TRUE(store.observations(7, 0, std::nullopt, 10).empty());
+  EXPECT_CONTAINS(error_of([&] { store.observations(5, 0, std::nullopt, 0); }), "at least 1");
+}
+
 TEST_F(StateStoreTest, DecisionsForExplain) {
   StateStore store = StateStore::open(db_path_);
   store.record_job(job(8));

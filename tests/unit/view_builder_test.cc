@@ -217,5 +217,18 @@ TEST_F(DaemonView, MorphlingsDecisionsOnTheViewBecomeValidRecords) {
   EXPECT_TRUE(starts_pending || parse_admin_comment(b.jobs.at("12").admin_comment).current.plan == pending->target.plan);
 }
 
+TEST_F(DaemonView, WhatAJobReportedFillsItsState) {
+  // Job 11 (best effort, dp=8 on a100-1 since 200) reported 0.3 s iterations after its start.
+  JobHistories histories;
+  for (int i = 0; i < 4; ++i)
+    histories[11].observations.push_back({11, 300 + i, i, 0.3, 16, "dp=8,tp=1,pp=1,zero=0"});
+  const BuiltView b = build_view(snapshot(), context_, histories);
+  EXPECT_DOUBLE_EQ(b.view.jobs[0].measured_iteration_s, 0.3);
+  EXPECT_EQ(b.measured.at("11").observations, 4);
+  EXPECT_DOUBLE_EQ(b.view.jobs[1].measured_iteration_s, 0);  // job 12 has no history
+  EXPECT_EQ(b.measured.count("12"), 0u);
+  EXPECT_DOUBLE_EQ(build_view(snapshot(), context_).view.jobs[0].measured_iteration_s, 0);
+}
+
 }  // namespace
 }  // namespace morph::daemon

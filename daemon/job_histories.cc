@@ -1,0 +1,29 @@
+#include "daemon/job_histories.h"
+
+#include <limits>
+#include <optional>
+
+#include "libmorph/record/job_record.h"
+
+namespace morph::daemon {
+
+JobHistories read_histories(const store::StateStore& state, const ClusterSnapshot& snapshot, int window) {
+  JobHistories histories;
+  for (const SlurmJob& j : snapshot.jobs) {
+    if (j.phase == JobPhase::done || !is_job_record(j.admin_comment) || !state.job(j.id)) continue;
+    JobHistory h;
+    h.plans = state.job_timeline(j.id);
+    auto read = [&](std::int64_t from, std::optional<std::int64_t> until) {
+      for (store::Observation& o : state.observations(j.id, from, until, window))
+        h.observations.push_back(std::move(o));
+    };
+    const std::optional<std::int64_t> first_plan =
+        h.plans.empty() ? std::nullopt : std::optional(h.plans.front().from_time);
+    read(std::numeric_limits<std::int64_t>::min(), first_plan);
+    for (const store::PlanPeriod& p : h.plans) read(p.from_time, p.until_time);
+    histories[j.id] = std::move(h);
+  }
+  return histories;
+}
+
+}  // namespace morph::daemon

@@ -1,0 +1,114 @@
+#include "daemon/model_refit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "libmorph/perf/iteration_time.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/median.h"
+
+namespace morph::daemon {
+namespace {
+
+// One configuration of one application and what the jobs running it measured.
+struct Point {
+  const policy::AppProfile* app = nullptr;
+  ExecutionPlan plan;
+  Allocation allocation;
+  std::vector<double> measured_s;  // one per job
+};
+
+double mean_relative_error(const std::vector<double>& predicted_ms, const std::vector<double>& measured_ms) {
+  double sum = 0;
+  for (std::size_t i = 0; i < measured_ms.size(); ++i)
+    sum += std::abs(predicted_ms[i] - measured_ms[i]) / measured_ms[i];
+  return measured_ms.empty() ? 0 : sum / static_cast<double>(measured_ms.size());
+}
+
+// Per model, per application (in name order), per configuration.
+using Points = std::map<std::string, std::map<std::string, std::map<std::string, Point>>>;
+
+Points measured_points(const BuiltView& built) {
+  Points points;
+  for (const policy::JobState& job : built.view.jobs) {
+    const auto m = built.measured.find(job.id);
+    if (!job.running() || m == built.measured.end() || m->second.iteration_s <= 0) continue;
+    const policy::AppProfile& app = built.apps.at(job.app);
+    const Allocation allocation = policy::to_allocation(built.view.nodes, job.current.slices);
+    const std::string key = fmt::format("{} {} on {} ({} CPUs per GPU)", job.app, to_string(job.current.plan),
+                                        allocation.to_string(), allocation.min_cpus_per_gpu());
+    Point& p = points[app.workload.model.name][job.app][key];
+    p.app = &app;
+    p.plan = job.current.plan;
+    p.allocation = allocation;
+    p.measured_s.push_back(m->second.iteration_s);
+  }
+  return points;
+}
+
+}  // namespace
+
+bool RefitOptions::is_valid(std::string* error) const {
+  if (!(error_threshold >= 0) || !std::isfinite(error_threshold)) {
+    *error = fmt::format("error_threshold {} must be a finite number >= 0", error_threshold);
+    return false;
+  }
+  if (!(prior_weight >= 0) || !std::isfinite(prior_weight)) {
+    *error = fmt::format("prior_weight {} must be a finite number >= 0", prior_weight);
+    return false;
+  }
+  return true;
+}
+
+std::vector<ModelRefit> refit_models(const BuiltView& built, const RefitOptions& options,
+                                     const std::map<std::string, std::set<std::string>>& refit_on) {
+  if (std::string error; !options.is_valid(&error)) throw Error("online refit: " + error);
+  std::vector<ModelRefit> refits;
+  if (options.error_threshold <= 0) return refits;
+  for (const auto& [model, apps] : measured_points(built)) {
+    ModelRefit r;
+    r.model = model;
+    r.perf = apps.begin()->second.begin()->second.app->perf;  // one model: the same parameters in every application
+    std::vector<WorkloadIterations> groups;
+    std::vector<double> predicted_ms, measured_ms;
+    for (const auto& [app_name, configurations] : apps) {
+      const policy::AppProfile& app = *configurations.begin()->second.app;
+      WorkloadIterations group{app.workload, app.perf.forward, {}};
+      for (const auto& [key, p] : configurations) {
+        const double iter_ms = median(p.measured_s) * 1e3;
+        group.observed.push_back(ObservedIteration{p.plan, p.allocation, iter_ms, key});
+        predicted_ms.push_back(
+            predict_iteration(iteration_terms(app.workload, p.plan, p.allocation, app.perf.forward), r.perf.params)
+                .iter_ms);
+        measured_ms.push_back(iter_ms);
+        r.configurations.insert(key);
+      }
+      groups.push_back(std::move(group));
+    }
+    r.error_before = mean_relative_error(predicted_ms, measured_ms);
+    const auto seen = refit_on.find(model);
+    const bool news = seen == refit_on.end() ||
+                      std::any_of(r.configurations.begin(), r.configurations.end(),
+                                  [&](const std::string& k) { return !seen->second.count(k); });
+    if (r.error_before <= options.error_threshold || !news) continue;
+    FitOptions fit;
+    fit.prior_weight = options.prior_weight;
+    const Refit refit = refit_perf_model(r.perf, groups, fit);
+    r.error_after = mean_relative_error(refit.predicted_after_ms, measured_ms);
+    r.rmsle = refit.fit.rmsle;
+    r.accepted = r.error_after < r.error_before;
+    if (r.accepted) r.perf.params = refit.after.params;
+    refits.push_back(std::move(r));
+  }
+  return refits;
+}
+
+std::string describe(const ModelRefit& r) {
+  const std::size_t n = r.configurations.size();
+  return fmt::format("refit {}: error {:.1f}% -> {:.1f}% on {} point{}{}", r.model, 100 * r.error_before,
+                     100 * r.error_after, n, n == 1 ? "" : "s", r.accepted ? "" : "; not better, the model stays");
+}
+
+}  // namespace morph::daemon

@@ -1,0 +1,23 @@
+// The online refit's parameters in the state database (fitted_params, source "online"):
+// morphd records each accepted refit, and a restarted morphd takes up the latest one of
+// each model, so that what its jobs taught it survives.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "daemon/model_refit.h"
+#include "daemon/store/state_store.h"
+#include "libmorph/model/catalog.h"
+#include "libmorph/perf/perf_params.h"
+
+namespace morph::daemon {
+
+inline constexpr const char* kOnlineRefitSource = "online";
+
+void record_refit(store::StateStore& state, const ModelRefit& refit, double now_s);
+
+// By catalog model name: the models whose latest fitted parameters are an online refit.
+std::map<std::string, PerfParams> load_online_params(const store::StateStore& state, const Catalog& catalog);
+
+}  // namespace morph::daemon

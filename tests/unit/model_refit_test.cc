@@ -1,0 +1,118 @@
+// morphd's online refit (daemon/model_refit.h): when it happens, what it changes, and
+// that the view takes the refitted parameters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "daemon/model_refit.h"
+#include "libmorph/policy/plan_oracle.h"
+#include "libmorph/util/error.h"
+#include "tests/unit/daemon_support.h"
+
+namespace morph::daemon {
+namespace {
+
+const ExecutionPlan kEight = test::make_plan(8, 1, 1, 1, 1, 2);
+const ExecutionPlan kFour = test::make_plan(4, 1, 1, 1, 1, 4);
+
+class ModelRefitTest : public test::DaemonFixture {
+ protected:
+  // Job 11 on 8 GPUs of a100-1, job 12 on 4 of a100-2, both running since 200.
+  ClusterSnapshot two_jobs() const {
+    return snapshot({test::running_job(11, "a100-1", kEight, 200), test::running_job(12, "a100-2", kFour, 200)});
+  }
+
+  // The iteration times the model in `view` predicts for the jobs' current plans, by id.
+  static std::map<std::string, double> predicted_s(const BuiltView& built) {
+    policy::PlanOracle oracle(built.apps);
+    std::map<std::string, double> out;
+    for (const policy::JobState& j : built.view.jobs)
+      out[j.id] = oracle.predict_s(j, j.current.plan, built.view.nodes, j.current.slices);
+    return out;
+  }
+
+  // Both jobs report `factor` times what the model predicts for them.
+  JobHistories reporting(double factor) const {
+    const std::map<std::string, double> predicted = predicted_s(build_view(two_jobs(), context_));
+    JobHistories h;
+    test::report(h[11], 11, 300, kEight, factor * predicted.at("11"), 5);
+    test::report(h[12], 12, 300, kFour, factor * predicted.at("12"), 5);
+    return h;
+  }
+
+  std::vector<ModelRefit> refits(const JobHistories& histories, double threshold,
+                                 const std::map<std::string, std::set<std::string>>& refit_on = {}) const {
+    RefitOptions options;
+    options.error_threshold = threshold;
+    return refit_models(build_view(two_jobs(), context_, histories), options, refit_on);
+  }
+};
+
+TEST_F(ModelRefitTest, AModelThatMispredictsItsJobsIsRefitTowardsTheirMeasurements) {
+  const JobHistories slow = reporting(1.5);
+  const std::vector<ModelRefit> r = refits(slow, 0.10);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].model, "gpt2-1.5b");
+  EXPECT_EQ(r[0].configurations.size(), 2u);
+  EXPECT_NEAR(r[0].error_before, 0.5 / 1.5, 1e-9);  // |p - 1.5 p| / 1.5 p
+  EXPECT_TRUE(r[0].accepted);
+  EXPECT_LT(r[0].error_after, r[0].error_before);  // as far as the prior lets two points move it
+  EXPECT_TRUE(std::isfinite(r[0].rmsle) && r[0].rmsle >= 0);
+  EXPECT_NE(describe(r[0]).find("refit gpt2-1.5b: error 33.3% -> "), std::string::npos) << describe(r[0]);
+  EXPECT_NE(describe(r[0]).find(" on 2 points"), std::string::npos) << describe(r[0]);
+
+  // The view takes the refitted parameters: every prediction moves towards the measurement.
+  const BuiltView before = build_view(two_jobs(), context_, slow);
+  const std::map<std::string, PerfParams> refitted{{"gpt2-1.5b", r[0].perf.params}};
+  ViewContext with = context_;
+  with.refitted = &refitted;
+  const BuiltView after = build_view(two_jobs(), with, slow);
+  const auto p0 = predicted_s(before), p1 = predicted_s(after);
+  for (const char* id : {"11", "12"}) {
+    const double measured = after.measured.at(id).iteration_s;
+    EXPECT_GT(p1.at(id), p0.at(id)) << id;
+    EXPECT_LT(std::abs(p1.at(id) - measured), std::abs(p0.at(id) - measured)) << id;
+  }
+  // A model of another name keeps PerfStore's parameters.
+  const std::map<std::string, PerfParams> other{{"bert-336m", r[0].perf.params}};
+  with.refitted = &other;
+  EXPECT_DOUBLE_EQ(predicted_s(build_view(two_jobs(), with, slow)).at("11"), p0.at("11"));
+}
+
+TEST_F(ModelRefitTest, NoRefitWithinTheThresholdOrWhenItIsOff) {
+  EXPECT_TRUE(refits(reporting(1.05), 0.10).empty());  // 4.8% off
+  EXPECT_EQ(refits(reporting(1.05), 0.04).size(), 1u);
+  EXPECT_TRUE(refits(reporting(1.5), 0).empty());    // RefitErrorThreshold=0
+  EXPECT_TRUE(refits({}, 0.10).empty());             // nothing measured
+  JobHistories few;  // two iterations: no measurement, no point
+  test::report(few[11], 11, 300, kEight, 10.0, 2);
+  EXPECT_TRUE(refits(few, 0.10).empty());
+}
+
+TEST_F(ModelRefitTest, TheSameEvidenceDoesNotRefitAModelTwice) {
+  const JobHistories slow = reporting(1.5);
+  const std::vector<ModelRefit> first = refits(slow, 0.10);
+  ASSERT_EQ(first.size(), 1u);
+  std::map<std::string, std::set<std::string>> refit_on{{"gpt2-1.5b", first[0].configurations}};
+  EXPECT_TRUE(refits(slow, 0.10, refit_on).empty());
+  // A configuration the last refit did not see is new evidence.
+  refit_on["gpt2-1.5b"].erase(refit_on["gpt2-1.5b"].begin());
+  EXPECT_EQ(refits(slow, 0.10, refit_on).size(), 1u);
+}
+
+TEST_F(ModelRefitTest, InvalidOptionsAreRefusedNamingTheMember) {
+  RefitOptions options;
+  std::string error;
+  EXPECT_TRUE(options.is_valid(&error));
+  options.prior_weight = -1;
+  EXPECT_FALSE(options.is_valid(&error));
+  EXPECT_NE(error.find("prior_weight"), std::string::npos);
+  options.prior_weight = 1;
+  options.error_threshold = std::nan("");
+  EXPECT_FALSE(options.is_valid(&error));
+  EXPECT_NE(error.find("error_threshold"), std::string::npos);
+  EXPECT_THROW(refit_models(build_view(two_jobs(), context_), options, {}), Error);
+}
+
+}  // namespace
+}  // namespace morph::daemon
