@@ -61,7 +61,8 @@ EOF
   # lasts the iteration time Morph predicts for its plan on the emulated GPUs.
   trainer="$build/tests/trainer/morph-trainer"
   shape=(--layers 24 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 100000 --micro-batches 1)
-  { cat "$MORPH_TESTCLUSTER_DIR/morph.conf"; echo "MorphdAddress=127.0.0.1:18230"; echo "RestartPenaltySeconds=30"; } \
+  { cat "$MORPH_TESTCLUSTER_DIR/morph.conf"; echo "MorphdAddress=127.0.0.1:18230"; echo "RestartPenaltySeconds=30"
+    echo "RefitErrorThreshold=0"; } \
     >"$jobs/morph.conf"
   export MORPH_CONF=$jobs/morph.conf OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
   "$prefix/sbin/morphd" -D --poll 0.5 >"$jobs/morphd.log" 2>&1 &

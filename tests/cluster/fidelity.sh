@@ -31,7 +31,8 @@ work=$MORPH_TESTCLUSTER_DIR/work
 install -d -m 1777 "$work"
 # Rounds every second, as the simulator's; the same restart penalty on both sides.
 { cat "$MORPH_TESTCLUSTER_DIR/morph.conf"; echo "MorphdAddress=127.0.0.1:19030"
-  echo "RestartPenaltySeconds=$penalty"; echo "SchedulingIntervalSeconds=1"; } >"$work/morph.conf"
+  echo "RestartPenaltySeconds=$penalty"; echo "SchedulingIntervalSeconds=1"
+  echo "RefitErrorThreshold=0"; } >"$work/morph.conf"  # the emulated speed is the model's: nothing to refit
 export MORPH_CONF=$work/morph.conf MORPH_FRAMEWORKS=$S/share/frameworks OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
 
 # The trace, in the Morphling artifact's format ("bert" is bert-336m at batch 256).

@@ -28,7 +28,9 @@ setup_file() {
   install -d -m 1777 "$WORK"
   # morphd takes morphrun's iteration reports here (the jobs inherit MORPH_CONF). A restart
   # costs about 25 s on this cluster: that is what a job must run before it moves again.
-  { cat "$MORPH_CONF"; echo "MorphdAddress=127.0.0.1:18930"; echo "RestartPenaltySeconds=30"; } >"$WORK/morph.conf"
+  # No online refit: the emulated speed follows the model, a refit would chase its own tail.
+  { cat "$MORPH_CONF"; echo "MorphdAddress=127.0.0.1:18930"; echo "RestartPenaltySeconds=30"; echo "RefitErrorThreshold=0"; } \
+    >"$WORK/morph.conf"
   export MORPH_CONF="$WORK/morph.conf" OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
   # The trainer's shape allows every plan of bert-336m (24 layers, 16 heads) on up to 8 GPUs.
   TRAINER_ARGS="--layers 24 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 100000 --global-batch 64 --micro-batches 1"
