@@ -204,7 +204,7 @@ TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats 
 # tests (morphd.bats; each reconfiguration's overhead and parts), then the simulator's
 # fidelity on a 20-job trace (fidelity.sh). Not in make check: beside the other cluster
 # tests on 2 cores, busy MPI ranks starved an emulated node's slurmd into a NODE FAILURE;
-# scripts/run-tests.sh runs morphd.bats on its own after make check.
+# scripts/run-tests.sh runs morphd.bats's scenario on its own after make check.
 check-morphd: all tests/trainer/morph-trainer
 	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' bats '$(abs_top_srcdir)/tests/cluster/morphd.bats'
 	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' $(SHELL) '$(abs_top_srcdir)/tests/cluster/fidelity.sh'
