@@ -117,7 +117,11 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     const JobRecord& r = tracked.record;
     policy::JobState s;
     s.id = id;
-    s.app = app_key(r.request);
+    // A job stays on the GPU type it has: Slurm 22.05 leaves a pending job whose GPU type
+    // an update changed never runnable ("Requested node configuration is not available").
+    MorphRequest bounds = r.request;
+    bounds.gpu_types = {r.current.gpu_type};
+    s.app = app_key(bounds);
     s.sla = guaranteed(r.request, c.config) ? Sla::guaranteed : Sla::best_effort;
     try {
       const ModelSpec model = c.catalog.resolve(r.request.model, fmt::format("job {}", id));
@@ -127,7 +131,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
         if (reference == nullptr) throw Error("morph.conf defines no node type");
         PerfModel perf = c.perf.model_for(model, seq, *reference, c.config.compute_efficiency);
         if (c.refitted != nullptr && c.refitted->count(model.name)) perf.params = c.refitted->at(model.name);
-        out.apps[s.app] = app_profile(r.request, s.workload, std::move(perf), c.config);
+        out.apps[s.app] = app_profile(bounds, s.workload, std::move(perf), c.config);
       }
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));

@@ -15,6 +15,7 @@ build="$MORPH_TOP/build/demo"
 prefix="$build/prefix"
 morph_build "$build" --prefix="$prefix"
 make -C "$build" install >/dev/null
+make -C "$build" tests/trainer/morph-trainer >/dev/null  # the reference trainer of the morphd demo
 morph="$prefix/bin/morph"
 
 morph_log "morph plan --model llama2-7b --batch 512 --gpus 2x8xa100"

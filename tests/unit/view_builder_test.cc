@@ -208,7 +208,11 @@ TEST_F(DaemonView, MorphlingsDecisionsOnTheViewBecomeValidRecords) {
   }
   for (const std::string& why : skipped) EXPECT_EQ(why.find("mixes"), std::string::npos) << why;
   for (const policy::Decision& d : decisions)
-    for (const policy::Slice& slice : d.target.slices) EXPECT_EQ(slice.gpus, d.target.slices.front().gpus) << d.job;
+    for (const policy::Slice& slice : d.target.slices) {
+      EXPECT_EQ(slice.gpus, d.target.slices.front().gpus) << d.job;
+      // A job keeps its GPU type (Slurm leaves a pending job whose type changed never runnable).
+      EXPECT_EQ(b.view.nodes[slice.node].gpu.name, b.jobs.at(d.job).record.current.gpu_type) << d.job;
+    }
   // The pending job starts on what is free (5 a100 GPUs beside the other job, 4 v100),
   // unless the policy kept it exactly where its request already points.
   const auto pending = std::find_if(decisions.begin(), decisions.end(), [](const auto& d) { return d.job == "12"; });
