@@ -119,6 +119,7 @@ PY
   done
   "$build/tests/cluster/testcluster" down
   trap - EXIT
+  unset MORPH_CONF  # it was the cluster's, now gone
 fi
 
 artifact=$(morph_artifact_dir)
