@@ -98,7 +98,7 @@ record() {
 }
 
 @test "SIGTERM ends the trainers and what they started; a crashed rank ends the others with its code" {
-  "$MORPHRUN" --plan dp=2 -- sh -c 'sleep 300 & touch '"$W"'/up-$RANK; wait' &
+  "$MORPHRUN" --plan dp=2 -- sh -c 'sleep 313.37 & touch '"$W"'/up-$RANK; wait' &
   local pid=$!
   for _ in $(seq 100); do [ -e "$W/up-0" ] && [ -e "$W/up-1" ] && break; sleep 0.05; done
   kill -TERM "$pid"
@@ -106,11 +106,11 @@ record() {
   wait "$pid" || rc=$?
   [ "$rc" -eq 143 ]
   sleep 0.2
-  run pgrep -f "sleep 300"
+  run pgrep -f "sleep 313[.]37"
   [ "$status" -ne 0 ] || fail "orphans: $output"
-  run timeout 20 "$MORPHRUN" --plan dp=2 -- sh -c 'if [ "$RANK" = 1 ]; then exit 5; fi; sleep 301'
+  run timeout 20 "$MORPHRUN" --plan dp=2 -- sh -c 'if [ "$RANK" = 1 ]; then exit 5; fi; sleep 317.29'
   [ "$status" -eq 5 ] && [[ $output == *"exited with 5"* ]] || fail "$status $output"
-  run pgrep -f "sleep 301"
+  run pgrep -f "sleep 317[.]29"
   [ "$status" -ne 0 ] || fail "orphans: $output"
 }
 
