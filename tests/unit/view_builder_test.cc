@@ -11,24 +11,15 @@
 #include "daemon/view_builder.h"
 #include "libmorph/policy/policy.h"
 #include "libmorph/util/error.h"
-#include "tests/unit/test_support.h"
+#include "tests/unit/daemon_support.h"
 
 namespace morph::daemon {
 namespace {
 
-constexpr const char* kConf = R"(GpuType=a100-80g MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 PcieBandwidthGBps=24
-GpuType=v100-32g MemoryGiB=32 Speed=0.4 PeakTflops=125 Link=nvlink LinkBandwidthGBps=120 PcieBandwidthGBps=12
-NodeType=emu-a100 Gpu=a100-80g Gpus=8 Cpus=32 MemoryGiB=256 NetworkBandwidthGBps=25 Nics=2
-NodeType=emu-v100 Gpu=v100-32g Gpus=4 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25 Nics=1
-NodeName=a100-1 NodeType=emu-a100
-NodeName=a100-2 NodeType=emu-a100
-NodeName=v100-1 NodeType=emu-v100
-)";
-
 class DaemonView : public ::testing::Test {
  protected:
   DaemonView()
-      : config_(parse_morph_conf(kConf, "test.conf")),
+      : config_(parse_morph_conf(test::kDaemonConf, "test.conf")),
         catalog_(Catalog::load_file(test::source_dir() + "/share/models.json")),
         context_{config_, catalog_, perf_} {}
 
