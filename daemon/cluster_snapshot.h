@@ -25,6 +25,7 @@ struct SlurmJob {
   std::vector<std::string> nodes;  // running: the allocation, in order
   double submit_time_s = 0;
   double start_time_s = 0;
+  double eligible_time_s = 0;   // BeginTime: a requeued job may not start before it
   double time_limit_s = 0;      // 0: none
   std::uint32_t restarts = 0;
 };

@@ -8,6 +8,9 @@ namespace morph::daemon {
 namespace {
 
 constexpr double kSignalAfterStartS = 5;
+// The longest wait for a requeued job's BeginTime before releasing it anyway: above
+// Slurm's default cred_expire (120 s); a user's own --begin far ahead is not waited for.
+constexpr double kLongestEligibleWaitS = 900;
 
 bool pending(const SlurmJob& j) { return j.phase == JobPhase::pending; }
 bool running(const SlurmJob& j) { return j.phase == JobPhase::running || j.phase == JobPhase::finishing; }
@@ -136,6 +139,12 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       move(e, Step::updated, now_s);
       return true;
     case Step::updated:
+      // A requeued job may not start before its BeginTime (requeue + cred_expire + 1 s),
+      // and once that passes no event makes slurmctld schedule it: it would wait for the
+      // next periodic pass (up to bf_interval). Released only then, it is scheduled at
+      // once, since every job update queues a scheduling pass.
+      if (job->held && job->eligible_time_s > now_s && job->eligible_time_s - now_s < kLongestEligibleWaitS)
+        return false;  // the next round
       if (job->held)
         if (const std::string error = slurm_.release(c.job); !error.empty()) return false;  // next round
       move(e, Step::released, now_s);

@@ -46,6 +46,7 @@ SlurmJob job_of(const slurm_job_info_t& j) {
   }
   out.submit_time_s = static_cast<double>(j.submit_time);
   out.start_time_s = static_cast<double>(j.start_time);
+  out.eligible_time_s = static_cast<double>(j.eligible_time);  // details->begin_time (EligibleTime)
   out.time_limit_s = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : 60.0 * j.time_limit;
   out.restarts = j.restart_cnt;
   return out;

@@ -93,6 +93,28 @@ TEST_F(ReconfigurerTest, RequeueWaitsForTheCheckpointThenHoldsUpdatesReleases) {
   EXPECT_TRUE(r.busy().empty());
 }
 
+TEST_F(ReconfigurerTest, ARequeuedJobIsReleasedOnlyOnceItMayStart) {
+  Reconfigurer r = fresh();
+  r.start(change(Path::requeue), 0);
+  slurm.jobs[7].phase = JobPhase::pending;
+  slurm.jobs[7].eligible_time_s = 17;  // requeued at 6 with cred_expire=10: 6 + 10 + 1
+  r.advance_all(6);
+  EXPECT_EQ(step_of(1), Step::updated);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 new");
+  EXPECT_TRUE(slurm.jobs[7].held);
+  r.advance_all(16.5);
+  EXPECT_EQ(slurm.releases, 0);
+  r.advance_all(17);
+  EXPECT_EQ(step_of(1), Step::done);
+  EXPECT_EQ(slurm.releases, 1);
+  // A begin time far ahead (the user's --begin) is not waited for.
+  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::pending, false, "morph:v1 old", {}};
+  slurm.jobs[7].eligible_time_s = 20 + 86400;
+  r.start(change(Path::requeue), 20);
+  EXPECT_EQ(step_of(2), Step::done);
+  EXPECT_FALSE(slurm.jobs[7].held);
+}
+
 // kill -9 morphd right after any Slurm action, before it could journal the step: a new
 // morphd, reading the same journal, finishes the work. The job is never left held, never
 // updated twice; at worst the checkpoint signal is sent twice (the trainer's flag is
