@@ -157,6 +157,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
         s.current.slices.push_back(policy::Slice{node_index.at(name), r.current.gpus_per_node,
                                                  r.current.gpus_per_node * r.current.cpus_per_gpu, 0});
       s.current.plan = r.current.plan;
+      s.planned_iteration_s = r.current.iter_ms / 1e3;
       s.ready_s = j.start_time_s;
     } else {
       s.waited_s = std::max(0.0, snapshot.now_s - j.submit_time_s);

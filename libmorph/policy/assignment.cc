@@ -1,6 +1,7 @@
 #include "libmorph/policy/assignment.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace morph::policy {
@@ -32,6 +33,21 @@ void Assignment::hold(std::size_t job) {
   const JobState& j = view_.jobs[job];
   pool_.take(j.current.slices);
   targets_[job] = j.current;
+}
+
+void Assignment::hold(std::size_t job, const ExecutionPlan& plan) {
+  hold(job);
+  targets_[job].plan = plan;
+}
+
+PlanChoice Assignment::best_in_place(std::size_t job) {
+  const JobState& j = view_.jobs[job];
+  const Shape shape = shape_of(view_.nodes, j.current.slices);
+  double memory_per_gpu = std::numeric_limits<double>::infinity();
+  for (const Slice& s : j.current.slices)
+    if (s.memory_bytes > 0 && s.gpus > 0) memory_per_gpu = std::min(memory_per_gpu, s.memory_bytes / s.gpus);
+  return std::isinf(memory_per_gpu) ? oracle_.best(j, freedom_[job], view_.nodes, shape)
+                                    : oracle_.best_within(j, freedom_[job], view_.nodes, shape, memory_per_gpu);
 }
 
 void Assignment::release(std::size_t job) {

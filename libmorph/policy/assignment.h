@@ -35,6 +35,10 @@ class Assignment {
 
   // Keeps a running job exactly where and how it runs.
   void hold(std::size_t job);
+  // Keeps a running job where it runs, under another plan (the in-place path).
+  void hold(std::size_t job, const ExecutionPlan& plan);
+  // GetBestPlan on a running job's own slices, within the host memory they hold.
+  PlanChoice best_in_place(std::size_t job);
   // Places `gpus` GPUs of `type` for a job by HAS, picks its best plan there
   // (GetBestPlan) and reserves host memory for it (AllocMem). False, with nothing
   // changed, when the GPUs or a feasible plan or the memory are not there.

@@ -62,6 +62,9 @@ struct JobState {
   double waited_s = 0;
   double ready_s = 0;                // a running job's (re)start is over at this time
   double measured_iteration_s = 0;   // of the current allocation as reported; 0: unknown
+  // The model's iteration time for the current plan when that plan was chosen (the
+  // record's prediction); 0: unknown. See ElasticOptions::replan_in_place.
+  double planned_iteration_s = 0;
   int restarts = 0;
   // A guaranteed job's promise: the measured iteration time of its own request (0: not
   // measured yet), and whether a configuration Morph chose measured slower than that.

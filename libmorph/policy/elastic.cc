@@ -1,6 +1,7 @@
 #include "libmorph/policy/elastic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <queue>
@@ -63,6 +64,7 @@ class Round {
   void configure(Item& it, const JobState& job);
   void schedule_minimums();
   void schedule_by_slope();
+  void hold_or_replan(const Item& it);
   std::vector<Decision> place();
 
   const ClusterView& view_;
@@ -394,6 +396,32 @@ void Round::schedule_by_slope() {
   }
 }
 
+// A job that keeps its GPUs keeps its plan (Algorithm 1, lines 18-24) unless the model
+// has changed its mind since it chose that plan (Morphling §4, continuous fitting: an
+// online refit moved the plan's predicted time, JobState::planned_iteration_s, by more
+// than MinReconfigureGain) and now predicts a plan there that is MinReconfigureGain
+// faster than the job runs now (measured, else predicted) and pays back the restart
+// within the job's expected remaining work. A model that has not changed (the
+// simulator's) never replans a job where it runs.
+void Round::hold_or_replan(const Item& it) {
+  const JobState& j = view_.jobs[it.job];
+  const double gain = view_.min_reconfigure_gain;
+  if (options_.replan_in_place && it.freedom != PlanFreedom::exact && j.planned_iteration_s > 0 &&
+      it.current_rate > 0) {
+    const double predicted_s = oracle_.predict_s(j, j.current.plan, view_.nodes, j.current.slices);
+    const double now_s = 1 / it.current_rate;
+    if (predicted_s > 0 && std::abs(predicted_s - j.planned_iteration_s) > gain * j.planned_iteration_s) {
+      const PlanChoice best = assignment_.best_in_place(it.job);
+      if (best.feasible && best.plan != j.current.plan && best.iteration_s < (1 - gain) * now_s &&
+          it.remaining * (now_s - best.iteration_s) > view_.restart_penalty_s) {
+        assignment_.hold(it.job, best.plan);
+        return;
+      }
+    }
+  }
+  assignment_.hold(it.job);
+}
+
 // Lines 18-24: unchanged jobs stay put; the others are placed by HAS, largest first
 // (guaranteed and overdue jobs before the others), each falling back down its curve when the
 // nodes are too fragmented or AllocMem fails.
@@ -404,7 +432,7 @@ std::vector<Decision> Round::place() {
     // A job held to its request on the GPUs it has goes back to its request there.
     const bool back = it.freedom == PlanFreedom::exact && !view_.jobs[it.job].runs_request();
     if (it.type == it.current_type && it.gpus == it.current_gpus && !back)
-      assignment_.hold(it.job);
+      hold_or_replan(it);
     else
       moving.push_back(it.job);
   }

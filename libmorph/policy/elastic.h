@@ -45,6 +45,10 @@ struct ElasticOptions {
   // measured (its promise), and again for good once a configuration Morph chose measured
   // slower than that (JobState::held_to_request).
   bool measured_guarantee = true;
+  // A running job that keeps its GPUs changes its plan there once the model, refitted
+  // since the plan was chosen, predicts a better plan that pays back the restart (the
+  // in-place path); see Round::hold_or_replan.
+  bool replan_in_place = true;
 };
 
 std::vector<Decision> elastic_round(const ClusterView& view, PlanOracle& oracle, const ElasticOptions& options);

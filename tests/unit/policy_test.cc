@@ -162,6 +162,39 @@ TEST(Morphling, ReconfiguresOnlyWhenTheGainPaysForTheRestart) {
   EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
 }
 
+// Morphling §4: once an online refit changes the model's mind about the plan a job runs
+// where it runs, the job is replanned there (the in-place path), if that pays back.
+TEST(Morphling, ReplansInPlaceOnlyWhenARefitChangedTheModelsMind) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  JobState j = running(job("j", Sla::best_effort, 8, 1e6), 0);  // the whole node: it cannot grow
+  j.current.plan = test::make_plan(1, 1, 8, 1, 8, 8);  // a deep pipeline: (m + p - 1) / m = 15/8
+  const double now_s = oracle.predict_s(j, j.current.plan, v.nodes, j.current.slices);
+  ASSERT_GT(now_s, 0);
+  j.planned_iteration_s = now_s;  // the model that chose the plan predicts what it did
+  v.jobs = {j};
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "j"), j.current);
+
+  v.jobs[0].planned_iteration_s = now_s / 2;  // chosen when the model predicted it twice as fast
+  const JobAllocation replanned = target_of(round("morphling", v, oracle), "j");
+  EXPECT_EQ(replanned.slices, j.current.slices);
+  EXPECT_NE(replanned.plan, j.current.plan);
+  EXPECT_LT(oracle.predict_s(j, replanned.plan, v.nodes, j.current.slices), 0.95 * now_s);
+  EXPECT_EQ(action_of(v.jobs[0], replanned), Action::reconfigure);
+  // Measured faster than the model's best there: it stays.
+  v.jobs[0].measured_iteration_s = 0.9 * oracle.predict_s(j, replanned.plan, v.nodes, j.current.slices);
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "j"), j.current);
+  v.jobs[0].measured_iteration_s = 0;
+
+  v.jobs[0].declared_iterations = 10;  // ending: the restart would not pay back
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "j"), j.current);
+  v.jobs[0].declared_iterations = 1e6;
+  v.jobs[0].planned_iteration_s = 0;  // no record of the prediction (the simulator)
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "j"), j.current);
+}
+
 TEST(Morphling, TenantQuotaLimitsPrivilegedGuaranteedJobs) {
   PlanOracle oracle = test::make_oracle();
   ClusterView v;
