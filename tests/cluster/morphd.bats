@@ -8,11 +8,13 @@
 #     shrinks it when the second guaranteed job arrives and grows it back when that one
 #     ends. Prints every reconfiguration's overhead and its parts (tests/cluster/overhead.py).
 #     (Morphling leaves a job whose GPUs do not change on its plan, Algorithm 1 lines 18-24,
-#     so morphd's in-place path is not taken here; make check-launcher times it.)
+#     so morphd's in-place path is not taken here: see 6.)
 #  2. morphd killed (SIGKILL) after each step of a requeue, and once for long enough that
 #     the job restarts on its old plan.
 #  3. The trainer killed in the middle of a save: the job goes on from the previous one.
 #  4. slurmctld restarted in the middle of a reconfiguration.
+#  5. An online refit (a previous morphd's, in the state database) changes the model's mind
+#     about a running job's plan: morphd replans it where it runs (the in-place path).
 #
 # Its own cluster (port 18870, /tmp/morph-testcluster-morphd, 3 nodes of 4 a100). Needs
 # root, Slurm, munge and Open MPI; otherwise every test is skipped with the reason.
@@ -48,6 +50,10 @@ setup() {
 
 teardown() {
   stop_morphd
+  # Online refits (test 5 plants one) would steer the next test's morphd.
+  [ ! -s "$MORPH_TESTCLUSTER_DIR/morph.db" ] || python3 -c 'import sqlite3, sys
+with sqlite3.connect(sys.argv[1]) as db: db.execute("DELETE FROM fitted_params WHERE source = ?", ("online",))' \
+    "$MORPH_TESTCLUSTER_DIR/morph.db"
   local jobs
   jobs=$(squeue -h -o %A)
   [ -z "$jobs" ] || scancel $jobs
@@ -322,4 +328,43 @@ PY
   [ "$(field "$s" Restarts)" = 1 ] || fail "job $s restarted $(field "$s" Restarts) times"
   grep -q "start layout=dp=4.* nodes=1" "$WORK/s/metrics" || fail "$(grep '^#' "$WORK/s/metrics")"
   loss_continues s 600
+}
+
+@test "an online refit changes the model's mind: morphd replans the job where it runs (in place)" {
+  rm -f "$WORK/morphd.log"
+  local db="$MORPH_TESTCLUSTER_DIR/morph.db"
+  # The job runs 1.6 times slower than the default parameters predicted: a previous morphd
+  # refitted bert-336m online and found its gradient synchronisation 20 times slower
+  # (k_dp=20), under which a pipeline beats data parallelism on 4 GPUs.
+  local EMULATE=1.6
+  job r 500
+  local r
+  r=$(submit r --morph-sla=best-effort --morph-gpus=4)
+  wait_state "$r" RUNNING 60
+  grep -q " dp=4 tp=1 pp=1 " <<<"$(record "$r")" || fail "job_submit_morph's plan changed: $(record "$r")"
+  wait_grep "$WORK/r/metrics" "dp=4,tp=1,pp=1,zero=" 60 5  # measured, with a checkpoint to reshard
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1  # the schema
+  python3 - "$db" <<'PY'
+import json, sqlite3, sys, time
+names = "k_bwd k_sync k_opt k_opt_off k_off k_swap k_const k_dp k_mp k_pcie k_net k_opt_model k_const_off".split()
+params = dict(zip(names, [2.0, 1.5, 0.05, 2.0, 2.0, 2.0, 5.0, 20.0, 1.0, 1.0, 1.0, 0.25, 0.0]))
+model = {"format": "morph-perf-model/1", "model": "bert-336m", "params": params,
+         "forward": {"intercept_ms": 0, "per_sample_ms": 3.0, "reference_speed": 1.0}}
+with sqlite3.connect(sys.argv[1]) as db:
+    db.execute("INSERT INTO fitted_params (model, params_json, source, fitted_at, rmsle) VALUES (?, ?, 'online', ?, 0.01)",
+               ("bert-336m", json.dumps(model), int(time.time())))
+PY
+  start_morphd
+  wait_grep "$WORK/morphd.log" "job $r: inplace: .*-> 1 node x 4 a100-80g GPUs (dp=1 tp=1 pp=4" 60
+  wait_grep "$WORK/r/metrics" "start layout=dp=1,tp=1,pp=4" 120
+  wait_state "$r" COMPLETED 300
+  # Where it ran: no requeue, one reshard; the model, now of one mind, left it there.
+  [ "$(field "$r" Restarts)" = 0 ] || fail "job $r was requeued"
+  [ "$(grep -c "reshard from=" "$WORK/r/metrics")" -eq 1 ] || fail "$(grep '^#' "$WORK/r/metrics")"
+  [ "$(grep -c "job $r: inplace:" "$WORK/morphd.log")" -eq 1 ] || fail "$(cat "$WORK/morphd.log")"
+  loss_continues r 500
+  local lines
+  lines=$(python3 "$MORPH_SRCDIR/tests/cluster/overhead.py" "$WORK/r/metrics" r)
+  echo "$lines" >&3
+  grep -q "path=inplace " <<<"$lines" || fail "no in-place overhead: $lines"
 }
