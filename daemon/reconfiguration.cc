@@ -29,6 +29,12 @@ Placement placement_of(const policy::ClusterView& view, const policy::JobAllocat
   return p;
 }
 
+namespace {
+
+policy::NodeShape node_shape(const Placement& p) { return {p.gpu_type, p.nodes, p.gpus_per_node, p.cpus_per_gpu, true}; }
+
+}  // namespace
+
 std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const std::vector<policy::Decision>& decisions,
                                                    policy::PlanOracle& oracle, std::vector<std::string>* skipped) {
   std::vector<Reconfiguration> out;
@@ -73,16 +79,12 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
     if (!next.baseline) next.baseline = was;
     r.to_record = to_admin_comment(next);
     const Placement& now = next.current;
-    const bool same_nodes_shape = now.gpu_type == was.gpu_type && now.gpus_per_node == was.gpus_per_node &&
-                                  now.cpus_per_gpu == was.cpus_per_gpu;
-    if (action == policy::Action::start) {
-      r.path = Path::start;
-    } else if (same_nodes_shape && now.nodes == was.nodes) {
-      r.path = Path::inplace;
-    } else if (same_nodes_shape && now.nodes < was.nodes) {
-      r.path = Path::shrink;
-    } else {
-      r.path = Path::requeue;
+    switch (policy::change_path(action == policy::Action::start ? policy::NodeShape{} : node_shape(was),
+                                node_shape(now))) {
+      case policy::ChangePath::start: r.path = Path::start; break;
+      case policy::ChangePath::inplace: r.path = Path::inplace; break;
+      case policy::ChangePath::shrink: r.path = Path::shrink; break;
+      case policy::ChangePath::requeue: r.path = Path::requeue; break;
     }
     r.reason = fmt::format("{}: {} ({}) -> {} ({}), {:.3f} s/iteration predicted", store::to_string(r.path), describe(was),
                            to_string(was.plan), describe(now), to_string(now.plan), now.iter_ms / 1e3);

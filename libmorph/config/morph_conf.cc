@@ -136,6 +136,10 @@ void parse_globals(Record r, MorphConfig& c) {
   set_number("HostOverheadGiBPerGpu", c.memory.host_overhead_bytes_per_gpu, 0, 1e6, kGiB);
   set_number("ComputeEfficiency", c.compute_efficiency, 1e-3, 1);
   set_number("RestartPenaltySeconds", c.policy.restart_penalty_s, 0, 1e6);
+  set_number("StartPenaltySeconds", c.policy.restart_costs.start_s, 0, 1e6);
+  set_number("InPlacePenaltySeconds", c.policy.restart_costs.inplace_s, 0, 1e6);
+  set_number("ShrinkPenaltySeconds", c.policy.restart_costs.shrink_s, 0, 1e6);
+  set_number("RequeuePenaltySeconds", c.policy.restart_costs.requeue_s, 0, 1e6);
   set_number("SchedulingIntervalSeconds", c.policy.scheduling_interval_s, 1, 1e6);
   set_number("MinReconfigureGain", c.policy.min_reconfigure_gain, 0, 10);
   set_number("StarvationLimitSeconds", c.policy.starvation_limit_s, 0, 1e9);
@@ -219,6 +223,13 @@ MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
       parse_globals(Record(where, std::move(tokens)), config);
     }
   }
+  // Each path's cost that no line sets is RestartPenaltySeconds, wherever that line is.
+  policy::RestartCosts& costs = config.policy.restart_costs;
+  for (const auto& [key, cost] : {std::pair{"startpenaltyseconds", &costs.start_s},
+                                  {"inplacepenaltyseconds", &costs.inplace_s},
+                                  {"shrinkpenaltyseconds", &costs.shrink_s},
+                                  {"requeuepenaltyseconds", &costs.requeue_s}})
+    if (!global_lines.count(key)) *cost = config.policy.restart_penalty_s;
   return config;
 }
 

@@ -7,11 +7,13 @@
 
 #include "libmorph/cluster/cluster.h"
 #include "libmorph/memory/memory_model.h"
+#include "libmorph/policy/restart_cost.h"
 
 namespace morph {
 
 struct PolicyKnobs {
   double restart_penalty_s = 260;    // cost of a checkpoint-restart (Morphling artifact: 260 s)
+  policy::RestartCosts restart_costs;  // per path; each defaults to restart_penalty_s
   double scheduling_interval_s = 60; // re-optimisation round
   double min_reconfigure_gain = 0.05;// relative throughput gain a reconfiguration must bring
   bool guaranteed_by_default = false;// DefaultSla=guaranteed|best-effort

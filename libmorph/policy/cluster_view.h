@@ -10,6 +10,7 @@
 #include "libmorph/cluster/cluster.h"
 #include "libmorph/perf/iteration_time.h"
 #include "libmorph/plan/plan.h"
+#include "libmorph/policy/restart_cost.h"
 #include "libmorph/request/morph_request.h"
 
 namespace morph::policy {
@@ -88,7 +89,7 @@ struct ClusterView {
   std::vector<NodeState> nodes;
   std::vector<JobState> jobs;             // pending and running
   std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant; absent: unlimited
-  double restart_penalty_s = 260;
+  RestartCosts restart;  // what a start or a change costs, per path
   // A running job is moved only when its value rises by this fraction (morph.conf
   // MinReconfigureGain): a margin against the model's error.
   double min_reconfigure_gain = 0.05;

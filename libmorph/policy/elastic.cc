@@ -52,6 +52,7 @@ class Round {
   const JobCurve& curve(Item& it, int type);
   int min_gpus(Item& it, int type);
   double value(Item& it, int type, int gpus);
+  ChangePath path_to(const Item& it, int type, int gpus) const;
   int shrink_target(Item& it);
   void push_victim(std::size_t i);
   bool pop_victim(int type, std::size_t requester, Victim* out);
@@ -105,6 +106,19 @@ int Round::min_gpus(Item& it, int type) {
   return m;
 }
 
+// The path a change to `gpus` GPUs of `type` will most likely take, before placement
+// decides the nodes: fewer GPUs on the same type, in whole nodes' worth of its current
+// GPUs per node, can be a shrink; as many, a new plan in place.
+ChangePath Round::path_to(const Item& it, int type, int gpus) const {
+  const JobState& j = view_.jobs[it.job];
+  if (!j.running()) return ChangePath::start;
+  const NodeShape from = node_shape(view_.nodes, j.current.slices);
+  if (type != it.current_type || !from.uniform) return ChangePath::requeue;
+  if (gpus == it.current_gpus) return ChangePath::inplace;
+  if (gpus < it.current_gpus && gpus % from.gpus_per_node == 0) return ChangePath::shrink;
+  return ChangePath::requeue;
+}
+
 // What `gpus` GPUs of `type` are worth to the job under the objective (0 without GPUs).
 double Round::value(Item& it, int type, int gpus) {
   if (gpus <= 0) return 0;
@@ -112,7 +126,7 @@ double Round::value(Item& it, int type, int gpus) {
   const double rate = unchanged ? it.current_rate : curve(it, type).at(gpus);
   if (rate <= 0) return 0;
   const double left = it.remaining / rate;  // seconds of work left at this rate
-  const double restart = unchanged ? it.ready_left : view_.restart_penalty_s;
+  const double restart = unchanged ? it.ready_left : view_.restart.of(path_to(it, type, gpus));
   if (options_.objective == Objective::completion_rate) return 1.0 / (left + restart);
   const JobCurve& c = curve(it, type);
   const double smallest = c.useful.empty() ? rate : c.at(c.useful.front());
@@ -413,7 +427,7 @@ void Round::hold_or_replan(const Item& it) {
     if (predicted_s > 0 && std::abs(predicted_s - j.planned_iteration_s) > gain * j.planned_iteration_s) {
       const PlanChoice best = assignment_.best_in_place(it.job);
       if (best.feasible && best.plan != j.current.plan && best.iteration_s < (1 - gain) * now_s &&
-          it.remaining * (now_s - best.iteration_s) > view_.restart_penalty_s) {
+          it.remaining * (now_s - best.iteration_s) > view_.restart.inplace_s) {
         assignment_.hold(it.job, best.plan);
         return;
       }

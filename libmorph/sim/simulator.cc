@@ -126,7 +126,7 @@ Replay::Replay(const std::vector<SimJob>& jobs, const std::vector<policy::NodeSt
   }
   view_.nodes = nodes;
   view_.quota_gpus = options.quota_gpus;
-  view_.restart_penalty_s = options.restart_penalty_s;
+  view_.restart = options.restart;
   view_.min_reconfigure_gain = options.min_reconfigure_gain;
   view_.starvation_limit_s = options.starvation_limit_s;
   view_.unknown_length_prior_s = options.unknown_length_prior_s;
@@ -216,8 +216,10 @@ bool Replay::apply(const std::vector<policy::Decision>& decisions) {
       j.current = {};
       continue;
     }
+    const policy::ChangePath path = policy::change_path(policy::node_shape(view_.nodes, j.current.slices),
+                                                        policy::node_shape(view_.nodes, target.slices));
     j.current = target;
-    j.ready_s = now + options_.restart_penalty_s;
+    j.ready_s = now + options_.restart.of(path);
     x.held_since_s = now;
     x.speed = speed_of(j, target, view_.nodes, oracle_, truth_);
     if (j.sla == Sla::guaranteed) {

@@ -1,6 +1,6 @@
 // Event-driven replay of a workload under a policy: jobs arrive at their submission time,
 // the policy runs every `interval_s` seconds (Morphling's artifact: 60 s), every start
-// and restart costs `restart_penalty_s` seconds on its GPUs without progress (260 s),
+// and restart costs `restart` seconds, by its path, on its GPUs without progress (260 s),
 // and jobs progress at their measured iteration time where the traces have it and at the
 // model's otherwise. Rounds in which nothing can change (the policy says it is steady,
 // policy::Policy::steady) are skipped up to the next arrival or completion.
@@ -25,7 +25,7 @@ struct SimProgress {
 };
 
 struct SimOptions {
-  double restart_penalty_s = 260;
+  policy::RestartCosts restart;  // per path (policy/restart_cost.h)
   double min_reconfigure_gain = 0.05;
   double interval_s = 60;
   std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant

@@ -144,7 +144,7 @@ std::unique_ptr<BusyCluster> busy_cluster(int gpus, int jobs) {
     j.current = first[i].target;
     if (!j.running()) continue;
     ++c->running;
-    j.ready_s = c->view.restart_penalty_s;
+    j.ready_s = c->view.restart.requeue_s;
     j.measured_iteration_s = c->oracle->predict_s(j, j.current.plan, c->view.nodes, j.current.slices);
   }
   for (JobState& j : synthetic_jobs(rng, jobs / 2, jobs - jobs / 2, 240, 300)) c->view.jobs.push_back(std::move(j));
@@ -260,7 +260,7 @@ BaseSimulation load_base_simulation() {
   for (const auto& [name, app] : b.apps) workloads.emplace(name, app.artifact);
   b.truth = sim::TraceTruth::load(dir + "/traces", workloads, spec, config().cluster);
   b.nodes = policy::nodes_from_spec("8x8xa800", config().cluster, "bench");
-  b.options.restart_penalty_s = 260;
+  b.options.restart = policy::RestartCosts::uniform(260);
   b.options.interval_s = 60;
   int gpus = 0;
   for (const policy::NodeState& n : b.nodes) gpus += n.type.gpus;

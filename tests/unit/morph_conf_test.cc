@@ -35,8 +35,19 @@ TEST(MorphConf, ParsesRecordsNodesAndKnobs) {
   EXPECT_EQ(c.cluster.nodes().size(), 4u);
   EXPECT_EQ(c.cluster.nodes()[3].name, "node04");
   EXPECT_DOUBLE_EQ(c.policy.restart_penalty_s, 100);
+  EXPECT_EQ(c.policy.restart_costs, policy::RestartCosts::uniform(100));
   EXPECT_TRUE(c.policy.guaranteed_by_default);
   EXPECT_DOUBLE_EQ(c.memory.gpu_overhead_bytes, 1024.0 * 1024 * 1024);
+}
+
+// Each path's cost is RestartPenaltySeconds unless its own key says otherwise, before or
+// after that line.
+TEST(MorphConf, RestartCostsPerPath) {
+  const MorphConfig c = parse_morph_conf("ShrinkPenaltySeconds=2\nRestartPenaltySeconds=30\nRequeuePenaltySeconds=14\n",
+                                         "morph.conf");
+  EXPECT_EQ(c.policy.restart_costs, (policy::RestartCosts{30, 30, 2, 14}));
+  EXPECT_EQ(parse_morph_conf("", "morph.conf").policy.restart_costs, policy::RestartCosts::uniform(260));
+  EXPECT_NE(error_of("InPlacePenaltySeconds=-1\n").find("InPlacePenaltySeconds"), std::string::npos);
 }
 
 TEST(MorphConf, CheckpointSignalIsNeverSigusr1) {

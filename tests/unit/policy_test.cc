@@ -154,10 +154,10 @@ TEST(Morphling, ReconfiguresOnlyWhenTheGainPaysForTheRestart) {
   EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
   v.jobs[0].declared_iterations = 1e6;
   EXPECT_GT(target_of(round("morphling", v, oracle), "ending").gpus(), 2);
-  v.restart_penalty_s = 1e12;
+  v.restart = RestartCosts::uniform(1e12);
   EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
   // MinReconfigureGain: a gain that pays for the restart but not for the margin.
-  v.restart_penalty_s = 260;
+  v.restart = RestartCosts::uniform(260);
   v.min_reconfigure_gain = 100;
   EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
 }

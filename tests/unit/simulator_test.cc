@@ -94,7 +94,7 @@ TEST(Simulator, SingleRigidJobTakesQueueingPlusRestartPlusItsWork) {
 TEST(Simulator, ElasticJobTimeIsQueueingRestartsAndProgress) {
   for (double penalty : {0.0, 260.0, 1000.0}) {
     SimOptions o;
-    o.restart_penalty_s = penalty;
+    o.restart = policy::RestartCosts::uniform(penalty);
     o.interval_s = 45;
     const SimResult r = run("morphling", {sim(job("solo", Sla::best_effort, 2, 20000, 10))}, "1x8xbig", o);
     const JobResult& x = r.jobs[0];
@@ -104,9 +104,29 @@ TEST(Simulator, ElasticJobTimeIsQueueingRestartsAndProgress) {
   }
 }
 
+// Each (re)start costs its own path. On one node, a first start is a start and every
+// later one a requeue (another GPU count on the node; the model never changes, so no
+// plan changes in place), and a guaranteed job is never preempted: its time is its
+// queueing, one start, its requeues and its progress.
+TEST(Simulator, EachPathCostsItsOwn) {
+  SimOptions o;
+  o.restart = policy::RestartCosts{7, 1000, 1000, 50};
+  const SimResult lone = run("morphling", {sim(job("whole", Sla::best_effort, 8, 20000, 0))}, "1x8xbig", o);
+  ASSERT_TRUE(lone.jobs[0].finished());
+  EXPECT_EQ(lone.jobs[0].starts, 1);
+  EXPECT_NEAR(lone.jobs[0].jct_s(), lone.jobs[0].queue_s() + 7 + lone.jobs[0].run_seconds, 1e-6);
+
+  const std::vector<SimJob> jobs{sim(job("be", Sla::best_effort, 8, 40000, 0)),
+                                 sim(job("g", Sla::guaranteed, 4, 2000, 600))};
+  const JobResult g = run("morphling", jobs, "1x8xbig", o).jobs[1];
+  ASSERT_TRUE(g.finished());
+  ASSERT_GE(g.starts, 2);  // its GPU count changes at least once
+  EXPECT_NEAR(g.jct_s(), g.queue_s() + 7 + (g.starts - 1) * 50 + g.run_seconds, 1e-6);
+}
+
 TEST(Simulator, PreemptedJobReturnsToTheQueueAndFinishes) {
   SimOptions o;
-  o.restart_penalty_s = 100;
+  o.restart = policy::RestartCosts::uniform(100);
   const std::vector<SimJob> jobs{sim(job("be", Sla::best_effort, 8, 20000, 0)),
                                  sim(job("g", Sla::guaranteed, 8, 500, 1000))};
   const SimResult r = run("morphling", jobs, "1x8xbig", o);

@@ -32,6 +32,7 @@ struct SimulateArgs {
   std::string policy = "morphling";
   std::string truth;
   double restart_penalty_s = -1;  // -1: morph.conf RestartPenaltySeconds
+  std::string restart_costs;      // PATH=SECONDS,... over the penalty
   double interval_s = -1;         // -1: morph.conf SchedulingIntervalSeconds
   std::vector<std::string> quotas;
   int fit_rows = 3;
@@ -169,7 +170,10 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   }
 
   sim::SimOptions options;
-  options.restart_penalty_s = args.restart_penalty_s >= 0 ? args.restart_penalty_s : config.policy.restart_penalty_s;
+  options.restart = args.restart_penalty_s >= 0 ? policy::RestartCosts::uniform(args.restart_penalty_s)
+                                                 : config.policy.restart_costs;
+  if (!args.restart_costs.empty())
+    options.restart = policy::parse_restart_costs(args.restart_costs, "--restart-costs", options.restart);
   options.min_reconfigure_gain = config.policy.min_reconfigure_gain;
   options.interval_s = args.interval_s > 0 ? args.interval_s : config.policy.scheduling_interval_s;
   options.quota_gpus = parse_quotas(args.quotas);
@@ -205,7 +209,10 @@ void run_simulate(Context& context, const SimulateArgs& args) {
 
   if (context.json) {
     nlohmann::json j{{"workload", args.workload}, {"jobs", jobs.size()}, {"cluster", args.cluster}, {"gpus", gpus},
-                     {"restart_penalty_s", options.restart_penalty_s}, {"interval_s", options.interval_s},
+                     {"restart_s",
+                      {{"start", options.restart.start_s}, {"inplace", options.restart.inplace_s},
+                       {"shrink", options.restart.shrink_s}, {"requeue", options.restart.requeue_s}}},
+                     {"interval_s", options.interval_s},
                      {"min_reconfigure_gain", options.min_reconfigure_gain},
                      {"job_length", sim::to_string(job_length)}, {"starvation_limit_s", options.starvation_limit_s},
                      {"unknown_length_prior_s", options.unknown_length_prior_s},
@@ -215,8 +222,13 @@ void run_simulate(Context& context, const SimulateArgs& args) {
     std::cout << j.dump(2) << '\n';
     return;
   }
-  std::cout << fmt::format("workload {}: {} jobs on {} ({} GPUs); restart penalty {:g} s, a round every {:g} s\n",
-                           args.workload, jobs.size(), args.cluster, gpus, options.restart_penalty_s, options.interval_s);
+  const policy::RestartCosts& cost = options.restart;
+  const std::string restart = cost == policy::RestartCosts::uniform(cost.start_s)
+                                  ? fmt::format("{:g} s", cost.start_s)
+                                  : fmt::format("start {:g} s, in place {:g} s, shrink {:g} s, requeue {:g} s",
+                                                cost.start_s, cost.inplace_s, cost.shrink_s, cost.requeue_s);
+  std::cout << fmt::format("workload {}: {} jobs on {} ({} GPUs); restart penalty {}, a round every {:g} s\n",
+                           args.workload, jobs.size(), args.cluster, gpus, restart, options.interval_s);
   std::cout << fmt::format("job lengths: {}; a job waiting {:g} s is overdue{}\n", sim::to_string(job_length),
                            options.starvation_limit_s, options.starvation_limit_s > 0 ? "" : " (never: 0)");
   std::cout << (args.truth.empty() ? std::string("speeds: the performance model (no --truth)\n")
@@ -247,8 +259,11 @@ void add_simulate_command(CLI::App& app, Context& context) {
   cmd->add_option("--policy", args->policy, "morphling, morphling-e, morphling-r, morphling-n, sia, synergy, antman, fifo or all")
       ->capture_default_str();
   cmd->add_option("--truth", args->truth, "traces folder of measured iteration times (e.g. morphling-artifact/traces)");
-  cmd->add_option("--restart-penalty", args->restart_penalty_s, "seconds per start and restart (default: morph.conf)")
+  cmd->add_option("--restart-penalty", args->restart_penalty_s,
+                  "seconds per start and restart, every path (default: morph.conf)")
       ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--restart-costs", args->restart_costs,
+                  "seconds per path over --restart-penalty, e.g. start=2,inplace=4,shrink=2,requeue=15");
   cmd->add_option("--interval", args->interval_s, "seconds between scheduling rounds (default: morph.conf)")
       ->check(CLI::Range(1e-3, 1e6));
   cmd->add_option("--quota", args->quotas, "guaranteed GPUs of a tenant, TENANT=GPUS (repeatable)");

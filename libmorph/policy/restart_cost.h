@@ -1,0 +1,54 @@
+// What a start or a change of allocation or plan costs a job: the seconds from the
+// decision to its first iteration, which depend on the path that carries the change out
+// (docs/morphd.md, "Overhead per path"). morphd picks the path with change_path(); the
+// policies weigh and the simulator charges its cost.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace morph::policy {
+
+struct NodeState;  // cluster_view.h, which holds RestartCosts
+struct Slice;
+
+enum class ChangePath {
+  start,    // a pending job's record and resources are set; Slurm starts it
+  inplace,  // same GPUs: morphrun --driver checkpoints, reshards and restarts the step
+  shrink,   // fewer of its nodes, the same on each: the same, and the driver gives nodes back
+  requeue,  // anything else: checkpoint signal, requeue, new resources, Slurm's wait
+};
+const char* to_string(ChangePath path);
+
+// Where a job's GPUs are, as a Morph record holds it: one GPU type, and the same GPUs and
+// CPUs on each node (`uniform` false when slices differ).
+struct NodeShape {
+  std::string gpu_type;
+  int nodes = 0;  // 0: pending
+  int gpus_per_node = 0;
+  int cpus_per_gpu = 0;
+  bool uniform = true;
+  friend bool operator==(const NodeShape&, const NodeShape&) = default;
+};
+NodeShape node_shape(const std::vector<NodeState>& nodes, const std::vector<Slice>& slices);
+
+// The path from `from` to `to`: start for a pending job; with the same GPU type, GPUs and
+// CPUs per node, in place on as many nodes and a shrink on fewer; else a requeue.
+ChangePath change_path(const NodeShape& from, const NodeShape& to);
+
+// Seconds per path (morph.conf RestartPenaltySeconds and its per-path keys).
+struct RestartCosts {
+  double start_s = 260;
+  double inplace_s = 260;
+  double shrink_s = 260;
+  double requeue_s = 260;
+
+  static RestartCosts uniform(double seconds) { return {seconds, seconds, seconds, seconds}; }
+  double of(ChangePath path) const;
+  friend bool operator==(const RestartCosts&, const RestartCosts&) = default;
+};
+
+// "start=S,inplace=S,shrink=S,requeue=S" (any subset, over `base`); throws naming what is wrong.
+RestartCosts parse_restart_costs(const std::string& text, const std::string& what, RestartCosts base);
+
+}  // namespace morph::policy

@@ -1,0 +1,43 @@
+// The path a change takes (the one classification morphd and the policies share) and
+// what each path costs.
+#include <gtest/gtest.h>
+
+#include "libmorph/policy/restart_cost.h"
+#include "libmorph/util/error.h"
+#include "policy_support.h"
+
+namespace morph::policy {
+namespace {
+
+TEST(ChangePath, FollowsTheShapeOfTheNodes) {
+  const NodeShape two_by_four{"a100", 2, 4, 8, true};
+  EXPECT_EQ(change_path({}, two_by_four), ChangePath::start);
+  EXPECT_EQ(change_path(two_by_four, two_by_four), ChangePath::inplace);
+  EXPECT_EQ(change_path(two_by_four, {"a100", 1, 4, 8, true}), ChangePath::shrink);
+  EXPECT_EQ(change_path(two_by_four, {"a100", 3, 4, 8, true}), ChangePath::requeue);    // grow
+  EXPECT_EQ(change_path(two_by_four, {"a100", 1, 2, 8, true}), ChangePath::requeue);    // fewer per node
+  EXPECT_EQ(change_path(two_by_four, {"v100", 2, 4, 8, true}), ChangePath::requeue);    // another type
+  EXPECT_EQ(change_path(two_by_four, {"a100", 2, 4, 16, true}), ChangePath::requeue);   // other CPUs
+  EXPECT_EQ(change_path(two_by_four, {"a100", 1, 4, 8, false}), ChangePath::requeue);   // uneven nodes
+}
+
+TEST(ChangePath, NodeShapeOfSlices) {
+  const std::vector<NodeState> nodes = test::nodes("3x8xbig");
+  const NodeShape s = node_shape(nodes, {Slice{0, 4, 32, 0}, Slice{2, 4, 32, 0}});
+  EXPECT_EQ(s, (NodeShape{nodes[0].gpu.name, 2, 4, 8, true}));
+  EXPECT_FALSE(node_shape(nodes, {Slice{0, 4, 32, 0}, Slice{1, 2, 16, 0}}).uniform);
+  EXPECT_EQ(node_shape(nodes, {}).nodes, 0);
+}
+
+TEST(RestartCosts, PerPathAndParsed) {
+  const RestartCosts c = parse_restart_costs("start=1, inplace=4,Shrink=2", "--restart-costs", RestartCosts::uniform(15));
+  EXPECT_EQ(c, (RestartCosts{1, 4, 2, 15}));
+  EXPECT_DOUBLE_EQ(c.of(ChangePath::shrink), 2);
+  EXPECT_DOUBLE_EQ(c.of(ChangePath::requeue), 15);
+  EXPECT_THROW(parse_restart_costs("grow=3", "--restart-costs", c), Error);
+  EXPECT_THROW(parse_restart_costs("start", "--restart-costs", c), Error);
+  EXPECT_THROW(parse_restart_costs("start=-1", "--restart-costs", c), Error);
+}
+
+}  // namespace
+}  // namespace morph::policy
