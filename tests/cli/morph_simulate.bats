@@ -76,7 +76,7 @@ write_workload() {
   assert_ok
   local file
   file=$(save_json sim)
-  jq_true "$file" '.jobs == 406 and .gpus == 64 and .restart_penalty_s == 260 and .interval_s == 60'
+  jq_true "$file" '.jobs == 406 and .gpus == 64 and .restart_s == {start: 260, inplace: 260, shrink: 260, requeue: 260} and .interval_s == 60'
   jq_true "$file" '.policies | length == 1 and .[0].policy == "sia"'
   jq_true "$file" '.policies[0].guaranteed.jobs + .policies[0].best_effort.jobs == 406'
   jq_true "$file" '.policies[0].guaranteed.jobs > 0 and .policies[0].makespan_s > 0'
@@ -110,6 +110,18 @@ write_workload() {
   morph simulate --workload "$(workload base)" --truth "$ARTIFACT/traces" --restart-penalty 600
   assert_ok
   awk -v a="$free" -v b="$(last_field avg_jct_s)" 'BEGIN { exit !(a < b) }' || fail "$free s is not below the 600 s penalty's"
+}
+
+@test "simulate --restart-costs: cheaper requeues cannot make morphling slower; the output names each path" {
+  require_artifact
+  morph simulate --workload "$(workload base)" --truth "$ARTIFACT/traces" --restart-penalty 260
+  assert_ok
+  local uniform
+  uniform=$(last_field avg_jct_s)
+  morph simulate --workload "$(workload base)" --truth "$ARTIFACT/traces" --restart-penalty 260 --restart-costs requeue=20,start=10
+  assert_ok
+  [[ $output == *"restart penalty start 10 s, in place 260 s, shrink 260 s, requeue 20 s"* ]] || fail "$output"
+  awk -v a="$(last_field avg_jct_s)" -v b="$uniform" 'BEGIN { exit !(a < b) }' || fail "not below the uniform $uniform s"
 }
 
 @test "simulate: a heterogeneous cluster runs every policy on a small workload" {
@@ -188,6 +200,8 @@ write_workload() {
   assert_morph_error --job-length guess
   morph simulate --workload "$w" --starvation-limit -5
   assert_morph_error --starvation-limit
+  morph simulate --workload "$w" --restart-costs grow=5
+  assert_morph_error --restart-costs grow
 }
 
 @test "bad input: simulate with a malformed row names the file and line" {

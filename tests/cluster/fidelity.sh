@@ -5,7 +5,7 @@
 # under morphd, each job the reference trainer under `morphrun --driver` at emulated
 # speed (every step lasts the iteration time Morph predicts for its plan on the emulated
 # GPUs), and through `morph simulate` on the same trace, cluster, model and restart
-# penalty. Prints
+# costs (per path, as measured on this cluster: docs/morphd.md). Prints
 #
 #   fidelity: real_avg_jct_s=<r> sim_avg_jct_s=<s> ratio=<s/r> real_makespan_s=<m> sim_makespan_s=<n> makespan_ratio=<n/m>
 #
@@ -17,7 +17,11 @@ die() { echo "fidelity: $*" >&2; exit 1; }
 S=${MORPH_SRCDIR:?set MORPH_SRCDIR}
 B=${MORPH_BUILDDIR:?set MORPH_BUILDDIR}
 jobs=${JOBS:-20}
-penalty=${RESTART_PENALTY:-20}
+penalty=${RESTART_PENALTY:-20}  # the payback guard
+# What each path costs on this cluster (docs/morphd.md, "Overhead per path"): a start
+# (Slurm schedules a pending job as soon as morphd updates it), a new plan in place, a
+# shrink, a requeue (cred_expire=10 s and the restart).
+costs=${RESTART_COSTS:-start=2,inplace=2,shrink=2,requeue=13}
 export MORPH_TESTCLUSTER_PORT=18970 MORPH_TESTCLUSTER_DIR=/tmp/morph-testcluster-fidelity
 cleanup() {
   [[ -z ${morphd_pid:-} ]] || kill "$morphd_pid" 2>/dev/null || true
@@ -29,9 +33,14 @@ up=$("$B/tests/cluster/testcluster" up --nodes 3x4xa100-80g) || die "cannot star
 export SLURM_CONF=${up##*SLURM_CONF=}
 work=$MORPH_TESTCLUSTER_DIR/work
 install -d -m 1777 "$work"
-# Rounds every second, as the simulator's; the same restart penalty on both sides.
+# Rounds every second, as the simulator's; the same restart costs on both sides.
 { cat "$MORPH_TESTCLUSTER_DIR/morph.conf"; echo "MorphdAddress=127.0.0.1:19030"
   echo "RestartPenaltySeconds=$penalty"; echo "SchedulingIntervalSeconds=1"
+  for c in ${costs//,/ }; do
+    case ${c%%=*} in start) echo "StartPenaltySeconds=${c#*=}" ;; inplace) echo "InPlacePenaltySeconds=${c#*=}" ;;
+      shrink) echo "ShrinkPenaltySeconds=${c#*=}" ;; requeue) echo "RequeuePenaltySeconds=${c#*=}" ;;
+      *) die "RESTART_COSTS: ${c%%=*} is not start, inplace, shrink or requeue" ;; esac
+  done
   echo "RefitErrorThreshold=0"; } >"$work/morph.conf"  # the emulated speed is the model's: nothing to refit
 export MORPH_CONF=$work/morph.conf MORPH_FRAMEWORKS=$S/share/frameworks OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
 
@@ -88,12 +97,12 @@ for dir in "$work"/j*/; do
   python3 "$S/tests/cluster/overhead.py" "$dir/metrics" "$(basename "$dir")"
 done
 
-# The simulator on the same trace, cluster, model and restart penalty (its description of
+# The simulator on the same trace, cluster, model and restart costs (its description of
 # the artifact's applications names the artifact's node type, hgx-a800).
 { cat "$work/morph.conf"; grep -E "^(GpuType=a800|NodeType=hgx-a800) " "$S/etc/morph.conf"; } >"$work/sim.conf"
 MORPH_CONF=$work/sim.conf MORPH_ARTIFACT_SPEC=$S/share/morphling-artifact.json MORPH_CATALOG=$S/share/models.json \
   "$B/tools/morph/morph" simulate --workload "$work/trace.csv" --cluster 3x4xa100-80g --policy morphling \
-  --restart-penalty "$penalty" --interval 1 --job-length exact --jobs-csv "$work/sim.csv" >"$work/sim.out" ||
+  --interval 1 --job-length exact --jobs-csv "$work/sim.csv" >"$work/sim.out" ||
   die "morph simulate failed: $(cat "$work/sim.out")"
 
 python3 - "$work" <<'PY'
