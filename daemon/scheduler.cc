@@ -60,6 +60,10 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
   report.jobs = static_cast<int>(built.view.jobs.size());
   for (const std::string& s : built.skipped) report.lines.push_back("skipped " + s);
   if (built.view.jobs.empty()) return report;
+  // What the policy needs to let a job pay back its last restart (ClusterView::payback_s).
+  for (policy::JobState& j : built.view.jobs)
+    if (const auto tracked = built.jobs.find(j.id); tracked != built.jobs.end())
+      if (const double done = journal_.last_done_s(tracked->second.slurm_id); done > 0) j.last_restart_s = done;
   refit(built, report);
   policy::PlanOracle& plans = oracle(built.apps);
   const std::vector<policy::Decision> decisions = policy_->schedule(built.view, plans);
@@ -69,17 +73,6 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
   for (const std::uint32_t job : reconfigurer_.busy()) busy.insert(job);
   for (const Reconfiguration& c : changes) {
     if (busy.count(c.job)) continue;  // one reconfiguration at a time
-    // Giving GPUs back (shrink, preempt) makes room the policy gave to another job: it
-    // is never postponed. Growing, moving and replanning wait until the last restart
-    // is paid back.
-    const bool gives_back = c.path == Path::start || c.path == Path::shrink || c.path == Path::preempt;
-    const double done = journal_.last_done_s(c.job);
-    if (!gives_back && done > 0 && snapshot.now_s - done < context_.config.policy.restart_penalty_s) {
-      report.lines.push_back(fmt::format("job {}: not yet: its last restart ({:.0f} s ago) is not paid back "
-                                         "(RestartPenaltySeconds={:.0f})",
-                                         c.job, snapshot.now_s - done, context_.config.policy.restart_penalty_s));
-      continue;
-    }
     if (dry_run) report.lines.push_back(fmt::format("job {}: {}", c.job, c.reason));
     else reconfigurer_.start(c, snapshot.now_s);  // it logs the reason
     ++report.started;

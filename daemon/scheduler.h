@@ -2,8 +2,9 @@
 // the policy's view of what Slurm says and what the jobs measured, refit the models that
 // mispredict them (model_refit.h), run the policy (the same object `morph simulate`
 // drives) and start the reconfigurations it decides, leaving alone the jobs that are
-// being reconfigured and those that have not paid back their last restart yet
-// (RestartPenaltySeconds). Each decision is recorded with its alternatives; a pending
+// being reconfigured. The policy lets a job pay back its last restart before it grows
+// (ClusterView::payback_s, RestartPenaltySeconds; the journal says when that restart
+// was). Each decision is recorded with its alternatives; a pending
 // job left waiting, only when the reason it waits changes.
 #pragma once
 

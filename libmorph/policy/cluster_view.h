@@ -62,6 +62,7 @@ struct JobState {
   // Seconds since submission spent without GPUs, queued or preempted (anti-starvation).
   double waited_s = 0;
   double ready_s = 0;                // a running job's (re)start is over at this time
+  double last_restart_s = -1;        // when its last reconfiguration was carried out (< 0: none)
   double measured_iteration_s = 0;   // of the current allocation as reported; 0: unknown
   // The model's iteration time for the current plan when that plan was chosen (the
   // record's prediction); 0: unknown. See ElasticOptions::replan_in_place.
@@ -90,6 +91,10 @@ struct ClusterView {
   std::vector<JobState> jobs;             // pending and running
   std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant; absent: unlimited
   RestartCosts restart;  // what a start or a change costs, per path
+  // A running job reconfigured less than this long ago (JobState::last_restart_s) may
+  // shrink or be preempted, but not grow or change plan: its restart is paid back first
+  // (morphd: RestartPenaltySeconds). 0: no such wait (Table 4, as the artifact).
+  double payback_s = 0;
   // A running job is moved only when its value rises by this fraction (morph.conf
   // MinReconfigureGain): a margin against the model's error.
   double min_reconfigure_gain = 0.05;

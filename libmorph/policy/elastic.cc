@@ -27,6 +27,7 @@ struct Item {
   bool overdue = false;  // waited past the starvation limit: it has a minimum, its smallest configuration
   PlanFreedom freedom = PlanFreedom::any;
   bool resize = true;
+  bool settling = false;  // reconfigured less than ClusterView::payback_s ago: it may not grow
   std::vector<const JobCurve*> curves;  // per GPU type, filled on first use
   std::vector<int> min;                 // per GPU type, -1: not computed
   int version = 0;                      // bumped on every change; stale heap entries are skipped
@@ -206,6 +207,7 @@ void Round::rollback(std::size_t mark) {
 bool Round::grow(std::size_t i, int type, bool to_min_only) {
   Item& it = items_[i];
   if (it.type >= 0 && it.type != type) return false;
+  if (it.settling) return false;
   const JobCurve& c = curve(it, type);
   const int m = min_gpus(it, type);
   const std::size_t mark = undo_.size();
@@ -281,6 +283,7 @@ void Round::init() {
     it.type = it.current_type = assignment_.current_type(i);
     it.gpus = it.current_gpus = j.current.gpus();
     it.ready_left = std::max(0.0, j.ready_s - view_.now_s);
+    it.settling = view_.payback_s > 0 && j.last_restart_s >= 0 && view_.now_s - j.last_restart_s < view_.payback_s;
     const double s = j.measured_iteration_s > 0 ? j.measured_iteration_s
                                                  : oracle_.predict_s(j, j.current.plan, view_.nodes, j.current.slices);
     it.current_rate = s > 0 ? 1.0 / s : 0.0;
@@ -420,7 +423,7 @@ void Round::schedule_by_slope() {
 void Round::hold_or_replan(const Item& it) {
   const JobState& j = view_.jobs[it.job];
   const double gain = view_.min_reconfigure_gain;
-  if (options_.replan_in_place && it.freedom != PlanFreedom::exact && j.planned_iteration_s > 0 &&
+  if (options_.replan_in_place && !it.settling && it.freedom != PlanFreedom::exact && j.planned_iteration_s > 0 &&
       it.current_rate > 0) {
     const double predicted_s = oracle_.predict_s(j, j.current.plan, view_.nodes, j.current.slices);
     const double now_s = 1 / it.current_rate;
@@ -482,6 +485,7 @@ bool Round::steady() {
   for (const Item& it : items_)
     if (it.current_type >= 0) ++jobs_on_type[static_cast<std::size_t>(it.current_type)];
   for (Item& it : items_) {
+    if (it.settling) return false;  // it may grow once its restart is paid back
     if (!view_.jobs[it.job].running()) {
       for (int type = 0; type < pool().types(); ++type)
         if (!curve(it, type).useful.empty()) return false;  // it may start

@@ -127,6 +127,7 @@ Replay::Replay(const std::vector<SimJob>& jobs, const std::vector<policy::NodeSt
   view_.nodes = nodes;
   view_.quota_gpus = options.quota_gpus;
   view_.restart = options.restart;
+  view_.payback_s = options.payback_s;
   view_.min_reconfigure_gain = options.min_reconfigure_gain;
   view_.starvation_limit_s = options.starvation_limit_s;
   view_.unknown_length_prior_s = options.unknown_length_prior_s;
@@ -211,6 +212,7 @@ bool Replay::apply(const std::vector<policy::Decision>& decisions) {
       r.gpu_seconds += j.current.gpus() * (now - x.held_since_s);
       x.held_s += now - x.held_since_s;
       ++j.restarts;
+      j.last_restart_s = now;
     }
     if (action == Action::preempt) {
       j.current = {};

@@ -76,7 +76,7 @@ write_workload() {
   assert_ok
   local file
   file=$(save_json sim)
-  jq_true "$file" '.jobs == 406 and .gpus == 64 and .restart_s == {start: 260, inplace: 260, shrink: 260, requeue: 260} and .interval_s == 60'
+  jq_true "$file" '.jobs == 406 and .gpus == 64 and .restart_s == {start: 260, inplace: 260, shrink: 260, requeue: 260} and .interval_s == 60 and .payback_s == 0'
   jq_true "$file" '.policies | length == 1 and .[0].policy == "sia"'
   jq_true "$file" '.policies[0].guaranteed.jobs + .policies[0].best_effort.jobs == 406'
   jq_true "$file" '.policies[0].guaranteed.jobs > 0 and .policies[0].makespan_s > 0'

@@ -102,14 +102,15 @@ done
 { cat "$work/morph.conf"; grep -E "^(GpuType=a800|NodeType=hgx-a800) " "$S/etc/morph.conf"; } >"$work/sim.conf"
 MORPH_CONF=$work/sim.conf MORPH_ARTIFACT_SPEC=$S/share/morphling-artifact.json MORPH_CATALOG=$S/share/models.json \
   "$B/tools/morph/morph" simulate --workload "$work/trace.csv" --cluster 3x4xa100-80g --policy morphling \
-  --interval 1 --job-length exact --jobs-csv "$work/sim.csv" >"$work/sim.out" ||
+  --interval 1 --payback "$penalty" --job-length exact --jobs-csv "$work/sim.csv" >"$work/sim.out" ||
   die "morph simulate failed: $(cat "$work/sim.out")"
 
 python3 - "$work" <<'PY'
 import csv, glob, os, sys
 work = sys.argv[1]
 real = {}
-for d in glob.glob(os.path.join(work, "j*")):
+for d in glob.glob(os.path.join(work, "j*/")):
+    d = d.rstrip("/")
     real[os.path.basename(d)] = (float(open(d + "/submit").read()), float(open(d + "/end").read()))
 t0 = min(s for s, _ in real.values())
 sim = {r["name"]: r for r in csv.DictReader(open(os.path.join(work, "sim.csv")))}

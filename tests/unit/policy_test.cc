@@ -162,6 +162,29 @@ TEST(Morphling, ReconfiguresOnlyWhenTheGainPaysForTheRestart) {
   EXPECT_EQ(target_of(round("morphling", v, oracle), "ending"), v.jobs[0].current);
 }
 
+// morphd's RestartPenaltySeconds: a job reconfigured less than payback_s ago may shrink,
+// but grows only once its restart is paid back.
+TEST(Morphling, AJobPaysBackItsLastRestartBeforeItGrows) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  v.jobs = {running(job("j", Sla::best_effort, 2, 1e6), 0)};
+  ASSERT_GT(target_of(round("morphling", v, oracle), "j").gpus(), 2);  // free GPUs: it grows
+  v.payback_s = 100;
+  v.jobs[0].last_restart_s = 550;
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "j"), v.jobs[0].current);
+  EXPECT_FALSE(make_policy("morphling")->steady(v, oracle));  // it may grow later
+  v.jobs[0].last_restart_s = 450;
+  EXPECT_GT(target_of(round("morphling", v, oracle), "j").gpus(), 2);
+  // Settling, it still gives GPUs to a guaranteed job.
+  v.jobs = {running(job("be", Sla::best_effort, 8, 1e6), 0), job("g", Sla::guaranteed, 4, 1e6, 590)};
+  v.jobs[0].last_restart_s = 590;
+  const auto d = round("morphling", v, oracle);
+  EXPECT_EQ(target_of(d, "g").gpus(), 4);
+  EXPECT_LE(target_of(d, "be").gpus(), 4);
+}
+
 // Morphling §4: once an online refit changes the model's mind about the plan a job runs
 // where it runs, the job is replanned there (the in-place path), if that pays back.
 TEST(Morphling, ReplansInPlaceOnlyWhenARefitChangedTheModelsMind) {

@@ -33,6 +33,7 @@ struct SimulateArgs {
   std::string truth;
   double restart_penalty_s = -1;  // -1: morph.conf RestartPenaltySeconds
   std::string restart_costs;      // PATH=SECONDS,... over the penalty
+  double payback_s = 0;           // ClusterView::payback_s
   double interval_s = -1;         // -1: morph.conf SchedulingIntervalSeconds
   std::vector<std::string> quotas;
   int fit_rows = 3;
@@ -174,6 +175,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                                                  : config.policy.restart_costs;
   if (!args.restart_costs.empty())
     options.restart = policy::parse_restart_costs(args.restart_costs, "--restart-costs", options.restart);
+  options.payback_s = args.payback_s;
   options.min_reconfigure_gain = config.policy.min_reconfigure_gain;
   options.interval_s = args.interval_s > 0 ? args.interval_s : config.policy.scheduling_interval_s;
   options.quota_gpus = parse_quotas(args.quotas);
@@ -212,7 +214,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                      {"restart_s",
                       {{"start", options.restart.start_s}, {"inplace", options.restart.inplace_s},
                        {"shrink", options.restart.shrink_s}, {"requeue", options.restart.requeue_s}}},
-                     {"interval_s", options.interval_s},
+                     {"interval_s", options.interval_s}, {"payback_s", options.payback_s},
                      {"min_reconfigure_gain", options.min_reconfigure_gain},
                      {"job_length", sim::to_string(job_length)}, {"starvation_limit_s", options.starvation_limit_s},
                      {"unknown_length_prior_s", options.unknown_length_prior_s},
@@ -264,6 +266,10 @@ void add_simulate_command(CLI::App& app, Context& context) {
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--restart-costs", args->restart_costs,
                   "seconds per path over --restart-penalty, e.g. start=2,inplace=4,shrink=2,requeue=15");
+  cmd->add_option("--payback", args->payback_s,
+                  "seconds a reconfigured job runs before it may grow again, as under morphd "
+                  "(RestartPenaltySeconds); default 0, as the artifact")
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--interval", args->interval_s, "seconds between scheduling rounds (default: morph.conf)")
       ->check(CLI::Range(1e-3, 1e6));
   cmd->add_option("--quota", args->quotas, "guaranteed GPUs of a tenant, TENANT=GPUS (repeatable)");
