@@ -112,7 +112,7 @@ int Round::min_gpus(Item& it, int type) {
 // GPUs per node, can be a shrink; as many, a new plan in place.
 ChangePath Round::path_to(const Item& it, int type, int gpus) const {
   const JobState& j = view_.jobs[it.job];
-  if (!j.running()) return ChangePath::start;
+  if (!j.running()) return start_path(j);
   const NodeShape from = node_shape(view_.nodes, j.current.slices);
   if (type != it.current_type || !from.uniform) return ChangePath::requeue;
   if (gpus == it.current_gpus) return ChangePath::inplace;

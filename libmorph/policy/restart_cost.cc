@@ -41,6 +41,12 @@ ChangePath change_path(const NodeShape& from, const NodeShape& to) {
   return ChangePath::requeue;
 }
 
+ChangePath start_path(const JobState& job) { return job.restarts > 0 ? ChangePath::requeue : ChangePath::start; }
+
+ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes, const std::vector<Slice>& target) {
+  return job.running() ? change_path(node_shape(nodes, job.current.slices), node_shape(nodes, target)) : start_path(job);
+}
+
 double RestartCosts::of(ChangePath path) const {
   switch (path) {
     case ChangePath::start: return start_s;

@@ -11,6 +11,7 @@ namespace morph::policy {
 
 struct NodeState;  // cluster_view.h, which holds RestartCosts
 struct Slice;
+struct JobState;
 
 enum class ChangePath {
   start,    // a pending job's record and resources are set; Slurm starts it
@@ -35,6 +36,12 @@ NodeShape node_shape(const std::vector<NodeState>& nodes, const std::vector<Slic
 // The path from `from` to `to`: start for a pending job; with the same GPU type, GPUs and
 // CPUs per node, in place on as many nodes and a shrink on fewer; else a requeue.
 ChangePath change_path(const NodeShape& from, const NodeShape& to);
+
+// How a pending job starts: a job that ran before was requeued (preempted) and waits as
+// a requeue does (Slurm's BeginTime); the others start.
+ChangePath start_path(const JobState& job);
+// The path from where `job` is (running or not) to `target`.
+ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes, const std::vector<Slice>& target);
 
 // Seconds per path (morph.conf RestartPenaltySeconds and its per-path keys).
 struct RestartCosts {

@@ -218,8 +218,7 @@ bool Replay::apply(const std::vector<policy::Decision>& decisions) {
       j.current = {};
       continue;
     }
-    const policy::ChangePath path = policy::change_path(policy::node_shape(view_.nodes, j.current.slices),
-                                                        policy::node_shape(view_.nodes, target.slices));
+    const policy::ChangePath path = policy::change_path(j, view_.nodes, target.slices);
     j.current = target;
     j.ready_s = now + options_.restart.of(path);
     x.held_since_s = now;

@@ -29,6 +29,13 @@ TEST(ChangePath, NodeShapeOfSlices) {
   EXPECT_EQ(node_shape(nodes, {}).nodes, 0);
 }
 
+TEST(ChangePath, APreemptedJobComesBackAsARequeue) {
+  JobState j = test::job("j", Sla::best_effort, 2, 100);
+  EXPECT_EQ(start_path(j), ChangePath::start);
+  j.restarts = 1;
+  EXPECT_EQ(start_path(j), ChangePath::requeue);
+}
+
 TEST(RestartCosts, PerPathAndParsed) {
   const RestartCosts c = parse_restart_costs("start=1, inplace=4,Shrink=2", "--restart-costs", RestartCosts::uniform(15));
   EXPECT_EQ(c, (RestartCosts{1, 4, 2, 15}));
