@@ -62,7 +62,10 @@ struct JobState {
   // Seconds since submission spent without GPUs, queued or preempted (anti-starvation).
   double waited_s = 0;
   double ready_s = 0;                // a running job's (re)start is over at this time
-  double last_restart_s = -1;        // when its last reconfiguration was carried out (< 0: none)
+  // When its last start or reconfiguration was carried out (< 0: none): morphd, when the
+  // journal entry was done (a requeue's at its release, the others' at their update); the
+  // simulator, when the job runs again (ready_s), as close as it gets to both.
+  double last_restart_s = -1;
   double measured_iteration_s = 0;   // of the current allocation as reported; 0: unknown
   // The model's iteration time for the current plan when that plan was chosen (the
   // record's prediction); 0: unknown. See ElasticOptions::replan_in_place.

@@ -221,6 +221,9 @@ bool Replay::apply(const std::vector<policy::Decision>& decisions) {
     const policy::ChangePath path = policy::change_path(j, view_.nodes, target.slices);
     j.current = target;
     j.ready_s = now + options_.restart.of(path);
+    // As morphd's journal has it: a start counts as much as a reconfiguration, and a job
+    // pays its restart back from when it runs again.
+    j.last_restart_s = j.ready_s;
     x.held_since_s = now;
     x.speed = speed_of(j, target, view_.nodes, oracle_, truth_);
     if (j.sla == Sla::guaranteed) {

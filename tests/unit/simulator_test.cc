@@ -124,6 +124,62 @@ TEST(Simulator, EachPathCostsItsOwn) {
   EXPECT_NEAR(g.jct_s(), g.queue_s() + 7 + (g.starts - 1) * 50 + g.run_seconds, 1e-6);
 }
 
+// A policy that decides as `name` does and notes, at every round, when each running job's
+// last restart is over as the view says (JobState::last_restart_s), and its ready time.
+class Noting : public policy::Policy {
+ public:
+  explicit Noting(const std::string& name) : inner_(policy::make_policy(name)) {}
+  std::string name() const override { return inner_->name(); }
+  std::vector<policy::Decision> schedule(const policy::ClusterView& view, policy::PlanOracle& oracle) override {
+    for (const JobState& j : view.jobs)
+      if (j.running()) notes.push_back({view.now_s, j.id, j.last_restart_s, j.ready_s});
+    return inner_->schedule(view, oracle);
+  }
+  struct Note {
+    double now_s;
+    std::string job;
+    double last_restart_s;
+    double ready_s;
+  };
+  std::vector<Note> notes;
+
+ private:
+  std::unique_ptr<policy::Policy> inner_;
+};
+
+// The payback wait (ClusterView::payback_s) counts as morphd counts it: a start is a
+// restart too (morphd journals it), and the wait runs from when the job runs again. Rigid
+// FIFO starts a lone job, submitted at 30 s, at the round at 60 s: with a start costing
+// 7 s, every later round sees it restarted at 67 s.
+TEST(Simulator, AStartIsARestartPaidBackFromWhenTheJobRunsAgain) {
+  SimOptions o;
+  o.restart = policy::RestartCosts{7, 1000, 1000, 50};
+  Noting fifo("fifo");
+  policy::PlanOracle oracle = test::make_oracle();
+  simulate({sim(job("solo", Sla::best_effort, 4, 1000, 30))}, test::nodes("1x8xbig"), fifo, oracle, TraceTruth{}, o);
+  ASSERT_FALSE(fifo.notes.empty());
+  for (const Noting::Note& n : fifo.notes) {
+    EXPECT_DOUBLE_EQ(n.last_restart_s, 67) << n.now_s;
+    EXPECT_DOUBLE_EQ(n.ready_s, 67) << n.now_s;
+  }
+  // Under Morphling, every running job's last restart is when its latest start or
+  // reconfiguration was over: its ready time, 7 s (a start) or 50 s (a requeue) after a
+  // round, so always on a round plus its path's cost.
+  Noting morphling("morphling");
+  const std::vector<SimJob> jobs{sim(job("be", Sla::best_effort, 8, 40000, 0)),
+                                 sim(job("g", Sla::guaranteed, 4, 2000, 600))};
+  o.payback_s = 120;
+  simulate(jobs, test::nodes("1x8xbig"), morphling, oracle, TraceTruth{}, o);
+  bool requeued = false;
+  for (const Noting::Note& n : morphling.notes) {
+    EXPECT_DOUBLE_EQ(n.last_restart_s, n.ready_s) << n.job << " at " << n.now_s;
+    const double since_round = std::fmod(n.ready_s, 60);
+    EXPECT_TRUE(since_round == 7 || since_round == 50) << n.job << " ready at " << n.ready_s;
+    requeued = requeued || since_round == 50;
+  }
+  EXPECT_TRUE(requeued);
+}
+
 TEST(Simulator, PreemptedJobReturnsToTheQueueAndFinishes) {
   SimOptions o;
   o.restart = policy::RestartCosts::uniform(100);
