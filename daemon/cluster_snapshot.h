@@ -28,6 +28,9 @@ struct SlurmJob {
   double eligible_time_s = 0;   // BeginTime: a requeued job may not start before it
   double time_limit_s = 0;      // 0: none
   std::uint32_t restarts = 0;
+  // Running, and slurmctld refuses its updates until it is requeued: it was resized and
+  // no slurmdbd gives it back its accounting index (docs/slurm.md).
+  bool record_locked = false;
 };
 
 struct ClusterSnapshot {

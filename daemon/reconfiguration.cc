@@ -29,12 +29,6 @@ Placement placement_of(const policy::ClusterView& view, const policy::JobAllocat
   return p;
 }
 
-namespace {
-
-policy::NodeShape node_shape(const Placement& p) { return {p.gpu_type, p.nodes, p.gpus_per_node, p.cpus_per_gpu, true}; }
-
-}  // namespace
-
 std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const std::vector<policy::Decision>& decisions,
                                                    policy::PlanOracle& oracle, std::vector<std::string>* skipped) {
   std::vector<Reconfiguration> out;
@@ -79,8 +73,10 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
     if (!next.baseline) next.baseline = was;
     r.to_record = to_admin_comment(next);
     const Placement& now = next.current;
-    switch (policy::change_path(action == policy::Action::start ? policy::NodeShape{} : node_shape(was),
-                                node_shape(now))) {
+    // A pending job starts, even one that was preempted (the policy weighs its wait as a
+    // requeue's, start_path()); a running one takes the path the policy weighed.
+    switch (action == policy::Action::start ? policy::ChangePath::start
+                                            : policy::change_path(*state, built.view.nodes, d.target.slices)) {
       case policy::ChangePath::start: r.path = Path::start; break;
       case policy::ChangePath::inplace: r.path = Path::inplace; break;
       case policy::ChangePath::shrink: r.path = Path::shrink; break;

@@ -7,6 +7,7 @@ extern "C" {
 
 #include <cstdlib>
 #include <functional>
+#include <string_view>
 
 #include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
@@ -30,7 +31,10 @@ JobPhase phase_of(uint32_t state) {
   return JobPhase::done;
 }
 
-SlurmJob job_of(const slurm_job_info_t& j) {
+// `without_accounting`: AccountingStorageType=accounting_storage/none. A resize then sets
+// the job's db_index to NO_VAL64 for a slurmdbd that never answers, and _update_job()
+// refuses the job (ESLURM_JOB_SETTING_DB_INX) until batch_requeue_fini() resets it.
+SlurmJob job_of(const slurm_job_info_t& j, bool without_accounting) {
   SlurmJob out;
   out.id = j.job_id;
   out.user_id = j.user_id;
@@ -49,6 +53,8 @@ SlurmJob job_of(const slurm_job_info_t& j) {
   out.eligible_time_s = static_cast<double>(j.eligible_time);  // details->begin_time (EligibleTime)
   out.time_limit_s = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : 60.0 * j.time_limit;
   out.restarts = j.restart_cnt;
+  out.record_locked = without_accounting && out.phase != JobPhase::pending && j.resize_time != 0 &&
+                      j.resize_time >= j.start_time;
   return out;
 }
 
@@ -89,7 +95,19 @@ int update_job(uint32_t id, const std::function<void(job_desc_msg_t&)>& set) {
 struct SlurmClient::Messages {
   node_info_msg_t* nodes = nullptr;
   job_info_msg_t* jobs = nullptr;
+  std::optional<bool> without_accounting;  // read once slurmctld answers
 };
+
+bool SlurmClient::without_accounting() {
+  if (!messages_->without_accounting) {
+    slurm_conf_t* conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || conf == nullptr) return false;
+    const char* type = conf->accounting_storage_type;
+    messages_->without_accounting = type == nullptr || std::string_view(type) == "accounting_storage/none";
+    slurm_free_ctl_conf(conf);
+  }
+  return *messages_->without_accounting;
+}
 
 SlurmClient::SlurmClient() : messages_(new Messages) {}
 
@@ -128,7 +146,9 @@ std::optional<ClusterSnapshot> SlurmClient::snapshot(bool* changed, std::string*
     if (n.name == nullptr) continue;
     s.nodes.push_back(SlurmNode{n.name, usable(n.node_state), gpus_in_use(n.gres_used)});
   }
-  for (uint32_t i = 0; i < messages_->jobs->record_count; ++i) s.jobs.push_back(job_of(messages_->jobs->job_array[i]));
+  const bool locking = without_accounting();
+  for (uint32_t i = 0; i < messages_->jobs->record_count; ++i)
+    s.jobs.push_back(job_of(messages_->jobs->job_array[i], locking));
   return s;
 }
 
@@ -149,7 +169,7 @@ std::optional<SlurmJob> SlurmClient::job(std::uint32_t id, bool* gone) {
   }
   std::optional<SlurmJob> out;
   for (uint32_t i = 0; i < info->record_count; ++i)
-    if (info->job_array[i].job_id == id) out = job_of(info->job_array[i]);
+    if (info->job_array[i].job_id == id) out = job_of(info->job_array[i], without_accounting());
   slurm_free_job_info_msg(info);
   if (!out) *gone = true;
   return out;

@@ -33,6 +33,9 @@ class SlurmClient : public SlurmOps {
   std::string release(std::uint32_t id) override;
 
  private:
+  // AccountingStorageType=accounting_storage/none (false while slurmctld does not answer).
+  bool without_accounting();
+
   struct Messages;
   Messages* messages_;  // the last node and job messages, kept for update times
 };

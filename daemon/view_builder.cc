@@ -160,6 +160,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       s.current.plan = r.current.plan;
       s.planned_iteration_s = r.current.iter_ms / 1e3;
       s.ready_s = j.start_time_s;
+      s.record_locked = j.record_locked;
     } else {
       s.waited_s = std::max(0.0, snapshot.now_s - j.submit_time_s);
     }

@@ -71,6 +71,9 @@ struct JobState {
   // record's prediction); 0: unknown. See ElasticOptions::replan_in_place.
   double planned_iteration_s = 0;
   int restarts = 0;
+  // slurmctld refuses every update of this running job until it is requeued: Slurm
+  // without slurmdbd after a resize (docs/slurm.md). Any change of it is a requeue.
+  bool record_locked = false;
   // A guaranteed job's promise: the measured iteration time of its own request (0: not
   // measured yet), and whether a configuration Morph chose measured slower than that.
   // See observe_iteration().

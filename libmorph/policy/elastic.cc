@@ -109,10 +109,11 @@ int Round::min_gpus(Item& it, int type) {
 
 // The path a change to `gpus` GPUs of `type` will most likely take, before placement
 // decides the nodes: fewer GPUs on the same type, in whole nodes' worth of its current
-// GPUs per node, can be a shrink; as many, a new plan in place.
+// GPUs per node, can be a shrink; as many, a new plan in place (as change_path() has it).
 ChangePath Round::path_to(const Item& it, int type, int gpus) const {
   const JobState& j = view_.jobs[it.job];
   if (!j.running()) return start_path(j);
+  if (j.record_locked) return ChangePath::requeue;
   const NodeShape from = node_shape(view_.nodes, j.current.slices);
   if (type != it.current_type || !from.uniform) return ChangePath::requeue;
   if (gpus == it.current_gpus) return ChangePath::inplace;
@@ -430,7 +431,7 @@ void Round::hold_or_replan(const Item& it) {
     if (predicted_s > 0 && std::abs(predicted_s - j.planned_iteration_s) > gain * j.planned_iteration_s) {
       const PlanChoice best = assignment_.best_in_place(it.job);
       if (best.feasible && best.plan != j.current.plan && best.iteration_s < (1 - gain) * now_s &&
-          it.remaining * (now_s - best.iteration_s) > view_.restart.inplace_s) {
+          it.remaining * (now_s - best.iteration_s) > view_.restart.of(path_to(it, it.current_type, it.current_gpus))) {
         assignment_.hold(it.job, best.plan);
         return;
       }

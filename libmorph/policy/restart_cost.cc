@@ -44,7 +44,9 @@ ChangePath change_path(const NodeShape& from, const NodeShape& to) {
 ChangePath start_path(const JobState& job) { return job.restarts > 0 ? ChangePath::requeue : ChangePath::start; }
 
 ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes, const std::vector<Slice>& target) {
-  return job.running() ? change_path(node_shape(nodes, job.current.slices), node_shape(nodes, target)) : start_path(job);
+  if (!job.running()) return start_path(job);
+  if (job.record_locked) return ChangePath::requeue;
+  return change_path(node_shape(nodes, job.current.slices), node_shape(nodes, target));
 }
 
 double RestartCosts::of(ChangePath path) const {

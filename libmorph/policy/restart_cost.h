@@ -40,7 +40,8 @@ ChangePath change_path(const NodeShape& from, const NodeShape& to);
 // How a pending job starts: a job that ran before was requeued (preempted) and waits as
 // a requeue does (Slurm's BeginTime); the others start.
 ChangePath start_path(const JobState& job);
-// The path from where `job` is (running or not) to `target`.
+// The path from where `job` is (running or not) to `target`; every change of a running
+// job whose record is locked (JobState::record_locked) is a requeue.
 ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes, const std::vector<Slice>& target);
 
 // Seconds per path (morph.conf RestartPenaltySeconds and its per-path keys).

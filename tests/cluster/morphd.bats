@@ -9,11 +9,13 @@
 #     ends. Prints every reconfiguration's overhead and its parts (tests/cluster/overhead.py).
 #     (Morphling leaves a job whose GPUs do not change on its plan, Algorithm 1 lines 18-24,
 #     so morphd's in-place path is not taken here: see 6.)
-#  2. morphd killed (SIGKILL) after each step of a requeue, and once for long enough that
+#  2. After a shrink, Slurm without slurmdbd refuses the job's updates until it is
+#     requeued: an online refit's new plan for it where it runs is carried out by a requeue.
+#  3. morphd killed (SIGKILL) after each step of a requeue, and once for long enough that
 #     the job restarts on its old plan.
-#  3. The trainer killed in the middle of a save: the job goes on from the previous one.
-#  4. slurmctld restarted in the middle of a reconfiguration.
-#  5. An online refit (a previous morphd's, in the state database) changes the model's mind
+#  4. The trainer killed in the middle of a save: the job goes on from the previous one.
+#  5. slurmctld restarted in the middle of a reconfiguration.
+#  6. An online refit (a previous morphd's, in the state database) changes the model's mind
 #     about a running job's plan: morphd replans it where it runs (the in-place path).
 #
 # Its own cluster (port 18870, /tmp/morph-testcluster-morphd, 3 nodes of 4 a100). Needs
@@ -133,13 +135,15 @@ wait_crash() {
 }
 
 # loss_continues NAME STEPS: every step of the job is in its loss log (the last line of a
-# step run twice counts) and within 1e-5 of the uninterrupted run.
+# step run twice counts) and within 1e-5 of the uninterrupted run. STEPS 0: up to the
+# last step it logged (a job cancelled on its way).
 loss_continues() {
   python3 - "$WORK/reference.loss" "$WORK/$1/loss" "$2" <<'PY' || fail "job $1: the loss did not continue"
 import sys
 ref = dict(line.split() for line in open(sys.argv[1]))
 got = dict(line.split() for line in open(sys.argv[2]))
-steps = {str(s) for s in range(1, int(sys.argv[3]) + 1)}
+steps = {str(s) for s in range(1, (int(sys.argv[3]) or max(map(int, got), default=0)) + 1)}
+assert steps, "no step"
 assert set(got) == steps, ("missing", sorted(steps - set(got), key=int)[:5], len(got))
 worst = max(abs(float(got[s]) - float(ref[s])) / abs(float(ref[s])) for s in got)
 print("max_rel_loss_diff=%.3g" % worst)
@@ -166,6 +170,23 @@ for layout, seconds in runs.items():
     print("promise: layout=%s median_step_s=%.4f promise_s=%.4f" % (layout, median, promise))
     ok &= median <= promise * 1.05
 sys.exit(0 if ok and runs else 1)
+PY
+}
+
+# plant_dp_refit DB: an online refit of bert-336m, as a previous morphd would have stored
+# it, whose gradient synchronisation is 20 times slower (k_dp=20): under it a pipeline
+# beats data parallelism on 4 GPUs.
+plant_dp_refit() {
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1  # the schema
+  python3 - "$1" <<'PY'
+import json, sqlite3, sys, time
+names = "k_bwd k_sync k_opt k_opt_off k_off k_swap k_const k_dp k_mp k_pcie k_net k_opt_model k_const_off".split()
+params = dict(zip(names, [2.0, 1.5, 0.05, 2.0, 2.0, 2.0, 5.0, 20.0, 1.0, 1.0, 1.0, 0.25, 0.0]))
+model = {"format": "morph-perf-model/1", "model": "bert-336m", "params": params,
+         "forward": {"intercept_ms": 0, "per_sample_ms": 3.0, "reference_speed": 1.0}}
+with sqlite3.connect(sys.argv[1]) as db:
+    db.execute("INSERT INTO fitted_params (model, params_json, source, fitted_at, rmsle) VALUES (?, ?, 'online', ?, 0.01)",
+               ("bert-336m", json.dumps(model), int(time.time())))
 PY
 }
 
@@ -237,6 +258,45 @@ PY
     jq -e --argjson j "$j" '.jobs[] | select(.job == $j) | .finished != null and .observed_samples_per_s > 0' \
       <<<"$output" >/dev/null || fail "job $j: $output"
   done
+}
+
+@test "a job shrunk once is locked without slurmdbd: morphd replans it by a requeue" {
+  rm -f "$WORK/morphd.log"
+  local db="$MORPH_TESTCLUSTER_DIR/morph.db"
+  # Slower than the default parameters predict, as in the in-place test below.
+  local EMULATE=1.6
+  job be 4000
+  EMULATE=1 job g1 300
+  EMULATE=1 job g2 4000
+  local be g1 g2
+  be=$(submit be --morph-sla=best-effort --morph-gpus=1-8)
+  wait_state "$be" RUNNING 60
+  wait_grep "$WORK/be/metrics" "dp=1,tp=1,pp=1,zero=0$" 60 3
+  start_morphd
+  # It grows to two nodes (requeue), then gives one back to the second guaranteed job
+  # (shrink, a resize: slurmctld refuses the job's updates from then on, "the DB index is
+  # being set", until it is requeued).
+  wait_grep "$WORK/be/metrics" "start layout=.* nodes=2" 120
+  g1=$(submit g1 --morph-sla=guaranteed --morph-gpus=4)
+  wait_state "$g1" RUNNING 60
+  g2=$(submit g2 --morph-sla=guaranteed --morph-gpus=4)
+  wait_grep "$WORK/morphd.log" "job $be: shrink updated -> done" 60
+  wait_grep "$WORK/be/metrics" "start layout=.* nodes=1" 60
+  # An online refit (k_dp=20, planted as in the in-place test) changes the model's mind
+  # about the plan it runs: the new plan on the same GPUs is carried out by a requeue.
+  stop_morphd
+  plant_dp_refit "$db"
+  start_morphd
+  wait_grep "$WORK/morphd.log" "job $be: requeue: 1 node x 4 a100-80g GPUs .*-> 1 node x 4 a100-80g GPUs" 120
+  wait_grep "$WORK/morphd.log" "job $be: requeue released -> done" 120 2
+  ! grep "job $be: .*rolled_back" "$WORK/morphd.log" || fail "a change of job $be was refused: $(cat "$WORK/morphd.log")"
+  ! grep -q "job $be: inplace" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+  wait_grep "$WORK/be/metrics" "driver restarts=2" 60
+  wait_grep "$WORK/be/metrics" "start layout=.* nodes=1" 60 2
+  scancel "$be" "$g2"
+  wait_state "$g1" COMPLETED 300
+  loss_continues be 0  # the steps it did, through its three changes
+  [ "$(grep -c "reshard from=" "$WORK/be/metrics")" -eq 3 ] || fail "$(grep '^#' "$WORK/be/metrics")"
 }
 
 @test "morphd killed after each step of a requeue: its successor finishes it, nothing held or lost" {
@@ -343,17 +403,7 @@ PY
   wait_state "$r" RUNNING 60
   grep -q " dp=4 tp=1 pp=1 " <<<"$(record "$r")" || fail "job_submit_morph's plan changed: $(record "$r")"
   wait_grep "$WORK/r/metrics" "dp=4,tp=1,pp=1,zero=" 60 5  # measured, with a checkpoint to reshard
-  "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1  # the schema
-  python3 - "$db" <<'PY'
-import json, sqlite3, sys, time
-names = "k_bwd k_sync k_opt k_opt_off k_off k_swap k_const k_dp k_mp k_pcie k_net k_opt_model k_const_off".split()
-params = dict(zip(names, [2.0, 1.5, 0.05, 2.0, 2.0, 2.0, 5.0, 20.0, 1.0, 1.0, 1.0, 0.25, 0.0]))
-model = {"format": "morph-perf-model/1", "model": "bert-336m", "params": params,
-         "forward": {"intercept_ms": 0, "per_sample_ms": 3.0, "reference_speed": 1.0}}
-with sqlite3.connect(sys.argv[1]) as db:
-    db.execute("INSERT INTO fitted_params (model, params_json, source, fitted_at, rmsle) VALUES (?, ?, 'online', ?, 0.01)",
-               ("bert-336m", json.dumps(model), int(time.time())))
-PY
+  plant_dp_refit "$db"
   start_morphd
   wait_grep "$WORK/morphd.log" "job $r: inplace: .*-> 1 node x 4 a100-80g GPUs (dp=1 tp=1 pp=4" 60
   wait_grep "$WORK/r/metrics" "start layout=dp=1,tp=1,pp=4" 120

@@ -210,6 +210,14 @@ TEST(Morphling, ReplansInPlaceOnlyWhenARefitChangedTheModelsMind) {
   v.jobs[0].measured_iteration_s = 0.9 * oracle.predict_s(j, replanned.plan, v.nodes, j.current.slices);
   EXPECT_EQ(target_of(round("morphling", v, oracle), "j"), j.current);
   v.jobs[0].measured_iteration_s = 0;
+  // Its record locked (Slurm without slurmdbd after a resize), the replan is a requeue:
+  // weighed at a requeue's cost, which here never pays back.
+  v.restart = RestartCosts{1, 1, 1, 1e12};
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "j"), replanned);
+  v.jobs[0].record_locked = true;
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "j"), j.current);
+  v.jobs[0].record_locked = false;
+  v.restart = {};
 
   v.jobs[0].declared_iterations = 10;  // ending: the restart would not pay back
   EXPECT_EQ(target_of(round("morphling", v, oracle), "j"), j.current);

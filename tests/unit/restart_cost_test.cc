@@ -36,6 +36,19 @@ TEST(ChangePath, APreemptedJobComesBackAsARequeue) {
   EXPECT_EQ(start_path(j), ChangePath::requeue);
 }
 
+// Slurm without slurmdbd refuses every update of a resized job until it is requeued.
+TEST(ChangePath, ALockedRecordChangesOnlyThroughARequeue) {
+  const std::vector<NodeState> nodes = test::nodes("3x8xbig");
+  JobState j = test::job("j", Sla::best_effort, 16, 100);
+  j.current.slices = {Slice{0, 8, 32, 0}, Slice{1, 8, 32, 0}};
+  const std::vector<Slice> one = {Slice{0, 8, 32, 0}};
+  EXPECT_EQ(change_path(j, nodes, j.current.slices), ChangePath::inplace);
+  EXPECT_EQ(change_path(j, nodes, one), ChangePath::shrink);
+  j.record_locked = true;
+  EXPECT_EQ(change_path(j, nodes, j.current.slices), ChangePath::requeue);
+  EXPECT_EQ(change_path(j, nodes, one), ChangePath::requeue);
+}
+
 TEST(RestartCosts, PerPathAndParsed) {
   const RestartCosts c = parse_restart_costs("start=1, inplace=4,Shrink=2", "--restart-costs", RestartCosts::uniform(15));
   EXPECT_EQ(c, (RestartCosts{1, 4, 2, 15}));

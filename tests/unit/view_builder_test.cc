@@ -140,6 +140,26 @@ TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
   EXPECT_TRUE(plan_reconfigurations(b, {{"11", b.view.jobs[0].current}}, oracle, &skipped).empty());
 }
 
+// A resized job on Slurm without slurmdbd (SlurmJob::record_locked): its in-place replan
+// and its shrink are requeues, the only change slurmctld accepts.
+TEST_F(DaemonView, ALockedRecordChangesOnlyThroughARequeue) {
+  ClusterSnapshot s = snapshot();
+  s.jobs[0].record_locked = true;
+  const BuiltView b = build_view(s, context_);
+  ASSERT_TRUE(b.view.jobs[0].record_locked);
+  EXPECT_FALSE(b.view.jobs[1].record_locked);
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  std::vector<std::string> skipped;
+  const auto plans = plan_reconfigurations(
+      b,
+      {{"11", policy::JobAllocation{{{0, 8, 32, 0}}, test::make_plan(4, 1, 2, 1, 2, 2)}},
+       {"12", policy::JobAllocation{{{1, 4, 16, 0}}, test::make_plan(4, 1, 1, 1, 1, 4)}}},
+      oracle, &skipped);
+  ASSERT_EQ(plans.size(), 2u) << fmt::format("{}", fmt::join(skipped, "\n"));
+  EXPECT_EQ(plans[0].path, Path::requeue);
+  EXPECT_EQ(plans[1].path, Path::start);
+}
+
 TEST_F(DaemonView, MorphdsOracleRefusesShapesARecordCannotHold) {
   const BuiltView b = build_view(snapshot(), context_);
   policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
