@@ -95,6 +95,7 @@ libmorph_libmorph_state_la_SOURCES = \
 	%reldir%/state/shard_map.h %reldir%/state/shard_map.cc \
 	%reldir%/state/reshard_plan.h %reldir%/state/reshard_plan.cc \
 	%reldir%/state/checkpoint.h %reldir%/state/checkpoint.cc \
+	%reldir%/state/rank_file.h %reldir%/state/rank_file.cc \
 	%reldir%/state/reshard_exec.h %reldir%/state/reshard_exec.cc \
 	%reldir%/state/dataset_order.h %reldir%/state/dataset_order.cc
 libmorph_libmorph_state_la_LIBADD = $(XXHASH_LIBS) $(FMT_LIBS) -lpthread

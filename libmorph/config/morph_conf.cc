@@ -112,21 +112,6 @@ NodeType parse_node_type(Record r, const std::string& name, const Cluster& clust
   return n;
 }
 
-// NCCL and several frameworks catch SIGUSR1 themselves, so Morph never uses it.
-int parse_checkpoint_signal(const std::string& text, const std::string& where) {
-  static const std::pair<const char*, int> kSignals[] = {{"SIGUSR2", SIGUSR2}, {"SIGTERM", SIGTERM}, {"SIGINT", SIGINT},
-                                                         {"SIGHUP", SIGHUP},   {"SIGURG", SIGURG},   {"SIGUSR1", SIGUSR1}};
-  std::string name = to_upper(text);
-  if (name.rfind("SIG", 0) != 0) name = "SIG" + name;
-  for (const auto& [signal_name, number] : kSignals) {
-    if (name != signal_name) continue;
-    if (number == SIGUSR1)
-      throw Error(fmt::format("{}: CheckpointSignal: SIGUSR1 is caught by NCCL and some frameworks; use SIGUSR2", where));
-    return number;
-  }
-  throw Error(fmt::format("{}: CheckpointSignal: {} is not one of SIGUSR2, SIGTERM, SIGINT, SIGHUP, SIGURG", where,
-                          quote(text)));
-}
 
 void parse_globals(Record r, MorphConfig& c) {
   auto set_number = [&](std::string_view key, double& target, double min, double max, double scale = 1) {
@@ -173,6 +158,21 @@ void parse_globals(Record r, MorphConfig& c) {
 }
 
 }  // namespace
+
+int parse_checkpoint_signal(const std::string& text, const std::string& where) {
+  static const std::pair<const char*, int> kSignals[] = {{"SIGUSR2", SIGUSR2}, {"SIGTERM", SIGTERM}, {"SIGINT", SIGINT},
+                                                         {"SIGHUP", SIGHUP},   {"SIGURG", SIGURG},   {"SIGUSR1", SIGUSR1}};
+  std::string name = to_upper(text);
+  if (name.rfind("SIG", 0) != 0) name = "SIG" + name;
+  for (const auto& [signal_name, number] : kSignals) {
+    if (name != signal_name) continue;
+    if (number == SIGUSR1)
+      throw Error(fmt::format("{}: CheckpointSignal: SIGUSR1 is caught by NCCL and some frameworks; use SIGUSR2", where));
+    return number;
+  }
+  throw Error(fmt::format("{}: CheckpointSignal: {} is not one of SIGUSR2, SIGTERM, SIGINT, SIGHUP, SIGURG", where,
+                          quote(text)));
+}
 
 MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
   MorphConfig config;

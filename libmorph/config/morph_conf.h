@@ -46,4 +46,9 @@ struct MorphConfig {
 MorphConfig parse_morph_conf(std::string_view text, const std::string& source);
 MorphConfig load_morph_conf(const std::string& path);
 
+// A checkpoint signal's number from its name ("SIGUSR2" or "USR2", any case): SIGUSR2,
+// SIGTERM, SIGINT, SIGHUP or SIGURG. SIGUSR1 is refused: NCCL and several frameworks catch
+// it themselves. Throws morph::Error naming `where`.
+int parse_checkpoint_signal(const std::string& text, const std::string& where);
+
 }  // namespace morph

@@ -26,6 +26,13 @@ std::optional<IterationMetrics> parse_metrics_line(std::string_view line) {
   return m;
 }
 
+std::string format_metrics_line(const IterationMetrics& m) {
+  std::string line = fmt::format("{} {:.9g} {}", m.step, m.seconds, m.samples);
+  if (m.loss) line += fmt::format(" {:.17g}", *m.loss);
+  parse_metrics_line(line);  // the bounds morphrun checks
+  return line;
+}
+
 std::string format_metrics_record(double unix_time, const IterationMetrics& m, std::string_view layout) {
   return fmt::format("{:.3f} {} {:.6g} {} {} {}", unix_time, m.step, m.seconds, m.samples,
                      m.loss ? fmt::format("{:.17g}", *m.loss) : std::string("-"), layout);

@@ -25,6 +25,10 @@ struct IterationMetrics {
 // nullopt for a blank or comment line; morph::Error naming the field for a bad one.
 std::optional<IterationMetrics> parse_metrics_line(std::string_view line);
 
+// The trainer's line of one iteration, "STEP SECONDS SAMPLES [LOSS]" (seconds to 9 and the
+// loss to 17 significant digits); a value parse_metrics_line() would refuse is an error.
+std::string format_metrics_line(const IterationMetrics& m);
+
 // One line of the job's metrics file: "TIME STEP SECONDS SAMPLES LOSS|- LAYOUT".
 std::string format_metrics_record(double unix_time, const IterationMetrics& m, std::string_view layout);
 

@@ -10,9 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "libmorph/state/checksum.h"
-#include "libmorph/state/safetensors.h"
-#include "libmorph/state/shard_map.h"
+#include "libmorph/state/rank_file.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "tests/trainer/collective.h"
@@ -45,6 +43,14 @@ auto tensor_view(const state::TensorDecl& decl, const state::StateSpec& spec, St
     throw Error(fmt::format("tensor {} ({} elements, {}) has no counterpart of that size in the trainer",
                             quote(decl.name), elements, state::dtype_name(decl.dtype)));
   return *v;
+}
+
+// The trainer's memory of each file tensor, for libmorph's rank-file I/O.
+state::BufferOf buffers_of(const state::StateSpec& spec, LocalState& st) {
+  return [&spec, &st](const state::TensorDecl& decl) { return std::as_writable_bytes(tensor_view(decl, spec, st)); };
+}
+state::ConstBufferOf buffers_of(const state::StateSpec& spec, const LocalState& st) {
+  return [&spec, &st](const state::TensorDecl& decl) { return std::as_bytes(tensor_view(decl, spec, st)); };
 }
 
 void check_same(const json& info, const char* key, const json& mine, const std::string& dir, const char* flag) {
@@ -80,20 +86,9 @@ void save_checkpoint(const std::string& dir, const Options& o, const Adam& adam,
     if (rank == 0) stage = std::make_unique<state::CheckpointStage>(dir);
   });
 
-  state::CheckpointFile mine{rank, state::rank_file_name(rank), 0, 0};
+  state::CheckpointFile mine;
   collectively([&] {
-    const std::string path = (fs::path(state::stage_folder(dir)) / mine.name).string();
-    const std::vector<state::LocalTensor> tensors = state::rank_tensors(spec, layout, rank);
-    std::vector<state::TensorDecl> decls;
-    for (const state::LocalTensor& t : tensors) decls.push_back(t.decl);
-    state::SafetensorsWriter writer(path, decls, {{"layout", state::to_string(layout)}, {"rank", std::to_string(rank)}});
-    for (std::size_t i = 0; i < decls.size(); ++i) {
-      const auto v = tensor_view(decls[i], spec, st);
-      if (!v.empty()) writer.write(writer.header().tensors[i], 0, v.data(), v.size_bytes());
-    }
-    writer.finish();
-    mine.bytes = fs::file_size(path);
-    mine.checksum = state::file_checksum(path);
+    mine = state::write_rank_file(state::stage_folder(dir), spec, layout, rank, buffers_of(spec, st));
   });
 
   // A large model's save takes a while; until the commit below, the previous checkpoint stands.
@@ -121,44 +116,14 @@ state::Progress load_checkpoint(const std::string& dir, const Options& o, const 
   const int rank = g.rank();
   state::CheckpointIndex index;
   collectively([&] {
-    index = state::read_index(dir);
-    if (index.layout != layout)
-      throw Error(fmt::format("{}: the checkpoint has layout {}, this run --layout {}; run `morph reshard --from {} "
-                              "--to NEW_DIR --layout {}` first and resume from NEW_DIR",
-                              dir, state::to_string(index.layout), state::to_string(layout), dir,
-                              state::to_string(layout)));
-    if (state::to_json(index.spec) != state::to_json(spec))
-      throw Error(fmt::format("{}: the checkpoint holds another model (its trainer: vocab {}, hidden {}, layers {}, "
-                              "vocab_multiple {}); this run has --vocab {} --hidden {} --layers {} --vocab-multiple {}",
-                              dir, index.trainer.value("vocab", json()).dump(),
-                              index.trainer.value("hidden", json()).dump(), index.trainer.value("layers", json()).dump(),
-                              index.trainer.value("vocab_multiple", json()).dump(), o.vocab, o.hidden, o.layers,
-                              o.vocab_multiple));
+    index = state::index_for_resume(dir, spec, layout);
     check_same(index.trainer, "seed", o.seed, dir, "--seed");
     check_same(index.trainer, "samples", o.samples, dir, "--samples");
     check_same(index.trainer, "global_batch", o.global_batch, dir, "--global-batch");
     if (index.progress.samples != index.progress.step * o.global_batch)
       throw Error(fmt::format("{}: progress of {} samples at step {} does not match --global-batch {}", dir,
                               index.progress.samples, index.progress.step, o.global_batch));
-    // Each rank checks its own file (size and checksum), in parallel.
-    state::CheckpointIndex own = index;
-    own.files = {index.files.at(static_cast<std::size_t>(rank))};
-    state::verify_files(dir, own, true);
-
-    const state::SafetensorsReader reader((fs::path(dir) / state::rank_file_name(rank)).string());
-    const std::vector<state::LocalTensor> expected = state::rank_tensors(spec, layout, rank);
-    const auto& found = reader.header().tensors;
-    if (found.size() != expected.size())
-      throw Error(fmt::format("{}: {} tensors, layout {} rank {} needs {}", reader.path(), found.size(),
-                              state::to_string(layout), rank, expected.size()));
-    for (std::size_t i = 0; i < found.size(); ++i) {
-      const state::TensorDecl& d = expected[i].decl;
-      const state::TensorEntry* e = reader.header().find(d.name);
-      if (!e || e->dtype != d.dtype || e->shape != d.shape)
-        throw Error(fmt::format("{}: tensor {} is missing or has another dtype or shape", reader.path(), quote(d.name)));
-      const auto v = tensor_view(d, spec, st);
-      if (!v.empty()) reader.read(*e, 0, v.data(), v.size_bytes());
-    }
+    state::read_rank_file(dir, index, rank, buffers_of(spec, st));
   });
   // ZeRO 3 stores only this rank's chunk of the flattened parameters: gather the rest.
   if (layout.zero == 3 && layout.dp > 1)

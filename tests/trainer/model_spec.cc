@@ -21,13 +21,13 @@ state::StateSpec make_spec(const ModelSizes& m) {
   add("embedding.word_embeddings.weight", {v, h}, Split::vocab, Stage::first);
   for (int l = 0; l < m.layers; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
-    add(p + "norm.weight", {h}, Split::replicated, Stage::layer, l);
+    add(p + "post_attention_layernorm.weight", {h}, Split::replicated, Stage::layer, l);
     add(p + "mlp.dense_h_to_4h.weight", {4 * h, h}, Split::column, Stage::layer, l);
     add(p + "mlp.dense_h_to_4h.bias", {4 * h}, Split::column, Stage::layer, l);
     add(p + "mlp.dense_4h_to_h.weight", {h, 4 * h}, Split::row, Stage::layer, l);
     add(p + "mlp.dense_4h_to_h.bias", {h}, Split::replicated, Stage::layer, l);
   }
-  add("final_norm.weight", {h}, Split::replicated, Stage::last);
+  add("final_layernorm.weight", {h}, Split::replicated, Stage::last);
   add("output_layer.weight", {v, h}, Split::vocab, Stage::last);
   s.validate();
   return s;

@@ -1,7 +1,8 @@
 // The trainer's model as a state spec: a vocabulary-parallel embedding, L residual MLP
 // blocks (RMS norm, column-parallel h->4h, row-parallel 4h->h) and a final norm with a
-// vocabulary-parallel head, named as in Megatron-LM. The spec's parameter order is the
-// ZeRO flattening order.
+// vocabulary-parallel head, named as in Megatron-LM (share/rules/megatron.json; the MLP
+// block's norm is Megatron's post_attention_layernorm, there being no attention). The
+// spec's parameter order is the ZeRO flattening order.
 #pragma once
 
 #include <string>

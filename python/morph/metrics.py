@@ -1,0 +1,30 @@
+"""Iteration metrics to morphrun: ``STEP SECONDS SAMPLES [LOSS]`` lines on the FIFO
+named by MORPH_METRICS (morphrun(1), METRICS; libmorph/launch/metrics_line.h)."""
+from __future__ import annotations
+
+import os
+from typing import Optional, TextIO
+
+from morph import _native
+
+_fifo: Optional[TextIO] = None
+
+
+def line(step: int, seconds: float, samples: int, loss: Optional[float] = None) -> str:
+    """The protocol line of one iteration (checked as morphrun parses it)."""
+    return _native.metrics_line(step, seconds, samples, loss)
+
+
+def report(step: int, seconds: float, samples: int, loss: Optional[float] = None) -> bool:
+    """Writes one iteration's line to MORPH_METRICS; False (and nothing written) when
+    the job runs outside morphrun. Call it on one rank (rank 0)."""
+    global _fifo
+    text = line(step, seconds, samples, loss)
+    if _fifo is None:
+        path = os.environ.get("MORPH_METRICS", "")
+        if not path:
+            return False
+        _fifo = open(path, "w", buffering=1)
+    _fifo.write(text + "\n")
+    _fifo.flush()
+    return True
