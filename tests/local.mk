@@ -29,6 +29,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/restart_cost_test.cc \
 	%reldir%/unit/scheduler_test.cc \
 	%reldir%/unit/checkpoint_choice_test.cc \
+	%reldir%/unit/rank_file_test.cc \
 	%reldir%/unit/model_spec_test.cc \
 	%reldir%/unit/allocation_test.cc \
 	%reldir%/unit/plan_test.cc \
@@ -217,6 +218,17 @@ check-launcher: all tests/trainer/morph-trainer
 	MORPH_BUILDDIR='$(abs_top_builddir)' MORPH_FRAMEWORKS='$(abs_top_srcdir)/share/frameworks' \
 	  $(SHELL) '$(abs_top_srcdir)/tests/launcher/check_launcher.sh'
 .PHONY: check-launcher
+
+# The PyTorch example (examples/torch/train.py) under morphrun --driver changing its plan
+# six ways on a local cluster of its own, and the checkpoint format shared with the C++
+# reference trainer (docs/python.md). scripts/run-tests.sh runs both after make check.
+check-torch: all tests/trainer/morph-trainer
+	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' PYTHON='$(PYTHON)' \
+	  $(SHELL) '$(abs_top_srcdir)/tests/torch/cross_framework.sh'
+	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' PYTHON='$(PYTHON)' \
+	  $(SHELL) '$(abs_top_srcdir)/tests/torch/check_torch.sh'
+EXTRA_DIST += %reldir%/torch/check_torch.sh %reldir%/torch/cross_framework.sh
+.PHONY: check-torch
 if HAVE_SLURM
 # A SPANK plugin that lets the tests send job_submit_morph what a hostile client could.
 check_LTLIBRARIES = %reldir%/cluster/spank_inject.la

@@ -1,0 +1,142 @@
+"""morph.checkpoint: a rank's file written from and read into the caller's buffers, the
+same format `morph reshard` and the C++ reference trainer use."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+import morph
+from support import spec
+
+ONE = "dp=1,tp=1,pp=1,zero=0"
+
+
+def filled(s, layout, rank=0, seed=0):
+    """Random buffers for every tensor of the rank's file (vocabulary padding rows 0)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for t in s.local_tensors(layout, rank):
+        a = rng.standard_normal(t.shape)
+        if t.name.endswith(("word_embeddings.weight", "output_layer.weight")) and layout == ONE:
+            a[50:] = 0  # padding rows beyond the vocabulary
+        out[t.name] = a
+    return out
+
+
+def zeros(s, layout, rank=0):
+    return {t.name: np.zeros(t.shape) for t in s.local_tensors(layout, rank)}
+
+
+class CheckpointTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = os.path.join(self.tmp.name, "step_3")
+        self.spec = spec()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def save(self, tensors, layout=ONE, directory=None, **kw):
+        morph.checkpoint.save(directory or self.dir, step=3, samples=48, tensors=tensors, spec=self.spec, layout=layout,
+                              trainer={"seed": 1, "global_batch": 16}, **kw)
+
+    def test_the_files_a_rank_stores_follow_the_layout(self):
+        names = [t.name for t in self.spec.local_tensors("dp=2,tp=2,pp=2,zero=0", 5)]
+        self.assertIn("layers.1.mlp.dense_h_to_4h.weight", names)
+        self.assertIn("optim.exp_avg.output_layer.weight", names)
+        self.assertNotIn("embedding.word_embeddings.weight", names)  # stage 1 of 2
+        head = {t.name: t for t in self.spec.local_tensors("dp=2,tp=2,pp=2,zero=0", 5)}["output_layer.weight"]
+        self.assertEqual(head.shape, (28, 16))  # 50 rows padded to a multiple of 4 t = 8: 56, over 2
+        z1 = [t.name for t in self.spec.local_tensors("dp=2,tp=2,pp=2,zero=1", 5)]
+        self.assertIn("optim.exp_avg", z1)
+        self.assertIn("params.flat", [t.name for t in self.spec.local_tensors("dp=2,tp=2,pp=2,zero=3", 5)])
+        self.assertEqual(self.spec.stage_params("dp=1,tp=1,pp=2,zero=0", 0)[0], "embedding.word_embeddings.weight")
+        self.assertEqual(self.spec.layer_range("dp=1,tp=1,pp=2,zero=0", 1), (1, 2))
+        with self.assertRaisesRegex(morph.MorphError, "stage"):
+            self.spec.check_layout("dp=1,tp=1,pp=3,zero=0")  # 3 stages, 2 layers
+
+    def test_round_trip_in_place(self):
+        tensors = filled(self.spec, ONE)
+        self.save(tensors)
+        index = morph.checkpoint.read_index(self.dir)
+        self.assertEqual(index["layout"], ONE)
+        self.assertEqual(index["progress"], {"step": 3, "samples": 48})
+        self.assertEqual(index["trainer"]["seed"], 1)
+        back = zeros(self.spec, ONE)
+        buffers = {k: v.ctypes.data for k, v in back.items()}
+        progress = morph.checkpoint.load(self.dir, spec=self.spec, layout=ONE, tensors=back)
+        self.assertEqual((progress.step, progress.samples), (3, 48))
+        for name, a in tensors.items():
+            np.testing.assert_array_equal(back[name], a, err_msg=name)
+            self.assertEqual(back[name].ctypes.data, buffers[name])  # read into the caller's memory
+
+    def test_a_checkpoint_is_never_overwritten_and_a_failed_save_leaves_nothing(self):
+        self.save(filled(self.spec, ONE))
+        with self.assertRaisesRegex(morph.MorphError, "exists"):
+            self.save(filled(self.spec, ONE))
+        other = os.path.join(self.tmp.name, "step_4")
+        bad = filled(self.spec, ONE)
+        del bad["final_layernorm.weight"]
+        with self.assertRaisesRegex(morph.MorphError, "final_layernorm.weight"):
+            self.save(bad, directory=other)
+        self.assertEqual(sorted(os.listdir(self.tmp.name)), ["step_3"])
+
+    def test_buffers_must_be_what_the_file_stores(self):
+        base = filled(self.spec, ONE)
+        cases = [
+            ("output_layer.weight", base["output_layer.weight"].astype(np.float32), "dtype float32.*F64"),
+            ("output_layer.weight", np.asfortranarray(base["output_layer.weight"]), "not contiguous"),
+            ("output_layer.weight", base["output_layer.weight"][:10], "bytes"),
+            ("output_layer.weight", [[0.0]], "NumPy array or a CPU torch.Tensor"),
+        ]
+        for i, (name, value, message) in enumerate(cases):
+            with self.subTest(message=message), self.assertRaisesRegex(morph.MorphError, message):
+                self.save(dict(base, **{name: value}), directory=os.path.join(self.tmp.name, f"bad_{i}"))
+
+    def test_another_layout_another_model_or_no_checkpoint_is_refused_before_a_buffer_is_touched(self):
+        self.save(filled(self.spec, ONE))
+        two = "dp=1,tp=2,pp=1,zero=0"
+        untouched = zeros(self.spec, two, 0)
+        with self.assertRaisesRegex(morph.MorphError, "layout dp=1,tp=1,pp=1,zero=0, this run dp=1,tp=2.*morph reshard"):
+            morph.checkpoint.load(self.dir, spec=self.spec, layout=two, tensors=untouched)
+        wider = spec(hidden=32)
+        with self.assertRaisesRegex(morph.MorphError, "another model: parameter 0 .*50x16 F64 there.*50x32 F64 here"):
+            morph.checkpoint.load(self.dir, spec=wider, layout=ONE, tensors=zeros(wider, ONE))
+        with self.assertRaisesRegex(morph.MorphError, "index.json"):
+            morph.checkpoint.load(os.path.join(self.tmp.name, "step_9"), spec=self.spec, layout=ONE,
+                                  tensors=zeros(self.spec, ONE))
+        self.assertTrue(all(not a.any() for a in untouched.values()))
+
+    def test_a_damaged_file_is_refused(self):
+        self.save(filled(self.spec, ONE))
+        path = os.path.join(self.dir, "rank_00000.safetensors")
+        with open(path, "r+b") as f:
+            f.seek(-8, os.SEEK_END)
+            f.write(b"\x01" * 8)
+        with self.assertRaisesRegex(morph.MorphError, "checksum"):
+            morph.checkpoint.load(self.dir, spec=self.spec, layout=ONE, tensors=zeros(self.spec, ONE))
+
+    @unittest.skipUnless(os.environ.get("MORPH"), "MORPH (the morph CLI) is not set: run under make check")
+    def test_morph_reshard_moves_it_and_the_shards_hold_the_global_rows(self):
+        tensors = filled(self.spec, ONE)
+        self.save(tensors)
+        resharded = os.path.join(self.tmp.name, "step_3.tp2")
+        two = "dp=1,tp=2,pp=1,zero=1"
+        subprocess.run([os.environ["MORPH"], "reshard", "--from", self.dir, "--to", resharded, "--layout", two],
+                       check=True, stdout=subprocess.DEVNULL)
+        # 50 rows padded to 56 for t = 2 (52 for t = 1): rank r holds rows 28 r .. 28 r + 27.
+        head = np.vstack([tensors["output_layer.weight"][:50], np.zeros((6, 16))])
+        w1 = tensors["layers.0.mlp.dense_h_to_4h.weight"]  # column-parallel: 32 rows each
+        for rank in (0, 1):
+            back = zeros(self.spec, two, rank)
+            progress = morph.checkpoint.load(resharded, spec=self.spec, layout=two, tensors=back, rank=rank)
+            self.assertEqual(progress.step, 3)
+            np.testing.assert_array_equal(back["output_layer.weight"], head[28 * rank:28 * rank + 28])
+            np.testing.assert_array_equal(back["layers.0.mlp.dense_h_to_4h.weight"], w1[32 * rank:32 * rank + 32])
+
+
+if __name__ == "__main__":
+    unittest.main()

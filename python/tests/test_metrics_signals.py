@@ -1,0 +1,65 @@
+"""morph.metrics (the line protocol to morphrun) and morph.signals (the checkpoint flag)."""
+import os
+import signal
+import tempfile
+import unittest
+
+import morph
+
+
+class MetricsTest(unittest.TestCase):
+    def test_lines_are_the_protocol(self):
+        self.assertEqual(morph.metrics.line(7, 0.123456789, 64, 1 / 3), "7 0.123456789 64 0.33333333333333331")
+        self.assertEqual(morph.metrics.line(8, 0.5, 64), "8 0.5 64")
+        with self.assertRaisesRegex(morph.MorphError, "SECONDS"):
+            morph.metrics.line(8, 0, 64)
+
+    def test_report_writes_to_morph_metrics(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "fifo")
+            os.mkfifo(path)
+            reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            saved = os.environ.get("MORPH_METRICS")
+            os.environ["MORPH_METRICS"] = path
+            try:
+                self.assertTrue(morph.metrics.report(1, 0.5, 16, 2.5))
+                self.assertTrue(morph.metrics.report(2, 0.25, 16))
+                self.assertEqual(os.read(reader, 4096).decode(), "1 0.5 16 2.5\n2 0.25 16\n")
+            finally:
+                os.close(reader)
+                if morph.metrics._fifo:
+                    morph.metrics._fifo.close()
+                    morph.metrics._fifo = None
+                if saved is None:
+                    del os.environ["MORPH_METRICS"]
+                else:
+                    os.environ["MORPH_METRICS"] = saved
+
+    def test_without_morphrun_nothing_is_written(self):
+        saved = os.environ.pop("MORPH_METRICS", None)
+        try:
+            self.assertFalse(morph.metrics.report(1, 0.5, 16))
+        finally:
+            if saved is not None:
+                os.environ["MORPH_METRICS"] = saved
+
+
+class SignalsTest(unittest.TestCase):
+    def test_the_checkpoint_signal_sets_the_flag(self):
+        self.assertEqual(morph.signals.install("usr2"), signal.SIGUSR2)
+        morph.signals.clear()
+        self.assertFalse(morph.signals.checkpoint_requested())
+        os.kill(os.getpid(), signal.SIGUSR2)
+        self.assertTrue(morph.signals.checkpoint_requested())
+        morph.signals.clear()
+        self.assertFalse(morph.signals.checkpoint_requested())
+
+    def test_sigusr1_and_unknown_signals_are_refused(self):
+        with self.assertRaisesRegex(morph.MorphError, "SIGUSR1 is caught by NCCL"):
+            morph.signals.install("SIGUSR1")
+        with self.assertRaisesRegex(morph.MorphError, "SIGFOO"):
+            morph.signals.install("SIGFOO")
+
+
+if __name__ == "__main__":
+    unittest.main()

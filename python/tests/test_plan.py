@@ -1,0 +1,50 @@
+"""morph.plan(): the plan and the rank's coordinates, checked as morphrun checks them."""
+import unittest
+
+import morph
+from support import PLAN, env
+
+
+class PlanTest(unittest.TestCase):
+    def test_reads_the_plan_and_the_ranks_coordinates(self):
+        p = morph.plan(env())
+        self.assertEqual((p.dp, p.tp, p.pp, p.zero, p.micro_batches, p.micro_batch), (2, 2, 2, 1, 2, 4))
+        self.assertEqual(p.global_batch, 16)
+        self.assertEqual((p.rank, p.world_size, p.local_rank), (5, 8, 1))
+        # Megatron order, TP innermost: 5 = pp 1 * 4 + dp 0 * 2 + tp 1.
+        self.assertEqual((p.dp_rank, p.tp_rank, p.pp_rank), (0, 1, 1))
+        self.assertEqual(p.layout, "dp=2,tp=2,pp=2,zero=1")
+        self.assertEqual(p.text, PLAN)
+        self.assertEqual(p.model, "gpt-tiny")
+        self.assertEqual(p.rank_of(1, 0, 1), 6)
+
+    def test_groups_cover_the_world_once_in_one_order(self):
+        p = morph.plan(env())
+        self.assertEqual(p.groups("tp"), [[0, 1], [2, 3], [4, 5], [6, 7]])
+        self.assertEqual(p.groups("dp"), [[0, 2], [1, 3], [4, 6], [5, 7]])
+        self.assertEqual(p.groups("pp"), [[0, 4], [1, 5], [2, 6], [3, 7]])
+        self.assertEqual((p.group("tp"), p.group("dp"), p.group("pp")), ([4, 5], [5, 7], [1, 5]))
+        with self.assertRaisesRegex(morph.MorphError, "group kind 'ep'"):
+            p.groups("ep")
+
+    def test_bad_input_names_what_is_wrong(self):
+        cases = [
+            (env(MORPH_PLAN=None), "MORPH_PLAN is not set"),
+            (env(WORLD_SIZE="4"), "needs 8 ranks .*WORLD_SIZE is 4"),
+            (env(RANK="8"), "RANK"),
+            (env(WORLD_SIZE=None), "WORLD_SIZE is not set"),
+            (env(MORPH_TP_RANK="0"), "MORPH_TP_RANK=0 disagrees with RANK 5"),
+            (env(MORPH_PLAN="dp=2 tp=2"), "MORPH_PLAN"),
+            (env(MORPH_GLOBAL_BATCH="32"), "MORPH_GLOBAL_BATCH=32 disagrees"),
+        ]
+        for e, message in cases:
+            with self.subTest(message=message), self.assertRaisesRegex(morph.MorphError, message):
+                morph.plan(e)
+
+    def test_a_plan_outside_morphrun_is_refused(self):
+        with self.assertRaisesRegex(morph.MorphError, "run under morphrun"):
+            morph.plan({})
+
+
+if __name__ == "__main__":
+    unittest.main()
