@@ -4,7 +4,7 @@
 # build tree the package is assembled in $(builddir)/python: PYTHONPATH=<build>/python.
 MORPH_PYTHON_SOURCES = %reldir%/morph/__init__.py %reldir%/morph/plan.py %reldir%/morph/dataset.py \
 	%reldir%/morph/checkpoint.py %reldir%/morph/metrics.py %reldir%/morph/signals.py
-EXTRA_DIST += $(MORPH_PYTHON_SOURCES) %reldir%/native.cc %reldir%/tests/run.sh %reldir%/tests/test_plan.py \
+EXTRA_DIST += $(MORPH_PYTHON_SOURCES) %reldir%/native.cc %reldir%/tests/run.sh %reldir%/tests/support.py %reldir%/tests/test_plan.py \
 	%reldir%/tests/test_dataset.py %reldir%/tests/test_checkpoint.py %reldir%/tests/test_metrics_signals.py
 
 if HAVE_PYTHON

@@ -20,6 +20,7 @@
 #include "libmorph/launch/metrics_line.h"
 #include "libmorph/launch/rank_env.h"
 #include "libmorph/plan/plan.h"
+#include "libmorph/record/job_record.h"
 #include "libmorph/state/checkpoint.h"
 #include "libmorph/state/checksum.h"
 #include "libmorph/state/dataset_order.h"
@@ -59,6 +60,7 @@ struct RankPlan {
   int rank = 0, world_size = 1, local_rank = 0;
   launch::RankCoordinates coords;
   std::string model, framework;
+  double predicted_iteration_s = 0;  // the record's iter_ms, 0 without one
 
   int rank_of(int dp, int tp, int pp) const {
     if (dp < 0 || dp >= plan.dp || tp < 0 || tp >= plan.tp || pp < 0 || pp >= plan.pp)
@@ -126,6 +128,12 @@ RankPlan rank_plan(const Env& env) {
       parse_int(env_text(env, "MORPH_GLOBAL_BATCH"), "MORPH_GLOBAL_BATCH", 1, INT64_MAX) != p.plan.global_batch())
     throw Error(fmt::format("MORPH_GLOBAL_BATCH={} disagrees with MORPH_PLAN {} (global batch {})",
                             env_text(env, "MORPH_GLOBAL_BATCH"), text, p.plan.global_batch()));
+  if (const std::string record = env_text(env, "MORPH_RECORD"); !record.empty()) {
+    const JobRecord r = parse_admin_comment(record);
+    if (!(r.current.plan == p.plan))
+      throw Error(fmt::format("MORPH_RECORD's plan ({}) is not MORPH_PLAN ({})", to_string(r.current.plan), text));
+    p.predicted_iteration_s = r.current.iter_ms / 1e3;
+  }
   p.model = env_text(env, "MORPH_MODEL");
   p.framework = env_text(env, "MORPH_FRAMEWORK");
   return p;
@@ -301,6 +309,7 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("tp_rank", [](const RankPlan& p) { return p.coords.tp; })
       .def_property_readonly("pp_rank", [](const RankPlan& p) { return p.coords.pp; })
       .def_readonly("model", &RankPlan::model)
+      .def_readonly("predicted_iteration_s", &RankPlan::predicted_iteration_s)
       .def_readonly("framework", &RankPlan::framework)
       .def_property_readonly("layout", [](const RankPlan& p) { return state::to_string(state::layout_of(p.plan)); })
       .def_property_readonly("text", [](const RankPlan& p) { return to_string(p.plan); })

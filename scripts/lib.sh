@@ -13,6 +13,7 @@ MORPH_PACKAGES=(
   libslurm-dev slurm-wlm slurmctld slurmd munge libmunge-dev
   libopenmpi-dev openmpi-bin libpmix-dev libhwloc-dev libsqlite3-dev iproute2 bc util-linux
   libxxhash-dev clang
+  python3 python3-dev pybind11-dev python3-numpy python3-torch
 )
 
 morph_log() { printf '\n==> %s\n' "$*"; }

@@ -220,14 +220,15 @@ check-launcher: all tests/trainer/morph-trainer
 .PHONY: check-launcher
 
 # The PyTorch example (examples/torch/train.py) under morphrun --driver changing its plan
-# six ways on a local cluster of its own, and the checkpoint format shared with the C++
-# reference trainer (docs/python.md). scripts/run-tests.sh runs both after make check.
+# six ways on a local cluster of its own (docs/python.md); scripts/run-tests.sh runs it
+# after make check, which runs the example's continuity without Slurm (continuity_local.sh).
 check-torch: all tests/trainer/morph-trainer
 	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' PYTHON='$(PYTHON)' \
-	  $(SHELL) '$(abs_top_srcdir)/tests/torch/cross_framework.sh'
-	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' PYTHON='$(PYTHON)' \
 	  $(SHELL) '$(abs_top_srcdir)/tests/torch/check_torch.sh'
-EXTRA_DIST += %reldir%/torch/check_torch.sh %reldir%/torch/cross_framework.sh
+EXTRA_DIST += %reldir%/torch/check_torch.sh %reldir%/torch/continuity_local.sh
+if HAVE_TORCH
+TESTS += %reldir%/torch/continuity_local.sh
+endif
 .PHONY: check-torch
 if HAVE_SLURM
 # A SPANK plugin that lets the tests send job_submit_morph what a hostile client could.

@@ -37,6 +37,9 @@ class Plan:
     pp_rank = property(lambda self: self._p.pp_rank)
     # What the job runs.
     model = property(lambda self: self._p.model, doc="MORPH_MODEL ('' when unset)")
+    predicted_iteration_s = property(
+        lambda self: self._p.predicted_iteration_s,
+        doc="the iteration time Morph predicted for this plan (the record's iter_ms; 0 without MORPH_RECORD)")
     framework = property(lambda self: self._p.framework, doc="MORPH_FRAMEWORK ('' when unset)")
 
     @property
@@ -70,10 +73,11 @@ class Plan:
 
 def plan(environ: Optional[Mapping[str, str]] = None) -> Plan:
     """The plan of this rank, from what morphrun exports (MORPH_PLAN, RANK, WORLD_SIZE,
-    LOCAL_RANK, MORPH_DP_RANK, MORPH_TP_RANK, MORPH_PP_RANK, MORPH_MODEL...).
+    LOCAL_RANK, MORPH_DP_RANK, MORPH_TP_RANK, MORPH_PP_RANK, MORPH_MODEL, MORPH_RECORD...).
 
     Validated as libmorph validates it: the plan's shape, a world size equal to its
-    GPUs, a rank inside it, and coordinates that agree with the rank. Raises
+    GPUs, a rank inside it, coordinates that agree with the rank, and a job record
+    (MORPH_RECORD, when set) whose plan is MORPH_PLAN. Raises
     :class:`morph.MorphError` naming what is wrong.
     """
     env = dict(os.environ if environ is None else environ)

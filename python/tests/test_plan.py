@@ -41,6 +41,17 @@ class PlanTest(unittest.TestCase):
             with self.subTest(message=message), self.assertRaisesRegex(morph.MorphError, message):
                 morph.plan(e)
 
+    def test_the_job_record_gives_the_predicted_iteration_time(self):
+        self.assertEqual(morph.plan(env()).predicted_iteration_s, 0)
+        record = ("morph:v1 model=gpt-tiny batch=16 seq=0 sla=best-effort sla_given=0 framework=torch plans=all "
+                  "gpus=1-8 gpu_types=- base_plan=- type=a100-80g nodes=1 gpus_per_node=8 cpus_per_gpu=1 "
+                  "dp=2 tp=2 pp=2 zero=1 offload=0 gc=0 ga=1 mb=2 mbs=4 iter_ms=250.000")
+        self.assertEqual(morph.plan(env(MORPH_RECORD=record)).predicted_iteration_s, 0.25)
+        with self.assertRaisesRegex(morph.MorphError, "MORPH_RECORD's plan .*dp=4.* is not MORPH_PLAN"):
+            morph.plan(env(MORPH_RECORD=record.replace("dp=2 tp=2", "dp=4 tp=1").replace("mbs=4", "mbs=2")))
+        with self.assertRaisesRegex(morph.MorphError, "AdminComment"):
+            morph.plan(env(MORPH_RECORD="morph:v1 model=x"))
+
     def test_a_plan_outside_morphrun_is_refused(self):
         with self.assertRaisesRegex(morph.MorphError, "run under morphrun"):
             morph.plan({})
