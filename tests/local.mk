@@ -63,6 +63,11 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/step_plan_test.cc \
 	%reldir%/unit/framework_test.cc \
 	%reldir%/unit/cpu_binding_test.cc \
+	%reldir%/unit/hetero_support.h %reldir%/unit/jabas_reference_solver.h \
+	%reldir%/unit/jabas_profile_test.cc \
+	%reldir%/unit/hetero_iteration_model_test.cc \
+	%reldir%/unit/config_solver_test.cc \
+	%reldir%/unit/hetero_search_test.cc \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc \
 	plugins/spank/helper/step_plan.h plugins/spank/helper/step_plan.cc \
 	%reldir%/unit/profile_conf_test.cc \
