@@ -39,8 +39,8 @@ scratch_profile() {
     local f
     f=$(save_json "h$b")
     jq_true "$f" 'length == 3'
-    jq_true "$f" --argjson b "$b" \
-      'all(.[] | select(.feasible); ([.gpu_groups[] | .gpus * .workers * .ga_steps] | add) * .local_batch == $b)'
+    jq_true "$f" 'all(.[] | select(.feasible); ([.gpu_groups[] | .gpus * .workers * .ga_steps] | add) * .local_batch == $b)' \
+      --argjson b "$b"
     jq_true "$f" 'all(.[] | select(.feasible); .throughput_samples_per_s > 0 and .iteration_ms > 0)'
     jq_true "$f" '.[2].servers == ["node0", "node1"] and .[2].feasible'
   done

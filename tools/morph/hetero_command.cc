@@ -1,7 +1,9 @@
 // morph hetero: JABAS's heterogeneous data-parallel configuration (seed 004) of a global
 // batch on every set of servers of a JABAS profile folder.
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -48,12 +50,14 @@ void run_hetero(const Context& context, const HeteroArgs& args) {
   const JabasProfile profile = load_jabas_profile(args.profile_dir);
   const std::vector<HeteroConfig> configs = hetero_configs(profile, args.batch);
   if (std::none_of(configs.begin(), configs.end(), [](const HeteroConfig& c) { return c.feasible(); })) {
+    std::set<int> profiled;
+    for (const JabasServer& s : profile.servers)
+      for (const auto& [lbs, batch] : s.by_local_batch) profiled.insert(lbs);
     std::string batches;
-    for (const auto& [lbs, batch] : profile.servers.front().by_local_batch)
-      batches += (batches.empty() ? "" : ", ") + std::to_string(lbs);
+    for (int lbs : profiled) batches += (batches.empty() ? "" : ", ") + std::to_string(lbs);
     throw Error(fmt::format("--batch: {} is out of reach on every set of servers of {}: it must be 2 * local batch * M "
-                            "with a profiled local batch ({} on {}) and M at least the GPU pairs",
-                            args.batch, args.profile_dir, batches, profile.servers.front().name));
+                            "with a local batch all the set's servers profiled ({}) and M at least its GPU pairs",
+                            args.batch, args.profile_dir, batches));
   }
   if (context.json) {
     nlohmann::json out = nlohmann::json::array();
