@@ -80,7 +80,7 @@ TEST(HeteroProfile, ErrorsNameTheFileAndField) {
 
   dir = test::write_tiny_profile("server");
   fs::rename(dir / "cluster_comp_profile_data" / "8" / "slow", dir / "cluster_comp_profile_data" / "8" / "other");
-  EXPECT_NE(load_error(dir).find("\"other\" is not in cluster_info.json"), std::string::npos) << load_error(dir);
+  EXPECT_NE(load_error(dir).find("server 'other' is not in cluster_info.json"), std::string::npos) << load_error(dir);
 }
 
 }  // namespace
