@@ -114,12 +114,13 @@ TEST(HeteroReference, AtLeastJabasSolverOnQuickstart) {
 
 // Random profiles of 2-3 servers with 2 or 4 GPUs and random n_max and worker gains: Morph's
 // configuration is never slower than JABAS's, and JABAS's greedy walk misses the optimum
-// now and then (64 of 1200 cases with 300 profiles when this was written).
+// now and then (the counts are printed for docs/hetero.md).
 TEST(HeteroReference, NeverBelowJabasSolverOnRandomProfiles) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<double> u(0.5, 2.0);
   int compared = 0, better = 0;
-  for (int trial = 0; trial < 80; ++trial) {
+  double most_gain = 0;
+  for (int trial = 0; trial < 300; ++trial) {
     JabasProfile p;
     p.dir = "random";
     for (int i = 0; i < 2 + trial % 2; ++i) {
@@ -150,9 +151,14 @@ TEST(HeteroReference, NeverBelowJabasSolverOnRandomProfiles) {
       ASSERT_TRUE(c.feasible()) << trial << " " << b;
       EXPECT_GE(c.throughput_samples_per_s, ref.throughput * (1 - 1e-12)) << trial << " " << b;
       EXPECT_EQ(batch_of(c), b);
-      if (c.throughput_samples_per_s > ref.throughput * (1 + 1e-9)) ++better;
+      if (c.throughput_samples_per_s > ref.throughput * (1 + 1e-9)) {
+        ++better;
+        most_gain = std::max(most_gain, c.throughput_samples_per_s / ref.throughput - 1);
+      }
     }
   }
+  std::cout << fmt::format("random profiles: {} comparisons, Morph faster in {}, by up to {:.1f}%\n", compared, better,
+                           100 * most_gain);
   EXPECT_GT(compared, 200);
   EXPECT_GT(better, 0);
 }
