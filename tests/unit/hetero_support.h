@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "tests/unit/test_support.h"
 
 namespace morph::test {
@@ -27,7 +29,8 @@ inline std::string comp_json(int lbs, int m, double data, double fwd, double bwd
 // one worker. Intra all-reduce measured = ideal + 1 at 1 GB/s, inter = 2 * ideal + 1 at
 // 0.5 GB/s. Buckets 10, 20, 10 MiB (overlap, tau = 10 / 40).
 inline std::filesystem::path write_tiny_profile(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("morph-hetero-" + name);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("morph-hetero-" + std::to_string(getpid()) + "-" + name);
   std::filesystem::remove_all(dir);
   write_file(dir / "cluster_info.json",
              R"({"fast": {"type": "F", "number": 2, "intra_network_bandwidth": 1e9, "inter_network_bandwidth": 5e8},
