@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include <unistd.h>
 
@@ -25,6 +27,18 @@ inline std::string comp_json(int lbs, int m, double data, double fwd, double bwd
          ", \"copy_time\": " + std::to_string(copy) + ", \"bn_sync_time\": 0.5}";
 }
 
+// Scratch profile folders, removed when the test program exits.
+inline void remove_at_exit(const std::filesystem::path& dir) {
+  static struct Dirs {
+    std::vector<std::filesystem::path> paths;
+    ~Dirs() {
+      std::error_code ignored;
+      for (const auto& p : paths) std::filesystem::remove_all(p, ignored);
+    }
+  } dirs;
+  dirs.paths.push_back(dir);
+}
+
 // "fast": 2 GPUs, up to 2 workers at local batch 8 (profiled m = 1 and 2); "slow": 2 GPUs,
 // one worker. Intra all-reduce measured = ideal + 1 at 1 GB/s, inter = 2 * ideal + 1 at
 // 0.5 GB/s. Buckets 10, 20, 10 MiB (overlap, tau = 10 / 40).
@@ -32,6 +46,7 @@ inline std::filesystem::path write_tiny_profile(const std::string& name) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                     ("morph-hetero-" + std::to_string(getpid()) + "-" + name);
   std::filesystem::remove_all(dir);
+  remove_at_exit(dir);
   write_file(dir / "cluster_info.json",
              R"({"fast": {"type": "F", "number": 2, "intra_network_bandwidth": 1e9, "inter_network_bandwidth": 5e8},
                  "slow": {"type": "S", "number": 2, "intra_network_bandwidth": 1e9, "inter_network_bandwidth": 5e8}})");
