@@ -3,7 +3,8 @@
 #  - base: parsing, model catalog, hardware, plans, morph.conf, --morph-* requests and
 #    the AdminComment record (no numeric dependencies; the SPANK plugin links only this);
 #  - perf: memory and iteration-time models, Ceres fitting and online refits, plan
-#    search, sensitivity curves, submission sizing and the artifact validation;
+#    search, sensitivity curves, submission sizing, the artifact validation and JABAS's
+#    heterogeneous data-parallel model and configuration solver (hetero/);
 #  - policy: the scheduling policies (Morphling's Algorithm 1 and the baselines) and the
 #    trace-driven cluster simulator that replays them;
 #  - state: training state on disk (safetensors, checkpoints), its layouts under
@@ -50,6 +51,11 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/perf/perf_store.h %reldir%/perf/perf_store.cc \
 	%reldir%/perf/fit.h %reldir%/perf/fit.cc \
 	%reldir%/perf/profile_sampling.h %reldir%/perf/profile_sampling.cc \
+	%reldir%/hetero/jabas_profile.h %reldir%/hetero/jabas_profile.cc \
+	%reldir%/hetero/allreduce_model.h %reldir%/hetero/allreduce_model.cc \
+	%reldir%/hetero/iteration_model.h %reldir%/hetero/iteration_model.cc \
+	%reldir%/hetero/config_solver.h %reldir%/hetero/config_solver.cc \
+	%reldir%/hetero/hetero_search.h %reldir%/hetero/hetero_search.cc \
 	%reldir%/refit/observed_iterations.h %reldir%/refit/observed_iterations.cc \
 	%reldir%/refit/refit.h %reldir%/refit/refit.cc \
 	%reldir%/planner/plan_search.h %reldir%/planner/plan_search.cc \

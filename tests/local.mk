@@ -63,6 +63,11 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/step_plan_test.cc \
 	%reldir%/unit/framework_test.cc \
 	%reldir%/unit/cpu_binding_test.cc \
+	%reldir%/unit/hetero_support.h %reldir%/unit/jabas_reference_solver.h \
+	%reldir%/unit/jabas_profile_test.cc \
+	%reldir%/unit/hetero_iteration_model_test.cc \
+	%reldir%/unit/config_solver_test.cc \
+	%reldir%/unit/hetero_search_test.cc \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc \
 	plugins/spank/helper/step_plan.h plugins/spank/helper/step_plan.cc \
 	%reldir%/unit/profile_conf_test.cc \
@@ -116,8 +121,9 @@ EXTRA_DIST += %reldir%/unit/topology_test.cc %reldir%/unit/state_store_test.cc %
 TEST_EXTENSIONS = .bats
 BATS_LOG_COMPILER = bats
 TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
-	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats %reldir%/cli/morphrun.bats
-EXTRA_DIST += %reldir%/cli/morphrun.bats %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
+	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats %reldir%/cli/morphrun.bats \
+	%reldir%/cli/morph_hetero.bats
+EXTRA_DIST += %reldir%/cli/morph_hetero.bats %reldir%/cli/morphrun.bats %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
 	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats \
 	%reldir%/cli/common.bash
 # Synthetic checkpoints for morph_reshard.bats.
@@ -134,7 +140,7 @@ tests_cli_make_state_db_LDADD = daemon/libmorph_store.la libmorph/libmorph.la $(
 endif
 EXTRA_DIST += %reldir%/cli/morph_state.bats %reldir%/cli/make_state_db.cc
 
-# Benchmarks (Google Benchmark): make bench-model, make bench-policy, make bench. They are
+# Benchmarks (Google Benchmark): make bench-model, make bench-policy, make bench-hetero, make bench. They are
 # EXTRA_PROGRAMS: built by their make target, not by make all.
 CLEANFILES += $(EXTRA_PROGRAMS)
 if HAVE_BENCHMARK
@@ -162,12 +168,21 @@ tests_bench_bench_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS) -DMORPH_B
 tests_bench_bench_morphd_LDADD = daemon/libmorph_daemon.la libmorph/libmorph.la $(BENCHMARK_LIBS) $(FMT_LIBS)
 tests_bench_bench_morphd_SOURCES = %reldir%/bench/bench_morphd.cc %reldir%/bench/median_reporter.h
 
+# JABAS's configuration solver at M = 162 .. 10368 workers per group (make bench-hetero).
+EXTRA_PROGRAMS += tests/bench/bench_hetero
+tests_bench_bench_hetero_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS)
+tests_bench_bench_hetero_LDADD = libmorph/libmorph.la $(BENCHMARK_LIBS) $(FMT_LIBS)
+tests_bench_bench_hetero_SOURCES = %reldir%/bench/bench_hetero.cc %reldir%/bench/median_reporter.h
+
+bench-hetero: tests/bench/bench_hetero
+	./tests/bench/bench_hetero --benchmark_color=false
+
 bench-morphd: tests/bench/bench_morphd all
 	./tests/bench/bench_morphd --benchmark_color=false
 	MORPH_BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/%reldir%/bench/morphd_load.sh
-bench: bench-model bench-policy bench-reshard
+bench: bench-model bench-policy bench-hetero bench-reshard
 else
-bench bench-model bench-policy bench-morphd:
+bench bench-model bench-policy bench-morphd bench-hetero:
 	@echo "make $@: configure did not find Google Benchmark (Debian: libbenchmark-dev)"; exit 1
 endif
 
@@ -191,7 +206,7 @@ bench-submit bench-plan-reads:
 	@echo "make $@: configure did not find Slurm"; exit 1
 endif
 EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh %reldir%/bench/morphd_load.sh
-.PHONY: bench bench-model bench-policy bench-morphd bench-submit bench-plan-reads
+.PHONY: bench bench-model bench-policy bench-morphd bench-hetero bench-submit bench-plan-reads
 
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).

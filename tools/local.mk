@@ -14,7 +14,8 @@ tools_morph_morph_SOURCES = \
 	%reldir%/morph/validate_command.cc \
 	%reldir%/morph/curve_command.cc \
 	%reldir%/morph/simulate_command.cc \
-	%reldir%/morph/reshard_command.cc
+	%reldir%/morph/reshard_command.cc \
+	%reldir%/morph/hetero_command.cc
 if HAVE_SQLITE
 tools_morph_morph_SOURCES += %reldir%/morph/state_commands.cc
 tools_morph_morph_LDADD += daemon/libmorph_store.la daemon/libmorph_daemon.la $(SQLITE_LIBS)

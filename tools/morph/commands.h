@@ -13,6 +13,7 @@ void add_validate_command(CLI::App& app, Context& context);
 void add_curve_command(CLI::App& app, Context& context);
 void add_simulate_command(CLI::App& app, Context& context);
 void add_reshard_command(CLI::App& app, Context& context);
+void add_hetero_command(CLI::App& app, Context& context);
 // status, timeline and explain (built with SQLite: morphd's state database).
 void add_state_commands(CLI::App& app, Context& context);
 

@@ -1,4 +1,4 @@
-// morph: plan, fit, validate, curve, simulate and reshard from the command line. See morph(1).
+// morph: plan, fit, validate, curve, simulate, reshard and hetero from the command line. See morph(1).
 #include <exception>
 #include <iostream>
 
@@ -20,7 +20,7 @@ const char* unknown_subcommand(int argc, char** argv) {
       continue;
     }
     if (arg.empty() || arg[0] == '-') continue;
-    for (const char* known : {"plan", "fit", "validate", "curve", "simulate", "reshard", "status", "timeline", "explain"})
+    for (const char* known : {"plan", "fit", "validate", "curve", "simulate", "reshard", "hetero", "status", "timeline", "explain"})
       if (arg == known) return nullptr;
     return argv[i];
   }
@@ -31,7 +31,7 @@ const char* unknown_subcommand(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (const char* word = unknown_subcommand(argc, argv)) {
-    std::cerr << "morph: unknown subcommand " << morph::quote(word) << " (expected plan, fit, validate, curve, simulate, reshard, status, timeline or explain)\n";
+    std::cerr << "morph: unknown subcommand " << morph::quote(word) << " (expected plan, fit, validate, curve, simulate, reshard, hetero, status, timeline or explain)\n";
     return 2;
   }
   morph::cli::Context context;
@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   morph::cli::add_curve_command(app, context);
   morph::cli::add_simulate_command(app, context);
   morph::cli::add_reshard_command(app, context);
+  morph::cli::add_hetero_command(app, context);
 #ifdef HAVE_SQLITE
   morph::cli::add_state_commands(app, context);
 #endif

@@ -1,0 +1,43 @@
+// All-reduce time of the gradient buckets: JABAS (seed 004) Eq. (3)-(4), with the linear
+// fit of measured against ideal times that JABAS's profiler data feeds.
+#pragma once
+
+#include <vector>
+
+#include "libmorph/hetero/jabas_profile.h"
+
+namespace morph {
+
+// Eq. (3): t_allreduce = alpha_comm * ideal + beta_comm (least squares on the samples).
+struct AllreduceFit {
+  double alpha = 1;
+  double beta_ms = 0;
+  double predict_ms(double ideal_ms) const { return alpha * ideal_ms + beta_ms; }
+};
+
+AllreduceFit fit_allreduce(const AllreduceSamples& samples);
+
+// The ideal ring all-reduce of `bytes` among `gpus` at `bandwidth`: d * 4(N_G - 1)/N_G / K.
+double ideal_allreduce_ms(double bytes, int gpus, double bandwidth_bytes_per_s);
+
+// Eq. (4), split as IIDP overlaps it: buckets b_1..b_{l-1} run under the backward pass,
+// the last one b_l after it.
+struct BucketAllreduce {
+  double overlapped_ms = 0;  // sum over b_1 .. b_{l-1}
+  double last_ms = 0;        // b_l
+};
+
+// The buckets on `gpus` GPUs of `servers` servers: the intra-node fit and bandwidth on one
+// server, the inter-node ones across servers.
+BucketAllreduce bucket_allreduce(const JabasProfile& profile, const JabasServer& server, int gpus, int servers);
+
+// How the weight update meets the all-reduce (IIDP §4): overlapped (OWS) unless the buckets
+// but the last average more than 1.5 times DDP's 25 MiB bucket, then sequential (SWS).
+enum class WeightSync { overlap, sequential };
+WeightSync choose_weight_sync(const std::vector<double>& bucket_mib);
+const char* to_string(WeightSync w);
+
+// Eq. (5)'s tau: 1 for SWS, b_l / W for OWS.
+double update_share(const std::vector<double>& bucket_mib, WeightSync sync);
+
+}  // namespace morph

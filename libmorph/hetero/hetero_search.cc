@@ -1,0 +1,100 @@
+#include "libmorph/hetero/hetero_search.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+
+namespace morph {
+
+std::vector<int> common_local_batches(const std::vector<const JabasServer*>& servers) {
+  std::vector<int> out;
+  if (servers.empty()) return out;
+  for (const auto& [lbs, batch] : servers.front()->by_local_batch)
+    if (std::all_of(servers.begin(), servers.end(), [lbs](const JabasServer* s) { return s->by_local_batch.count(lbs) > 0; }))
+      out.push_back(lbs);
+  return out;
+}
+
+std::vector<GpuIterationModel> server_models(const JabasProfile& profile, const std::vector<const JabasServer*>& servers,
+                                             int local_batch) {
+  int gpus = 0;
+  for (const JabasServer* s : servers) gpus += s->gpus;
+  std::vector<GpuIterationModel> models;
+  for (const JabasServer* s : servers)
+    models.push_back(gpu_iteration_model(profile, *s, local_batch, gpus, static_cast<int>(servers.size())));
+  return models;
+}
+
+std::vector<GpuKindTimes> gpu_kinds(const std::vector<GpuIterationModel>& models,
+                                    const std::vector<const JabasServer*>& servers, int group_workers) {
+  std::vector<GpuKindTimes> kinds;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    GpuKindTimes k;
+    k.count = servers[i]->gpus / 2;
+    for (int n = 1; n <= std::min(models[i].max_workers, group_workers); ++n) {
+      k.fixed_ms.push_back(models[i].iteration_ms(n, 1));
+      k.step_ms.push_back(models[i].step_ms(n));
+    }
+    kinds.push_back(std::move(k));
+  }
+  return kinds;
+}
+
+HeteroConfig best_hetero_config(const JabasProfile& profile, const std::vector<const JabasServer*>& servers,
+                                std::int64_t global_batch) {
+  HeteroConfig best;
+  best.global_batch = global_batch;
+  best.weight_sync = choose_weight_sync(profile.bucket_mib);
+  for (const JabasServer* s : servers) {
+    best.servers.push_back(s->name);
+    best.gpus += s->gpus;
+  }
+  for (int lbs : common_local_batches(servers)) {
+    // Two identical groups of M workers each: B = 2 * B_L * M
+    if (global_batch % (2 * lbs) != 0) continue;
+    const std::int64_t m = global_batch / (2 * lbs);
+    if (m < best.gpus / 2 || m > (1 << 26)) continue;
+    const std::vector<GpuIterationModel> models = server_models(profile, servers, lbs);
+    const WorkerSplit split = solve_worker_split(gpu_kinds(models, servers, static_cast<int>(m)), static_cast<int>(m));
+    if (!split.feasible() || (best.feasible() && split.iter_ms >= best.iter_ms)) continue;
+    best.local_batch = lbs;
+    best.group_workers = static_cast<int>(m);
+    best.iter_ms = split.iter_ms;
+    // Eq. (7): F(C) = B_L * C.n_w * 2 / C.t
+    best.throughput_samples_per_s = static_cast<double>(global_batch) / (split.iter_ms / 1e3);
+    std::map<std::tuple<int, int, int>, HeteroGpuGroup> groups;
+    for (const GpuWorkers& g : split.gpus) {
+      HeteroGpuGroup& group = groups[{g.kind, -g.workers, -g.ga_steps}];
+      group.server = servers[static_cast<std::size_t>(g.kind)]->name;
+      group.gpu = servers[static_cast<std::size_t>(g.kind)]->gpu;
+      group.gpus += 2;  // one GPU of the pair in each group
+      group.workers = g.workers;
+      group.ga_steps = g.ga_steps;
+      group.iter_ms = g.iter_ms;
+    }
+    best.groups.clear();
+    for (auto& [key, group] : groups) best.groups.push_back(group);
+  }
+  return best;
+}
+
+std::vector<HeteroConfig> hetero_configs(const JabasProfile& profile, std::int64_t global_batch) {
+  const std::size_t count = profile.servers.size();
+  if (count > kMaxHeteroServers)
+    throw Error(fmt::format("{}: {} servers are more than the {} whose subsets morph searches", profile.dir, count,
+                            kMaxHeteroServers));
+  std::vector<HeteroConfig> out;
+  for (std::uint32_t bits = 1; bits < (1u << count); ++bits) {
+    std::vector<const JabasServer*> servers;
+    for (std::size_t i = 0; i < count; ++i)
+      if (bits & (1u << i)) servers.push_back(&profile.servers[i]);
+    out.push_back(best_hetero_config(profile, servers, global_batch));
+  }
+  return out;
+}
+
+}  // namespace morph

@@ -1,0 +1,83 @@
+#!/usr/bin/env bats
+# morph hetero: JABAS configurations of a global batch on every set of servers of the
+# quickstart profile (shared/data/jabas-quickstart), the --json output and bad input.
+# Environment and helpers: common.bash.
+
+# shellcheck disable=SC2016  # jq filters are single-quoted on purpose
+
+bats_require_minimum_version 1.5.0
+load common
+
+PROFILE="${MORPH_JABAS_PROFILE:-${MORPH_SRCDIR:-$BATS_TEST_DIRNAME/../..}/../shared/data/jabas-quickstart}"
+
+require_profile() {
+  [ -f "$PROFILE/cluster_info.json" ] || skip "JABAS quickstart profile not found at $PROFILE"
+}
+
+# A scratch copy of the profile that a test may break.
+scratch_profile() {
+  cp -r "$PROFILE" "$BATS_TEST_TMPDIR/profile"
+  echo "$BATS_TEST_TMPDIR/profile"
+}
+
+@test "hetero: a table row for each of the three sets of servers" {
+  require_profile
+  morph hetero --profile "$PROFILE" --batch 2048
+  assert_ok
+  [[ "$output" == *"global batch 2048"* ]] || fail "no title" "$output"
+  local sets
+  sets=$(printf '%s\n' "$output" | grep -cE '^(node0|node1|node0\+node1) ')
+  [ "$sets" -eq 3 ] || fail "expected 3 sets of servers, saw $sets" "$output"
+}
+
+@test "hetero --json: every configuration keeps the global batch exactly" {
+  require_profile
+  require_jq
+  for b in 256 1024 4096; do
+    morph hetero --profile "$PROFILE" --batch "$b" --json
+    assert_ok
+    local f
+    f=$(save_json "h$b")
+    jq_true "$f" 'length == 3'
+    jq_true "$f" 'all(.[] | select(.feasible); ([.gpu_groups[] | .gpus * .workers * .ga_steps] | add) * .local_batch == $b)' \
+      --argjson b "$b"
+    jq_true "$f" 'all(.[] | select(.feasible); .throughput_samples_per_s > 0 and .iteration_ms > 0)'
+    jq_true "$f" '.[2].servers == ["node0", "node1"] and .[2].feasible'
+  done
+}
+
+@test "hetero: a batch out of reach is one line naming --batch" {
+  require_profile
+  morph hetero --profile "$PROFILE" --batch 100
+  assert_morph_error "--batch" "100" "out of reach"
+}
+
+@test "hetero: a missing folder or file is named" {
+  require_profile
+  morph hetero --profile "$BATS_TEST_TMPDIR/nothing" --batch 256
+  assert_morph_error "nothing" "missing"
+  local p
+  p=$(scratch_profile)
+  rm "$p/comm_profile_data/intra_comm_profile_data.txt"
+  morph hetero --profile "$p" --batch 256
+  assert_morph_error "intra_comm_profile_data.txt"
+}
+
+@test "hetero: malformed JSON and a missing field name the file and the field" {
+  require_profile
+  local p
+  p=$(scratch_profile)
+  printf '{"lbs": 64,' >"$p/cluster_comp_profile_data/64/node1/resnet50_64_2_comp_profile.json"
+  morph hetero --profile "$p" --batch 256
+  assert_morph_error "resnet50_64_2_comp_profile.json" "not valid JSON"
+  p=$(scratch_profile)
+  printf '{"gpu_type": "x", "lbs": 64}' >"$p/cluster_mem_profile_data/64/node0/max_memory_profile_info.json"
+  morph hetero --profile "$p" --batch 256
+  assert_morph_error "64/node0/max_memory_profile_info.json" '"max_num_models"'
+}
+
+@test "hetero: --profile and --batch are required" {
+  morph hetero --batch 256
+  [ "$status" -ne 0 ] || fail "exit 0 without --profile"
+  [[ "$stderr" == *"--profile"* ]] || fail "no mention of --profile" "$stderr"
+}

@@ -1,0 +1,99 @@
+// morph hetero: JABAS's heterogeneous data-parallel configuration (seed 004) of a global
+// batch on every set of servers of a JABAS profile folder.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "libmorph/hetero/hetero_search.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
+#include "tools/morph/commands.h"
+#include "tools/morph/request_check.h"
+#include "tools/morph/table.h"
+
+namespace morph::cli {
+namespace {
+
+struct HeteroArgs {
+  std::string profile_dir;
+  std::int64_t batch = 0;
+};
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : "+") + n;
+  return out;
+}
+
+nlohmann::json to_json(const HeteroConfig& c) {
+  nlohmann::json j{{"servers", c.servers}, {"gpus", c.gpus}, {"global_batch", c.global_batch},
+                   {"feasible", c.feasible()}};
+  if (!c.feasible()) return j;
+  j["local_batch"] = c.local_batch;
+  j["group_workers"] = c.group_workers;
+  j["iteration_ms"] = c.iter_ms;
+  j["throughput_samples_per_s"] = c.throughput_samples_per_s;
+  j["weight_sync"] = to_string(c.weight_sync);
+  nlohmann::json groups = nlohmann::json::array();
+  for (const HeteroGpuGroup& g : c.groups)
+    groups.push_back({{"server", g.server}, {"gpu", g.gpu}, {"gpus", g.gpus}, {"workers", g.workers},
+                      {"ga_steps", g.ga_steps}, {"iteration_ms", g.iter_ms}});
+  j["gpu_groups"] = groups;
+  return j;
+}
+
+void run_hetero(const Context& context, const HeteroArgs& args) {
+  const JabasProfile profile = load_jabas_profile(args.profile_dir);
+  const std::vector<HeteroConfig> configs = hetero_configs(profile, args.batch);
+  if (std::none_of(configs.begin(), configs.end(), [](const HeteroConfig& c) { return c.feasible(); })) {
+    std::set<int> profiled;
+    for (const JabasServer& s : profile.servers)
+      for (const auto& [lbs, batch] : s.by_local_batch) profiled.insert(lbs);
+    std::string batches;
+    for (int lbs : profiled) batches += (batches.empty() ? "" : ", ") + std::to_string(lbs);
+    throw Error(fmt::format("--batch: {} is out of reach on every set of servers of {}: it must be 2 * local batch * M "
+                            "with a local batch all the set's servers profiled ({}) and M at least its GPU pairs",
+                            args.batch, args.profile_dir, batches));
+  }
+  if (context.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const HeteroConfig& c : configs) out.push_back(to_json(c));
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format("global batch {} on the servers of {} (weight sync: {})\n", args.batch, args.profile_dir,
+                           to_string(configs.front().weight_sync));
+  Table table({"servers", "gpus", "local batch", "iteration", "samples/s", "server", "gpu", "gpus", "workers",
+               "ga steps", "gpu iteration"});
+  for (const HeteroConfig& c : configs) {
+    if (!c.feasible()) {
+      table.add({join(c.servers), std::to_string(c.gpus), "-", "-", "-", "out of reach", "", "", "", "", ""});
+      continue;
+    }
+    bool first = true;
+    for (const HeteroGpuGroup& g : c.groups) {
+      table.add({first ? join(c.servers) : "", first ? std::to_string(c.gpus) : "",
+                 first ? std::to_string(c.local_batch) : "", first ? millis(c.iter_ms) : "",
+                 first ? fmt::format("{:.1f}", c.throughput_samples_per_s) : "", g.server, g.gpu,
+                 std::to_string(g.gpus), std::to_string(g.workers), std::to_string(g.ga_steps), millis(g.iter_ms)});
+      first = false;
+    }
+  }
+  table.print(std::cout);
+}
+
+}  // namespace
+
+void add_hetero_command(CLI::App& app, Context& context) {
+  auto args = std::make_shared<HeteroArgs>();
+  CLI::App* cmd = app.add_subcommand("hetero", "JABAS heterogeneous data-parallel configurations from a profile folder");
+  cmd->add_option("--profile", args->profile_dir, "JABAS profile folder (cluster_info.json, *_profile_data/)")->required();
+  cmd->add_option("--batch", args->batch, "global batch size")->required()->check(request_check("batch"));
+  cmd->callback([&context, args] { run_hetero(context, *args); });
+}
+
+}  // namespace morph::cli
