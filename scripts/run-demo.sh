@@ -4,8 +4,8 @@
 # emulated heterogeneous GPU nodes (2 x 8 A100-80GB, 2 x 4 V100-32GB), where users submit
 # by naming the model and the batch, Morph sizes the jobs and picks their plans, and
 # morphd reconfigures a mix of guaranteed and best-effort jobs as they arrive and leave
-# (the reference trainer under morphrun at emulated speed; the timeline of plans and
-# every job's loss continuity are printed at the end). Ends with the performance
+# (the C++ reference trainer and the PyTorch example under morphrun at emulated speed;
+# the timeline of plans and every job's loss continuity are printed at the end). Ends with the performance
 # model checked against the Morphling artifact when ../shared/data is beside the checkout.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -70,20 +70,34 @@ EOF
   morphd_pid=$!
   trap 'kill $morphd_pid 2>/dev/null; "$build/tests/cluster/testcluster" down >/dev/null 2>&1 || true' EXIT
   # NAME BATCH STEPS SECONDS_LATER SBATCH_OPTIONS...
+  # pt-c is the PyTorch example (examples/torch/train.py, installed with the docs) on the
+  # morph module as `make install` put it: the same model, so morphd treats both alike.
   mix=("be-a 64 2500 0 --morph-sla=best-effort"
        "g-b 64 900 20 --morph-sla=guaranteed --morph-gpus=8"
-       "be-c 128 1200 40 --morph-sla=best-effort --morph-gpus=1-8"
+       "pt-c 128 1200 40 --morph-sla=best-effort --morph-gpus=1-8"
        "g-d 64 600 60 --morph-sla=guaranteed --morph-gpus=4")
+  torch_example="$prefix/share/doc/morph/examples/torch"
+  python_dir=$(echo "$prefix"/lib/python3*/dist-packages)
   declare -A id_of steps_of batch_of
   for job in "${mix[@]}"; do
     read -r name batch steps later options <<<"$job"
     install -d -m 777 "$jobs/$name"
-    cat >"$jobs/$name/train.sh" <<EOS
+    if [[ $name == pt-* ]]; then
+      cat >"$jobs/$name/train.sh" <<EOS
+#!/bin/bash
+export PYTHONPATH="$python_dir" OMP_NUM_THREADS=1
+exec "$prefix/bin/morphrun" --driver --framework torch --checkpoint "$jobs/$name/ckpt" --metrics "$jobs/$name/metrics" \\
+  -- /usr/bin/python3 "$torch_example/train.py" ${shape[*]::10} --steps $steps --loss-log "$jobs/$name/loss" --quiet \\
+  --emulate-speed 0.5
+EOS
+    else
+      cat >"$jobs/$name/train.sh" <<EOS
 #!/bin/bash
 exec "$prefix/bin/morphrun" --driver --framework torch --mpi-trainer --checkpoint "$jobs/$name/ckpt" \\
   --metrics "$jobs/$name/metrics" -- "$trainer" ${shape[*]} --global-batch $batch --steps $steps \\
   --loss-log "$jobs/$name/loss" --quiet --emulate-speed 0.5
 EOS
+    fi
     chmod 755 "$jobs/$name/train.sh"
     [ "$later" = 0 ] || sleep 20
     echo "\$ sbatch --morph-model=bert-336m --morph-batch=$batch $options train.sh    # $name"
@@ -106,8 +120,14 @@ EOS
     srun -N1 -n1 -p gpu --mpi=pmix "$trainer" --layout dp=1 "${shape[@]}" --global-batch $batch --steps 2500 --quiet \
       --loss-log "$jobs/reference-$batch.loss" >/dev/null
   done
+  # The PyTorch example's own uninterrupted run (its initialisation is its own).
+  PYTHONPATH="$python_dir" OMP_NUM_THREADS=1 /usr/bin/python3 "$torch_example/launch_local.py" --dp 1 --global-batch 128 \
+    -- /usr/bin/python3 "$torch_example/train.py" "${shape[@]::10}" --global-batch 128 --steps 1200 --quiet \
+    --loss-log "$jobs/reference-pt-128.loss" >/dev/null
   for name in "${!id_of[@]}"; do
-    python3 - "$jobs/reference-${batch_of[$name]}.loss" "$jobs/$name/loss" "${steps_of[$name]}" "$name" <<'PY'
+    reference="$jobs/reference-${batch_of[$name]}.loss"
+    [[ $name != pt-* ]] || reference="$jobs/reference-pt-${batch_of[$name]}.loss"
+    python3 - "$reference" "$jobs/$name/loss" "${steps_of[$name]}" "$name" <<'PY'
 import sys
 ref = dict(line.split() for line in open(sys.argv[1]))
 got = dict(line.split() for line in open(sys.argv[2]))
