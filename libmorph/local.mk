@@ -4,7 +4,8 @@
 #    the AdminComment record (no numeric dependencies; the SPANK plugin links only this);
 #  - perf: memory and iteration-time models, Ceres fitting and online refits, plan
 #    search, sensitivity curves, submission sizing, the artifact validation and JABAS's
-#    heterogeneous data-parallel model and configuration solver (hetero/);
+#    heterogeneous data-parallel model and configuration solver (hetero/) and its
+#    adaptive batching, batch forecaster and auto-scaling (adaptive/);
 #  - policy: the scheduling policies (Morphling's Algorithm 1 and the baselines) and the
 #    trace-driven cluster simulator that replays them;
 #  - state: training state on disk (safetensors, checkpoints), its layouts under
@@ -56,6 +57,11 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/hetero/iteration_model.h %reldir%/hetero/iteration_model.cc \
 	%reldir%/hetero/config_solver.h %reldir%/hetero/config_solver.cc \
 	%reldir%/hetero/hetero_search.h %reldir%/hetero/hetero_search.cc \
+	%reldir%/adaptive/batch_controller.h %reldir%/adaptive/batch_controller.cc \
+	%reldir%/adaptive/gaussian_process.h %reldir%/adaptive/gaussian_process.cc \
+	%reldir%/adaptive/exponential_smoothing.h %reldir%/adaptive/exponential_smoothing.cc \
+	%reldir%/adaptive/batch_forecaster.h %reldir%/adaptive/batch_forecaster.cc \
+	%reldir%/adaptive/auto_scaler.h %reldir%/adaptive/auto_scaler.cc \
 	%reldir%/refit/observed_iterations.h %reldir%/refit/observed_iterations.cc \
 	%reldir%/refit/refit.h %reldir%/refit/refit.cc \
 	%reldir%/planner/plan_search.h %reldir%/planner/plan_search.cc \

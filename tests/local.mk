@@ -68,6 +68,9 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/hetero_iteration_model_test.cc \
 	%reldir%/unit/config_solver_test.cc \
 	%reldir%/unit/hetero_search_test.cc \
+	%reldir%/unit/batch_controller_test.cc \
+	%reldir%/unit/batch_forecaster_test.cc \
+	%reldir%/unit/auto_scaler_test.cc \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc \
 	plugins/spank/helper/step_plan.h plugins/spank/helper/step_plan.cc \
 	%reldir%/unit/profile_conf_test.cc \
