@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages, then builds and runs every test: with AddressSanitizer
 # and UBSan (build/asan), in a plain build with the Slurm integration tests on a local
-# cluster (build/dist) and morphd's scenario on one of its own, a minute of libFuzzer on the safetensors parser, and as
+# cluster (build/dist), morphd's scenario and the PyTorch example on clusters of their own, a minute of libFuzzer on the safetensors parser, and as
 # `make distcheck` (the release tarball builds, passes its tests, installs and
 # uninstalls cleanly).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -40,6 +40,14 @@ fi
 # the simulator's fidelity).
 morph_log "morphd on the local cluster: grow, shrink for a guaranteed job, grow back"
 MORPH_SRCDIR=$MORPH_TOP MORPH_BUILDDIR=$MORPH_TOP/build/dist bats -f "grow, shrink" "$MORPH_TOP/tests/cluster/morphd.bats"
+# The PyTorch example under morphrun --driver through the two changes that need Slurm, a
+# shrink and a requeue (make check-torch runs the six; make check the rest without Slurm).
+morph_log "the PyTorch example on the local cluster: a shrink and a requeue, each continuing the loss"
+if [ "$(id -u)" -eq 0 ] && command -v slurmctld >/dev/null; then
+  CASES="less-dp more-dp" make -C "$MORPH_TOP/build/dist" check-torch
+else
+  morph_log "the local Slurm cluster needs root and Slurm: skipped"
+fi
 integration="$MORPH_TOP/build/dist/tests/cluster/slurm_integration.log"
 morph_log "Slurm integration: $(grep -c '^ok' "$integration") ok, $(grep -c '# skip' "$integration") skipped"
 grep -m 1 '# skip' "$integration" || true

@@ -10,7 +10,9 @@
 # and a last line with the path each change took. Exit status 1 when a loss differs by
 # more than TOLERANCE (default 1e-5) or a job did not finish. Needs root, Slurm, munge,
 # Open MPI, python3-torch and the morph module built (MORPH_BUILDDIR); without SLURM_CONF
-# it starts a test cluster of its own. KEEP_WORK=1 keeps the work folder.
+# it starts a test cluster of its own. KEEP_WORK=1 keeps the work folder; CASES="less-dp
+# more-dp" runs only those cases (CI runs the two that go through Slurm: a shrink and a
+# requeue).
 set -euo pipefail
 
 die() { echo "check-torch: $*" >&2; exit 1; }
@@ -126,6 +128,7 @@ paths=()
 change() {
   local name=$1 nodes=$2 gpn=$3 from=() to=() seen=0 kv
   shift 3
+  [[ -z ${CASES:-} || " $CASES " == *" $name "* ]] || return 0
   for kv in "$@"; do
     if [[ $kv == -- ]]; then seen=1; elif ((seen)); then to+=("$kv"); else from+=("$kv"); fi
   done
