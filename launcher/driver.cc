@@ -27,6 +27,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A step that fails before its first iteration is launched once more, under the next step
+// number. Slurm 22.05 with Debian's PMIx can leave a slurmstepd hung in PMIx_server_finalize
+// when the job shrinks or is requeued while the step tears down; it keeps its socket
+// (stepd.slurm.pmix.<job>.<step> in the node's spool), and the requeued job's step of that
+// number fails to launch there ("task N launch failed: Unspecified error").
+constexpr int kStartRetries = 1;
+constexpr const char* kFailedStartNote =
+    "morphrun: the step failed before its first iteration: launching it once more (a hung slurmstepd of an "
+    "earlier run of this job can hold the step number's PMIx socket on a node; the node's slurmd log says so)\n";
+
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -74,13 +84,28 @@ class Driver {
           return kExitRequeue;
         }
       }
+      const std::uintmax_t mark = metrics_size();
       event(fmt::format("start layout={} nodes={}", state::to_string(layout), nodes_.size()));
-      const Step step = train(now);
+      Step step = train(now);
+      const StepTrace trace = trace_since(mark);
+      if (trace.iterated) failed_starts_ = 0;
+      if (step.result.outcome == Outcome::finished && !trace.ranks_ended) {
+        step.result = {Outcome::failed, 1, "srun exited 0, but the tasks did not run (no rank 0 ended the step)"};
+      }
       switch (step.result.outcome) {
         case Outcome::finished:
           event("finished");
           return 0;
         case Outcome::failed:
+          if (!step.result.message.empty()) std::fprintf(stderr, "morphrun: %s\n", step.result.message.c_str());
+          if (failed_starts_ < kStartRetries && !trace.iterated) {
+            ++failed_starts_;
+            event(fmt::format("restart reason=failed-start exit={}", step.result.exit_code));
+            std::fprintf(stderr, "%s", kFailedStartNote);
+            std::this_thread::sleep_for(std::chrono::seconds(2));
+            continue;
+          }
+          return step.result.exit_code;
         case Outcome::terminated:
           if (!step.result.message.empty()) std::fprintf(stderr, "morphrun: %s\n", step.result.message.c_str());
           return step.result.exit_code;
@@ -186,7 +211,13 @@ class Driver {
       event("checkpoint reason=signal (during the reshard)");
       checkpoint_asked_ = true;
     };
-    const SupervisorResult r = supervise({step}, s);
+    SupervisorResult r = supervise({step}, s);
+    if (r.exit_code != 0 && !checkpoint_asked_) {  // the target is staged: a second run starts clean
+      event(fmt::format("restart reason=failed-reshard exit={}", r.exit_code));
+      std::fprintf(stderr, "%s", kFailedStartNote);
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      r = supervise({step}, s);
+    }
     if (r.exit_code != 0)
       std::fprintf(stderr, "morphrun: the reshard step failed (exit %d); %s is unchanged\n", r.exit_code,
                    choice->newest.c_str());
@@ -240,6 +271,29 @@ class Driver {
     return out;
   }
 
+  std::uintmax_t metrics_size() const {
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(metrics_, ec);
+    return ec ? 0 : size;
+  }
+
+  // What a step's tasks appended to the metrics file after byte `from`: an iteration line,
+  // rank 0's morphrun's "# TIME ranks exit=N".
+  struct StepTrace {
+    bool iterated = false;
+    bool ranks_ended = false;
+  };
+  StepTrace trace_since(std::uintmax_t from) const {
+    StepTrace t;
+    std::ifstream in(metrics_);
+    in.seekg(static_cast<std::streamoff>(from));
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line[0] != '#') t.iterated = true;
+      if (line.starts_with("# ") && line.find(" ranks exit=") != std::string::npos) t.ranks_ended = true;
+    }
+    return t;
+  }
+
   // "# TIME EVENT" in the job's metrics file and on stderr.
   void event(const std::string& what) const {
     const std::string line = fmt::format("# {:.3f} {}", unix_now(), what);
@@ -253,6 +307,7 @@ class Driver {
   std::string self_, reshard_, metrics_;
   std::vector<std::string> nodes_;
   bool checkpoint_asked_ = false;  // the checkpoint signal came between two steps
+  int failed_starts_ = 0;          // steps in a row that failed before their first iteration
 };
 
 }  // namespace

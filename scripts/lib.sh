@@ -16,7 +16,8 @@ MORPH_PACKAGES=(
   python3 python3-dev pybind11-dev python3-numpy python3-torch
 )
 
-morph_log() { printf '\n==> %s\n' "$*"; }
+# With the wall time and the seconds since the script started: CI's log shows where its time goes.
+morph_log() { printf '\n==> [%s, %d s] %s\n' "$(date +%T)" "$SECONDS" "$*"; }
 
 morph_install_deps() {
   local missing=()

@@ -46,8 +46,10 @@ cluster_setup() {
   export SLURM_CONF MORPH_CONF="$MORPH_TESTCLUSTER_DIR/morph.conf"
 }
 
-# cluster_teardown: in teardown_file.
+# cluster_teardown: in teardown_file. MORPH_KEEP_CLUSTER=1 leaves the cluster up, with its
+# logs and work folder, for a look after a failure (`testcluster down` stops it).
 cluster_teardown() {
   [ -z "${MORPH_CLUSTER_SKIP:-}" ] || return 0
+  [ -z "${MORPH_KEEP_CLUSTER:-}" ] || { echo "# kept: SLURM_CONF=$SLURM_CONF" >&3; return 0; }
   "$MORPH_BUILDDIR/tests/cluster/testcluster" down >/dev/null 2>&1 || true
 }

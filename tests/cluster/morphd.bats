@@ -237,7 +237,9 @@ PY
   local lines
   lines=$(for n in be g1 g2; do python3 "$MORPH_SRCDIR/tests/cluster/overhead.py" "$WORK/$n/metrics" "$n"; done)
   echo "$lines" >&3
-  for path in shrink requeue; do grep -q "path=$path " <<<"$lines" || fail "no $path: $lines"; done
+  for path in shrink requeue; do
+    grep -q "path=$path " <<<"$lines" || fail "no $path: $lines" "$(grep '^#' "$WORK/be/metrics")"
+  done
 
   # What morphd kept: decisions with their reasons, every plan, the observed iterations.
   local morph="$MORPH_BUILDDIR/tools/morph/morph" db="$MORPH_TESTCLUSTER_DIR/morph.db"

@@ -21,7 +21,10 @@ def reconfigurations(lines):
             continue
         if f[0] == "#":
             t, what = float(f[1]), f[2]
-            if what == "checkpoint" and cur is None:
+            if what == "checkpoint" and cur is not None and "start" in cur:
+                yield cur["path"] + " interrupted", t - cur["t0"], None, None, None, None
+                cur = {"t0": t, "path": "inplace"}
+            elif what == "checkpoint" and cur is None:
                 cur = {"t0": t, "path": "inplace"}
             elif cur is None:
                 continue
@@ -55,6 +58,9 @@ def main():
     label = f" job={sys.argv[2]}" if len(sys.argv) == 3 else ""
     with open(sys.argv[1]) as metrics:
         for path, total, checkpoint, requeue, reshard, start in reconfigurations(metrics):
+            if checkpoint is None:
+                print(f"reconfigure: path={path} overhead_s>{total:.1f}{label}")
+                continue
             print(f"reconfigure: path={path} overhead_s={total:.1f} checkpoint_s={checkpoint:.1f} "
                   f"requeue_s={requeue:.1f} reshard_s={reshard:.1f} start_s={start:.1f}{label}")
 

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# check-dist.sh BUILDDIR: what `make distcheck` checks that the builds and tests before it
+# in run-tests.sh do not, for a fraction of its time (it builds and tests a third time):
+# the release tarball holds every file git tracks, and `make install` followed by
+# `make uninstall` leaves no file behind. `make distcheck` stays the release-time check.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+make -s -C "$build" dist-gzip distdir="$scratch/morph" >/dev/null
+tar -tzf "$scratch/morph.tar.gz" | sed -n 's|^morph/||p' | grep -v '/$' | sort >"$scratch/shipped"
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+  # CI's own entry point and git's own files are not part of a release.
+  git -C "$top" ls-files | grep -vE '^(\.ci/|\.gitignore$|\.gitattributes$)' | sort >"$scratch/tracked"
+  missing=$(comm -23 "$scratch/tracked" "$scratch/shipped")
+  if [ -n "$missing" ]; then
+    printf 'check-dist: tracked files missing from the tarball (EXTRA_DIST?):\n%s\n' "$missing" >&2
+    exit 1
+  fi
+  echo "check-dist: the tarball ships all $(wc -l <"$scratch/tracked") tracked files"
+else
+  echo "check-dist: not a git checkout: the tarball's file list is not compared"
+fi
+
+make -s -C "$build" install DESTDIR="$scratch/root" >/dev/null
+installed=$(find "$scratch/root" -type f | wc -l)
+make -s -C "$build" uninstall DESTDIR="$scratch/root" >/dev/null
+left=$(find "$scratch/root" -type f -o -type l)
+if [ -n "$left" ]; then
+  printf 'check-dist: make uninstall left files behind:\n%s\n' "$left" >&2
+  exit 1
+fi
+echo "check-dist: make install put $installed files, make uninstall removed them all"
