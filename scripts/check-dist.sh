@@ -9,8 +9,10 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-make -s -C "$build" dist-gzip distdir="$scratch/morph" >/dev/null
-tar -tzf "$scratch/morph.tar.gz" | sed -n 's|^morph/||p' | grep -v '/$' | sort >"$scratch/shipped"
+distdir=$(make -s -C "$build" --no-print-directory -f Makefile -f - print-distdir <<<'print-distdir: ; @echo $(distdir)')
+make -s -C "$build" dist-gzip >/dev/null
+mv "$build/$distdir.tar.gz" "$scratch/"
+tar -tzf "$scratch/$distdir.tar.gz" | sed -n "s|^$distdir/||p" | grep -v '/$' | sort >"$scratch/shipped"
 if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
   # CI's own entry point and git's own files are not part of a release.
   git -C "$top" ls-files | grep -vE '^(\.ci/|\.gitignore$|\.gitattributes$)' | sort >"$scratch/tracked"
@@ -24,9 +26,9 @@ else
   echo "check-dist: not a git checkout: the tarball's file list is not compared"
 fi
 
-make -s -C "$build" install DESTDIR="$scratch/root" >/dev/null
+make -s -C "$build" install DESTDIR="$scratch/root" >"$scratch/install.log" 2>&1 || { cat "$scratch/install.log" >&2; exit 1; }
 installed=$(find "$scratch/root" -type f | wc -l)
-make -s -C "$build" uninstall DESTDIR="$scratch/root" >/dev/null
+make -s -C "$build" uninstall DESTDIR="$scratch/root" >"$scratch/install.log" 2>&1 || { cat "$scratch/install.log" >&2; exit 1; }
 left=$(find "$scratch/root" -type f -o -type l)
 if [ -n "$left" ]; then
   printf 'check-dist: make uninstall left files behind:\n%s\n' "$left" >&2
