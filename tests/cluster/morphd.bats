@@ -238,7 +238,7 @@ PY
   lines=$(for n in be g1 g2; do python3 "$MORPH_SRCDIR/tests/cluster/overhead.py" "$WORK/$n/metrics" "$n"; done)
   echo "$lines" >&3
   for path in shrink requeue; do
-    grep -q "path=$path " <<<"$lines" || fail "no $path: $lines" "$(grep '^#' "$WORK/be/metrics")"
+    grep -q "^reconfigure: path=$path " <<<"$lines" || fail "no $path: $lines" "$(grep '^#' "$WORK/be/metrics")"
   done
 
   # What morphd kept: decisions with their reasons, every plan, the observed iterations.
@@ -418,5 +418,5 @@ PY
   local lines
   lines=$(python3 "$MORPH_SRCDIR/tests/cluster/overhead.py" "$WORK/r/metrics" r)
   echo "$lines" >&3
-  grep -q "path=inplace " <<<"$lines" || fail "no in-place overhead: $lines"
+  grep -q "^reconfigure: path=inplace " <<<"$lines" || fail "no in-place overhead: $lines"
 }

@@ -9,6 +9,11 @@ after the next `start`. Its parts: checkpoint_s until the step saved and ended
 (`checkpointed`); reshard_s from `reshard` to `start`; start_s from `start` to the first
 iteration; requeue_s the rest (the requeue wait and the driver's restart on the requeue
 path, giving nodes back on a shrink, next to nothing in place).
+
+A reconfiguration that the next one interrupts before its first iteration (a job shrunk
+seconds after it grew) has no end: it is printed apart, as `interrupted: path=<...>
+before_s=<time up to the next checkpoint request>`, and the next one is measured from its
+own request.
 """
 import sys
 
@@ -22,7 +27,7 @@ def reconfigurations(lines):
         if f[0] == "#":
             t, what = float(f[1]), f[2]
             if what == "checkpoint" and cur is not None and "start" in cur:
-                yield cur["path"] + " interrupted", t - cur["t0"], None, None, None, None
+                yield cur["path"], t - cur["t0"], None, None, None, None
                 cur = {"t0": t, "path": "inplace"}
             elif what == "checkpoint" and cur is None:
                 cur = {"t0": t, "path": "inplace"}
@@ -59,7 +64,7 @@ def main():
     with open(sys.argv[1]) as metrics:
         for path, total, checkpoint, requeue, reshard, start in reconfigurations(metrics):
             if checkpoint is None:
-                print(f"reconfigure: path={path} overhead_s>{total:.1f}{label}")
+                print(f"interrupted: path={path} before_s={total:.1f}{label}")
                 continue
             print(f"reconfigure: path={path} overhead_s={total:.1f} checkpoint_s={checkpoint:.1f} "
                   f"requeue_s={requeue:.1f} reshard_s={reshard:.1f} start_s={start:.1f}{label}")
