@@ -200,8 +200,8 @@ int run_task(const Options& o) {
   }
   const SupervisorResult result = supervise(children, supervision);
   report.flush();
-  // The driver reads it: a step whose tasks never ran (srun exits 0 when no task could launch).
-  if (!metrics_file.empty())
+  // For morphrun --driver: a step whose tasks never ran (srun exits 0 when no task could launch).
+  if (!metrics_file.empty() && env.count("MORPH_DRIVER"))
     std::ofstream(metrics_file, std::ios::app) << fmt::format("# {:.3f} ranks exit={}\n", unix_now(), result.exit_code);
   if (!result.message.empty()) std::fprintf(stderr, "morphrun: %s\n", result.message.c_str());
   if (result.outcome == Outcome::checkpointed && step.ranks.front() == 0)
