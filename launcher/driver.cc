@@ -92,12 +92,13 @@ class Driver {
       if (step.result.outcome == Outcome::finished && !trace.ranks_ended) {
         step.result = {Outcome::failed, 1, "srun exited 0, but the tasks did not run (no rank 0 ended the step)"};
       }
+      const bool ended = step.result.outcome == Outcome::failed || step.result.outcome == Outcome::terminated;
+      if (ended && !step.result.message.empty()) std::fprintf(stderr, "morphrun: %s\n", step.result.message.c_str());
       switch (step.result.outcome) {
         case Outcome::finished:
           event("finished");
           return 0;
         case Outcome::failed:
-          if (!step.result.message.empty()) std::fprintf(stderr, "morphrun: %s\n", step.result.message.c_str());
           if (failed_starts_ < kStartRetries && !trace.iterated) {
             ++failed_starts_;
             event(fmt::format("restart reason=failed-start exit={}", step.result.exit_code));
@@ -107,7 +108,6 @@ class Driver {
           }
           return step.result.exit_code;
         case Outcome::terminated:
-          if (!step.result.message.empty()) std::fprintf(stderr, "morphrun: %s\n", step.result.message.c_str());
           return step.result.exit_code;
         case Outcome::checkpointed:
         case Outcome::timed_out:
