@@ -66,6 +66,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     if ((j.phase != JobPhase::running && j.phase != JobPhase::finishing) || !is_job_record(j.admin_comment)) continue;
     try {
       const JobRecord r = parse_admin_comment(j.admin_comment);
+      if (r.current.heterogeneous()) continue;  // not the policy's (below): its GPUs count as others'
       for (const std::string& name : j.nodes) morph_gpus[name] += r.current.gpus_per_node;
     } catch (const Error&) {
       // Said below, with the job.
@@ -116,6 +117,11 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       continue;
     }
     const JobRecord& r = tracked.record;
+    if (r.current.heterogeneous()) {
+      out.skipped.push_back(fmt::format("job {}: a heterogeneous placement ({}); the policy does not move those yet",
+                                        id, describe(r.current)));
+      continue;
+    }
     policy::JobState s;
     s.id = id;
     // A job stays on the GPU type it has: Slurm 22.05 leaves a pending job whose GPU type

@@ -115,6 +115,11 @@ int run_task(const Options& o) {
                                        source.plan.gpus());
   launch::check_plan_fits(source.plan, source.record ? &source.record->current : nullptr, step);
   const JobRecord record = record_for(source, step);
+  // A heterogeneous plan gives this node's ranks its GPU type's GA and workers.
+  const launch::RankBatch batch =
+      launch::rank_batch(record.current, record.current.heterogeneous()
+                                             ? config.cluster.gpu_of_node(step.nodes[static_cast<std::size_t>(step.node_rank)])
+                                             : std::string{});
   const launch::Framework framework = launch::Framework::find(framework_name(o, record, source.record.has_value()),
                                                               framework_dirs(o));
   std::optional<launch::CheckpointChoice> checkpoint;
@@ -154,7 +159,7 @@ int run_task(const Options& o) {
     child.argv = o.command;
     child.argv.insert(child.argv.end(), rendering.args.begin(), rendering.args.end());
     child.env = plan_environment(record);
-    const launch::RankSettings settings{master, port, std::max<int>(1, static_cast<int>(binding.cpus.size()))};
+    const launch::RankSettings settings{master, port, std::max<int>(1, static_cast<int>(binding.cpus.size())), batch};
     for (auto& kv : launch::rank_environment(source.plan, step, rank, settings)) child.env.push_back(std::move(kv));
     child.metrics_fifo = fmt::format("{}/metrics.{}", scratch, rank);
     make_fifo(child.metrics_fifo);

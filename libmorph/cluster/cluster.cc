@@ -67,4 +67,13 @@ const GpuType& Cluster::gpu_of(const NodeType& node) const {
   return *g;
 }
 
+std::string Cluster::gpu_of_node(std::string_view node) const {
+  for (const NodeRecord& n : nodes_)
+    if (n.name == node) {
+      const NodeType* type = find_node_type(n.node_type);
+      return type != nullptr ? type->gpu : std::string{};
+    }
+  return {};
+}
+
 }  // namespace morph

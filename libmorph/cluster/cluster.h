@@ -26,6 +26,8 @@ class Cluster {
   // The first node type that carries `gpu` (a GpuType name).
   const NodeType* node_type_for_gpu(std::string_view gpu) const;
   const GpuType& gpu_of(const NodeType& node) const;
+  // The GpuType name of the node called `node` (a NodeName= line), or "" when unknown.
+  std::string gpu_of_node(std::string_view node) const;
 
   const std::vector<GpuType>& gpu_types() const { return gpu_types_; }
   const std::vector<NodeType>& node_types() const { return node_types_; }

@@ -2,11 +2,27 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/util/error.h"
+
 namespace morph::launch {
 
 RankCoordinates rank_coordinates(const ExecutionPlan& plan, int rank) {
   // Megatron (ARCHITECTURE.md): rank = pp_rank*(t*d) + dp_rank*t + tp_rank.
   return {(rank / plan.tp) % plan.dp, rank % plan.tp, rank / (plan.tp * plan.dp)};
+}
+
+RankBatch rank_batch(const Placement& p, const std::string& gpu_type) {
+  const ExecutionPlan& x = p.plan;
+  if (!p.heterogeneous()) return {x.micro_batch_size * x.micro_batches, 1, x.ga_steps};
+  const GpuGroup* g = find_group(p.groups, gpu_type);
+  if (g == nullptr)
+    throw Error(gpu_type.empty()
+                    ? fmt::format("the plan is heterogeneous ({}) but morph.conf names no GPU type for this node "
+                                  "(add its NodeName= line)",
+                                  group_types(p.groups))
+                    : fmt::format("this node's GPUs ({}) are in no group of the heterogeneous plan ({})", gpu_type,
+                                  to_string(p.groups)));
+  return {x.micro_batch_size, g->workers, g->ga_steps};
 }
 
 int master_port(std::uint32_t job_id, std::uint32_t step_id) {
@@ -40,6 +56,9 @@ std::vector<std::pair<std::string, std::string>> rank_environment(const Executio
       {"MORPH_DP_RANK", s(c.dp)},
       {"MORPH_TP_RANK", s(c.tp)},
       {"MORPH_PP_RANK", s(c.pp)},
+      {"MORPH_LOCAL_BATCH", s(settings.batch.local_batch)},
+      {"MORPH_WORKERS", s(settings.batch.workers)},
+      {"MORPH_GA", s(settings.batch.ga_steps)},
   };
 }
 

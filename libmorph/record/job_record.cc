@@ -21,6 +21,7 @@ void append_placement(std::string& out, const Placement& p, std::string_view pre
       prefix, p.gpu_type.empty() ? "-" : p.gpu_type, p.nodes, p.gpus_per_node, p.cpus_per_gpu, x.dp, x.tp, x.pp,
       x.zero_stage, x.offload ? 1 : 0, x.checkpointing ? 1 : 0, x.ga_steps, x.micro_batches, x.micro_batch_size,
       p.iter_ms);
+  if (p.heterogeneous()) out += fmt::format(" {}groups={}", prefix, to_string(p.groups));
 }
 
 class Fields {
@@ -45,6 +46,29 @@ class Fields {
   std::map<std::string, std::string> values_;
 };
 
+// A heterogeneous placement (record/gpu_groups.h): untyped, pure data parallelism over
+// every GPU, the groups' nodes and samples adding up.
+void check_groups(const Placement& p, const std::string& prefix, std::int64_t batch) {
+  const ExecutionPlan& x = p.plan;
+  if (!p.gpu_type.empty())
+    throw Error(fmt::format("{}: {}type={} with {}groups=: a heterogeneous placement names its types in the groups",
+                            kWhat, prefix, p.gpu_type, prefix));
+  if (x.tp != 1 || x.pp != 1 || x.ga_steps != 1 || x.micro_batches != 1 || x.dp != p.gpus())
+    throw Error(fmt::format("{}: {}groups= needs dp={} (every GPU) and tp=pp=ga=mb=1, not {}", kWhat, prefix, p.gpus(),
+                            to_string(x)));
+  int nodes = 0;
+  std::int64_t samples = 0;
+  for (const GpuGroup& g : p.groups) {
+    nodes += g.nodes;
+    samples += std::int64_t{g.nodes} * p.gpus_per_node * g.samples_per_gpu(x.micro_batch_size);
+  }
+  if (nodes != p.nodes)
+    throw Error(fmt::format("{}: {}groups= hold {} nodes, the placement {}", kWhat, prefix, nodes, p.nodes));
+  if (samples != batch)
+    throw Error(fmt::format("{}: {}groups= process {} samples per iteration, the batch is {}", kWhat, prefix, samples,
+                            batch));
+}
+
 Placement take_placement(Fields& f, const std::string& prefix, std::int64_t batch) {
   Placement p;
   p.gpu_type = f.take(prefix + "type");
@@ -65,6 +89,11 @@ Placement take_placement(Fields& f, const std::string& prefix, std::int64_t batc
   p.iter_ms = parse_double(f.take(prefix + "iter_ms"), fmt::format("{}: {}iter_ms", kWhat, prefix), 0,
                            MORPH_MAX_ITER_MS);
   validate_plan_shape(x, kWhat);
+  if (f.has(prefix + "groups")) {
+    p.groups = parse_gpu_groups(f.take(prefix + "groups"), fmt::format("{}: {}groups", kWhat, prefix));
+    check_groups(p, prefix, batch);
+    return p;
+  }
   if (x.gpus() != p.gpus())
     throw Error(fmt::format("{}: {}plan uses {} GPUs, the placement {} ({} nodes x {})", kWhat, prefix, x.gpus(),
                             p.gpus(), p.nodes, p.gpus_per_node));
@@ -77,7 +106,8 @@ Placement take_placement(Fields& f, const std::string& prefix, std::int64_t batc
 }  // namespace
 
 std::string describe(const Placement& p) {
-  return fmt::format("{} node{} x {} {} GPUs", p.nodes, p.nodes == 1 ? "" : "s", p.gpus_per_node, p.gpu_type);
+  return fmt::format("{} node{} x {} {} GPUs", p.nodes, p.nodes == 1 ? "" : "s", p.gpus_per_node,
+                     p.heterogeneous() ? group_types(p.groups) : p.gpu_type);
 }
 
 bool is_job_record(std::string_view text) { return trim(text).substr(0, kRecordPrefix.size()) == kRecordPrefix; }

@@ -5,10 +5,13 @@
 //     framework=megatron plans=all gpus=1-0 gpu_types=- base_plan=- type=a100-80g
 //     nodes=2 gpus_per_node=8 cpus_per_gpu=4 dp=4 tp=4 pp=1 zero=1 offload=0 gc=0 ga=4
 //     mb=1 mbs=32 iter_ms=812.250 [base_type=... base_iter_ms=...] [other_gres=...]
-//     [iterations=N]
+//     [iterations=N] [groups=a100-80g:nodes=1:workers=1:ga=3,v100-32g:nodes=1:workers=1:ga=1]
 // ("-" stands for an empty list; gpus=MIN-MAX with 0 for no MAX; other_gres= keeps the
 // user's per-node GRES that are not GPUs, e.g. gres:shard:2, across replans;
-// iterations= is the job's declared length, --morph-iterations, for morphd's policy).
+// iterations= is the job's declared length, --morph-iterations, for morphd's policy;
+// groups= makes the placement heterogeneous (record/gpu_groups.h): then type=-, the plan
+// is dp = every GPU with tp=pp=ga=mb=1 and mbs the local batch, and the groups' samples
+// add up to the batch. Records without groups= are read as before).
 //
 // The spank plugin exports the plan to the job's tasks from it, morphd rewrites it when
 // it replans, and job_submit_morph checks every update of it.
@@ -19,6 +22,7 @@
 #include <string_view>
 
 #include "libmorph/plan/plan.h"
+#include "libmorph/record/gpu_groups.h"
 #include "libmorph/request/morph_request.h"
 
 namespace morph {
@@ -33,12 +37,14 @@ struct Placement {
   int cpus_per_gpu = 0;
   ExecutionPlan plan;
   double iter_ms = 0;  // predicted at decision time
+  GpuGroups groups;    // empty: homogeneous (gpu_type); else one group per GPU type
 
   int gpus() const { return nodes * gpus_per_node; }
+  bool heterogeneous() const { return !groups.empty(); }
   friend bool operator==(const Placement&, const Placement&) = default;
 };
 
-// "2 nodes x 8 a100-80g GPUs", for messages.
+// "2 nodes x 8 a100-80g GPUs" ("a100-80g+v100-32g" when heterogeneous), for messages.
 std::string describe(const Placement& placement);
 
 struct JobRecord {

@@ -11,9 +11,12 @@
 namespace morph {
 
 // MORPH_PLAN (one-line form), MORPH_DP, MORPH_TP, MORPH_PP, MORPH_ZERO, MORPH_OFFLOAD,
-// MORPH_GA, MORPH_GC, MORPH_MICRO_BATCH (samples per micro-batch), MORPH_MICRO_BATCHES,
-// MORPH_GLOBAL_BATCH, MORPH_MODEL, MORPH_SEQ, MORPH_FRAMEWORK, MORPH_GPU_TYPE,
-// MORPH_NODES, MORPH_GPUS_PER_NODE.
+// MORPH_GC, MORPH_MICRO_BATCH (samples per micro-batch), MORPH_MICRO_BATCHES,
+// MORPH_GLOBAL_BATCH, MORPH_MODEL, MORPH_SEQ, MORPH_FRAMEWORK, MORPH_LOCAL_BATCH (samples
+// a worker processes per accumulation step), MORPH_GPU_TYPE ("a100-80g+v100-32g" when
+// heterogeneous), MORPH_NODES, MORPH_GPUS_PER_NODE; then MORPH_GA for a homogeneous
+// placement, MORPH_GPU_GROUPS (record/gpu_groups.h) for a heterogeneous one, whose GA
+// morphrun sets per rank (launch/rank_env.h).
 std::vector<std::pair<std::string, std::string>> plan_environment(const JobRecord& record);
 
 }  // namespace morph

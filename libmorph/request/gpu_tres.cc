@@ -66,6 +66,8 @@ std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view wh
   return found;
 }
 
-std::string gpu_tres(const std::string& type, int count) { return fmt::format("gres:gpu:{}:{}", type, count); }
+std::string gpu_tres(const std::string& type, int count) {
+  return type.empty() ? fmt::format("gres:gpu:{}", count) : fmt::format("gres:gpu:{}:{}", type, count);
+}
 
 }  // namespace morph

@@ -21,7 +21,8 @@ std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view wh
 // in their order; empty when there are none.
 std::string without_gpus(std::string_view tres);
 
-// "gres:gpu:<type>:<count>", the form job_submit_morph writes.
+// "gres:gpu:<type>:<count>", the form job_submit_morph writes; "gres:gpu:<count>" for no
+// type (a heterogeneous placement, whose types are a --constraint).
 std::string gpu_tres(const std::string& type, int count);
 
 }  // namespace morph

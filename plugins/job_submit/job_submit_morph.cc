@@ -104,6 +104,7 @@ void apply(job_desc_msg_t* job, const SlurmRequest& r) {
   job->pn_min_cpus = static_cast<uint16_t>(r.min_cpus_per_node);
   job->min_cpus = static_cast<uint32_t>(r.tasks * r.cpus_per_task);
   if (r.memory_mb_per_node > 0) job->pn_min_memory = r.memory_mb_per_node;
+  if (r.features) replace_or_clear(job->features, *r.features);
   replace_slurm_string(job->admin_comment, r.admin_comment);
 }
 

@@ -92,6 +92,12 @@ std::string tres_with_gpus(const std::string& gpus, const std::string& others) {
   return others.empty() ? gpus : gpus + "," + others;
 }
 
+// Two placements' groups ask Slurm for the same nodes (GA and workers may differ).
+bool same_nodes(const GpuGroups& a, const GpuGroups& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const GpuGroup& x, const GpuGroup& y) { return x.gpu_type == y.gpu_type && x.nodes == y.nodes; });
+}
+
 std::string planned(const Placement& p) { return fmt::format("{}, {} CPUs each", describe(p), p.cpus_per_gpu); }
 
 // Why the resource fields of an update do not match the record's placement, or empty.
@@ -184,6 +190,7 @@ SlurmRequest SubmitHandler::slurm_request(const JobRecord& r, double host_bytes,
                                  s.tasks_per_node * s.cpus_per_task);
   s.memory_mb_per_node = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(host_bytes / (1024.0 * 1024.0))),
                                                  user.memory_per_cpu ? 0 : user.memory_mb_per_node.value_or(0));
+  if (r.current.heterogeneous()) s.features = group_constraint(r.current.groups, config_ ? config_->cluster : Cluster{});
   s.admin_comment = to_admin_comment(r);
   try {
     if (to_admin_comment(parse_admin_comment(s.admin_comment)) != s.admin_comment)
@@ -203,22 +210,31 @@ JobRecord SubmitHandler::checked_record(const std::string& admin_comment) const 
   JobRecord r = parse_admin_comment(admin_comment);
   if (!config_) return r;
   const Cluster& cluster = config_->cluster;
-  auto canonical = [&](Placement& p, const char* prefix) {
-    const GpuType* gpu = cluster.find_gpu_type(p.gpu_type);
-    if (gpu == nullptr) throw Error(fmt::format("AdminComment: {}type={} is not a GpuType of morph.conf", prefix, p.gpu_type));
-    p.gpu_type = gpu->name;
+  // `nodes` nodes of `gpus_per_node` GPUs of `type` each, made canonical.
+  auto check_type = [&](std::string& type, int nodes, const Placement& p, const std::string& prefix) {
+    const GpuType* gpu = cluster.find_gpu_type(type);
+    if (gpu == nullptr) throw Error(fmt::format("AdminComment: {}type={} is not a GpuType of morph.conf", prefix, type));
+    type = gpu->name;
     const NodeType* node = cluster.node_type_for_gpu(gpu->name);
     if (node == nullptr || p.gpus_per_node > node->gpus)
       throw Error(fmt::format("AdminComment: no node type holds {} GPUs of type {}", p.gpus_per_node, gpu->name));
-    int nodes = 0;
+    int listed = 0;
     for (const NodeRecord& n : cluster.nodes())
-      if (cluster.find_node_type(n.node_type)->gpu == gpu->name) ++nodes;
-    if (p.nodes > nodes)
-      throw Error(fmt::format("AdminComment: {}nodes={} but morph.conf lists {} nodes with {} GPUs", prefix, p.nodes,
-                              nodes, gpu->name));
+      if (cluster.find_node_type(n.node_type)->gpu == gpu->name) ++listed;
+    if (nodes > listed)
+      throw Error(fmt::format("AdminComment: {}nodes={} but morph.conf lists {} nodes with {} GPUs", prefix, nodes,
+                              listed, gpu->name));
     if (p.cpus_per_gpu * p.gpus_per_node > node->cpus)
       throw Error(fmt::format("AdminComment: {}cpus_per_gpu={} x {} GPUs is more than the {} CPUs of a {} node", prefix,
                               p.cpus_per_gpu, p.gpus_per_node, node->cpus, node->name));
+  };
+  auto canonical = [&](Placement& p, const char* prefix) {
+    if (!p.heterogeneous()) return check_type(p.gpu_type, p.nodes, p, prefix);
+    for (GpuGroup& g : p.groups) check_type(g.gpu_type, g.nodes, p, fmt::format("{}groups {} ", prefix, g.gpu_type));
+    for (std::size_t i = 0; i < p.groups.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (p.groups[i].gpu_type == p.groups[j].gpu_type)
+          throw Error(fmt::format("AdminComment: {}groups: GPU type {} in two groups", prefix, p.groups[i].gpu_type));
   };
   canonical(r.current, "");
   if (r.baseline) canonical(*r.baseline, "base_");
@@ -309,7 +325,9 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
         // An update that names the node count (morphd's, for a pending job) sets every
         // resource: a pending job's allocation is still to be made from its record.
         const bool names_nodes = in.update.min_nodes || in.update.max_nodes;
-        out.record_only = !names_nodes && now.gpu_type == was.gpu_type && now.gpus_per_node == was.gpus_per_node &&
+        if (was.heterogeneous() && !now.heterogeneous()) out.request->features = "";  // drop its constraint
+        out.record_only = !names_nodes && now.gpu_type == was.gpu_type && same_nodes(now.groups, was.groups) &&
+                          now.gpus_per_node == was.gpus_per_node &&
                           now.cpus_per_gpu == was.cpus_per_gpu && now.nodes <= was.nodes &&
                           r.other_gres == parse_admin_comment(*in.current_admin_comment).other_gres;
       } catch (const Error&) {

@@ -48,6 +48,10 @@ struct SlurmRequest {
   int cpus_per_task = 0;
   int min_cpus_per_node = 0;
   std::uint64_t memory_mb_per_node = 0;  // 0: leave as it is
+  // --constraint: a heterogeneous placement's node counts per GPU type
+  // ("[a100-80g*1&v100-32g*1]"); "" clears the one a former heterogeneous record set;
+  // nullopt leaves the job's (the user's -C) as it is.
+  std::optional<std::string> features;
   std::string admin_comment;
 
   // Throws morph::Error when a count does not fit its job_desc field (16 or 32 bits,

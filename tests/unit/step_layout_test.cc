@@ -41,7 +41,8 @@ TEST(StepLayout, EveryTaskOfASrunStepGetsAConsistentRankEnvironment) {
     ASSERT_EQ(step.ranks.size(), 1u);
     const int rank = step.ranks.front();
     ranks.insert(rank);
-    const auto env = launch::rank_environment(plan, step, rank, {"10.0.0.1", launch::master_port(42, 3), 8});
+    const auto env =
+        launch::rank_environment(plan, step, rank, {"10.0.0.1", launch::master_port(42, 3), 8, {16, 2, 3}});
     EXPECT_EQ(value(env, "RANK"), std::to_string(task));
     EXPECT_EQ(value(env, "LOCAL_RANK"), std::to_string(task % 2));
     EXPECT_EQ(value(env, "WORLD_SIZE"), "4");
@@ -52,6 +53,9 @@ TEST(StepLayout, EveryTaskOfASrunStepGetsAConsistentRankEnvironment) {
     EXPECT_EQ(value(env, "OMP_NUM_THREADS"), "8");
     EXPECT_EQ(value(env, "MORPH_TP_RANK"), std::to_string(task % 2));  // TP innermost
     EXPECT_EQ(value(env, "MORPH_DP_RANK"), std::to_string(task / 2));
+    EXPECT_EQ(value(env, "MORPH_LOCAL_BATCH"), "16");
+    EXPECT_EQ(value(env, "MORPH_WORKERS"), "2");
+    EXPECT_EQ(value(env, "MORPH_GA"), "3");
     node_gpus[task / 2].insert(value(env, "CUDA_VISIBLE_DEVICES"));
     EXPECT_NO_THROW(launch::check_plan_fits(plan, nullptr, step));
   }

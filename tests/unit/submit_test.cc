@@ -328,6 +328,63 @@ TEST_F(Handler, ModifyCanonicalisesRecordsAndChecksTheirCounts) {
   }
 }
 
+// Issue 15: a heterogeneous record asks Slurm for an untyped GRES and a count constraint
+// on the node features; going back to one type drops the constraint.
+TEST_F(Handler, ModifyToAHeterogeneousRecordSetsAnUntypedGresAndACountConstraint) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=64"};
+  const std::string homogeneous = handler.submit(in).request.admin_comment;
+  JobRecord r = parse_admin_comment(homogeneous);
+  r.current.gpu_type.clear();
+  r.current.nodes = 2;
+  r.current.gpus_per_node = 4;
+  r.current.plan = ExecutionPlan{.dp = 8, .micro_batch_size = 2};
+  r.current.groups = {{"a100", 1, 1, 6}, {"v100-32g", 1, 1, 2}};  // 4*12 + 4*4 = 64
+  plugin::ModifyInput update;
+  update.current_admin_comment = homogeneous;
+  update.admin_comment = to_admin_comment(r);
+  plugin::ModifyOutput out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_FALSE(out.record_only);
+  ASSERT_TRUE(out.request);
+  EXPECT_EQ(out.request->tres_per_node, "gres:gpu:4");
+  EXPECT_EQ(out.request->features, "[ampere*1&volta*1]");  // each type's first node feature
+  EXPECT_EQ(out.request->nodes, 2);
+  EXPECT_EQ(out.request->tasks, 8);
+  const JobRecord written = parse_admin_comment(out.request->admin_comment);
+  EXPECT_EQ(written.current.groups[0].gpu_type, "a100-80g");  // canonical
+  // Other GA on the same nodes: the record alone changes.
+  const std::string hetero = out.request->admin_comment;
+  update.current_admin_comment = hetero;
+  r.current.groups = {{"a100-80g", 1, 2, 3}, {"v100-32g", 1, 1, 2}};
+  update.admin_comment = to_admin_comment(r);
+  out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_TRUE(out.record_only);
+  // Back to one type: the constraint goes.
+  update.admin_comment = homogeneous;
+  out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  ASSERT_TRUE(out.request);
+  EXPECT_EQ(out.request->features, "");
+  EXPECT_EQ(out.request->tres_per_node.rfind("gres:gpu:a100-80g:", 0), 0u) << out.request->tres_per_node;
+  // Three v100 nodes do not exist; a typed GRES update does not match the groups.
+  update.current_admin_comment = hetero;
+  r.current.nodes = 4;
+  r.current.plan.dp = 16;
+  r.current.plan.micro_batch_size = 1;
+  r.current.groups = {{"a100-80g", 1, 1, 7}, {"v100-32g", 3, 1, 3}};  // 4*7 + 12*3 = 64
+  update.admin_comment = to_admin_comment(r);
+  out = handler.modify(update);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("groups v100-32g nodes=3 but morph.conf lists 2 nodes"), std::string::npos) << out.message;
+  update.admin_comment.reset();
+  update.update.tres_per_node = "gres:gpu:a100-80g:4";
+  out = handler.modify(update);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("TresPerNode=gres:gpu:a100-80g:4 does not match"), std::string::npos) << out.message;
+}
+
 TEST(SlurmRequest, EveryCountMustFitItsJobDescField) {
   plugin::SlurmRequest s;
   s.nodes = s.tasks = s.tasks_per_node = s.cpus_per_task = s.min_cpus_per_node = 1;

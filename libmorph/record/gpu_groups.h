@@ -1,0 +1,48 @@
+// A heterogeneous data-parallel placement (JABAS, seed 004 §3-4): the job's GPUs come in
+// groups, one per GPU type. Every worker processes the same local batch per micro-batch
+// (the plan's mbs: convergence does not depend on the GPU mix); a GPU of a group runs
+// `workers` concurrent workers that each accumulate `ga_steps` micro-batches, so it takes
+// mbs * workers * ga_steps samples of the global batch per iteration.
+//
+// In the record: groups=a100-80g:nodes=1:workers=1:ga=3,v100-32g:nodes=1:workers=1:ga=1
+// In Slurm: an untyped GRES (gres:gpu:N, the same N on every node) and a count constraint
+// on the node features, --constraint="[a100-80g*1&v100-32g*1]" (docs/slurm.md).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace morph {
+
+class Cluster;
+
+struct GpuGroup {
+  std::string gpu_type;
+  int nodes = 0;
+  int workers = 1;   // concurrent workers per GPU (JABAS's virtual workers n_vsw)
+  int ga_steps = 1;  // micro-batches each worker accumulates per iteration
+
+  int samples_per_gpu(int local_batch) const { return local_batch * workers * ga_steps; }
+  friend bool operator==(const GpuGroup&, const GpuGroup&) = default;
+};
+
+using GpuGroups = std::vector<GpuGroup>;
+
+std::string to_string(const GpuGroups& groups);
+
+// Strict inverse of to_string: at least two groups of distinct GPU types, every count
+// positive and within request/limits.h. Throws morph::Error naming `what`.
+GpuGroups parse_gpu_groups(std::string_view text, std::string_view what);
+
+// "a100-80g+v100-32g": the types, for messages and MORPH_GPU_TYPE.
+std::string group_types(const GpuGroups& groups);
+
+// The group of GPUs of `gpu_type`, or nullptr.
+const GpuGroup* find_group(const GpuGroups& groups, std::string_view gpu_type);
+
+// Slurm's count constraint that gives the job each group's nodes: "[F1*n1&F2*n2]", with
+// each type's first node feature in morph.conf (NodeType Features=), else its name.
+std::string group_constraint(const GpuGroups& groups, const Cluster& cluster);
+
+}  // namespace morph

@@ -1,0 +1,149 @@
+#include "libmorph/record/gpu_groups.h"
+
+#include <gtest/gtest.h>
+
+#include "libmorph/cluster/cluster.h"
+#include "libmorph/launch/rank_env.h"
+#include "libmorph/record/job_record.h"
+#include "libmorph/record/plan_env.h"
+#include "libmorph/util/error.h"
+
+namespace morph {
+namespace {
+
+std::string error_of(std::string_view text) {
+  try {
+    parse_gpu_groups(text, "groups");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// 1 a100 node and 1 v100 node of 4 GPUs, local batch 8: an a100 accumulates 3
+// micro-batches, a v100 1, so 4*24 + 4*8 = 128 samples.
+JobRecord hetero_record() {
+  JobRecord r;
+  set_morph_option(r.request, "model", "gpt2-1.5b");
+  set_morph_option(r.request, "batch", "128");
+  Placement& p = r.current;
+  p.nodes = 2;
+  p.gpus_per_node = 4;
+  p.cpus_per_gpu = 4;
+  p.plan.dp = 8;
+  p.plan.micro_batch_size = 8;
+  p.iter_ms = 250;
+  p.groups = {{"a100-80g", 1, 1, 3}, {"v100-32g", 1, 1, 1}};
+  return r;
+}
+
+TEST(GpuGroups, RoundTripAndSamples) {
+  const GpuGroups g = {{"a100-80g", 2, 2, 3}, {"v100-32g", 1, 1, 1}};
+  EXPECT_EQ(to_string(g), "a100-80g:nodes=2:workers=2:ga=3,v100-32g:nodes=1:workers=1:ga=1");
+  EXPECT_EQ(parse_gpu_groups(to_string(g), "groups"), g);
+  EXPECT_EQ(g[0].samples_per_gpu(8), 48);
+  EXPECT_EQ(group_types(g), "a100-80g+v100-32g");
+  ASSERT_NE(find_group(g, "v100-32g"), nullptr);
+  EXPECT_EQ(find_group(g, "v100-32g")->nodes, 1);
+  EXPECT_EQ(find_group(g, "h100"), nullptr);
+}
+
+TEST(GpuGroups, StrictParsingNamesTheProblem) {
+  EXPECT_NE(error_of("a100:nodes=1:workers=1:ga=1").find("one group"), std::string::npos);
+  EXPECT_NE(error_of("a100:nodes=1:workers=1:ga=1,a100:nodes=1:workers=1:ga=2").find("a100 in two groups"),
+            std::string::npos);
+  EXPECT_NE(error_of("a100:nodes=1:workers=1,v100:nodes=1:workers=1:ga=1").find("not TYPE:nodes=N:workers=W:ga=A"),
+            std::string::npos);
+  EXPECT_NE(error_of("a100:nodes=1:ga=1:workers=1,v100:nodes=1:workers=1:ga=1").find("expected workers="),
+            std::string::npos);
+  EXPECT_NE(error_of("a100:nodes=0:workers=1:ga=1,v100:nodes=1:workers=1:ga=1").find("a100 nodes"),
+            std::string::npos);
+  EXPECT_NE(error_of(":nodes=1:workers=1:ga=1,v100:nodes=1:workers=1:ga=1").find("not TYPE"), std::string::npos);
+}
+
+TEST(GpuGroups, SlurmConstraintUsesTheNodeFeature) {
+  Cluster c;
+  c.add_gpu_type({.name = "a100-80g"});
+  c.add_node_type({.name = "hgx", .gpu = "a100-80g", .gpus = 8, .features = {"a100", "ib"}});
+  const GpuGroups g = {{"a100-80g", 2, 1, 2}, {"v100-32g", 1, 1, 1}};
+  // v100-32g has no node type: its name serves as the feature.
+  EXPECT_EQ(group_constraint(g, c), "[a100*2&v100-32g*1]");
+  c.add_node({"gpu[1-2]", "hgx"});
+  c.add_node({"node7", "hgx"});
+  EXPECT_EQ(c.gpu_of_node("node7"), "a100-80g");
+  EXPECT_EQ(c.gpu_of_node("node8"), "");
+}
+
+// Backward compatible: a record without groups= is read as before; one with groups=
+// round-trips and is checked as a whole.
+TEST(JobRecordGroups, RoundTripAndChecks) {
+  const JobRecord r = hetero_record();
+  const std::string text = to_admin_comment(r);
+  EXPECT_NE(text.find(" type=- "), std::string::npos) << text;
+  EXPECT_NE(text.find(" groups=a100-80g:nodes=1:workers=1:ga=3,v100-32g:nodes=1:workers=1:ga=1"), std::string::npos);
+  EXPECT_EQ(parse_admin_comment(text), r);
+  EXPECT_EQ(describe(r.current), "2 nodes x 4 a100-80g+v100-32g GPUs");
+  auto message = [&](std::string_view from, std::string_view to) {
+    std::string bad = text;
+    bad.replace(bad.find(from), from.size(), to);
+    try {
+      parse_admin_comment(bad);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("ga=3,", "ga=2,").find("groups= process 96 samples per iteration, the batch is 128"),
+            std::string::npos);
+  EXPECT_NE(message("v100-32g:nodes=1", "v100-32g:nodes=2").find("groups= hold 3 nodes, the placement 2"),
+            std::string::npos);
+  EXPECT_NE(message(" type=- ", " type=a100-80g ").find("names its types in the groups"), std::string::npos);
+  EXPECT_NE(message(" ga=1 ", " ga=2 ").find("needs dp=8 (every GPU) and tp=pp=ga=mb=1"), std::string::npos);
+  JobRecord homogeneous = r;
+  homogeneous.current.groups.clear();
+  homogeneous.current.gpu_type = "a100-80g";
+  homogeneous.current.plan.ga_steps = 2;
+  EXPECT_EQ(to_admin_comment(homogeneous).find("groups="), std::string::npos);
+  EXPECT_EQ(parse_admin_comment(to_admin_comment(homogeneous)), homogeneous);
+}
+
+TEST(JobRecordGroups, EnvironmentAndRankBatches) {
+  const JobRecord r = hetero_record();
+  const auto env = plan_environment(r);
+  auto get = [&](const char* name) {
+    for (const auto& [k, v] : env)
+      if (k == name) return v;
+    return std::string("missing");
+  };
+  EXPECT_EQ(get("MORPH_GPU_TYPE"), "a100-80g+v100-32g");
+  EXPECT_EQ(get("MORPH_GPU_GROUPS"), to_string(r.current.groups));
+  EXPECT_EQ(get("MORPH_LOCAL_BATCH"), "8");
+  EXPECT_EQ(get("MORPH_GA"), "missing");  // per rank, from morphrun
+  const launch::RankBatch a100 = launch::rank_batch(r.current, "a100-80g");
+  EXPECT_EQ(a100.local_batch, 8);
+  EXPECT_EQ(a100.workers, 1);
+  EXPECT_EQ(a100.ga_steps, 3);
+  EXPECT_EQ(launch::rank_batch(r.current, "v100-32g").ga_steps, 1);
+  EXPECT_THROW(launch::rank_batch(r.current, "h100"), Error);
+  try {
+    launch::rank_batch(r.current, "");
+    ADD_FAILURE() << "no error for a node of unknown type";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("morph.conf names no GPU type for this node"), std::string::npos);
+  }
+  // Homogeneous: the plan's GA, one worker, the samples of one accumulation step.
+  Placement p;
+  p.gpu_type = "a100-80g";
+  p.plan.dp = 2;
+  p.plan.pp = 2;
+  p.plan.ga_steps = 4;
+  p.plan.micro_batches = 2;
+  p.plan.micro_batch_size = 3;
+  const launch::RankBatch b = launch::rank_batch(p, "ignored");
+  EXPECT_EQ(b.local_batch, 6);
+  EXPECT_EQ(b.workers, 1);
+  EXPECT_EQ(b.ga_steps, 4);
+}
+
+}  // namespace
+}  // namespace morph
