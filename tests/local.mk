@@ -276,6 +276,7 @@ tests_trainer_morph_trainer_SOURCES = \
 	%reldir%/trainer/collective.h %reldir%/trainer/collective.cc \
 	%reldir%/trainer/local_state.h %reldir%/trainer/local_state.cc \
 	%reldir%/trainer/init.h %reldir%/trainer/init.cc \
+	%reldir%/trainer/batch_split.h %reldir%/trainer/batch_split.cc \
 	%reldir%/trainer/dataset.h %reldir%/trainer/dataset.cc \
 	%reldir%/trainer/model.h %reldir%/trainer/model.cc \
 	%reldir%/trainer/optimizer.h %reldir%/trainer/optimizer.cc \

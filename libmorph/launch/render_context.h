@@ -13,8 +13,9 @@
 namespace morph::launch {
 
 // The variables morphrun sets for every rank itself; a rule may not set them.
-inline constexpr std::array<std::string_view, 6> kLauncherVariables{
-    "RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES"};
+inline constexpr std::array<std::string_view, 9> kLauncherVariables{
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES",
+    "MORPH_GA", "MORPH_WORKERS", "MORPH_LOCAL_BATCH"};
 
 struct RenderContext {
   JobRecord record;             // the plan (record.current.plan) and the request

@@ -214,3 +214,73 @@ PY
   wait "$pid" || rc=$?
   [ "$rc" -eq 75 ]
 }
+
+# A heterogeneous Morph record (issue 15): gpt2-1.5b, batch 64, one a100 node and one
+# v100 node of 4 GPUs, local batch 4; an a100 accumulates 3 micro-batches, a v100 1.
+hetero_record() {
+  echo "morph:v1 model=gpt2-1.5b batch=64 seq=1024 sla=best-effort sla_given=0 framework=${2:-torch} plans=all" \
+    "gpus=1-0 gpu_types=- base_plan=- type=- nodes=2 gpus_per_node=4 cpus_per_gpu=4 dp=8 tp=1 pp=1 zero=0" \
+    "offload=0 gc=0 ga=1 mb=1 mbs=4 iter_ms=100.000" \
+    "groups=a100-80g:nodes=1:workers=1:ga=${1:-3},v100-32g:nodes=1:workers=1:ga=1"
+}
+
+@test "a heterogeneous record: each node's ranks get their GPU type's MORPH_GA, MORPH_WORKERS and MORPH_LOCAL_BATCH" {
+  # morph.conf names the nodes' types (NodeName=); morphrun looks its own node up.
+  sed -n '/^GpuType=/p' "$MORPH_SRCDIR/etc/morph.conf" >"$W/morph.conf"
+  cat >>"$W/morph.conf" <<'CONF'
+NodeType=fast Gpu=a100-80g Gpus=4 Cpus=16 MemoryGiB=256 NetworkBandwidthGBps=25
+NodeType=slow Gpu=v100-32g Gpus=4 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25
+NodeName=n1 NodeType=fast
+NodeName=n2 NodeType=slow
+CONF
+  export MORPH_CONF="$W/morph.conf" MORPH_RECORD
+  MORPH_RECORD=$(hetero_record)
+  local show='echo "rank=$RANK ga=$MORPH_GA workers=$MORPH_WORKERS lb=$MORPH_LOCAL_BATCH type=$MORPH_GPU_TYPE groups=$MORPH_GPU_GROUPS"'
+  for node in 0 1; do
+    run "$MORPHRUN" --hosts n1,n2 --node-rank $node -- sh -c "$show"
+    [ "$status" -eq 0 ] || fail "$output"
+    [ "$(grep -c '^rank=' <<<"$output")" -eq 4 ] || fail "$output"
+  done
+  run "$MORPHRUN" --hosts n1,n2 --node-rank 0 -- sh -c "$show"
+  [[ $(rank_line 3) == "rank=3 ga=3 workers=1 lb=4 type=a100-80g+v100-32g groups=a100-80g:nodes=1:workers=1:ga=3,v100-32g:nodes=1:workers=1:ga=1" ]] ||
+    fail "$output"
+  run "$MORPHRUN" --hosts n1,n2 --node-rank 1 -- sh -c "$show"
+  [[ $(rank_line 4) == "rank=4 ga=1 workers=1 lb=4 type=a100-80g+v100-32g "* ]] || fail "$output"
+  # A node morph.conf does not name, and a record whose groups miss the batch: refused.
+  run "$MORPHRUN" --hosts n3,n2 --node-rank 0 -- touch "$W/started"
+  [ "$status" -eq 78 ] && [[ $output == *"morph.conf names no GPU type for this node"* ]] || fail "$output"
+  MORPH_RECORD=$(hetero_record 2) run "$MORPHRUN" --hosts n1,n2 --node-rank 0 -- touch "$W/started"
+  [ "$status" -eq 78 ] && [[ $output == *"groups= process 48 samples per iteration, the batch is 64"* ]] || fail "$output"
+  MORPH_RECORD=$(hetero_record 3 megatron) run "$MORPHRUN" --hosts n1,n2 --node-rank 0 -- touch "$W/started"
+  [ "$status" -eq 78 ] && [[ $output == *"Megatron-LM gives every data-parallel rank the same number of micro-batches"* ]] ||
+    fail "$output"
+  [ ! -e "$W/started" ]
+}
+
+@test "the reference trainer with --rank-batch: uneven shares per rank give the losses of an even split" {
+  local trainer="$MORPH_BUILDDIR/tests/trainer/morph-trainer"
+  [ -x "$trainer" ] || skip "no tests/trainer/morph-trainer (make check builds it)"
+  command -v mpirun >/dev/null || skip "no mpirun"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  local args=(--layout dp=2,tp=1,pp=1,zero=0 --layers 2 --hidden 8 --vocab 20 --vocab-multiple 1 --samples 256
+    --global-batch 32 --steps 5)
+  run timeout 120 mpirun --oversubscribe -np 2 "$trainer" "${args[@]}" --quiet --loss-log "$W/even"
+  [ "$status" -eq 0 ] || fail "$output"
+  # Rank 0 (an "a100"): 2 workers x GA 3 x 4 samples; rank 1: 1 x 2 x 4.
+  run timeout 120 mpirun --oversubscribe -np 2 sh -c 'export MORPH_LOCAL_BATCH=4 MORPH_WORKERS=1 MORPH_GA=2
+    [ "$OMPI_COMM_WORLD_RANK" = 0 ] && export MORPH_WORKERS=2 MORPH_GA=3
+    exec "$0" "$@"' "$trainer" "${args[@]}" --rank-batch --loss-log "$W/uneven"
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ $output == *"rank batches 24,8 "* ]] || fail "$output"
+  [ "$(wc -l <"$W/uneven")" -eq 5 ]
+  paste "$W/even" "$W/uneven" | awk '{ d = $2 - $4; if (d < 0) d = -d; if ($1 != $3 || d > 1e-12 * $2) bad = 1 } END { exit bad }' ||
+    fail "$(paste "$W/even" "$W/uneven")"
+  # Shares that miss the global batch are refused on every rank, with one message.
+  run timeout 120 mpirun --oversubscribe -np 2 sh -c 'MORPH_LOCAL_BATCH=4 MORPH_WORKERS=1 MORPH_GA=1 exec "$0" "$@"' \
+    "$trainer" "${args[@]}" --rank-batch
+  [ "$status" -ne 0 ] && [[ $output == *"the data-parallel ranks process 8 samples (4+4), the global batch is 32"* ]] ||
+    fail "$output"
+  run "$trainer" "${args[@]}" --rank-batch
+  [ "$status" -ne 0 ] && [[ $output == *"--rank-batch needs MORPH_LOCAL_BATCH"* ]] || fail "$output"
+}

@@ -52,6 +52,22 @@ double emulated_step_seconds(double factor) {
   return iter_ms / 1e3 * factor;
 }
 
+// --rank-batch: this rank's share from morphrun's per-rank MORPH_LOCAL_BATCH,
+// MORPH_WORKERS and MORPH_GA.
+void read_rank_batch(Options& o) {
+  std::int64_t v[3];
+  const char* names[] = {"MORPH_LOCAL_BATCH", "MORPH_WORKERS", "MORPH_GA"};
+  for (int i = 0; i < 3; ++i) {
+    if (env(names[i]).empty())
+      throw Error(fmt::format("--rank-batch needs {} (morphrun sets it for every rank)", names[i]));
+    v[i] = parse_int(env(names[i]), names[i], 1, 1 << 20);
+  }
+  if (v[1] * v[2] > (1 << 16))
+    throw Error(fmt::format("--rank-batch: MORPH_WORKERS x MORPH_GA = {} micro-batches, above 65536", v[1] * v[2]));
+  o.rank_micro_batches = static_cast<int>(v[1] * v[2]);
+  o.rank_samples = static_cast<std::uint64_t>(v[0] * v[1] * v[2]);
+}
+
 }  // namespace
 
 std::optional<Options> parse_options(int argc, char** argv, bool print) {
@@ -100,6 +116,9 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
                  "make every step last FACTOR times the iteration time Morph predicted for the job's plan and "
                  "GPU type (iter_ms of MORPH_RECORD): the emulated cluster runs at the speed of the one it emulates")
       ->check(CLI::Range(0.0, 1000.0));
+  app.add_flag("--rank-batch", o.rank_batch,
+               "process MORPH_LOCAL_BATCH x MORPH_WORKERS x MORPH_GA samples on this rank, as morphrun sets them "
+               "per rank (JABAS's heterogeneous data parallelism; implied when MORPH_GPU_GROUPS is set)");
   app.add_flag("--quiet", o.quiet, "no per-step output");
   try {
     app.parse(argc, argv);
@@ -110,6 +129,12 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
     throw Error(e.what());
   }
   if (layout.empty()) throw Error("--layout is required (or run under morphrun, which sets MORPH_DP, MORPH_TP, ...)");
+  if (!env("MORPH_GPU_GROUPS").empty()) o.rank_batch = true;
+  if (o.rank_batch) {
+    if (app.get_option("--micro-batches")->count() > 0)
+      throw Error("--micro-batches and --rank-batch: the rank's micro-batches are MORPH_WORKERS x MORPH_GA");
+    read_rank_batch(o);
+  }
   if (o.emulate_speed > 0) o.min_step_seconds = std::max(o.min_step_seconds, emulated_step_seconds(o.emulate_speed));
   o.layout = state::parse_layout(layout, "--layout");
   if (*save) o.save_at = save_at;

@@ -19,6 +19,12 @@ struct Options {
   std::uint64_t samples = 4096;
   std::uint64_t global_batch = 32;
   int micro_batches = 1;  // per DP rank and step (gradient accumulation, GPipe)
+  // --rank-batch (implied in a heterogeneous job, MORPH_GPU_GROUPS): this rank processes
+  // rank_samples = MORPH_LOCAL_BATCH x MORPH_WORKERS x MORPH_GA samples in
+  // MORPH_WORKERS x MORPH_GA micro-batches (concurrent workers run one after the other).
+  bool rank_batch = false;
+  std::uint64_t rank_samples = 0;
+  int rank_micro_batches = 0;
   std::uint64_t steps = 10;  // train until this many optimizer steps are done
   double lr = 1e-2;
   std::uint64_t seed = 1;

@@ -60,6 +60,12 @@ int Trainer::run() {
       throw Error(fmt::format("MORPH_METRICS {}: cannot open: {}", o_.metrics, std::strerror(errno)));
     if (o_.checkpoint_signal) install_checkpoint_signal(o_.checkpoint_signal);
   });
+  if (o_.rank_batch) {
+    collectively([&] { split_ = BatchSplit::gather(o_.rank_samples, o_.global_batch, g_.dp()); });
+    if (root && !o_.quiet)
+      std::printf("morph-trainer: rank batches %s (MORPH_LOCAL_BATCH x MORPH_WORKERS x MORPH_GA per DP rank)\n",
+                  fmt::format("{}", fmt::join(split_.counts(), ",")).c_str());
+  }
   state::SampleStream stream({o_.samples, o_.seed}, o_.global_batch, progress_.samples);
   if (root && !o_.quiet)
     std::printf("morph-trainer: layout %s, %s step %llu, training to step %llu\n",
@@ -100,8 +106,9 @@ int Trainer::run() {
 
 double Trainer::step(const std::vector<std::uint64_t>& batch, std::uint64_t number) {
   const int h = o_.hidden;
-  const auto block = state::SampleStream::rank_block(batch, g_.coords().dp, g_.layout().dp);
-  const std::vector<MicroBatch> micro = micro_batches(block, o_.micro_batches, o_.seed, o_.vocab);
+  const auto block = split_.block(batch, g_.coords().dp, g_.layout().dp);
+  const std::vector<MicroBatch> micro =
+      micro_batches(block, o_.rank_batch ? o_.rank_micro_batches : o_.micro_batches, o_.seed, o_.vocab);
   std::fill(st_.grads.begin(), st_.grads.end(), 0.0);
   std::vector<MicroCache> caches(micro.size());
   const double scale = 1.0 / static_cast<double>(batch.size());  // the mean over the GLOBAL batch

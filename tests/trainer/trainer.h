@@ -1,5 +1,5 @@
 // The training loop: each step takes the next global batch of the sample stream, gives
-// each DP rank its block (SampleStream::rank_block), runs it as micro-batches through
+// each DP rank its block (batch_split.h: equal, or its own share with --rank-batch), runs it as micro-batches through
 // the pipeline (GPipe: all forwards, then all backwards, activations and gradients sent
 // point to point between stages), averages gradients over the global batch and steps
 // Adam. Saves and resumes through checkpoint_io.h.
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "libmorph/state/checkpoint.h"
+#include "tests/trainer/batch_split.h"
 #include "tests/trainer/groups.h"
 #include "tests/trainer/local_state.h"
 #include "tests/trainer/model.h"
@@ -42,6 +43,7 @@ class Trainer {
   Adam adam_;
   StageModel model_;
   state::Progress progress_;
+  BatchSplit split_;
   std::FILE* loss_log_ = nullptr;
   std::FILE* metrics_ = nullptr;  // morphrun's FIFO (MORPH_METRICS)
 };
