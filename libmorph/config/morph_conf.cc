@@ -154,6 +154,12 @@ void parse_globals(Record r, MorphConfig& c) {
       throw Error(fmt::format("{}: DefaultSla: {} is not guaranteed or best-effort", r.where(), quote(*v)));
     c.policy.guaranteed_by_default = sla == "guaranteed";
   }
+  if (auto v = r.take("GpuTypeBy")) {
+    const std::string by = to_lower(*v);
+    if (by != "gres" && by != "feature")
+      throw Error(fmt::format("{}: GpuTypeBy: {} is not gres or feature", r.where(), quote(*v)));
+    c.gpu_type_by_feature = by == "feature";
+  }
   r.finish("GpuType, NodeType, NodeName or a parameter of morph.conf(5)");
 }
 
@@ -230,6 +236,12 @@ MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
                                   {"shrinkpenaltyseconds", &costs.shrink_s},
                                   {"requeuepenaltyseconds", &costs.requeue_s}})
     if (!global_lines.count(key)) *cost = config.policy.restart_penalty_s;
+  if (config.gpu_type_by_feature)
+    for (const NodeType& node : config.cluster.node_types())
+      if (node.features.empty())
+        throw Error(fmt::format("{}: GpuTypeBy=feature but NodeType {} has no Features= (the Slurm feature of its "
+                                "nodes that names their GPU type)",
+                                source, node.name));
   return config;
 }
 

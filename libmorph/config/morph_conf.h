@@ -38,6 +38,11 @@ struct MorphConfig {
   double checkpoint_timeout_s = 300;  // CheckpointTimeoutSeconds=: how long morphrun waits for a save
   double driver_poll_s = 10;          // DriverPollSeconds=: how often morphrun --driver reads the job's record
   std::string morphd_address;         // MorphdAddress=HOST:PORT: where morphrun reports iterations ("": nowhere)
+  // GpuTypeBy=gres|feature: how job_submit_morph asks Slurm for a GPU type, a typed GRES
+  // (gres:gpu:a100-80g:8) or an untyped one with the node type's first Features= as a
+  // constraint. Slurm 22.05 never turns a typed GPU request into an untyped one by an
+  // update, so only "feature" lets a job go heterogeneous (record/gpu_groups.h).
+  bool gpu_type_by_feature = false;
   PolicyKnobs policy;
 };
 

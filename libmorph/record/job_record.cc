@@ -124,6 +124,7 @@ std::string to_admin_comment(const JobRecord& r) {
   if (r.baseline) append_placement(out, *r.baseline, "base_");
   if (!r.other_gres.empty()) out += fmt::format(" other_gres={}", r.other_gres);
   if (q.iterations > 0) out += fmt::format(" iterations={}", q.iterations);
+  if (!r.constraint.empty()) out += fmt::format(" constraint={}", r.constraint);
   return out;
 }
 
@@ -170,6 +171,11 @@ JobRecord parse_admin_comment(std::string_view text) {
       throw Error(fmt::format("{}: other_gres={} is not a GRES list", kWhat, quote(r.other_gres)));
   }
   if (f.has("iterations")) set_morph_option(q, "iterations", f.take("iterations"));
+  if (f.has("constraint")) {
+    r.constraint = f.take("constraint");
+    if (r.constraint.empty() || r.constraint.find_first_of(" \t") != std::string::npos)
+      throw Error(fmt::format("{}: constraint={} is not a feature expression", kWhat, quote(r.constraint)));
+  }
   f.finish();
   return r;
 }

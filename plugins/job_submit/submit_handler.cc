@@ -176,7 +176,9 @@ double SubmitHandler::host_bytes_per_node(const JobRecord& r) const {
 SlurmRequest SubmitHandler::slurm_request(const JobRecord& r, double host_bytes, const JobResources& user,
                                           bool update) const {
   SlurmRequest s;
-  s.tres_per_node = tres_with_gpus(gpu_tres(r.current.gpu_type, r.current.gpus_per_node), r.other_gres);
+  const GpuRequest gpus = gpu_request(r);
+  s.tres_per_node = tres_with_gpus(gpus.tres, r.other_gres);
+  s.features = gpus.features;
   if (!update) {
     s.tres_per_job = without_gpus(user.tres_per_job);
     s.tres_per_task = without_gpus(user.tres_per_task);
@@ -190,7 +192,6 @@ SlurmRequest SubmitHandler::slurm_request(const JobRecord& r, double host_bytes,
                                  s.tasks_per_node * s.cpus_per_task);
   s.memory_mb_per_node = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(host_bytes / (1024.0 * 1024.0))),
                                                  user.memory_per_cpu ? 0 : user.memory_mb_per_node.value_or(0));
-  if (r.current.heterogeneous()) s.features = group_constraint(r.current.groups, config_ ? config_->cluster : Cluster{});
   s.admin_comment = to_admin_comment(r);
   try {
     if (to_admin_comment(parse_admin_comment(s.admin_comment)) != s.admin_comment)
@@ -202,6 +203,35 @@ SlurmRequest SubmitHandler::slurm_request(const JobRecord& r, double host_bytes,
   }
   s.validate();
   return s;
+}
+
+// How the job asks Slurm for its GPUs (morph.conf GpuTypeBy): a typed GRES and the
+// user's constraint left as it is, or an untyped GRES and the type as a node feature,
+// ANDed with the user's constraint (kept in the record); a heterogeneous placement is a
+// count constraint per type, which only the feature form can reach.
+SubmitHandler::GpuRequest SubmitHandler::gpu_request(const JobRecord& r) const {
+  const Placement& p = r.current;
+  if (!config_ || !config_->gpu_type_by_feature) {
+    if (p.heterogeneous())
+      throw Error(fmt::format("a heterogeneous placement ({}) needs GpuTypeBy=feature in morph.conf: Slurm 22.05 "
+                              "does not turn a typed GPU request into an untyped one",
+                              describe(p)));
+    return {gpu_tres(p.gpu_type, p.gpus_per_node), std::nullopt};
+  }
+  GpuRequest g{gpu_tres("", p.gpus_per_node), {}};
+  if (p.heterogeneous()) {
+    if (!r.constraint.empty())
+      throw Error(fmt::format("a heterogeneous placement's node counts per type cannot be combined with the job's "
+                              "--constraint {}",
+                              quote(r.constraint)));
+    g.features = group_constraint(p.groups, config_->cluster);
+    return g;
+  }
+  const NodeType* node = config_->cluster.node_type_for_gpu(p.gpu_type);
+  if (node == nullptr) throw Error(fmt::format("no node type of morph.conf holds {} GPUs", p.gpu_type));
+  const std::string& feature = node->features.front();  // every node type has one (checked at load)
+  g.features = r.constraint.empty() ? feature : fmt::format("({})&{}", r.constraint, feature);
+  return g;
 }
 
 // The record of an update, with its GPU type in canonical form and its counts checked
@@ -267,6 +297,7 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
       if (decisions_.size() >= kMaxCachedDecisions) decisions_.clear();
       SubmitDecision d = decide_submission(SubmitContext{*config_, *catalog_, perf_}, for_plan, user, constraints);
       d.record.other_gres = without_gpus(in.user.tres_per_node);
+      if (config_->gpu_type_by_feature) d.record.constraint = in.user.features;
       it = decisions_.emplace(key, std::move(d)).first;
     }
     const SubmitDecision& d = it->second;
@@ -325,11 +356,11 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
         // An update that names the node count (morphd's, for a pending job) sets every
         // resource: a pending job's allocation is still to be made from its record.
         const bool names_nodes = in.update.min_nodes || in.update.max_nodes;
-        if (was.heterogeneous() && !now.heterogeneous()) out.request->features = "";  // drop its constraint
         out.record_only = !names_nodes && now.gpu_type == was.gpu_type && same_nodes(now.groups, was.groups) &&
                           now.gpus_per_node == was.gpus_per_node &&
                           now.cpus_per_gpu == was.cpus_per_gpu && now.nodes <= was.nodes &&
-                          r.other_gres == parse_admin_comment(*in.current_admin_comment).other_gres;
+                          r.other_gres == parse_admin_comment(*in.current_admin_comment).other_gres &&
+                          r.constraint == parse_admin_comment(*in.current_admin_comment).constraint;
       } catch (const Error&) {
         // The current record is unreadable: the new one sets the resources.
       }

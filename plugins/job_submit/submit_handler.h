@@ -48,9 +48,9 @@ struct SlurmRequest {
   int cpus_per_task = 0;
   int min_cpus_per_node = 0;
   std::uint64_t memory_mb_per_node = 0;  // 0: leave as it is
-  // --constraint: a heterogeneous placement's node counts per GPU type
-  // ("[a100-80g*1&v100-32g*1]"); "" clears the one a former heterogeneous record set;
-  // nullopt leaves the job's (the user's -C) as it is.
+  // --constraint under GpuTypeBy=feature: the GPU type's node feature ANDed with the
+  // user's constraint, or a heterogeneous placement's node counts per type
+  // ("[a100-80g*1&v100-32g*1]"); nullopt (GpuTypeBy=gres) leaves the job's as it is.
   std::optional<std::string> features;
   std::string admin_comment;
 
@@ -106,6 +106,11 @@ class SubmitHandler {
   SlurmRequest slurm_request(const JobRecord& record, double host_bytes_per_node, const JobResources& user,
                              bool update) const;
   double host_bytes_per_node(const JobRecord& record) const;
+  struct GpuRequest {
+    std::string tres;                     // "gres:gpu:<type>:<n>" or "gres:gpu:<n>"
+    std::optional<std::string> features;  // SlurmRequest::features
+  };
+  GpuRequest gpu_request(const JobRecord& record) const;
   JobRecord checked_record(const std::string& admin_comment) const;
 
   std::optional<MorphConfig> config_;

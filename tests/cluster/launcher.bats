@@ -2,7 +2,8 @@
 # morphrun on the local Slurm cluster (tests/cluster/testcluster): the environment of
 # every rank under srun --mpi=pmix, in a Morph job and with --plan; ports of concurrent
 # jobs; refusals under srun; and check-launcher, the reference trainer changing its plan
-# in place, after a shrink and through a requeue, with the loss continuing.
+# in place, after a shrink and through a requeue, with the loss continuing; a job on two
+# GPU types (this cluster has GpuTypeBy=feature).
 #
 # Its own cluster (port 18370, /tmp/morph-testcluster-launcher). Needs root, Slurm,
 # munge and Open MPI; otherwise every test is skipped with the reason.
@@ -11,6 +12,8 @@ bats_require_minimum_version 1.5.0
 load cluster
 
 setup_file() {
+  # GPU types as node features: a job may go heterogeneous (the last test).
+  export MORPH_TESTCLUSTER_GPU_TYPE_BY=feature
   cluster_setup 18370 /tmp/morph-testcluster-launcher launcher/morphrun tests/trainer/morph-trainer
   [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
   export JOBS="$MORPH_TESTCLUSTER_DIR/jobs" MORPH_FRAMEWORKS="$MORPH_SRCDIR/share/frameworks"
@@ -162,4 +165,53 @@ EOS
       [ "$(grep -c "dp=4,tp=1,pp=1,zero=0$" "$JOBS/stale.$job.metrics")" -eq 5 ] &&
       grep -q "finished" "$JOBS/stale.$job.metrics" || fail "$(cat "$JOBS/stale.$job.metrics" "$JOBS/$job.out")"
   done
+}
+
+@test "a heterogeneous job on one a100 and one v100 node: per-rank GA, the losses of a homogeneous run (1e-5)" {
+  # Two Morph jobs of batch 32 whose records an admin sets: 2 nodes x 2 a100 GPUs (dp=4,
+  # mbs=8), and one a100 node plus one v100 node of 2 GPUs with local batch 4, where an
+  # a100 accumulates 3 micro-batches and a v100 1 (2*12 + 2*4 = 32).
+  local trainer="$MORPH_BUILDDIR/tests/trainer/morph-trainer" job kind r
+  cat >"$JOBS/train.sh" <<EOS
+#!/bin/bash
+srun --mpi=pmix "$MORPHRUN" -- "$trainer" --layers 2 --hidden 8 --vocab 20 --vocab-multiple 1 --samples 512 \
+  --global-batch 32 --steps 6 --loss-log "$JOBS/\$SLURM_JOB_ID.loss"
+EOS
+  declare -A jobs
+  for kind in homogeneous heterogeneous; do
+    job=$(sbatch --parsable --hold -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b --morph-batch=32 \
+      --morph-framework=torch "$JOBS/train.sh")
+    r=$(record "$job")
+    for kv in type=a100-80g nodes=2 gpus_per_node=2 dp=4 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=8; do
+      r=$(sed -E "s/ ${kv%%=*}=[^ ]+/ $kv/" <<<"$r")
+    done
+    if [ $kind = heterogeneous ]; then
+      r=$(sed -E 's/ type=[^ ]+/ type=-/; s/ mbs=8/ mbs=4/' <<<"$r")
+      r="$r groups=a100-80g:nodes=1:workers=1:ga=3,v100-32g:nodes=1:workers=1:ga=1"
+    fi
+    scontrol update job="$job" AdminComment="$r" || fail "update of $job to $r"
+    jobs[$kind]=$job
+  done
+  job=${jobs[heterogeneous]}
+  # Slurm's expression: an untyped GRES, the same count on every node, and a count
+  # constraint on the node features (docs/slurm.md).
+  scontrol show job "$job" | grep -q "TresPerNode=gres:gpu:2$" || fail "$(scontrol show job "$job")"
+  [ "$(field "${jobs[homogeneous]}" Features)" = a100-80g ] || fail "Features=$(field "${jobs[homogeneous]}" Features)"
+  [ "$(field "$job" Features)" = "[a100-80g*1&v100-32g*1]" ] || fail "Features=$(field "$job" Features)"
+  scontrol release "${jobs[homogeneous]}" "$job"
+  wait_done "${jobs[homogeneous]}" && wait_done "$job" || fail "jobs did not end"
+  for kind in homogeneous heterogeneous; do
+    [ "$(field "${jobs[$kind]}" ExitCode)" = 0:0 ] || fail "$kind: $(cat "$JOBS/${jobs[$kind]}.out")"
+    [ "$(wc -l <"$JOBS/${jobs[$kind]}.loss")" -eq 6 ] || fail "$kind: $(cat "$JOBS/${jobs[$kind]}.out")"
+  done
+  [ "$(field "$job" NodeList)" = "a100-[1-2]" ] && fail "the heterogeneous job ran on two a100 nodes"
+  scontrol show job "$job" | grep -qE "NodeList=(a100-[12],v100-[12]|v100-[12],a100-[12])$" ||
+    fail "$(scontrol show job "$job" | grep NodeList)"
+  # The a100 ranks (0 and 1, on the first node) took 12 samples each, the v100 ranks 4.
+  grep -q "rank batches 12,12,4,4 " "$JOBS/$job.out" || fail "$(cat "$JOBS/$job.out")"
+  local worst
+  worst=$(paste "$JOBS/${jobs[homogeneous]}.loss" "$JOBS/$job.loss" |
+    awk '{ d = ($2 - $4) / $2; if (d < 0) d = -d; if (d > m) m = d; if ($1 != $3) m = 1 } END { printf "%.3g", m }')
+  echo "# heterogeneous: nodes $(field "$job" NodeList), largest relative loss difference $worst over 6 steps" >&3
+  awk -v w="$worst" 'BEGIN { exit !(w <= 1e-5) }' || fail "$(paste "$JOBS/${jobs[homogeneous]}.loss" "$JOBS/$job.loss")"
 }

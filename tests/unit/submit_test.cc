@@ -328,9 +328,75 @@ TEST_F(Handler, ModifyCanonicalisesRecordsAndChecksTheirCounts) {
   }
 }
 
+// Issue 15, GpuTypeBy=feature: the GPU type is a node feature beside an untyped GRES, the
+// user's --constraint is kept in the record and ANDed with it.
+class FeatureHandler : public Handler {
+ protected:
+  void SetUp() override {
+    conf = ::testing::TempDir() + "/morph-handler-feature.conf";
+    std::ofstream(conf) << cluster_conf() << "GpuTypeBy=feature\n";
+    handler.load(conf, "/nonexistent");
+    ASSERT_EQ(handler.load_error(), "");
+  }
+};
+
+TEST_F(FeatureHandler, TheGpuTypeIsANodeFeatureAndTheUsersConstraintIsKept) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=64"};
+  in.user.features = "ampere|volta";
+  plugin::SubmitOutput out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  const JobRecord r = parse_admin_comment(out.request.admin_comment);
+  EXPECT_EQ(r.constraint, "ampere|volta");
+  EXPECT_EQ(out.request.tres_per_node, fmt::format("gres:gpu:{}", r.current.gpus_per_node));
+  const std::string feature = r.current.gpu_type == "a100-80g" ? "ampere" : "volta";
+  EXPECT_EQ(out.request.features, "(ampere|volta)&" + feature);
+  // An update of the record keeps the user's part.
+  plugin::ModifyInput update;
+  update.current_admin_comment = out.request.admin_comment;
+  JobRecord v = r;
+  v.current.gpu_type = "v100-32g";
+  update.admin_comment = to_admin_comment(v);
+  const plugin::ModifyOutput changed = handler.modify(update);
+  ASSERT_EQ(changed.verdict, plugin::Verdict::accept) << changed.message;
+  EXPECT_EQ(changed.request->features, "(ampere|volta)&volta");
+  // Without a user constraint, the type's feature alone.
+  in.user.features.clear();
+  out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(out.request.features, parse_admin_comment(out.request.admin_comment).current.gpu_type == "a100-80g"
+                                      ? "ampere"
+                                      : "volta");
+  // A node type without Features= cannot be named so.
+  std::ofstream(conf) << cluster_conf() << "GpuTypeBy=feature\nNodeType=bare Gpu=a100-80g Gpus=4 Cpus=16 "
+                                           "MemoryGiB=64 NetworkBandwidthGBps=25\n";
+  plugin::SubmitHandler bare;
+  bare.load(conf, "/nonexistent");
+  EXPECT_NE(bare.load_error().find("GpuTypeBy=feature but NodeType bare has no Features="), std::string::npos)
+      << bare.load_error();
+}
+
+// A heterogeneous record needs the feature form: Slurm 22.05 refuses to turn a typed GPU
+// request into an untyped one.
+TEST_F(Handler, AHeterogeneousRecordNeedsGpuTypeByFeature) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=64"};
+  JobRecord r = parse_admin_comment(handler.submit(in).request.admin_comment);
+  r.current.gpu_type.clear();
+  r.current.nodes = 2;
+  r.current.gpus_per_node = 4;
+  r.current.plan = ExecutionPlan{.dp = 8, .micro_batch_size = 2};
+  r.current.groups = {{"a100-80g", 1, 1, 6}, {"v100-32g", 1, 1, 2}};
+  plugin::ModifyInput update;
+  update.admin_comment = to_admin_comment(r);
+  const plugin::ModifyOutput out = handler.modify(update);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("needs GpuTypeBy=feature"), std::string::npos) << out.message;
+}
+
 // Issue 15: a heterogeneous record asks Slurm for an untyped GRES and a count constraint
-// on the node features; going back to one type drops the constraint.
-TEST_F(Handler, ModifyToAHeterogeneousRecordSetsAnUntypedGresAndACountConstraint) {
+// on the node features; going back to one type gives the type's feature again.
+TEST_F(FeatureHandler, ModifyToAHeterogeneousRecordSetsAnUntypedGresAndACountConstraint) {
   plugin::SubmitInput in;
   in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=64"};
   const std::string homogeneous = handler.submit(in).request.admin_comment;
@@ -366,8 +432,8 @@ TEST_F(Handler, ModifyToAHeterogeneousRecordSetsAnUntypedGresAndACountConstraint
   out = handler.modify(update);
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
   ASSERT_TRUE(out.request);
-  EXPECT_EQ(out.request->features, "");
-  EXPECT_EQ(out.request->tres_per_node.rfind("gres:gpu:a100-80g:", 0), 0u) << out.request->tres_per_node;
+  EXPECT_EQ(out.request->features, "ampere");
+  EXPECT_EQ(out.request->tres_per_node, fmt::format("gres:gpu:{}", parse_admin_comment(homogeneous).current.gpus_per_node));
   // Three v100 nodes do not exist; a typed GRES update does not match the groups.
   update.current_admin_comment = hetero;
   r.current.nodes = 4;
@@ -383,6 +449,14 @@ TEST_F(Handler, ModifyToAHeterogeneousRecordSetsAnUntypedGresAndACountConstraint
   out = handler.modify(update);
   EXPECT_EQ(out.verdict, plugin::Verdict::reject);
   EXPECT_NE(out.message.find("TresPerNode=gres:gpu:a100-80g:4 does not match"), std::string::npos) << out.message;
+  // The user's constraint and a count constraint do not mix.
+  JobRecord constrained = parse_admin_comment(hetero);
+  constrained.constraint = "ampere";
+  update.update = {};
+  update.admin_comment = to_admin_comment(constrained);
+  out = handler.modify(update);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("cannot be combined with the job's --constraint 'ampere'"), std::string::npos) << out.message;
 }
 
 TEST(SlurmRequest, EveryCountMustFitItsJobDescField) {
