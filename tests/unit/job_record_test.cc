@@ -62,6 +62,16 @@ TEST(JobRecord, DeclaredIterationsRoundTripAndAreChecked) {
   }
 }
 
+// GpuTypeBy=feature keeps the user's --constraint in the record (issue 15).
+TEST(JobRecord, TheUsersConstraintRoundTrips) {
+  JobRecord r = sample();
+  r.constraint = "(ib|roce)&nvme";
+  const std::string text = to_admin_comment(r);
+  EXPECT_NE(text.find(" constraint=(ib|roce)&nvme"), std::string::npos) << text;
+  EXPECT_EQ(parse_admin_comment(text), r);
+  EXPECT_THROW(parse_admin_comment(text.substr(0, text.find(" constraint=")) + " constraint="), Error);
+}
+
 TEST(JobRecord, StrictParsingNamesTheProblem) {
   const std::string good = to_admin_comment(sample());
   auto message = [](const std::string& text) {
