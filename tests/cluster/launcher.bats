@@ -179,8 +179,9 @@ srun --mpi=pmix "$MORPHRUN" -- "$trainer" --layers 2 --hidden 8 --vocab 20 --voc
 EOS
   declare -A jobs
   for kind in homogeneous heterogeneous; do
-    job=$(sbatch --parsable --hold -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b --morph-batch=32 \
-      --morph-framework=torch "$JOBS/train.sh")
+    # From $JOBS: morphrun writes the job's metrics file in the submission folder.
+    job=$(cd "$JOBS" && sbatch --parsable --hold -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b \
+      --morph-batch=32 --morph-framework=torch "$JOBS/train.sh")
     r=$(record "$job")
     for kv in type=a100-80g nodes=2 gpus_per_node=2 dp=4 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=8; do
       r=$(sed -E "s/ ${kv%%=*}=[^ ]+/ $kv/" <<<"$r")
