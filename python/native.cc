@@ -333,8 +333,9 @@ PYBIND11_MODULE(_native, m) {
     return state::epoch_permutation({samples, seed}, epoch);
   });
 
-  m.def("metrics_line", [](std::uint64_t step, double seconds, std::uint64_t samples, std::optional<double> loss) {
-    return launch::format_metrics_line({step, seconds, samples, loss});
+  m.def("metrics_line", [](std::uint64_t step, double seconds, std::uint64_t samples, std::optional<double> loss,
+                           std::optional<double> similarity) {
+    return launch::format_metrics_line({step, seconds, samples, loss, similarity});
   });
   m.def("signal_number", [](const std::string& name) { return parse_checkpoint_signal(name, "MORPH_CHECKPOINT_SIGNAL"); });
 

@@ -280,6 +280,7 @@ tests_trainer_morph_trainer_SOURCES = \
 	%reldir%/trainer/dataset.h %reldir%/trainer/dataset.cc \
 	%reldir%/trainer/model.h %reldir%/trainer/model.cc \
 	%reldir%/trainer/optimizer.h %reldir%/trainer/optimizer.cc \
+	%reldir%/trainer/similarity.h %reldir%/trainer/similarity.cc \
 	%reldir%/trainer/checkpoint_io.h %reldir%/trainer/checkpoint_io.cc \
 	%reldir%/trainer/checkpoint_signal.h %reldir%/trainer/checkpoint_signal.cc \
 	%reldir%/trainer/trainer.h %reldir%/trainer/trainer.cc

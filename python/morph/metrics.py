@@ -1,5 +1,7 @@
-"""Iteration metrics to morphrun: ``STEP SECONDS SAMPLES [LOSS]`` lines on the FIFO
-named by MORPH_METRICS (morphrun(1), METRICS; libmorph/launch/metrics_line.h)."""
+"""Iteration metrics to morphrun: ``STEP SECONDS SAMPLES [LOSS [SIMILARITY]]`` lines on the
+FIFO named by MORPH_METRICS (morphrun(1), METRICS; libmorph/launch/metrics_line.h). The
+similarity is adaptive batching's gradient similarity, the cosine between the gradients
+of the batch's two halves."""
 from __future__ import annotations
 
 import os
@@ -10,16 +12,18 @@ from morph import _native
 _fifo: Optional[TextIO] = None
 
 
-def line(step: int, seconds: float, samples: int, loss: Optional[float] = None) -> str:
+def line(step: int, seconds: float, samples: int, loss: Optional[float] = None,
+         similarity: Optional[float] = None) -> str:
     """The protocol line of one iteration (checked as morphrun parses it)."""
-    return _native.metrics_line(step, seconds, samples, loss)
+    return _native.metrics_line(step, seconds, samples, loss, similarity)
 
 
-def report(step: int, seconds: float, samples: int, loss: Optional[float] = None) -> bool:
+def report(step: int, seconds: float, samples: int, loss: Optional[float] = None,
+           similarity: Optional[float] = None) -> bool:
     """Writes one iteration's line to MORPH_METRICS; False (and nothing written) when
     the job runs outside morphrun. Call it on one rank (rank 0)."""
     global _fifo
-    text = line(step, seconds, samples, loss)
+    text = line(step, seconds, samples, loss, similarity)
     if _fifo is None:
         path = os.environ.get("MORPH_METRICS", "")
         if not path:

@@ -13,6 +13,12 @@ class MetricsTest(unittest.TestCase):
         self.assertEqual(morph.metrics.line(8, 0.5, 64), "8 0.5 64")
         with self.assertRaisesRegex(morph.MorphError, "SECONDS"):
             morph.metrics.line(8, 0, 64)
+        # Adaptive batching's gradient similarity follows the loss.
+        self.assertEqual(morph.metrics.line(9, 0.5, 64, 2.0, similarity=0.75), "9 0.5 64 2 0.75")
+        with self.assertRaisesRegex(morph.MorphError, "SIMILARITY"):
+            morph.metrics.line(9, 0.5, 64, 2.0, similarity=1.5)
+        with self.assertRaisesRegex(morph.MorphError, "needs a LOSS"):
+            morph.metrics.line(9, 0.5, 64, similarity=0.5)
 
     def test_report_writes_to_morph_metrics(self):
         with tempfile.TemporaryDirectory() as d:

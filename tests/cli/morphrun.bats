@@ -284,3 +284,30 @@ CONF
   run "$trainer" "${args[@]}" --rank-batch
   [ "$status" -ne 0 ] && [[ $output == *"--rank-batch needs MORPH_LOCAL_BATCH"* ]] || fail "$output"
 }
+
+@test "the reference trainer reports gradient similarity every P steps; tensor parallelism does not change it" {
+  local trainer="$MORPH_BUILDDIR/tests/trainer/morph-trainer"
+  [ -x "$trainer" ] || skip "no tests/trainer/morph-trainer (make check builds it)"
+  command -v mpirun >/dev/null || skip "no mpirun"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  local args=(--layers 2 --hidden 8 --vocab 20 --vocab-multiple 1 --samples 256 --global-batch 32 --steps 4 --quiet)
+  local layout np
+  for np in 2 4; do
+    layout=dp=2,tp=$((np / 2)),pp=1,zero=$((np / 4))
+    run timeout 120 env MORPH_METRICS="$W/$layout" mpirun --oversubscribe -np $np \
+      "$trainer" --layout "$layout" "${args[@]}" --similarity-every 2
+    [ "$status" -eq 0 ] || fail "$output"
+  done
+  run timeout 120 mpirun --oversubscribe -np 2 "$trainer" --layout dp=2,tp=1,pp=1,zero=0 "${args[@]}" --loss-log "$W/plain"
+  [ "$status" -eq 0 ] || fail "$output"
+  local a=$W/dp=2,tp=1,pp=1,zero=0 b=$W/dp=2,tp=2,pp=1,zero=1
+  # STEP SECONDS SAMPLES LOSS [SIMILARITY]: steps 2 and 4 carry a cosine in [-1, 1].
+  awk '(NR % 2 == 0) != (NF == 5) || (NF == 5 && ($5 < -1 || $5 > 1)) { bad = 1 } END { exit bad || NR != 4 }' "$a" ||
+    fail "$(cat "$a")"
+  paste "$a" "$b" | awk '$2 == "" { next } { d = $5 - $10; if (d < 0) d = -d; if (NF == 10 && d > 1e-9) bad = 1 } END { exit bad }' ||
+    fail "$(paste "$a" "$b")"
+  # Splitting a step into halves changes no loss beyond rounding.
+  paste "$a" "$W/plain" | awk '{ n = NF; d = ($4 - $(n)) / $4; if (d < 0) d = -d; if (d > 1e-12) bad = 1 } END { exit bad }' ||
+    fail "$(paste "$a" "$W/plain")"
+}

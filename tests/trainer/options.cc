@@ -119,6 +119,10 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
   app.add_flag("--rank-batch", o.rank_batch,
                "process MORPH_LOCAL_BATCH x MORPH_WORKERS x MORPH_GA samples on this rank, as morphrun sets them "
                "per rank (JABAS's heterogeneous data parallelism; implied when MORPH_GPU_GROUPS is set)");
+  app.add_option("--similarity-every", o.similarity_every,
+                 "every P steps, the cosine between the gradients of the batch's two halves (JABAS's adaptive "
+                 "batching signal), in the metrics line and the step's output")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   app.add_flag("--quiet", o.quiet, "no per-step output");
   try {
     app.parse(argc, argv);

@@ -40,6 +40,7 @@ struct Options {
   std::string checkpoint_signal_name;
   double min_step_seconds = 0;          // sleep so that a step lasts at least this long (launcher tests)
   double emulate_speed = 0;             // > 0: a step lasts the record's predicted iter_ms times this
+  std::uint64_t similarity_every = 0;   // > 0: gradient similarity every this many steps (similarity.h)
   bool quiet = false;
 };
 

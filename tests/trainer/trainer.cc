@@ -1,5 +1,6 @@
 #include "tests/trainer/trainer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "tests/trainer/collective.h"
 #include "tests/trainer/dataset.h"
 #include "tests/trainer/init.h"
+#include "tests/trainer/similarity.h"
 
 namespace morph::trainer {
 namespace {
@@ -74,22 +76,26 @@ int Trainer::run() {
   while (progress_.step < o_.steps) {
     const std::uint64_t number = progress_.step + 1;
     const auto start = std::chrono::steady_clock::now();
-    const double loss = step(stream.next_batch(), number);
+    const StepResult result = step(stream.next_batch(), number);
+    const double loss = result.loss;
     if (o_.min_step_seconds > 0)
       std::this_thread::sleep_until(start + std::chrono::duration<double>(o_.min_step_seconds));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     progress_ = {number, stream.progress_samples()};
     if (root) {
-      if (metrics_) {  // morphrun(1), METRICS: STEP SECONDS SAMPLES LOSS
-        std::fprintf(metrics_, "%llu %.9g %llu %.17g\n", static_cast<unsigned long long>(number), seconds,
-                     static_cast<unsigned long long>(o_.global_batch), loss);
+      if (metrics_) {  // morphrun(1), METRICS: STEP SECONDS SAMPLES LOSS [SIMILARITY]
+        std::fprintf(metrics_, "%llu %.9g %llu %.17g%s\n", static_cast<unsigned long long>(number), seconds,
+                     static_cast<unsigned long long>(o_.global_batch), loss,
+                     result.similarity ? fmt::format(" {:.9g}", *result.similarity).c_str() : "");
         std::fflush(metrics_);
       }
       if (loss_log_) {
         std::fprintf(loss_log_, "%llu %.17g\n", static_cast<unsigned long long>(number), loss);
         std::fflush(loss_log_);
       }
-      if (!o_.quiet) std::printf("step %llu loss %.17g\n", static_cast<unsigned long long>(number), loss);
+      if (!o_.quiet)
+        std::printf("step %llu loss %.17g%s\n", static_cast<unsigned long long>(number), loss,
+                    result.similarity ? fmt::format(" similarity {:.9g}", *result.similarity).c_str() : "");
       std::fflush(stdout);
     }
     // One save per step at most: the one that ends the run, else a periodic one.
@@ -104,11 +110,15 @@ int Trainer::run() {
   return 0;
 }
 
-double Trainer::step(const std::vector<std::uint64_t>& batch, std::uint64_t number) {
+Trainer::StepResult Trainer::step(const std::vector<std::uint64_t>& batch, std::uint64_t number) {
   const int h = o_.hidden;
+  const bool similarity = o_.similarity_every > 0 && number % o_.similarity_every == 0;
   const auto block = split_.block(batch, g_.coords().dp, g_.layout().dp);
-  const std::vector<MicroBatch> micro =
-      micro_batches(block, o_.rank_batch ? o_.rank_micro_batches : o_.micro_batches, o_.seed, o_.vocab);
+  int count = o_.rank_batch ? o_.rank_micro_batches : o_.micro_batches;
+  if (similarity) count = std::max(count, 2);  // two halves (the sums do not depend on the split)
+  const std::vector<MicroBatch> micro = micro_batches(block, count, o_.seed, o_.vocab);
+  const std::size_t half = (micro.size() + 1) / 2;  // half A: micro-batches [0, half)
+  std::vector<double> half_a;
   std::fill(st_.grads.begin(), st_.grads.end(), 0.0);
   std::vector<MicroCache> caches(micro.size());
   const double scale = 1.0 / static_cast<double>(batch.size());  // the mean over the GLOBAL batch
@@ -137,13 +147,17 @@ double Trainer::step(const std::vector<std::uint64_t>& batch, std::uint64_t numb
     const Mat dx = model_.backward(micro[m], std::move(d), caches[m]);
     if (!g_.first_stage()) MPI_Send(dx.data(), n * h, MPI_DOUBLE, g_.prev_stage(), kBackwardTag, MPI_COMM_WORLD);
     caches[m] = {};
+    if (similarity && m + 1 == half) half_a = st_.grads;
   }
+  StepResult result;
+  if (similarity) result.similarity = gradient_similarity(half_a, st_, spec_, g_);
   optimizer_step(st_, g_.dp(), adam_, number);
   // Each sample's loss is counted once: by tensor-parallel rank 0 of the last stage.
   const double mine = g_.last_stage() && g_.coords().tp == 0 ? loss_sum : 0.0;
   double total = 0;
   MPI_Reduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-  return total * scale;
+  result.loss = total * scale;
+  return result;
 }
 
 std::string Trainer::checkpoint_path(std::uint64_t step) const {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,12 @@ class Trainer {
   int run();
 
  private:
-  // One optimizer step on `batch`; the mean loss over it (on rank 0; 0 elsewhere).
-  double step(const std::vector<std::uint64_t>& batch, std::uint64_t number);
+  struct StepResult {
+    double loss = 0;                   // the mean over the batch (rank 0; 0 elsewhere)
+    std::optional<double> similarity;  // on --similarity-every steps
+  };
+  // One optimizer step on `batch`.
+  StepResult step(const std::vector<std::uint64_t>& batch, std::uint64_t number);
   void save(const std::string& why);
   std::string checkpoint_path(std::uint64_t step) const;  // <checkpoint-dir>/step_<step>
 

@@ -49,6 +49,26 @@ TEST(MetricsLine, ReadsTheProtocolAndRefusesBadLinesNamingTheField) {
   EXPECT_THROW(launch::format_metrics_line({8, 0, 64, std::nullopt}), Error);  // no time: morphrun refuses it
 }
 
+// Issue 15: the gradient similarity of adaptive batching rides after the loss, and last in
+// the job's metrics file, where the first six fields keep their places.
+TEST(MetricsLine, CarriesTheGradientSimilarity) {
+  const auto m = launch::parse_metrics_line("12 0.25 512 3.5 0.75");
+  ASSERT_TRUE(m && m->similarity);
+  EXPECT_DOUBLE_EQ(*m->similarity, 0.75);
+  EXPECT_DOUBLE_EQ(*m->loss, 3.5);
+  EXPECT_FALSE(launch::parse_metrics_line("12 0.25 512 3.5")->similarity);
+  for (const char* bad : {"12 0.25 512 3.5 1.5", "12 0.25 512 3.5 -1.01", "12 0.25 512 3.5 x", "1 2 3 4 0.5 6"})
+    EXPECT_THROW(launch::parse_metrics_line(bad), Error) << bad;
+  const std::string record = launch::format_metrics_record(100.5, *m, "dp=2,tp=1,pp=1,zero=0");
+  EXPECT_EQ(record, "100.500 12 0.25 512 3.5 dp=2,tp=1,pp=1,zero=0 0.75");
+  const auto back = launch::parse_metrics_record(record);
+  ASSERT_TRUE(back && back->similarity);
+  EXPECT_DOUBLE_EQ(*back->similarity, 0.75);
+  EXPECT_THROW(launch::parse_metrics_record("100.5 13 0.5 512 - dp=1,tp=1,pp=1,zero=0 0.5"), Error);
+  EXPECT_EQ(launch::format_metrics_line({7, 0.5, 64, 2.0, -0.25}), "7 0.5 64 2 -0.25");
+  EXPECT_THROW(launch::format_metrics_line({7, 0.5, 64, std::nullopt, 0.5}), Error);
+}
+
 class CheckpointChoice : public ::testing::Test {
  protected:
   void write(const std::string& name, const state::Layout& layout, std::uint64_t step, const std::string& model = "") {
