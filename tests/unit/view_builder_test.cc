@@ -92,6 +92,33 @@ TEST_F(DaemonView, MorphJobsComeFromTheirRecordsAndOtherJobsOnlyTakeCapacity) {
   EXPECT_TRUE(said_broken && said_login);
 }
 
+// Issue 15: the policy does not plan heterogeneous placements yet; such a job is left
+// alone and its GPUs count as taken, so that no decision lands on them.
+TEST_F(DaemonView, AHeterogeneousJobIsLeftAloneAndItsGpusAreTaken) {
+  JobRecord r = parse_admin_comment(record("a100-80g", 2, 4, test::make_plan(8, 1, 1, 1, 1, 2)));
+  r.current.gpu_type.clear();
+  r.current.plan.micro_batch_size = 1;
+  r.current.groups = {{"a100-80g", 1, 1, 3}, {"v100-32g", 1, 1, 1}};  // 4*3 + 4*1 = 16
+  ClusterSnapshot s = with_comment(11, to_admin_comment(r));
+  for (SlurmJob& j : s.jobs)
+    if (j.id == 11) j.nodes = {"a100-1", "v100-1"};
+  s.nodes[0].gpus_in_use = 4;  // the job's 4 on each of its nodes
+  s.nodes[2].gpus_in_use = 4;
+  const BuiltView b = build_view(s, context_);
+  EXPECT_EQ(b.jobs.count("11"), 0u);
+  bool said = false;
+  for (const std::string& line : b.skipped) said |= line.find("job 11: a heterogeneous placement") != std::string::npos;
+  EXPECT_TRUE(said) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  // The policy sees 4 of a100-1's 8 GPUs, the ones the job does not hold.
+  bool seen = false;
+  for (const policy::NodeState& n : b.view.nodes)
+    if (n.name == "a100-1") {
+      seen = true;
+      EXPECT_EQ(n.type.gpus, 4);
+    }
+  EXPECT_TRUE(seen);
+}
+
 TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
   const BuiltView b = build_view(snapshot(), context_);
   policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
