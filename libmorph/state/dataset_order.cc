@@ -85,6 +85,11 @@ SampleStream::SampleStream(DatasetOrder order, std::uint64_t global_batch, std::
                             progress_, global_batch_));
 }
 
+void SampleStream::set_global_batch(std::uint64_t global_batch) {
+  if (global_batch == 0) throw Error("sample stream: the global batch size must be > 0, got 0");
+  global_batch_ = global_batch;
+}
+
 std::uint64_t SampleStream::sample_at(std::uint64_t position) {
   const std::uint64_t epoch = position / order_.samples;
   // The emptiness check covers epoch == UINT64_MAX (reachable with 1 sample), the sentinel,

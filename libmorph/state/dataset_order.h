@@ -26,6 +26,10 @@ class SampleStream {
   SampleStream(DatasetOrder order, std::uint64_t global_batch, std::uint64_t progress_samples);
 
   std::uint64_t progress_samples() const { return progress_; }
+  std::uint64_t global_batch() const { return global_batch_; }
+  // Adaptive batching: later batches have `global_batch` samples and start where the last
+  // one ended (progress need not be a multiple of it). Throws morph::Error on 0.
+  void set_global_batch(std::uint64_t global_batch);
   // The next global batch (all B sample indices), advancing the progress by B.
   std::vector<std::uint64_t> next_batch();
   // Rank r's block of a global batch under data parallelism d (may be empty when d > B).

@@ -311,3 +311,29 @@ CONF
   paste "$a" "$W/plain" | awk '{ n = NF; d = ($4 - $(n)) / $4; if (d < 0) d = -d; if (d > 1e-12) bad = 1 } END { exit bad }' ||
     fail "$(paste "$a" "$W/plain")"
 }
+
+@test "the reference trainer with --adaptive-batch follows JABAS's rule on its own similarities" {
+  local trainer="$MORPH_BUILDDIR/tests/trainer/morph-trainer"
+  [ -x "$trainer" ] || skip "no tests/trainer/morph-trainer (make check builds it)"
+  command -v mpirun >/dev/null || skip "no mpirun"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  local args=(--layout dp=2,tp=1,pp=1,zero=0 --layers 2 --hidden 8 --vocab 20 --vocab-multiple 1 --samples 256
+    --global-batch 32 --steps 8)
+  run timeout 120 env MORPH_METRICS="$W/m" mpirun --oversubscribe -np 2 "$trainer" "${args[@]}" --similarity-every 1 \
+    --adaptive-batch 16:36 --similarity-target 0.3
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(wc -l <"$W/m")" -eq 8 ]
+  # SAMPLES of step k+1 is the rule applied to step k's batch and similarity: x1.1 below
+  # gamma, x0.9 above, to the nearest sample but at least one away, within 16..36.
+  awk 'NR > 1 && $3 != want { bad = 1; print "step " $1 ": " $3 " samples, the rule says " want }
+       { b = $3; s = $5; n = b; if (s < 0.3) n = int(b * 1.1 + 0.5); else if (s > 0.3) n = int(b * 0.9 + 0.5)
+         if (n == b && s < 0.3) n = b + 1; if (n == b && s > 0.3) n = b - 1
+         if (n < 16) n = 16; if (n > 36) n = 36; want = n; if (n != b) moved++ }
+       END { exit bad || !moved }' "$W/m" || fail "$(cat "$W/m")"
+  grep -q "global batch 32 -> " <<<"$output" || fail "$output"
+  run "$trainer" "${args[@]}" --adaptive-batch 16:64
+  [ "$status" -ne 0 ] && [[ $output == *"--adaptive-batch needs --similarity-every P"* ]] || fail "$output"
+  run "$trainer" "${args[@]}" --adaptive-batch 64:128 --similarity-every 1
+  [ "$status" -ne 0 ] && [[ $output == *"--global-batch 32 is outside --adaptive-batch 64:128"* ]] || fail "$output"
+}

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "libmorph/adaptive/batch_controller.h"
 #include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
@@ -116,6 +117,13 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
                  "make every step last FACTOR times the iteration time Morph predicted for the job's plan and "
                  "GPU type (iter_ms of MORPH_RECORD): the emulated cluster runs at the speed of the one it emulates")
       ->check(CLI::Range(0.0, 1000.0));
+  std::string adaptive;
+  app.add_option("--adaptive-batch", adaptive,
+                 "MIN:MAX: after every --similarity-every P steps, grow the global batch by --adaptive-rate when "
+                 "the gradient similarity is below --similarity-target, shrink it when above, within MIN..MAX, "
+                 "and scale the learning rate by sqrt(B / B_ref) (JABAS, SimiGrad)");
+  app.add_option("--similarity-target", o.similarity_target, "gamma of --adaptive-batch")->check(CLI::Range(-1.0, 1.0));
+  app.add_option("--adaptive-rate", o.adaptive_rate, "alpha of --adaptive-batch")->check(CLI::Range(0.0, 1.0));
   app.add_flag("--rank-batch", o.rank_batch,
                "process MORPH_LOCAL_BATCH x MORPH_WORKERS x MORPH_GA samples on this rank, as morphrun sets them "
                "per rank (JABAS's heterogeneous data parallelism; implied when MORPH_GPU_GROUPS is set)");
@@ -133,7 +141,18 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
     throw Error(e.what());
   }
   if (layout.empty()) throw Error("--layout is required (or run under morphrun, which sets MORPH_DP, MORPH_TP, ...)");
+  if (!adaptive.empty()) {
+    const AdaptiveBatchRange range = parse_adaptive_batch(adaptive);
+    o.adaptive_min = range.min_batch;
+    o.adaptive_max = range.max_batch;
+    if (o.similarity_every == 0) throw Error("--adaptive-batch needs --similarity-every P, its period");
+    if (static_cast<std::int64_t>(o.global_batch) < o.adaptive_min ||
+        static_cast<std::int64_t>(o.global_batch) > o.adaptive_max)
+      throw Error(fmt::format("--global-batch {} is outside --adaptive-batch {}", o.global_batch, adaptive));
+  }
   if (!env("MORPH_GPU_GROUPS").empty()) o.rank_batch = true;
+  if (o.rank_batch && o.adaptive_max > 0)
+    throw Error("--adaptive-batch and --rank-batch: per-rank shares are fixed for one global batch");
   if (o.rank_batch) {
     if (app.get_option("--micro-batches")->count() > 0)
       throw Error("--micro-batches and --rank-batch: the rank's micro-batches are MORPH_WORKERS x MORPH_GA");

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/adaptive/batch_controller.h"
 #include "libmorph/state/dataset_order.h"
 #include "libmorph/util/error.h"
 #include "tests/trainer/checkpoint_io.h"
@@ -69,6 +70,12 @@ int Trainer::run() {
                   fmt::format("{}", fmt::join(split_.counts(), ",")).c_str());
   }
   state::SampleStream stream({o_.samples, o_.seed}, o_.global_batch, progress_.samples);
+  std::optional<BatchController> adaptive;
+  if (o_.adaptive_max > 0)
+    adaptive.emplace(BatchControllerOptions{o_.similarity_target, o_.adaptive_rate,
+                                            static_cast<int>(std::min<std::uint64_t>(o_.similarity_every, 1 << 30)),
+                                            {o_.adaptive_min, o_.adaptive_max},
+                                            static_cast<std::int64_t>(o_.global_batch)});
   if (root && !o_.quiet)
     std::printf("morph-trainer: layout %s, %s step %llu, training to step %llu\n",
                 state::to_string(g_.layout()).c_str(), o_.resume.empty() ? "fresh start at" : "resumed at",
@@ -76,6 +83,7 @@ int Trainer::run() {
   while (progress_.step < o_.steps) {
     const std::uint64_t number = progress_.step + 1;
     const auto start = std::chrono::steady_clock::now();
+    const std::uint64_t samples = stream.global_batch();
     const StepResult result = step(stream.next_batch(), number);
     const double loss = result.loss;
     if (o_.min_step_seconds > 0)
@@ -85,7 +93,7 @@ int Trainer::run() {
     if (root) {
       if (metrics_) {  // morphrun(1), METRICS: STEP SECONDS SAMPLES LOSS [SIMILARITY]
         std::fprintf(metrics_, "%llu %.9g %llu %.17g%s\n", static_cast<unsigned long long>(number), seconds,
-                     static_cast<unsigned long long>(o_.global_batch), loss,
+                     static_cast<unsigned long long>(samples), loss,
                      result.similarity ? fmt::format(" {:.9g}", *result.similarity).c_str() : "");
         std::fflush(metrics_);
       }
@@ -97,6 +105,15 @@ int Trainer::run() {
         std::printf("step %llu loss %.17g%s\n", static_cast<unsigned long long>(number), loss,
                     result.similarity ? fmt::format(" similarity {:.9g}", *result.similarity).c_str() : "");
       std::fflush(stdout);
+    }
+    if (adaptive && result.similarity) {  // the same value on every rank: the same batch everywhere
+      const BatchStep next = adaptive->observe(*result.similarity);
+      if (root && !o_.quiet && static_cast<std::uint64_t>(next.global_batch) != samples)
+        std::printf("morph-trainer: step %llu similarity %.6g: global batch %llu -> %lld, learning rate x%.6g\n",
+                    static_cast<unsigned long long>(number), *result.similarity,
+                    static_cast<unsigned long long>(samples), static_cast<long long>(next.global_batch), next.lr_scale);
+      stream.set_global_batch(static_cast<std::uint64_t>(next.global_batch));
+      adam_.lr = o_.lr * next.lr_scale;
     }
     // One save per step at most: the one that ends the run, else a periodic one.
     const bool at = o_.save_at && number == *o_.save_at;

@@ -110,6 +110,26 @@ TEST(SampleStream, BatchesAreConsecutiveSlicesOfTheEpochStream) {
   EXPECT_EQ(got, Indices(expected.begin(), expected.begin() + 28));
 }
 
+// Adaptive batching (issue 15): a new batch size takes the next samples in order.
+TEST(SampleStream, ANewGlobalBatchStartsWhereTheLastEnded) {
+  SampleStream adaptive({100, 7}, 8, 0);
+  SampleStream fixed({100, 7}, 4, 0);
+  std::vector<std::uint64_t> a = adaptive.next_batch();
+  adaptive.set_global_batch(12);
+  const std::vector<std::uint64_t> b = adaptive.next_batch();
+  EXPECT_EQ(b.size(), 12u);
+  EXPECT_EQ(adaptive.progress_samples(), 20u);
+  EXPECT_EQ(adaptive.global_batch(), 12u);
+  a.insert(a.end(), b.begin(), b.end());
+  std::vector<std::uint64_t> same;
+  for (int i = 0; i < 5; ++i) {
+    const auto part = fixed.next_batch();
+    same.insert(same.end(), part.begin(), part.end());
+  }
+  EXPECT_EQ(a, same);
+  EXPECT_THROW(adaptive.set_global_batch(0), Error);
+}
+
 TEST(SampleStream, BatchCrossesEpochBoundary) {
   const DatasetOrder order{10, 42};
   const Indices e0 = epoch_permutation(order, 0);
