@@ -65,6 +65,7 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/adaptive/auto_scaler.h %reldir%/adaptive/auto_scaler.cc \
 	%reldir%/refit/observed_iterations.h %reldir%/refit/observed_iterations.cc \
 	%reldir%/refit/refit.h %reldir%/refit/refit.cc \
+	%reldir%/planner/hetero_plan.h %reldir%/planner/hetero_plan.cc \
 	%reldir%/planner/plan_search.h %reldir%/planner/plan_search.cc \
 	%reldir%/planner/sensitivity.h %reldir%/planner/sensitivity.cc \
 	%reldir%/planner/submit_constraints.h %reldir%/planner/submit_constraints.cc \

@@ -47,6 +47,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/option_check_test.cc \
 	%reldir%/unit/morph_request_test.cc \
 	%reldir%/unit/gpu_groups_test.cc \
+	%reldir%/unit/hetero_plan_test.cc \
 	%reldir%/unit/job_record_test.cc \
 	%reldir%/unit/submit_test.cc \
 	%reldir%/unit/policy_support.h \

@@ -746,3 +746,23 @@ JSON
   morph curve --model gpt2-1.5b --batch 64 --cluster "$BATS_TEST_TMPDIR/none.conf"
   assert_morph_error "$BATS_TEST_TMPDIR/none.conf" 'no such file'
 }
+
+@test "morph plan on two GPU types adds JABAS's heterogeneous plan: more steps on the faster GPUs, a record's groups" {
+  morph plan --model bert-336m --batch 256 --gpus 1x4xa100+1x4xv100 --top 1
+  [ "$status" -eq 0 ] || fail "$output"
+  local line
+  line=$(grep '^heterogeneous data parallelism (JABAS): local batch ' <<<"$output") || fail "$output"
+  [[ $line =~ a100-80g\ GA\ ([0-9]+).*v100-32g\ GA\ ([0-9]+).*,\ ([0-9.]+)\ samples/s ]] || fail "$line"
+  ((BASH_REMATCH[1] > BASH_REMATCH[2])) || fail "$line"
+  # Faster than the best plan that splits the batch evenly (at the V100s' pace).
+  local even
+  even=$(awk '$1 == "1" { print $NF }' <<<"$output")
+  awk -v h="${BASH_REMATCH[3]}" -v e="$even" 'BEGIN { exit !(h > e) }' || fail "$output"
+  grep -qE '^  record: dp=8 tp=1 pp=1 .* groups=a100-80g:nodes=1:workers=1:ga=[0-9]+,v100-32g:nodes=1:workers=1:ga=[0-9]+$' <<<"$output" ||
+    fail "$output"
+  morph --json plan --model bert-336m --batch 256 --gpus 1x8xa100+1x4xv100
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ $output == *'"reason": "the nodes hold different GPU counts'* ]] || fail "$output"
+  morph plan --model bert-336m --batch 256 --gpus 2x4xa100
+  [[ $output != *"heterogeneous"* ]] || fail "$output"
+}

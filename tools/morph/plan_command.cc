@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "libmorph/cluster/allocation.h"
+#include "libmorph/planner/hetero_plan.h"
 #include "libmorph/planner/plan_search.h"
 #include "libmorph/util/error.h"
 #include "tools/morph/commands.h"
@@ -43,6 +44,10 @@ void run_plan(Context& context, const PlanArgs& args) {
   options.memory = config.memory;
   const ResolvedPerf perf = resolve_perf(args.perf_file, w, allocation.nodes.front().gpu, config.compute_efficiency, context.catalog());
   const PlanSearch search = search_plans(w, allocation, perf.perf, options);
+  // Several GPU types: also JABAS's plan, each type with its own accumulation steps.
+  bool mixed = false;
+  for (const NodeShare& n : allocation.nodes) mixed |= n.gpu.name != allocation.nodes.front().gpu.name;
+  const HeteroPlan hetero = mixed ? best_hetero_plan(w, allocation, perf.perf, options) : HeteroPlan{};
 
   if (context.json) {
     nlohmann::json j{{"model", w.model.name}, {"params", w.model.params}, {"seq", w.seq_len},
@@ -52,6 +57,19 @@ void run_plan(Context& context, const PlanArgs& args) {
     j["infeasible"] = nlohmann::json::array();
     for (const PlanOption& o : search.feasible) j["feasible"].push_back(to_json(o));
     for (const PlanOption& o : search.infeasible) j["infeasible"].push_back(to_json(o));
+    if (mixed) {
+      nlohmann::json h{{"feasible", hetero.feasible}};
+      if (hetero.feasible) {
+        h["plan"] = to_string(hetero.plan);
+        h["groups"] = to_string(hetero.groups);
+        h["iteration_ms"] = hetero.iter_ms;
+        h["group_iteration_ms"] = hetero.group_ms;
+        h["throughput"] = hetero.throughput;
+      } else {
+        h["reason"] = hetero.reason;
+      }
+      j["heterogeneous"] = h;
+    }
     std::cout << j.dump(2) << '\n';
     return;
   }
@@ -72,6 +90,18 @@ void run_plan(Context& context, const PlanArgs& args) {
     table.print(std::cout);
     if (shown < search.feasible.size())
       std::cout << fmt::format("({} more feasible plans; --all lists them)\n", search.feasible.size() - shown);
+  }
+  if (mixed && hetero.feasible) {
+    std::string groups;
+    for (std::size_t k = 0; k < hetero.groups.size(); ++k)
+      groups += fmt::format("{}{} GA {} ({})", k ? ", " : "", hetero.groups[k].gpu_type, hetero.groups[k].ga_steps,
+                            millis(hetero.group_ms[k]));
+    std::cout << fmt::format("\nheterogeneous data parallelism (JABAS): local batch {}, {}: iteration {}, {:.2f} "
+                             "samples/s\n  record: {} groups={}\n",
+                             hetero.plan.micro_batch_size, groups, millis(hetero.iter_ms), hetero.throughput,
+                             to_string(hetero.plan), to_string(hetero.groups));
+  } else if (mixed) {
+    std::cout << fmt::format("\nheterogeneous data parallelism (JABAS): none: {}\n", hetero.reason);
   }
   if (!search.infeasible.empty()) {
     std::cout << "\ninfeasible:\n";

@@ -1,0 +1,127 @@
+#include "libmorph/planner/hetero_plan.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace morph {
+namespace {
+
+// The allocation with every node's GPUs (and node) of `like`'s type, in the same shape.
+Allocation as_type(const Allocation& allocation, const NodeShare& like) {
+  Allocation a = allocation;
+  for (NodeShare& n : a.nodes) {
+    n.node_type = like.node_type;
+    n.gpu = like.gpu;
+  }
+  return a;
+}
+
+struct TypeGroup {
+  NodeShare like;
+  int nodes = 0;
+  int gpus = 0;
+  Allocation all_of_it;  // the whole allocation as if of this type
+};
+
+}  // namespace
+
+HeteroPlan best_hetero_plan(const Workload& workload, const Allocation& allocation, const PerfModel& perf,
+                            const PlanSearchOptions& options) {
+  HeteroPlan best;
+  std::vector<TypeGroup> types;
+  for (const NodeShare& n : allocation.nodes) {
+    if (n.gpus != allocation.nodes.front().gpus) {
+      best.reason = fmt::format("the nodes hold different GPU counts ({}); a heterogeneous plan needs the same on each",
+                                allocation.to_string());
+      return best;
+    }
+    auto it = std::find_if(types.begin(), types.end(), [&](const TypeGroup& t) { return t.like.gpu.name == n.gpu.name; });
+    if (it == types.end()) it = types.insert(types.end(), TypeGroup{n, 0, 0, as_type(allocation, n)});
+    it->nodes += 1;
+    it->gpus += n.gpus;
+  }
+  if (types.size() < 2) {
+    best.reason = fmt::format("{} holds one GPU type", allocation.to_string());
+    return best;
+  }
+  const int d = allocation.gpus();
+  const std::int64_t batch = workload.global_batch;
+  std::vector<int> stages = {0};
+  if (options.features & kFeatureZero) stages.push_back(1);
+
+  // Group k's iteration time with `ga` steps of `local` samples under ZeRO `zero`; +inf
+  // when that plan does not fit type k's GPUs.
+  std::map<std::tuple<std::size_t, std::int64_t, std::int64_t, int>, double> cache;
+  auto group_ms = [&](std::size_t k, std::int64_t ga, std::int64_t local, int zero) {
+    const auto key = std::make_tuple(k, ga, local, zero);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+    ExecutionPlan p;
+    p.dp = d;
+    p.zero_stage = zero;
+    p.ga_steps = static_cast<int>(ga);
+    p.micro_batch_size = static_cast<int>(local);
+    Workload w = workload;
+    w.global_batch = p.global_batch();
+    double ms = std::numeric_limits<double>::infinity();
+    if (plan_violation(w, types[k].all_of_it, p, options.memory).empty())
+      ms = predict_iteration(iteration_terms(w, p, types[k].all_of_it, perf.forward), perf.params).iter_ms;
+    return cache[key] = ms;
+  };
+
+  std::string why = "no local batch divides the global batch with at least one micro-batch per GPU";
+  for (std::int64_t local = 1; local <= batch; ++local) {
+    if (batch % local != 0 || (options.max_micro_batch_size > 0 && local > options.max_micro_batch_size)) continue;
+    const std::int64_t steps = batch / local;  // sum_k G_k a_k
+    if (steps < d) continue;
+    for (const int zero : stages) {
+      std::vector<std::int64_t> ga(types.size(), 1);
+      // Every split of `steps` into G_k a_k, a_k >= 1; the last type's a_k is what is left.
+      std::function<void(std::size_t, std::int64_t)> split = [&](std::size_t k, std::int64_t left) {
+        if (k + 1 == types.size()) {
+          if (left < types[k].gpus || left % types[k].gpus != 0) return;
+          ga[k] = left / types[k].gpus;
+          double slowest = 0;
+          std::vector<double> times;
+          for (std::size_t j = 0; j < types.size(); ++j) {
+            times.push_back(group_ms(j, ga[j], local, zero));
+            slowest = std::max(slowest, times.back());
+          }
+          if (!(slowest < std::numeric_limits<double>::infinity())) {
+            why = "no split of the batch fits every GPU type's memory";
+            return;
+          }
+          if (best.feasible && slowest >= best.iter_ms) return;
+          best.feasible = true;
+          best.iter_ms = slowest;
+          best.group_ms = times;
+          best.plan = ExecutionPlan{};
+          best.plan.dp = d;
+          best.plan.zero_stage = zero;
+          best.plan.micro_batch_size = static_cast<int>(local);
+          best.groups.clear();
+          for (std::size_t j = 0; j < types.size(); ++j)
+            best.groups.push_back({types[j].like.gpu.name, types[j].nodes, 1, static_cast<int>(ga[j])});
+          return;
+        }
+        // Leave at least one step per GPU for the types after k.
+        std::int64_t rest = 0;
+        for (std::size_t j = k + 1; j < types.size(); ++j) rest += types[j].gpus;
+        for (std::int64_t a = 1; types[k].gpus * a + rest <= left; ++a) {
+          ga[k] = a;
+          split(k + 1, left - types[k].gpus * a);
+        }
+      };
+      split(0, steps);
+    }
+  }
+  if (!best.feasible) best.reason = why;
+  else best.throughput = static_cast<double>(batch) / (best.iter_ms / 1e3);
+  return best;
+}
+
+}  // namespace morph

@@ -1,0 +1,75 @@
+// The heterogeneous data-parallel plan priced by Morph's model (libmorph/planner/hetero_plan.h).
+#include "libmorph/planner/hetero_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "libmorph/config/morph_conf.h"
+#include "libmorph/model/catalog.h"
+#include "libmorph/perf/perf_store.h"
+#include "test_support.h"
+
+namespace morph {
+namespace {
+
+class HeteroPlanTest : public ::testing::Test {
+ protected:
+  MorphConfig config = parse_morph_conf(
+      "GpuType=a100-80g Aliases=a100 MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 PcieBandwidthGBps=24\n"
+      "GpuType=v100-32g Aliases=v100 MemoryGiB=32 Speed=0.4 PeakTflops=125 Link=nvlink LinkBandwidthGBps=120 PcieBandwidthGBps=12\n"
+      "NodeType=a Gpu=a100-80g Gpus=8 Cpus=32 MemoryGiB=256 NetworkBandwidthGBps=25\n"
+      "NodeType=v Gpu=v100-32g Gpus=4 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25\n",
+      "test.conf");
+  Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
+  Workload workload{*catalog.find("bert-336m"), 256, 512};
+  PerfModel perf = PerfStore{}.model_for(workload.model, 512, *config.cluster.find_gpu_type("a100-80g"), 0.4);
+  PlanSearchOptions options;
+};
+
+TEST_F(HeteroPlanTest, FasterGpusTakeMoreStepsAndTheSlowestGroupSetsTheTime) {
+  const Allocation a = parse_gpus_spec("1x4xa100+1x4xv100", config.cluster, "test");
+  const HeteroPlan h = best_hetero_plan(workload, a, perf, options);
+  ASSERT_TRUE(h.feasible) << h.reason;
+  ASSERT_EQ(h.groups.size(), 2u);
+  EXPECT_EQ(h.groups[0].gpu_type, "a100-80g");
+  EXPECT_EQ(h.groups[1].gpu_type, "v100-32g");
+  EXPECT_GT(h.groups[0].ga_steps, h.groups[1].ga_steps);
+  EXPECT_EQ(h.plan.dp, 8);
+  EXPECT_EQ(4 * h.plan.micro_batch_size * (h.groups[0].ga_steps + h.groups[1].ga_steps), 256);
+  // Each group's time is the plan of the whole allocation as if of its type.
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Allocation as_k = parse_gpus_spec(k == 0 ? "2x4xa100" : "2x4xv100", config.cluster, "test");
+    ExecutionPlan p = h.plan;
+    p.ga_steps = h.groups[k].ga_steps;
+    Workload w = workload;
+    w.global_batch = p.global_batch();
+    const double ms = predict_iteration(iteration_terms(w, p, as_k, perf.forward), perf.params).iter_ms;
+    EXPECT_NEAR(h.group_ms[k], ms, 1e-9 * ms) << k;
+  }
+  EXPECT_DOUBLE_EQ(h.iter_ms, std::max(h.group_ms[0], h.group_ms[1]));
+  EXPECT_NEAR(h.throughput, 256 / (h.iter_ms / 1e3), 1e-9);
+  // No slower than the best data-parallel plan that splits the batch evenly over the same
+  // GPUs (which runs at the V100s' pace).
+  PlanSearchOptions dp_only = options;
+  dp_only.features = kFeatureZero;
+  const PlanSearch even = search_plans(workload, a, perf, dp_only);
+  ASSERT_FALSE(even.feasible.empty());
+  EXPECT_LT(h.iter_ms, even.feasible.front().time.iter_ms);
+}
+
+TEST_F(HeteroPlanTest, NeedsTwoTypesAndTheSameGpusPerNode) {
+  HeteroPlan h = best_hetero_plan(workload, parse_gpus_spec("2x4xa100", config.cluster, "test"), perf, options);
+  EXPECT_FALSE(h.feasible);
+  EXPECT_NE(h.reason.find("one GPU type"), std::string::npos) << h.reason;
+  h = best_hetero_plan(workload, parse_gpus_spec("1x8xa100+1x4xv100", config.cluster, "test"), perf, options);
+  EXPECT_FALSE(h.feasible);
+  EXPECT_NE(h.reason.find("different GPU counts"), std::string::npos) << h.reason;
+  // 8 GPUs cannot share a batch of 4.
+  Workload tiny = workload;
+  tiny.global_batch = 4;
+  h = best_hetero_plan(tiny, parse_gpus_spec("1x4xa100+1x4xv100", config.cluster, "test"), perf, options);
+  EXPECT_FALSE(h.feasible);
+  EXPECT_NE(h.reason.find("no local batch"), std::string::npos) << h.reason;
+}
+
+}  // namespace
+}  // namespace morph
