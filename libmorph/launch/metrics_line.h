@@ -22,7 +22,7 @@ struct IterationMetrics {
   double seconds = 0;
   std::uint64_t samples = 0;
   std::optional<double> loss;
-  std::optional<double> similarity;  // only with a loss
+  std::optional<double> similarity = std::nullopt;  // only with a loss
 };
 
 // nullopt for a blank or comment line; morph::Error naming the field for a bad one.

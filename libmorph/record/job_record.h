@@ -38,7 +38,7 @@ struct Placement {
   int cpus_per_gpu = 0;
   ExecutionPlan plan;
   double iter_ms = 0;  // predicted at decision time
-  GpuGroups groups;    // empty: homogeneous (gpu_type); else one group per GPU type
+  GpuGroups groups = {};  // empty: homogeneous (gpu_type); else one group per GPU type
 
   int gpus() const { return nodes * gpus_per_node; }
   bool heterogeneous() const { return !groups.empty(); }

@@ -104,7 +104,7 @@ ReportMessage one_iteration(std::uint32_t job) {
   ReportMessage m;
   m.job_id = job;
   m.sent_unix_s = 1e9;
-  m.iterations.push_back({{1, 0.5, 32, 2.5}, "dp=1,tp=1,pp=1,zero=0"});
+  m.iterations.push_back({{1, 0.5, 32, 2.5, std::nullopt}, "dp=1,tp=1,pp=1,zero=0"});
   return m;
 }
 

@@ -75,7 +75,7 @@ int Trainer::run() {
     adaptive.emplace(BatchControllerOptions{o_.similarity_target, o_.adaptive_rate,
                                             static_cast<int>(std::min<std::uint64_t>(o_.similarity_every, 1 << 30)),
                                             {o_.adaptive_min, o_.adaptive_max},
-                                            static_cast<std::int64_t>(o_.global_batch)});
+                                            static_cast<std::int64_t>(o_.global_batch), LrScaling::square_root});
   if (root && !o_.quiet)
     std::printf("morph-trainer: layout %s, %s step %llu, training to step %llu\n",
                 state::to_string(g_.layout()).c_str(), o_.resume.empty() ? "fresh start at" : "resumed at",

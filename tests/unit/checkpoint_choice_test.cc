@@ -41,12 +41,12 @@ TEST(MetricsLine, ReadsTheProtocolAndRefusesBadLinesNamingTheField) {
   EXPECT_FALSE(launch::parse_metrics_record("# 100.5 start"));
   EXPECT_THROW(launch::parse_metrics_record("100.5 13 0.5 512"), Error);
   // What a trainer writes (the Python module's morph.metrics), read back exactly.
-  const launch::IterationMetrics written{7, 0.123456789, 64, 1.0 / 3};
+  const launch::IterationMetrics written{7, 0.123456789, 64, 1.0 / 3, std::nullopt};
   const std::string line = launch::format_metrics_line(written);
   EXPECT_EQ(line, "7 0.123456789 64 0.33333333333333331");
   EXPECT_DOUBLE_EQ(*launch::parse_metrics_line(line)->loss, 1.0 / 3);
-  EXPECT_EQ(launch::format_metrics_line({8, 0.5, 64, std::nullopt}), "8 0.5 64");
-  EXPECT_THROW(launch::format_metrics_line({8, 0, 64, std::nullopt}), Error);  // no time: morphrun refuses it
+  EXPECT_EQ(launch::format_metrics_line({8, 0.5, 64, std::nullopt, std::nullopt}), "8 0.5 64");
+  EXPECT_THROW(launch::format_metrics_line({8, 0, 64, std::nullopt, std::nullopt}), Error);  // no time: morphrun refuses it
 }
 
 // Issue 15: the gradient similarity of adaptive batching rides after the loss, and last in

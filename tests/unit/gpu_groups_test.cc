@@ -63,7 +63,9 @@ TEST(GpuGroups, StrictParsingNamesTheProblem) {
 
 TEST(GpuGroups, SlurmConstraintUsesTheNodeFeature) {
   Cluster c;
-  c.add_gpu_type({.name = "a100-80g"});
+  GpuType a100;
+  a100.name = "a100-80g";
+  c.add_gpu_type(a100);
   c.add_node_type({.name = "hgx", .gpu = "a100-80g", .gpus = 8, .features = {"a100", "ib"}});
   const GpuGroups g = {{"a100-80g", 2, 1, 2}, {"v100-32g", 1, 1, 1}};
   // v100-32g has no node type: its name serves as the feature.

@@ -16,8 +16,8 @@ ReportMessage sample() {
   m.job_id = 42;
   m.step_id = 3;
   m.sent_unix_s = 1795458740.25;
-  m.iterations.push_back({{7, 0.5, 32, 3.25}, "dp=2,tp=1,pp=1,zero=1"});
-  m.iterations.push_back({{8, 0.25, 32, std::nullopt}, "dp=2,tp=1,pp=1,zero=1"});
+  m.iterations.push_back({{7, 0.5, 32, 3.25, std::nullopt}, "dp=2,tp=1,pp=1,zero=1"});
+  m.iterations.push_back({{8, 0.25, 32, std::nullopt, std::nullopt}, "dp=2,tp=1,pp=1,zero=1"});
   return m;
 }
 
@@ -52,7 +52,8 @@ TEST(ReportMessage, RoundTrip) {
 TEST(ReportMessage, AFullReportFitsTheByteBound) {
   ReportMessage m = sample();
   m.iterations.assign(kMaxIterationsPerReport,
-                      {{(std::uint64_t{1} << 53), 1.2345678901234567e-05, (std::uint64_t{1} << 53), -1.2345678901234567e+299},
+                      {{(std::uint64_t{1} << 53), 1.2345678901234567e-05, (std::uint64_t{1} << 53), -1.2345678901234567e+299,
+                        std::nullopt},
                        "dp=1024,tp=1024,pp=1,zero=3"});
   const std::string text = encode_report(m);
   EXPECT_LE(text.size(), kMaxReportBytes);

@@ -41,7 +41,7 @@ std::string record(int gpus, Sla sla) {
   r.request.global_batch = 16;
   r.request.sla = sla;
   r.request.sla_given = true;
-  r.current = {"a100-80g", 1, gpus, 4, test::make_plan(gpus, 1, 1, 1, 1, 16 / gpus), 100};
+  r.current = {"a100-80g", 1, gpus, 4, test::make_plan(gpus, 1, 1, 1, 1, 16 / gpus), 100, {}};
   return to_admin_comment(r);
 }
 
