@@ -114,7 +114,8 @@ std::string table(const std::vector<BandwidthRow>& rows) {
   std::string out = fmt::format("{:<8} {:<10} {:<6} {:>5} {:>6} {:>12} {:>11} {:>11}\n", "library", "test", "scope", "ranks",
                                 "size", "time_us", "algbw_GBps", "busbw_GBps");
   for (const BandwidthRow& r : rows)
-    out += fmt::format("{:<8} {:<10} {:<6} {:>5} {:>6} {:>12.2f} {:>11.3f} {:>11.3f}\n", r.library, to_string(r.collective),
+    // Significant digits: a slow measurement on a loaded machine still prints as positive.
+    out += fmt::format("{:<8} {:<10} {:<6} {:>5} {:>6} {:>12.2f} {:>11.4g} {:>11.4g}\n", r.library, to_string(r.collective),
                        r.scope, r.ranks, hw::size_label(r.bytes), r.time_s * 1e6, r.algbw_GBps, r.busbw_GBps);
   return out;
 }
