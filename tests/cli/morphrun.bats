@@ -215,6 +215,16 @@ PY
   [ "$rc" -eq 75 ]
 }
 
+# mpi_trainer: sets `trainer` to the reference trainer for mpirun as root (Open MPI wants
+# it said; LeakSanitizer cannot attribute what Open MPI keeps until exit), or skips.
+mpi_trainer() {
+  trainer="$MORPH_BUILDDIR/tests/trainer/morph-trainer"
+  [ -x "$trainer" ] || skip "no tests/trainer/morph-trainer (make check builds it)"
+  command -v mpirun >/dev/null || skip "no mpirun"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+}
+
 # A heterogeneous Morph record (issue 15): gpt2-1.5b, batch 64, one a100 node and one
 # v100 node of 4 GPUs, local batch 4; an a100 accumulates 3 micro-batches, a v100 1.
 hetero_record() {
@@ -258,11 +268,8 @@ CONF
 }
 
 @test "the reference trainer with --rank-batch: uneven shares per rank give the losses of an even split" {
-  local trainer="$MORPH_BUILDDIR/tests/trainer/morph-trainer"
-  [ -x "$trainer" ] || skip "no tests/trainer/morph-trainer (make check builds it)"
-  command -v mpirun >/dev/null || skip "no mpirun"
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp
-  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  local trainer
+  mpi_trainer
   local args=(--layout dp=2,tp=1,pp=1,zero=0 --layers 2 --hidden 8 --vocab 20 --vocab-multiple 1 --samples 256
     --global-batch 32 --steps 5)
   run timeout 120 mpirun --oversubscribe -np 2 "$trainer" "${args[@]}" --quiet --loss-log "$W/even"
@@ -286,11 +293,8 @@ CONF
 }
 
 @test "the reference trainer reports gradient similarity every P steps; tensor parallelism does not change it" {
-  local trainer="$MORPH_BUILDDIR/tests/trainer/morph-trainer"
-  [ -x "$trainer" ] || skip "no tests/trainer/morph-trainer (make check builds it)"
-  command -v mpirun >/dev/null || skip "no mpirun"
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp
-  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  local trainer
+  mpi_trainer
   local args=(--layers 2 --hidden 8 --vocab 20 --vocab-multiple 1 --samples 256 --global-batch 32 --steps 4 --quiet)
   local layout np
   for np in 2 4; do
@@ -313,11 +317,8 @@ CONF
 }
 
 @test "the reference trainer with --adaptive-batch follows JABAS's rule on its own similarities" {
-  local trainer="$MORPH_BUILDDIR/tests/trainer/morph-trainer"
-  [ -x "$trainer" ] || skip "no tests/trainer/morph-trainer (make check builds it)"
-  command -v mpirun >/dev/null || skip "no mpirun"
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp
-  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  local trainer
+  mpi_trainer
   local args=(--layout dp=2,tp=1,pp=1,zero=0 --layers 2 --hidden 8 --vocab 20 --vocab-multiple 1 --samples 256
     --global-batch 32 --steps 8)
   run timeout 120 env MORPH_METRICS="$W/m" mpirun --oversubscribe -np 2 "$trainer" "${args[@]}" --similarity-every 1 \
