@@ -14,18 +14,21 @@ Placement placement_of(const policy::ClusterView& view, const policy::JobAllocat
   const policy::NodeState& node = view.nodes.at(static_cast<std::size_t>(first.node));
   for (const policy::Slice& s : target.slices) {
     const policy::NodeState& other = view.nodes.at(static_cast<std::size_t>(s.node));
-    if (other.gpu.name != node.gpu.name || s.gpus != first.gpus || s.cpus != first.cpus)
+    const bool typed = target.groups.empty() ? other.gpu.name == node.gpu.name
+                                             : find_group(target.groups, other.gpu.name) != nullptr;
+    if (!typed || s.gpus != first.gpus || s.cpus != first.cpus)
       throw Error(fmt::format("the allocation mixes GPU types or per-node counts ({} x {} on {}, {} x {} on {}); "
-                              "a Morph record holds one of each",
+                              "a Morph record holds one count per node and its groups' types",
                               first.gpus, node.gpu.name, node.name, s.gpus, other.gpu.name, other.name));
   }
   Placement p;
-  p.gpu_type = node.gpu.name;
+  p.gpu_type = target.groups.empty() ? node.gpu.name : std::string();
   p.nodes = static_cast<int>(target.slices.size());
   p.gpus_per_node = first.gpus;
   p.cpus_per_gpu = first.gpus > 0 ? std::max(1, first.cpus / first.gpus) : 1;
   p.plan = target.plan;
   p.iter_ms = iter_ms;
+  p.groups = target.groups;
   return p;
 }
 
@@ -55,7 +58,7 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
     }
     JobRecord next = tracked->second.record;
     try {
-      const double iteration_s = oracle.predict_s(*state, d.target.plan, built.view.nodes, d.target.slices);
+      const double iteration_s = oracle.predict_s(*state, d.target.plan, built.view.nodes, d.target.slices, d.target.groups);
       if (!(iteration_s > 0))
         throw Error(fmt::format("the model says plan {} cannot run there", to_string(d.target.plan)));
       next.current = placement_of(built.view, d.target, 1e3 * iteration_s);

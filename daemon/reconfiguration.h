@@ -36,9 +36,9 @@ struct Reconfiguration {
   std::vector<policy::Alternative> alternatives = {};  // the chosen configuration and those that lost
 };
 
-// The placement a target allocation is in Morph's record: one GPU type, the same GPUs
-// and CPUs on each node. Throws morph::Error when the target cannot be written so (a
-// heterogeneous allocation: issue 15).
+// The placement a target allocation is in Morph's record: the same GPUs and CPUs on each
+// node, of one GPU type or of its groups' types (record/gpu_groups.h). Throws
+// morph::Error when the target cannot be written so.
 Placement placement_of(const policy::ClusterView& view, const policy::JobAllocation& target, double iter_ms);
 
 // One reconfiguration per decision that changes a job, in the decisions' order, with

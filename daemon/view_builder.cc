@@ -59,6 +59,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
   v.min_reconfigure_gain = c.config.policy.min_reconfigure_gain;
   v.starvation_limit_s = c.config.policy.starvation_limit_s;
   v.unknown_length_prior_s = c.config.policy.unknown_length_prior_s;
+  v.heterogeneous_jobs = c.config.policy.heterogeneous_jobs;
 
   // What each node's Morph jobs hold, from their records (running jobs only).
   std::map<std::string, int> morph_gpus;
@@ -66,7 +67,6 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     if ((j.phase != JobPhase::running && j.phase != JobPhase::finishing) || !is_job_record(j.admin_comment)) continue;
     try {
       const JobRecord r = parse_admin_comment(j.admin_comment);
-      if (r.current.heterogeneous()) continue;  // not the policy's (below): its GPUs count as others'
       for (const std::string& name : j.nodes) morph_gpus[name] += r.current.gpus_per_node;
     } catch (const Error&) {
       // Said below, with the job.
@@ -117,17 +117,14 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       continue;
     }
     const JobRecord& r = tracked.record;
-    if (r.current.heterogeneous()) {
-      out.skipped.push_back(fmt::format("job {}: a heterogeneous placement ({}); the policy does not move those yet",
-                                        id, describe(r.current)));
-      continue;
-    }
     policy::JobState s;
     s.id = id;
-    // A job stays on the GPU type it has: Slurm 22.05 leaves a pending job whose GPU type
-    // an update changed never runnable ("Requested node configuration is not available").
+    // Under GpuTypeBy=gres a job stays on the GPU type it has: Slurm 22.05 leaves a
+    // pending job whose typed GPU request an update changed never runnable ("Requested
+    // node configuration is not available"). Under GpuTypeBy=feature the type is a node
+    // constraint that an update may change.
     MorphRequest bounds = r.request;
-    bounds.gpu_types = {r.current.gpu_type};
+    if (!c.config.gpu_type_by_feature && !r.current.heterogeneous()) bounds.gpu_types = {r.current.gpu_type};
     s.app = app_key(bounds);
     s.sla = guaranteed(r.request, c.config) ? Sla::guaranteed : Sla::best_effort;
     try {
@@ -155,15 +152,32 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     if (j.phase == JobPhase::running || j.phase == JobPhase::finishing) {
       bool placed = static_cast<int>(j.nodes.size()) == r.current.nodes;
       for (const std::string& name : j.nodes) placed = placed && node_index.count(name);
+      // A heterogeneous job: each group's nodes of its type, the first group's first.
+      std::vector<std::string> nodes = j.nodes;
+      if (placed && r.current.heterogeneous()) {
+        auto group_of = [&](const std::string& name) {
+          const std::string& gpu = v.nodes[static_cast<std::size_t>(node_index.at(name))].gpu.name;
+          for (std::size_t g = 0; g < r.current.groups.size(); ++g)
+            if (r.current.groups[g].gpu_type == gpu) return static_cast<int>(g);
+          return -1;
+        };
+        std::stable_sort(nodes.begin(), nodes.end(),
+                         [&](const std::string& a, const std::string& b) { return group_of(a) < group_of(b); });
+        for (const GpuGroup& g : r.current.groups)
+          placed = placed && std::count_if(nodes.begin(), nodes.end(), [&](const std::string& name) {
+                               return v.nodes[static_cast<std::size_t>(node_index.at(name))].gpu.name == g.gpu_type;
+                             }) == g.nodes;
+      }
       if (!placed) {
         out.skipped.push_back(fmt::format("job {}: runs on {} nodes that do not all match its record ({})", id,
                                           j.nodes.size(), describe(r.current)));
         continue;
       }
-      for (const std::string& name : j.nodes)
+      for (const std::string& name : nodes)
         s.current.slices.push_back(policy::Slice{node_index.at(name), r.current.gpus_per_node,
                                                  r.current.gpus_per_node * r.current.cpus_per_gpu, 0});
       s.current.plan = r.current.plan;
+      s.current.groups = r.current.groups;
       s.planned_iteration_s = r.current.iter_ms / 1e3;
       s.ready_s = j.start_time_s;
       s.record_locked = j.record_locked;

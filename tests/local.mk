@@ -52,6 +52,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/submit_test.cc \
 	%reldir%/unit/policy_support.h \
 	%reldir%/unit/placement_test.cc \
+	%reldir%/unit/hetero_policy_test.cc \
 	%reldir%/unit/policy_test.cc \
 	%reldir%/unit/alternatives_test.cc \
 	%reldir%/unit/simulator_test.cc \

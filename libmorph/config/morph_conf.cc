@@ -160,6 +160,8 @@ void parse_globals(Record r, MorphConfig& c) {
       throw Error(fmt::format("{}: GpuTypeBy: {} is not gres or feature", r.where(), quote(*v)));
     c.gpu_type_by_feature = by == "feature";
   }
+  if (auto v = r.take("HeterogeneousJobs"))
+    c.policy.heterogeneous_jobs = parse_bool(*v, fmt::format("{}: HeterogeneousJobs", r.where()));
   r.finish("GpuType, NodeType, NodeName or a parameter of morph.conf(5)");
 }
 
@@ -236,6 +238,10 @@ MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
                                   {"shrinkpenaltyseconds", &costs.shrink_s},
                                   {"requeuepenaltyseconds", &costs.requeue_s}})
     if (!global_lines.count(key)) *cost = config.policy.restart_penalty_s;
+  if (config.policy.heterogeneous_jobs && !config.gpu_type_by_feature)
+    throw Error(fmt::format("{}: HeterogeneousJobs=yes needs GpuTypeBy=feature: Slurm 22.05 cannot give a job with a "
+                            "typed GPU request nodes of another type",
+                            source));
   if (config.gpu_type_by_feature)
     for (const NodeType& node : config.cluster.node_types())
       if (node.features.empty())

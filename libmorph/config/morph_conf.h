@@ -22,6 +22,10 @@ struct PolicyKnobs {
   // RefitErrorThreshold=: morphd refits a model when it mispredicts its jobs' measured
   // iteration times by more than this mean relative error (0: never).
   double refit_error_threshold = 0.10;
+  // HeterogeneousJobs=yes|no: morphd may give a best-effort job idle GPUs of a second type
+  // as one data-parallel job (JABAS; policy::ClusterView::heterogeneous_jobs). Needs
+  // GpuTypeBy=feature.
+  bool heterogeneous_jobs = false;
 };
 
 struct MorphConfig {

@@ -21,6 +21,21 @@ Allocation as_type(const Allocation& allocation, const NodeShare& like) {
   return a;
 }
 
+// Group k's iteration time: the plan of `d` workers with `ga` steps of `local` samples
+// each, on the whole allocation as if of its type; +inf when it does not fit there.
+double group_iteration_ms(const Workload& workload, const Allocation& all_of_type, const PerfModel& perf, int d,
+                          std::int64_t ga, std::int64_t local, int zero, const MemoryOptions& memory) {
+  ExecutionPlan p;
+  p.dp = d;
+  p.zero_stage = zero;
+  p.ga_steps = static_cast<int>(ga);
+  p.micro_batch_size = static_cast<int>(local);
+  Workload w = workload;
+  w.global_batch = p.global_batch();
+  if (!plan_violation(w, all_of_type, p, memory).empty()) return std::numeric_limits<double>::infinity();
+  return predict_iteration(iteration_terms(w, p, all_of_type, perf.forward), perf.params).iter_ms;
+}
+
 struct TypeGroup {
   NodeShare like;
   int nodes = 0;
@@ -60,17 +75,7 @@ HeteroPlan best_hetero_plan(const Workload& workload, const Allocation& allocati
   auto group_ms = [&](std::size_t k, std::int64_t ga, std::int64_t local, int zero) {
     const auto key = std::make_tuple(k, ga, local, zero);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
-    ExecutionPlan p;
-    p.dp = d;
-    p.zero_stage = zero;
-    p.ga_steps = static_cast<int>(ga);
-    p.micro_batch_size = static_cast<int>(local);
-    Workload w = workload;
-    w.global_batch = p.global_batch();
-    double ms = std::numeric_limits<double>::infinity();
-    if (plan_violation(w, types[k].all_of_it, p, options.memory).empty())
-      ms = predict_iteration(iteration_terms(w, p, types[k].all_of_it, perf.forward), perf.params).iter_ms;
-    return cache[key] = ms;
+    return cache[key] = group_iteration_ms(workload, types[k].all_of_it, perf, d, ga, local, zero, options.memory);
   };
 
   std::string why = "no local batch divides the global batch with at least one micro-batch per GPU";
@@ -122,6 +127,26 @@ HeteroPlan best_hetero_plan(const Workload& workload, const Allocation& allocati
   if (!best.feasible) best.reason = why;
   else best.throughput = static_cast<double>(batch) / (best.iter_ms / 1e3);
   return best;
+}
+
+double hetero_iteration_ms(const Workload& workload, const Allocation& allocation, const PerfModel& perf,
+                           const ExecutionPlan& plan, const GpuGroups& groups, const MemoryOptions& memory) {
+  const int d = allocation.gpus();
+  std::int64_t samples = 0;
+  double slowest = 0;
+  for (const GpuGroup& g : groups) {
+    const auto like = std::find_if(allocation.nodes.begin(), allocation.nodes.end(),
+                                   [&](const NodeShare& n) { return n.gpu.name == g.gpu_type; });
+    const auto nodes = std::count_if(allocation.nodes.begin(), allocation.nodes.end(),
+                                     [&](const NodeShare& n) { return n.gpu.name == g.gpu_type; });
+    if (like == allocation.nodes.end() || nodes != g.nodes) return 0;
+    samples += static_cast<std::int64_t>(g.nodes) * like->gpus * g.samples_per_gpu(plan.micro_batch_size);
+    const double ms = group_iteration_ms(workload, as_type(allocation, *like), perf, d, g.ga_steps * g.workers,
+                                         plan.micro_batch_size, plan.zero_stage, memory);
+    slowest = std::max(slowest, ms);
+  }
+  if (samples != workload.global_batch || !(slowest < std::numeric_limits<double>::infinity())) return 0;
+  return slowest;
 }
 
 }  // namespace morph

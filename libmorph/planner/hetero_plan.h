@@ -39,4 +39,10 @@ struct HeteroPlan {
 HeteroPlan best_hetero_plan(const Workload& workload, const Allocation& allocation, const PerfModel& perf,
                             const PlanSearchOptions& options);
 
+// The iteration time of `plan` with `groups` on `allocation`, timed as best_hetero_plan
+// times its candidates (the slowest group's); 0 when the groups do not match the
+// allocation's types and nodes or a group does not fit its GPUs' memory.
+double hetero_iteration_ms(const Workload& workload, const Allocation& allocation, const PerfModel& perf,
+                           const ExecutionPlan& plan, const GpuGroups& groups, const MemoryOptions& memory);
+
 }  // namespace morph

@@ -134,10 +134,14 @@ std::vector<Alternative> alternatives(const ClusterView& view, std::size_t job, 
   std::vector<Alternative> out;
   if (!target.empty()) {
     Alternative chosen;
-    chosen.gpu_type = view.nodes.at(static_cast<std::size_t>(target.slices.front().node)).gpu.name;
+    chosen.gpu_type = target.groups.empty()
+                          ? view.nodes.at(static_cast<std::size_t>(target.slices.front().node)).gpu.name
+                          : group_types(target.groups);
     chosen.gpus = target.gpus();
     chosen.plan = to_string(target.plan);
-    set_speed(chosen, oracle.predict_s(j, target.plan, view.nodes, target.slices), j.workload.global_batch);
+    if (!target.groups.empty()) chosen.plan += " groups=" + to_string(target.groups);
+    set_speed(chosen, oracle.predict_s(j, target.plan, view.nodes, target.slices, target.groups),
+              j.workload.global_batch);
     judge.chosen_rate = chosen.iteration_s > 0 ? 1 / chosen.iteration_s : 0;
     out.push_back(std::move(chosen));
   }

@@ -82,6 +82,32 @@ bool Assignment::start_on(std::size_t job, std::vector<Slice> slices) {
   return true;
 }
 
+bool Assignment::start_hetero(std::size_t job, int type, int gpus, int extra_type, int extra_gpus) {
+  std::vector<Slice> slices = pool_.place(type, gpus);
+  const std::vector<Slice> extra = pool_.place(extra_type, extra_gpus);
+  if (slices.empty() || extra.empty()) return false;
+  const std::size_t first_group = slices.size();
+  slices.insert(slices.end(), extra.begin(), extra.end());
+  double memory_per_gpu = std::numeric_limits<double>::infinity();
+  for (Slice& s : slices) {
+    if (s.gpus != slices.front().gpus) return false;  // one GPU count per node: the record's
+    const int free = pool_.free_cpus(s.node);
+    if (free < s.gpus) return false;
+    s.cpus = std::min(free, s.gpus * cpus_per_gpu(job, s.node));
+    memory_per_gpu = std::min(memory_per_gpu, pool_.free_memory(s.node) / s.gpus);
+  }
+  const std::vector<Slice> first(slices.begin(), slices.begin() + static_cast<std::ptrdiff_t>(first_group));
+  const std::vector<Slice> second(slices.begin() + static_cast<std::ptrdiff_t>(first_group), slices.end());
+  const PlanChoice& choice =
+      oracle_.best_hetero(view_.jobs[job], view_.nodes, shape_of(view_.nodes, first), shape_of(view_.nodes, second));
+  if (!choice.feasible || choice.host_bytes_per_gpu > memory_per_gpu) return false;
+  for (Slice& s : slices) s.memory_bytes = choice.host_bytes_per_gpu * s.gpus;
+  pool_.take(slices);
+  targets_[job] = {std::move(slices), choice.plan, choice.groups};
+  started_[job] = true;
+  return true;
+}
+
 void Assignment::grant_spare_cpus() {
   for (std::size_t job = 0; job < targets_.size(); ++job) {
     if (!started_[job] || !targets_[job].plan.offload) continue;

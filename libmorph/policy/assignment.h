@@ -30,7 +30,7 @@ class Assignment {
   const NodePool& pool() const { return pool_; }
   const JobAllocation& target(std::size_t job) const { return targets_[job]; }
   bool placed(std::size_t job) const { return !targets_[job].empty(); }
-  // The GPU type a running job is on (-1: pending).
+  // The GPU type a running job is on (-1: pending); a heterogeneous job's first group's.
   int current_type(std::size_t job) const;
 
   // Keeps a running job exactly where and how it runs.
@@ -45,6 +45,9 @@ class Assignment {
   bool start(std::size_t job, int type, int gpus);
   // Same, on exactly these slices (CPUs and memory are filled in).
   bool start_on(std::size_t job, std::vector<Slice> slices);
+  // JABAS: `gpus` GPUs of `type` and `extra_gpus` of `extra_type`, each placed by HAS with
+  // the same GPUs on every node, under the best heterogeneous data-parallel plan there.
+  bool start_hetero(std::size_t job, int type, int gpus, int extra_type, int extra_gpus);
   void release(std::size_t job);
   // Algorithm 1's CPU dimension: jobs started this round whose plan offloads to the CPU
   // take spare CPUs of their nodes while their predicted rate rises, keeping one CPU

@@ -10,6 +10,7 @@
 #include "libmorph/cluster/cluster.h"
 #include "libmorph/perf/iteration_time.h"
 #include "libmorph/plan/plan.h"
+#include "libmorph/record/gpu_groups.h"
 #include "libmorph/policy/restart_cost.h"
 #include "libmorph/request/morph_request.h"
 
@@ -30,10 +31,13 @@ struct Slice {
   friend bool operator==(const Slice&, const Slice&) = default;
 };
 
-// Where and how a job runs; empty when it does not.
+// Where and how a job runs; empty when it does not. A heterogeneous data-parallel
+// allocation (JABAS, libmorph/planner/hetero_plan.h) spans nodes of several GPU types and
+// says each type's accumulation steps in `groups`; the others leave it empty.
 struct JobAllocation {
   std::vector<Slice> slices;
   ExecutionPlan plan;
+  GpuGroups groups = {};
 
   bool empty() const { return slices.empty(); }
   int gpus() const;
@@ -110,6 +114,10 @@ struct ClusterView {
   // The prior expected remaining running time of a job of unknown length (job_length.h):
   // the shortest time limit sites commonly offer (15 minutes).
   double unknown_length_prior_s = 900;
+  // Whether a job may hold GPUs of two types at once, as one data-parallel job (JABAS;
+  // morph.conf HeterogeneousJobs, `morph simulate --heterogeneous`). Morphling's policy
+  // then gives a best-effort job GPUs of another type that are left idle (elastic.h).
+  bool heterogeneous_jobs = false;
 };
 
 // The anti-starvation rule every policy applies: an overdue job is started before any

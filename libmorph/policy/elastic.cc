@@ -31,6 +31,19 @@ struct Item {
   std::vector<const JobCurve*> curves;  // per GPU type, filled on first use
   std::vector<int> min;                 // per GPU type, -1: not computed
   int version = 0;                      // bumped on every change; stale heap entries are skipped
+  // JABAS (ClusterView::heterogeneous_jobs): the GPUs of a second type the job spans as
+  // one data-parallel job, and those it spans now (-1: none). Pass 1 sees only its first
+  // type; spill_to_other_types() decides the second.
+  int extra_type = -1;
+  int extra_gpus = 0;
+  int current_extra_type = -1;
+  int current_extra_gpus = 0;
+
+  bool spans_types_now() const { return current_extra_type >= 0; }
+  bool unchanged() const {
+    return type == current_type && gpus == current_gpus && extra_type == current_extra_type &&
+           extra_gpus == current_extra_gpus;
+  }
 };
 
 struct Victim {
@@ -53,6 +66,7 @@ class Round {
   const JobCurve& curve(Item& it, int type);
   int min_gpus(Item& it, int type);
   double value(Item& it, int type, int gpus);
+  double completion_value(const Item& it, double rate, double restart) const;
   ChangePath path_to(const Item& it, int type, int gpus) const;
   int shrink_target(Item& it);
   void push_victim(std::size_t i);
@@ -66,6 +80,7 @@ class Round {
   void configure(Item& it, const JobState& job);
   void schedule_minimums();
   void schedule_by_slope();
+  void spill_to_other_types();
   void hold_or_replan(const Item& it);
   std::vector<Decision> place();
 
@@ -113,7 +128,7 @@ int Round::min_gpus(Item& it, int type) {
 ChangePath Round::path_to(const Item& it, int type, int gpus) const {
   const JobState& j = view_.jobs[it.job];
   if (!j.running()) return start_path(j);
-  if (j.record_locked) return ChangePath::requeue;
+  if (j.record_locked || it.spans_types_now()) return ChangePath::requeue;
   const NodeShape from = node_shape(view_.nodes, j.current.slices);
   if (type != it.current_type || !from.uniform) return ChangePath::requeue;
   if (gpus == it.current_gpus) return ChangePath::inplace;
@@ -124,15 +139,21 @@ ChangePath Round::path_to(const Item& it, int type, int gpus) const {
 // What `gpus` GPUs of `type` are worth to the job under the objective (0 without GPUs).
 double Round::value(Item& it, int type, int gpus) {
   if (gpus <= 0) return 0;
-  const bool unchanged = type == it.current_type && gpus == it.current_gpus && it.current_rate > 0;
+  const bool unchanged =
+      type == it.current_type && gpus == it.current_gpus && !it.spans_types_now() && it.current_rate > 0;
   const double rate = unchanged ? it.current_rate : curve(it, type).at(gpus);
   if (rate <= 0) return 0;
-  const double left = it.remaining / rate;  // seconds of work left at this rate
   const double restart = unchanged ? it.ready_left : view_.restart.of(path_to(it, type, gpus));
-  if (options_.objective == Objective::completion_rate) return 1.0 / (left + restart);
+  if (options_.objective == Objective::completion_rate) return completion_value(it, rate, restart);
+  const double left = it.remaining / rate;  // seconds of work left at this rate
   const JobCurve& c = curve(it, type);
   const double smallest = c.useful.empty() ? rate : c.at(c.useful.front());
   return rate / smallest * left / (left + restart);
+}
+
+// Objective::completion_rate: the job done in R/r seconds, after `restart` more.
+double Round::completion_value(const Item& it, double rate, double restart) const {
+  return 1.0 / (it.remaining / rate + restart);
 }
 
 // One step down the curve, never below the minimum; -1 when the job cannot shrink.
@@ -283,10 +304,21 @@ void Round::init() {
     if (!j.running()) continue;
     it.type = it.current_type = assignment_.current_type(i);
     it.gpus = it.current_gpus = j.current.gpus();
+    if (!j.current.groups.empty()) {  // spanning two types: pass 1 sees its first group, the second is free
+      it.current_gpus = 0;
+      for (const Slice& s : j.current.slices) {
+        const int t = pool().type_of(s.node);
+        if (t == it.current_type) it.current_gpus += s.gpus;
+        else it.current_extra_type = t;
+      }
+      it.current_extra_gpus = j.current.gpus() - it.current_gpus;
+      it.gpus = it.current_gpus;
+    }
     it.ready_left = std::max(0.0, j.ready_s - view_.now_s);
     it.settling = view_.payback_s > 0 && j.last_restart_s >= 0 && view_.now_s - j.last_restart_s < view_.payback_s;
-    const double s = j.measured_iteration_s > 0 ? j.measured_iteration_s
-                                                 : oracle_.predict_s(j, j.current.plan, view_.nodes, j.current.slices);
+    const double s = j.measured_iteration_s > 0
+                         ? j.measured_iteration_s
+                         : oracle_.predict_s(j, j.current.plan, view_.nodes, j.current.slices, j.current.groups);
     it.current_rate = s > 0 ? 1.0 / s : 0.0;
     if (it.freedom == PlanFreedom::exact && !j.runs_request()) {  // held to its request: it moves back
       it.type = -1;
@@ -414,6 +446,49 @@ void Round::schedule_by_slope() {
   }
 }
 
+// JABAS (seed 004) after pass 1: GPUs of a type that no job took this round can join a
+// best-effort job running (or starting) on another type, as one data-parallel job whose
+// faster GPUs accumulate more micro-batches (libmorph/planner/hetero_plan.h). Each such
+// job, in submission order, takes whole nodes of one other type (as many GPUs on each as
+// on its own nodes: one record, one count per node) when its value rises by
+// MinReconfigureGain over its allocation of pass 1; keeping the second type it already
+// spans needs no margin. Guaranteed jobs keep one type: their promise is a homogeneous
+// plan's.
+void Round::spill_to_other_types() {
+  if (!view_.heterogeneous_jobs || options_.objective != Objective::completion_rate) return;
+  for (Item& it : items_) {
+    if (it.type < 0 || it.gpus <= 0 || it.guaranteed || it.freedom != PlanFreedom::any || !it.resize) continue;
+    const Shape own = packed_shape(view_.nodes, pool().any_node_of(it.type), it.gpus);
+    const int per_node = own.gpus.front();
+    if (std::any_of(own.gpus.begin(), own.gpus.end(), [&](int g) { return g != per_node; })) continue;
+    const bool kept_first = it.type == it.current_type && it.gpus == it.current_gpus;
+    const JobState& j = view_.jobs[it.job];
+    const ChangePath start = j.running() ? ChangePath::requeue : start_path(j);  // a change of GPU types
+    double best = value(it, it.type, it.gpus);
+    int best_type = -1, best_gpus = 0;
+    for (int t = 0; t < pool().types(); ++t) {
+      if (t == it.type || per_node > pool().gpus_per_node(t)) continue;
+      for (int nodes = 1; nodes * per_node <= free_[static_cast<std::size_t>(t)]; ++nodes) {
+        const bool current = kept_first && t == it.current_extra_type && nodes * per_node == it.current_extra_gpus;
+        if (it.settling && !current) continue;  // its restart is not paid back: it keeps what it has
+        const Shape other = packed_shape(view_.nodes, pool().any_node_of(t), nodes * per_node);
+        const PlanChoice& c = oracle_.best_hetero(j, view_.nodes, own, other);
+        if (!c.feasible) continue;
+        const double v = current ? completion_value(it, it.current_rate > 0 ? it.current_rate : c.rate(), it.ready_left)
+                                 : completion_value(it, c.rate(), view_.restart.of(start));
+        if (v <= (current ? best : best * (1 + view_.min_reconfigure_gain))) continue;
+        best = v;
+        best_type = t;
+        best_gpus = nodes * per_node;
+      }
+    }
+    if (best_type < 0) continue;
+    it.extra_type = best_type;
+    it.extra_gpus = best_gpus;
+    add_free(best_type, -best_gpus);
+  }
+}
+
 // A job that keeps its GPUs keeps its plan (Algorithm 1, lines 18-24) unless the model
 // has changed its mind since it chose that plan (Morphling §4, continuous fitting: an
 // online refit moved the plan's predicted time, JobState::planned_iteration_s, by more
@@ -425,7 +500,7 @@ void Round::hold_or_replan(const Item& it) {
   const JobState& j = view_.jobs[it.job];
   const double gain = view_.min_reconfigure_gain;
   if (options_.replan_in_place && !it.settling && it.freedom != PlanFreedom::exact && j.planned_iteration_s > 0 &&
-      it.current_rate > 0) {
+      it.current_rate > 0 && !it.spans_types_now()) {
     const double predicted_s = oracle_.predict_s(j, j.current.plan, view_.nodes, j.current.slices);
     const double now_s = 1 / it.current_rate;
     if (predicted_s > 0 && std::abs(predicted_s - j.planned_iteration_s) > gain * j.planned_iteration_s) {
@@ -449,7 +524,7 @@ std::vector<Decision> Round::place() {
     if (it.gpus == 0) continue;
     // A job held to its request on the GPUs it has goes back to its request there.
     const bool back = it.freedom == PlanFreedom::exact && !view_.jobs[it.job].runs_request();
-    if (it.type == it.current_type && it.gpus == it.current_gpus && !back)
+    if (it.unchanged() && !back)
       hold_or_replan(it);
     else
       moving.push_back(it.job);
@@ -463,6 +538,7 @@ std::vector<Decision> Round::place() {
   });
   for (std::size_t i : moving) {
     Item& it = items_[i];
+    if (it.extra_type >= 0 && assignment_.start_hetero(i, it.type, it.gpus, it.extra_type, it.extra_gpus)) continue;
     const int m = std::max(1, min_gpus(it, it.type));
     for (int g = it.gpus; g >= m; g = curve(it, it.type).previous(g))
       if (assignment_.start(i, it.type, g)) break;
@@ -475,6 +551,7 @@ std::vector<Decision> Round::run() {
   init();
   schedule_minimums();
   schedule_by_slope();
+  spill_to_other_types();
   return place();
 }
 
@@ -499,6 +576,8 @@ bool Round::steady() {
     if (jobs_on_type[static_cast<std::size_t>(it.type)] > 1) return false;  // it might take another's GPUs
     if (next - it.gpus <= free_[static_cast<std::size_t>(it.type)]) return false;  // free GPUs suffice
   }
+  // A job may span idle GPUs of another type, or spans some now (released by init()).
+  if (view_.heterogeneous_jobs && std::any_of(free_.begin(), free_.end(), [](int f) { return f > 0; })) return false;
   return true;
 }
 

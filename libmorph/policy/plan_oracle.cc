@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/planner/hetero_plan.h"
 #include "libmorph/planner/plan_search.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
@@ -105,6 +106,7 @@ void PlanOracle::require_uniform_nodes() {
   best_.clear();
   curves_.clear();
   demand_.clear();
+  hetero_.clear();
 }
 
 void PlanOracle::restrict_to(Admissible admissible) {
@@ -112,6 +114,7 @@ void PlanOracle::restrict_to(Admissible admissible) {
   best_.clear();
   curves_.clear();
   demand_.clear();
+  hetero_.clear();
 }
 
 const AppProfile& PlanOracle::app(const std::string& name) const {
@@ -242,11 +245,50 @@ PlanChoice PlanOracle::best_within(const JobState& job, PlanFreedom freedom, con
 }
 
 double PlanOracle::predict_s(const JobState& job, const ExecutionPlan& plan, const std::vector<NodeState>& nodes,
-                             const std::vector<Slice>& slices) const {
+                             const std::vector<Slice>& slices, const GpuGroups& groups) const {
   const AppProfile& a = app(job.app);
   const Allocation alloc = to_allocation(nodes, slices);
+  if (!groups.empty()) return hetero_iteration_ms(a.workload, alloc, a.perf, plan, groups, memory_) / 1e3;
   if (!structure_violation(a.workload, alloc, plan).empty()) return 0;
   return iteration_s(a, plan, alloc);
+}
+
+const PlanChoice& PlanOracle::best_hetero(const JobState& job, const std::vector<NodeState>& nodes, const Shape& first,
+                                          const Shape& second) {
+  ++stats_.lookups;
+  auto key = std::make_tuple(job.app, type_key(nodes, first.node), first, type_key(nodes, second.node), second);
+  if (auto it = hetero_.find(key); it != hetero_.end()) return it->second;
+  ++stats_.searches;
+  const AppProfile& a = app(job.app);
+  PlanChoice c;
+  const int gpus = first.total() + second.total();
+  auto allowed = [&](const Shape& s) {
+    const std::string& type = nodes.at(static_cast<std::size_t>(s.node)).gpu.name;
+    return a.gpu_types.empty() || std::find(a.gpu_types.begin(), a.gpu_types.end(), type) != a.gpu_types.end();
+  };
+  if (gpus < a.min_gpus || (a.max_gpus > 0 && gpus > a.max_gpus)) {
+    c.reason = fmt::format("outside the job's {}-{} GPUs", a.min_gpus, a.max_gpus);
+  } else if (!allowed(first) || !allowed(second)) {
+    c.reason = "a GPU type the job may not use";
+  } else if (admissible_) {
+    c.reason = "not an admissible configuration";  // never measured: --measured-only has none
+  } else {
+    Allocation alloc = allocation_of(nodes, first);
+    for (NodeShare& n : allocation_of(nodes, second).nodes) alloc.nodes.push_back(std::move(n));
+    PlanSearchOptions options;
+    options.features = a.features;
+    options.memory = memory_;
+    const HeteroPlan h = best_hetero_plan(a.workload, alloc, a.perf, options);
+    c.feasible = h.feasible;
+    c.reason = h.reason;
+    if (h.feasible) {
+      c.plan = h.plan;
+      c.groups = h.groups;
+      c.iteration_s = h.iter_ms / 1e3;
+      c.host_bytes_per_gpu = estimate_memory(a.workload.model, a.workload.seq_len, h.plan, memory_).host_bytes_per_gpu;
+    }
+  }
+  return hetero_.emplace(std::move(key), std::move(c)).first->second;
 }
 
 const JobCurve& PlanOracle::curve(const JobState& job, PlanFreedom freedom, bool resize,

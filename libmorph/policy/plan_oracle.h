@@ -56,6 +56,7 @@ Shape packed_shape(const std::vector<NodeState>& nodes, int node, int gpus);
 struct PlanChoice {
   bool feasible = false;
   ExecutionPlan plan;
+  GpuGroups groups = {};  // a heterogeneous plan's accumulation steps per GPU type
   double iteration_s = 0;
   double host_bytes_per_gpu = 0;  // AllocMem: host memory the plan needs for each GPU's process
   std::string reason;              // why not, when infeasible
@@ -95,9 +96,14 @@ class PlanOracle {
   // (AllocMem, when the best plan does not fit next to the node's other jobs).
   PlanChoice best_within(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
                          const Shape& shape, double host_bytes_per_gpu);
-  // Iteration time of exactly `plan` on `slices` (0 when it cannot run there).
+  // Iteration time of exactly `plan` on `slices` (0 when it cannot run there), with the
+  // accumulation steps of `groups` when the slices span GPU types.
   double predict_s(const JobState& job, const ExecutionPlan& plan, const std::vector<NodeState>& nodes,
-                   const std::vector<Slice>& slices) const;
+                   const std::vector<Slice>& slices, const GpuGroups& groups = {}) const;
+  // JABAS: the best heterogeneous data-parallel plan of `job` on `first` and `second`,
+  // shapes of two GPU types with the same GPUs on every node (best_hetero_plan).
+  const PlanChoice& best_hetero(const JobState& job, const std::vector<NodeState>& nodes, const Shape& first,
+                                const Shape& second);
 
   // The sensitivity curve of `job` on the type of `node`, up to every GPU of that type;
   // `resize` false keeps the requested GPU count (the only useful count).
@@ -137,6 +143,7 @@ class PlanOracle {
   std::map<std::tuple<PlanKey, std::string, Shape>, PlanChoice> best_;
   std::map<std::tuple<PlanKey, std::string, bool, int>, JobCurve> curves_;  // + type, resize, requested GPUs
   std::map<std::tuple<std::string, std::string, std::string, int, double>, int> demand_;  // + promise
+  std::map<std::tuple<std::string, std::string, Shape, std::string, Shape>, PlanChoice> hetero_;  // app, types, shapes
   OracleStats stats_;
 };
 

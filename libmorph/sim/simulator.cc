@@ -29,18 +29,19 @@ Speed speed_of(const JobState& j, const JobAllocation& a, const std::vector<poli
                policy::PlanOracle& oracle, const TraceTruth& truth) {
   std::vector<int> gpus;
   for (const policy::Slice& s : a.slices) gpus.push_back(s.gpus);
-  if (const double measured = truth.lookup(j.app, a.plan, gpus); measured > 0) {
+  // The traces measured one GPU type per job: a heterogeneous allocation is predicted.
+  if (const double measured = a.groups.empty() ? truth.lookup(j.app, a.plan, gpus) : 0; measured > 0) {
     // The traces ran with the job's requested CPUs per GPU; other CPU counts scale the
     // measurement by the model's CPU sensitivity (which matters to offloading plans).
     const int requested = std::max(1, j.requested_cpus / std::max(1, j.requested_plan.gpus()));
     std::vector<policy::Slice> as_measured = a.slices;
     for (policy::Slice& s : as_measured) s.cpus = s.gpus * requested;
     if (as_measured == a.slices) return {measured, false};
-    const double there = oracle.predict_s(j, a.plan, nodes, as_measured);
-    const double here = oracle.predict_s(j, a.plan, nodes, a.slices);
+    const double there = oracle.predict_s(j, a.plan, nodes, as_measured, a.groups);
+    const double here = oracle.predict_s(j, a.plan, nodes, a.slices, a.groups);
     return {there > 0 && here > 0 ? measured * here / there : measured, false};
   }
-  const double predicted = oracle.predict_s(j, a.plan, nodes, a.slices);
+  const double predicted = oracle.predict_s(j, a.plan, nodes, a.slices, a.groups);
   if (predicted <= 0)
     throw Error(fmt::format("internal: job {} was given plan {} that cannot run on its {} GPUs", j.id,
                             to_string(a.plan), a.gpus()));

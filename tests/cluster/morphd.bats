@@ -80,6 +80,31 @@ wait_state() {  # JOB STATE SECONDS
     "$(tail -n 20 "$WORK/$1.out" 2>/dev/null)"
 }
 
+# wait_done JOB NAME: the job completes, however slowly the machine runs it, so long as
+# its metrics file ($WORK/NAME/metrics) grows: no new line in 150 s (a hang; a restart
+# takes about 30 s here) fails, with the job's last steps.
+wait_done() {
+  local job=$1 metrics="$WORK/$2/metrics" state size last=-1 quiet=0
+  while :; do
+    state=$(field "$job" JobState)
+    [ "$state" = COMPLETED ] && return 0
+    case $state in FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
+      break ;;
+    esac
+    size=$(stat -c %s "$metrics" 2>/dev/null || echo 0)
+    if [ "$size" = "$last" ]; then
+      quiet=$((quiet + 1))
+      [ "$quiet" -lt 750 ] || break
+    else
+      last=$size quiet=0
+    fi
+    sleep 0.2
+  done
+  fail "job $job is $state, expected COMPLETED ($((quiet / 5)) s without a new metrics line)" \
+    "$(tail -n 20 "$WORK/morphd.log" 2>/dev/null)" "$(tail -n 20 "$WORK/$job.out" 2>/dev/null)" \
+    "$(tail -n 5 "$metrics" 2>/dev/null)"
+}
+
 wait_grep() {  # FILE PATTERN SECONDS [COUNT]
   local i
   for i in $(seq $(($3 * 5))); do
@@ -214,11 +239,11 @@ PY
   #    job starts there.
   g2=$(submit g2 --morph-sla=guaranteed --morph-gpus=4)
   wait_grep "$WORK/morphd.log" "job $be: shrink updated -> done" 60
-  wait_state "$g2" COMPLETED 240
+  wait_done "$g2" g2
   # 4. It ends: the best-effort job grows back (requeue).
   wait_grep "$WORK/be/metrics" "driver restarts=2" 180
-  wait_state "$g1" COMPLETED 300
-  wait_state "$be" COMPLETED 300
+  wait_done "$g1" g1
+  wait_done "$be" be
 
   # No job lost, none left held, each loss as in the uninterrupted run.
   for j in "$be" "$g1" "$g2"; do [ "$(field "$j" Priority)" != 0 ] || fail "job $j was left held"; done
@@ -296,7 +321,7 @@ PY
   wait_grep "$WORK/be/metrics" "driver restarts=2" 60
   wait_grep "$WORK/be/metrics" "start layout=.* nodes=1" 60 2
   scancel "$be" "$g2"
-  wait_state "$g1" COMPLETED 300
+  wait_done "$g1" g1
   loss_continues be 0  # the steps it did, through its three changes
   [ "$(grep -c "reshard from=" "$WORK/be/metrics")" -eq 3 ] || fail "$(grep '^#' "$WORK/be/metrics")"
 }
@@ -318,7 +343,7 @@ PY
   start_morphd
   wait_grep "$WORK/morphd.log" "job $f: requeue released -> done" 60
   [ "$(grep -c "resuming 1 unfinished reconfiguration" "$WORK/morphd.log")" -eq 4 ] || fail "$(cat "$WORK/morphd.log")"
-  wait_state "$f" COMPLETED 240
+  wait_done "$f" f
   [ "$(field "$f" Priority)" != 0 ] || fail "job $f was left held"
   [ "$(field "$f" Restarts)" = 1 ] || fail "job $f restarted $(field "$f" Restarts) times"
   [ "$(grep -c "job $f: requeue planned -> signalled" "$WORK/morphd.log")" -eq 1 ]
@@ -341,7 +366,7 @@ PY
   start_morphd
   wait_grep "$WORK/morphd.log" "job $f: requeue signalled -> rolled_back: it started again on its old plan" 30
   wait_grep "$WORK/morphd.log" "job $f: requeue released -> done" 120
-  wait_state "$f" COMPLETED 300
+  wait_done "$f" f
   [ "$(field "$f" Priority)" != 0 ] || fail "job $f was left held"
   grep -q "start layout=dp=4.* nodes=1" "$WORK/f/metrics" || fail "$(grep '^#' "$WORK/f/metrics")"
   loss_continues f 800
@@ -364,7 +389,7 @@ PY
   # The trainer only (its command line starts with it), not morphrun, whose arguments name it too.
   pkill -9 -f -- "^[^ ]*morph-trainer .*--loss-log $WORK/k/loss" || fail "no trainer to kill"
   wait_grep "$WORK/morphd.log" "job $k: requeue released -> done" 120
-  wait_state "$k" COMPLETED 300
+  wait_done "$k" k
   [ ! -e "$WORK/k/ckpt/$saving" ] || fail "the killed save was committed: $(ls "$WORK/k/ckpt")"
   # It resumed from an earlier step (the steps after it ran twice) and its loss continued.
   grep -q "reshard from=dp=1,tp=1,pp=1,zero=0" "$WORK/k/metrics" || fail "$(grep '^#' "$WORK/k/metrics")"
@@ -385,7 +410,7 @@ PY
   wait_grep "$WORK/morphd.log" "job $s: requeue planned -> signalled" 60
   "$MORPH_BUILDDIR/tests/cluster/testcluster" restart-slurmctld 5
   wait_grep "$WORK/morphd.log" "job $s: requeue released -> done" 120
-  wait_state "$s" COMPLETED 300
+  wait_done "$s" s
   [ "$(field "$s" Priority)" != 0 ] || fail "job $s was left held"
   [ "$(field "$s" Restarts)" = 1 ] || fail "job $s restarted $(field "$s" Restarts) times"
   grep -q "start layout=dp=4.* nodes=1" "$WORK/s/metrics" || fail "$(grep '^#' "$WORK/s/metrics")"
@@ -409,7 +434,7 @@ PY
   start_morphd
   wait_grep "$WORK/morphd.log" "job $r: inplace: .*-> 1 node x 4 a100-80g GPUs (dp=1 tp=1 pp=4" 60
   wait_grep "$WORK/r/metrics" "start layout=dp=1,tp=1,pp=4" 120
-  wait_state "$r" COMPLETED 300
+  wait_done "$r" r
   # Where it ran: no requeue, one reshard; the model, now of one mind, left it there.
   [ "$(field "$r" Restarts)" = 0 ] || fail "job $r was requeued"
   [ "$(grep -c "reshard from=" "$WORK/r/metrics")" -eq 1 ] || fail "$(grep '^#' "$WORK/r/metrics")"

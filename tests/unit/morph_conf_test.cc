@@ -88,6 +88,17 @@ TEST(MorphConf, RefitErrorThreshold) {
   EXPECT_NE(error_of("RefitErrorThreshold=lots\n").find("RefitErrorThreshold"), std::string::npos);
 }
 
+// JABAS jobs on two GPU types need the type as a node feature (GpuTypeBy=feature).
+TEST(MorphConf, HeterogeneousJobsNeedGpuTypesAsFeatures) {
+  EXPECT_FALSE(parse_morph_conf("", "m").policy.heterogeneous_jobs);
+  const std::string node = "NodeType=n Gpu=g Gpus=8 Cpus=96 MemoryGiB=1600 NetworkBandwidthGBps=50 Nics=4 Features=gf\n";
+  EXPECT_TRUE(parse_morph_conf(std::string(kGpu) + node + "GpuTypeBy=feature\nHeterogeneousJobs=yes\n", "m")
+                  .policy.heterogeneous_jobs);
+  const std::string error = error_of("HeterogeneousJobs=yes\n");
+  EXPECT_NE(error.find("HeterogeneousJobs=yes needs GpuTypeBy=feature"), std::string::npos) << error;
+  EXPECT_NE(error_of("HeterogeneousJobs=maybe\n").find("HeterogeneousJobs"), std::string::npos);
+}
+
 TEST(MorphConf, TheShippedDefaultParses) {
   const MorphConfig c = load_morph_conf(test::source_dir() + "/etc/morph.conf");
   for (const char* gpu : {"a100", "a800", "h100", "v100", "l40s"}) EXPECT_NE(c.cluster.find_gpu_type(gpu), nullptr) << gpu;

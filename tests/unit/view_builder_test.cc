@@ -92,31 +92,75 @@ TEST_F(DaemonView, MorphJobsComeFromTheirRecordsAndOtherJobsOnlyTakeCapacity) {
   EXPECT_TRUE(said_broken && said_login);
 }
 
-// Issue 15: the policy does not plan heterogeneous placements yet; such a job is left
-// alone and its GPUs count as taken, so that no decision lands on them.
-TEST_F(DaemonView, AHeterogeneousJobIsLeftAloneAndItsGpusAreTaken) {
+// Issue 15: a job spanning two GPU types is the policy's like any other: its slices are
+// its nodes, the first group's first, with its groups; its GPUs are its own.
+TEST_F(DaemonView, AHeterogeneousJobIsSeenWithItsGroups) {
   JobRecord r = parse_admin_comment(record("a100-80g", 2, 4, test::make_plan(8, 1, 1, 1, 1, 2)));
   r.current.gpu_type.clear();
   r.current.plan.micro_batch_size = 1;
+  r.current.plan.zero_stage = 1;  // plain DP of 1.5B parameters does not fit a v100's 32 GB
   r.current.groups = {{"a100-80g", 1, 1, 3}, {"v100-32g", 1, 1, 1}};  // 4*3 + 4*1 = 16
   ClusterSnapshot s = with_comment(11, to_admin_comment(r));
   for (SlurmJob& j : s.jobs)
-    if (j.id == 11) j.nodes = {"a100-1", "v100-1"};
+    if (j.id == 11) j.nodes = {"v100-1", "a100-1"};  // Slurm's order, not the groups'
   s.nodes[0].gpus_in_use = 4;  // the job's 4 on each of its nodes
   s.nodes[2].gpus_in_use = 4;
+  config_.gpu_type_by_feature = true;
+  config_.policy.heterogeneous_jobs = true;
   const BuiltView b = build_view(s, context_);
-  EXPECT_EQ(b.jobs.count("11"), 0u);
-  bool said = false;
-  for (const std::string& line : b.skipped) said |= line.find("job 11: a heterogeneous placement") != std::string::npos;
-  EXPECT_TRUE(said) << fmt::format("{}", fmt::join(b.skipped, "; "));
-  // The policy sees 4 of a100-1's 8 GPUs, the ones the job does not hold.
-  bool seen = false;
+  EXPECT_TRUE(b.view.heterogeneous_jobs);
+  ASSERT_EQ(b.jobs.count("11"), 1u) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  const policy::JobState& j = b.view.jobs.front();
+  ASSERT_EQ(j.id, "11");
+  ASSERT_EQ(j.current.slices.size(), 2u);
+  EXPECT_EQ(b.view.nodes[static_cast<std::size_t>(j.current.slices[0].node)].name, "a100-1");
+  EXPECT_EQ(b.view.nodes[static_cast<std::size_t>(j.current.slices[1].node)].name, "v100-1");
+  EXPECT_EQ(j.current.groups, r.current.groups);
   for (const policy::NodeState& n : b.view.nodes)
-    if (n.name == "a100-1") {
-      seen = true;
-      EXPECT_EQ(n.type.gpus, 4);
-    }
-  EXPECT_TRUE(seen);
+    if (n.name == "a100-1") EXPECT_EQ(n.type.gpus, 8) << "the job's own GPUs are the policy's";
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  EXPECT_GT(oracle.predict_s(j, j.current.plan, b.view.nodes, j.current.slices, j.current.groups), 0);
+
+  // A record whose groups do not match the nodes the job runs on is left out, and said.
+  for (SlurmJob& x : s.jobs)
+    if (x.id == 11) x.nodes = {"a100-1", "a100-2"};
+  const BuiltView wrong = build_view(s, context_);
+  EXPECT_EQ(wrong.jobs.count("11"), 0u);
+}
+
+// The reconfiguration of a decision that spans two types: a requeue to a record with the
+// groups, untyped, which job_submit_morph turns into a count constraint; and back.
+TEST_F(DaemonView, AHeterogeneousDecisionIsARequeueToARecordWithGroups) {
+  config_.gpu_type_by_feature = true;  // else the job stays on its GPU type (Slurm 22.05)
+  config_.policy.heterogeneous_jobs = true;
+  const BuiltView b = build_view(snapshot(), context_);
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  int a100 = -1, v100 = -1;
+  for (std::size_t i = 0; i < b.view.nodes.size(); ++i) {
+    if (b.view.nodes[i].name == "a100-1") a100 = static_cast<int>(i);
+    if (b.view.nodes[i].name == "v100-1") v100 = static_cast<int>(i);
+  }
+  ASSERT_GE(a100, 0);
+  ASSERT_GE(v100, 0);
+  const policy::Shape first{a100, 4, {4}};
+  const policy::Shape second{v100, 4, {4}};
+  const policy::JobState& j = b.view.jobs.front();
+  const policy::PlanChoice& c = oracle.best_hetero(j, b.view.nodes, first, second);
+  ASSERT_TRUE(c.feasible) << c.reason;
+  const policy::JobAllocation spanning{{{a100, 4, 16, 0}, {v100, 4, 16, 0}}, c.plan, c.groups};
+  std::vector<std::string> skipped;
+  const auto plans = plan_reconfigurations(b, {{"11", spanning}}, oracle, &skipped);
+  ASSERT_EQ(plans.size(), 1u) << fmt::format("{}", fmt::join(skipped, "; "));
+  EXPECT_EQ(plans[0].path, Path::requeue);
+  const JobRecord to = parse_admin_comment(plans[0].to_record);
+  EXPECT_TRUE(to.current.heterogeneous());
+  EXPECT_EQ(to.current.groups, c.groups);
+  EXPECT_EQ(to.current.nodes, 2);
+  EXPECT_EQ(to.current.gpus_per_node, 4);
+  EXPECT_NEAR(to.current.iter_ms, c.iteration_s * 1e3, 1e-6 * c.iteration_s * 1e3);
+  ASSERT_TRUE(to.baseline.has_value());
+  EXPECT_EQ(to.baseline->gpu_type, "a100-80g") << "the request outlives the move";
+  EXPECT_NE(plans[0].reason.find("a100-80g+v100-32g"), std::string::npos) << plans[0].reason;
 }
 
 TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
