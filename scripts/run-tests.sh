@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages, then builds and runs every test: with AddressSanitizer
 # and UBSan (build/asan), in a plain build with the Slurm integration tests on a local
-# cluster (build/dist), morphd's scenario and the PyTorch example on clusters of their
-# own, a minute of libFuzzer on the safetensors parser, and the release tarball's
+# cluster (build/dist), morphd's scenarios (one GPU type per job, then two) and the
+# PyTorch example on clusters of their own, a minute of libFuzzer on the safetensors
+# parser, and the release tarball's
 # contents with make install/uninstall (scripts/check-dist.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -42,6 +43,8 @@ fi
 # the simulator's fidelity).
 morph_log "morphd on the local cluster: grow, shrink for a guaranteed job, grow back"
 MORPH_SRCDIR=$MORPH_TOP MORPH_BUILDDIR=$MORPH_TOP/build/dist bats -f "grow, shrink" "$MORPH_TOP/tests/cluster/morphd.bats"
+morph_log "morphd on the local cluster: a job spans an a100 and a v100 node, and back"
+MORPH_SRCDIR=$MORPH_TOP MORPH_BUILDDIR=$MORPH_TOP/build/dist bats "$MORPH_TOP/tests/cluster/morphd_hetero.bats"
 # The PyTorch example under morphrun --driver through the two changes that need Slurm, a
 # shrink and a requeue (make check-torch runs the six; make check the rest without Slurm).
 morph_log "the PyTorch example on the local cluster: a shrink and a requeue, each continuing the loss"

@@ -218,18 +218,20 @@ EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh 
 # and the integration tests that run on it (they skip without root or Slurm).
 EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/cluster.bash %reldir%/cluster/slurm_integration.bats \
 	%reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats %reldir%/cluster/launcher.bats \
-	%reldir%/cluster/morphd.bats %reldir%/cluster/overhead.py %reldir%/cluster/fidelity.sh \
+	%reldir%/cluster/morphd.bats %reldir%/cluster/morphd.bash %reldir%/cluster/morphd_hetero.bats %reldir%/cluster/overhead.py %reldir%/cluster/fidelity.sh \
 	%reldir%/launcher/check_launcher.sh
 TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats \
 	%reldir%/cluster/launcher.bats
 
 # morphd end to end on clusters of its own (make check-morphd): the scenario and fault
-# tests (morphd.bats; each reconfiguration's overhead and parts), then the simulator's
+# tests (morphd.bats; each reconfiguration's overhead and parts), a job spanning two GPU
+# types and back (morphd_hetero.bats), then the simulator's
 # fidelity on a 20-job trace (fidelity.sh). Not in make check: beside the other cluster
 # tests on 2 cores, busy MPI ranks starved an emulated node's slurmd into a NODE FAILURE;
 # scripts/run-tests.sh runs morphd.bats's scenario on its own after make check.
 check-morphd: all tests/trainer/morph-trainer
 	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' bats '$(abs_top_srcdir)/tests/cluster/morphd.bats'
+	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' bats '$(abs_top_srcdir)/tests/cluster/morphd_hetero.bats'
 	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' $(SHELL) '$(abs_top_srcdir)/tests/cluster/fidelity.sh'
 .PHONY: check-morphd
 

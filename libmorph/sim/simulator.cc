@@ -132,6 +132,7 @@ Replay::Replay(const std::vector<SimJob>& jobs, const std::vector<policy::NodeSt
   view_.min_reconfigure_gain = options.min_reconfigure_gain;
   view_.starvation_limit_s = options.starvation_limit_s;
   view_.unknown_length_prior_s = options.unknown_length_prior_s;
+  view_.heterogeneous_jobs = options.heterogeneous_jobs;
 }
 
 bool Replay::any_running() const {

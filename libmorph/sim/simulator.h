@@ -32,6 +32,7 @@ struct SimOptions {
   std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant
   double starvation_limit_s = 0;          // ClusterView::starvation_limit_s
   double unknown_length_prior_s = 900;   // ClusterView::unknown_length_prior_s
+  bool heterogeneous_jobs = false;        // ClusterView::heterogeneous_jobs
   // Called after every round the policy decides (none when empty).
   std::function<void(const SimProgress&)> on_round;
 };

@@ -218,6 +218,26 @@ TEST(Simulator, EveryPolicyFinishesAMixedWorkloadOnAHeterogeneousCluster) {
   }
 }
 
+// `morph simulate --heterogeneous` (JABAS): a long best-effort job that fills the big node
+// also takes the idle small one, and finishes sooner; the mixed workload still finishes.
+TEST(Simulator, HeterogeneousJobsUseTheIdleGpusOfAnotherType) {
+  const std::vector<SimJob> lone = {sim(job("be", Sla::best_effort, 4, 2e5))};
+  SimOptions o;
+  const JobResult one_type = run("morphling", lone, "1x4xbig+1x4xsmall", o).jobs.front();
+  o.heterogeneous_jobs = true;
+  const JobResult two_types = run("morphling", lone, "1x4xbig+1x4xsmall", o).jobs.front();
+  ASSERT_TRUE(one_type.finished() && two_types.finished());
+  EXPECT_LT(two_types.jct_s(), one_type.jct_s() * 0.9) << "JCT " << two_types.jct_s() << " vs " << one_type.jct_s();
+  EXPECT_GT(two_types.gpu_seconds / two_types.run_seconds, 7.9) << "it held 8 GPUs";
+
+  std::vector<SimJob> jobs;
+  for (int i = 0; i < 24; ++i)
+    jobs.push_back(sim(job("j" + std::to_string(i), i % 3 == 0 ? Sla::guaranteed : Sla::best_effort, 1 << (i % 4),
+                           500.0 + 997.0 * (i % 7), 120.0 * i)));
+  const Report rep = summarize(run("morphling", jobs, "2x8xbig+2x4xsmall", o));
+  EXPECT_EQ(rep.all.finished, 24);
+}
+
 TEST(Simulator, AJobThatCannotRunIsReportedNotLooped) {
   // 16 GPUs requested on an 8-GPU cluster: no policy can start it.
   const SimResult r = run("fifo", {sim(job("huge", Sla::best_effort, 16, 100)), sim(job("ok", Sla::best_effort, 2, 100, 5))});

@@ -39,6 +39,7 @@ struct SimulateArgs {
   int fit_rows = 3;
   std::string jobs_csv;
   bool measured_only = false;
+  bool heterogeneous = false;
   std::string job_length = "declared";
   double starvation_limit_s = -1;      // -1: morph.conf StarvationLimitSeconds
   double unknown_length_prior_s = -1;  // -1: morph.conf UnknownLengthPriorSeconds
@@ -179,6 +180,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   options.min_reconfigure_gain = config.policy.min_reconfigure_gain;
   options.interval_s = args.interval_s > 0 ? args.interval_s : config.policy.scheduling_interval_s;
   options.quota_gpus = parse_quotas(args.quotas);
+  options.heterogeneous_jobs = args.heterogeneous;
   options.starvation_limit_s =
       args.starvation_limit_s >= 0 ? args.starvation_limit_s : config.policy.starvation_limit_s;
   options.unknown_length_prior_s =
@@ -218,6 +220,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                      {"min_reconfigure_gain", options.min_reconfigure_gain},
                      {"job_length", sim::to_string(job_length)}, {"starvation_limit_s", options.starvation_limit_s},
                      {"unknown_length_prior_s", options.unknown_length_prior_s},
+                     {"heterogeneous_jobs", options.heterogeneous_jobs},
                      {"truth", args.truth}, {"truth_configurations", truth.size()}};
     for (const auto& [name, app] : apps) j["models"][name] = app.model_source;
     for (const sim::Report& r : reports) j["policies"].push_back(report_json(r));
@@ -233,6 +236,8 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                            args.workload, jobs.size(), args.cluster, gpus, restart, options.interval_s);
   std::cout << fmt::format("job lengths: {}; a job waiting {:g} s is overdue{}\n", sim::to_string(job_length),
                            options.starvation_limit_s, options.starvation_limit_s > 0 ? "" : " (never: 0)");
+  if (options.heterogeneous_jobs)
+    std::cout << "heterogeneous jobs: a best-effort job may span idle GPUs of a second type (JABAS)\n";
   std::cout << (args.truth.empty() ? std::string("speeds: the performance model (no --truth)\n")
                                    : fmt::format("speeds: {} measured configurations from {}, the fitted model elsewhere\n",
                                                  truth.size(), args.truth))
@@ -288,6 +293,9 @@ void add_simulate_command(CLI::App& app, Context& context) {
                   "expected running seconds of a job of unknown length that has run less than that "
                   "(default: morph.conf)")
       ->check(CLI::Range(1.0, 1e9));
+  cmd->add_flag("--heterogeneous", args->heterogeneous,
+                "Morphling may give a best-effort job idle GPUs of a second type as one data-parallel job "
+                "(JABAS; morph.conf HeterogeneousJobs); off by default, as in Table 4");
   cmd->add_flag("--measured-only", args->measured_only,
                 "policies may move jobs only to configurations the --truth traces measured");
   cmd->callback([&context, args] { run_simulate(context, *args); });

@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# morphd moves a job from one GPU type to two and back (issue 15), on a local Slurm cluster
+# of one a100 node and one v100 node of 4 GPUs each, where the GPU type is a node feature
+# (GpuTypeBy=feature) and HeterogeneousJobs=yes:
+#
+#  1. A best-effort bert-336m job of batch 256 starts on one type. morphd spans it over
+#     both nodes (a requeue): JABAS's plan, the same local batch on every GPU, an a100
+#     accumulating more micro-batches than a v100 (the record's groups=).
+#  2. A guaranteed job asks for the v100 node: the best-effort job goes back to the a100s
+#     alone (a requeue), the guaranteed job runs there.
+#  Each job's loss matches the uninterrupted run within 1e-5 across every move.
+#
+# Its own cluster (port 18880, /tmp/morph-testcluster-hetero). Needs root, Slurm, munge and
+# Open MPI; otherwise the test is skipped with the reason.
+
+bats_require_minimum_version 1.5.0
+load cluster
+load morphd
+
+setup_file() {
+  # Batch 256: JABAS's split beats the a100 node alone by 29% (morph plan --model
+  # bert-336m --batch 256 --gpus 1x4xa100-80g+1x4xv100-32g). No --micro-batches: on two
+  # types every rank takes its share from morphrun (--rank-batch).
+  TRAINER_ARGS="--layers 24 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 100000 --global-batch 256"
+  export BATCH=256 MORPH_TESTCLUSTER_GPU_TYPE_BY=feature
+  CLUSTER_NODES=1x4xa100-80g,1x4xv100-32g REFERENCE_STEPS=500 morphd_setup 18880 /tmp/morph-testcluster-hetero 18940 \
+    "HeterogeneousJobs=yes"
+}
+
+setup() {
+  [ -z "${MORPH_CLUSTER_SKIP:-}" ] || skip "$MORPH_CLUSTER_SKIP"
+  [ -s "$WORK/reference.loss" ] || fail "the reference run failed: $(cat "$WORK/reference.out")"
+}
+
+teardown() {
+  stop_morphd
+  local jobs
+  jobs=$(squeue -h -o %A)
+  [ -z "$jobs" ] || scancel $jobs
+}
+
+teardown_file() { cluster_teardown; }
+
+@test "morphd: a best-effort job spans an a100 and a v100 node, and leaves the v100 to a guaranteed job; losses continue" {
+  rm -f "$WORK/morphd.log"
+  job be 500
+  job g 40
+  local be g
+  be=$(submit be --morph-sla=best-effort --morph-gpus=1-8)
+  wait_state "$be" RUNNING 60
+  wait_grep "$WORK/be/metrics" "^[0-9]" 120 3  # steps, and a checkpoint to reshard
+  start_morphd
+  # 1. Both nodes, under JABAS's plan.
+  wait_grep "$WORK/morphd.log" "job $be: requeue released -> done" 120
+  wait_grep "$WORK/be/metrics" "start layout=dp=8,.* nodes=2" 120
+  local r
+  r=$(record "$be")
+  [[ $r == *" type=- "* && $r == *" groups=a100-80g:nodes=1:"*",v100-32g:nodes=1:"* ]] || fail "record: $r"
+  [ "$(field "$be" Features)" = "[a100-80g*1&v100-32g*1]" ] || fail "Features=$(field "$be" Features)"
+  scontrol show job "$be" | grep -qE "NodeList=(a100-1,v100-1|v100-1,a100-1)$" ||
+    fail "$(scontrol show job "$be" | grep NodeList)"
+  scontrol show job "$be" | grep -q "TresPerNode=gres:gpu:4$" || fail "$(scontrol show job "$be")"
+  # JABAS's balance, as the model priced it: an a100 accumulates more than a v100.
+  python3 - "$r" <<'PY' || fail "groups: $r"
+import sys
+rec = dict(kv.split("=", 1) for kv in sys.argv[1].split()[1:])
+ga = {g.split(":")[0]: int(g.split("ga=")[1]) for g in rec["groups"].split(",")}
+assert ga["a100-80g"] > ga["v100-32g"], ga
+PY
+  wait_grep "$WORK/be/metrics" "dp=8,tp=1,pp=1,zero=[01]$" 120 10  # ten steps on both types
+  # 2. The guaranteed job on the v100 node: the best-effort job goes back to the a100s.
+  g=$(submit g --morph-sla=guaranteed --morph-gpus=4 --morph-gpu-type=v100-32g)
+  wait_grep "$WORK/morphd.log" "job $be: requeue released -> done" 120 2
+  wait_state "$g" RUNNING 120
+  [ "$(field "$g" NodeList)" = v100-1 ] || fail "the guaranteed job runs on $(field "$g" NodeList)"
+  wait_done "$g" g
+  wait_done "$be" be
+
+  # Two requeues of the best-effort job at least (a third may span it again once the
+  # guaranteed job ends), each with its checkpoint, reshard and restart.
+  grep -q "job $be: requeue: .* -> 2 nodes x 4 a100-80g+v100-32g GPUs" "$WORK/morphd.log" &&
+    grep -q "job $be: requeue: 2 nodes x 4 a100-80g+v100-32g GPUs .* -> 1 node x 4 a100-80g GPUs" "$WORK/morphd.log" ||
+    fail "$(grep "job $be:" "$WORK/morphd.log")"
+  [ "$(grep -c "reshard from=" "$WORK/be/metrics")" -ge 2 ] || fail "$(grep '^#' "$WORK/be/metrics")"
+  grep "start layout=" "$WORK/be/metrics" | grep -A1 "layout=dp=8,.* nodes=2" | grep -q "nodes=1" ||
+    fail "$(grep '^#' "$WORK/be/metrics")"
+  for j in "$be" "$g"; do [ "$(field "$j" Priority)" != 0 ] || fail "job $j was left held"; done
+  local be_loss g_loss
+  be_loss=$(loss_continues be 500) || return 1
+  g_loss=$(loss_continues g 40) || return 1
+  echo "# losses against the uninterrupted run: best-effort $be_loss, guaranteed $g_loss;" \
+    "$(grep -c "dp=8,tp=1,pp=1,zero=[01]$" "$WORK/be/metrics") steps on both types" >&3
+  echo "# $(grep -c "job $be: requeue released -> done" "$WORK/morphd.log") requeues of the best-effort job:" >&3
+  grep "job $be: requeue: " "$WORK/morphd.log" | sed 's/^/#   /' >&3
+}
