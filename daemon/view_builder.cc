@@ -30,6 +30,7 @@ policy::AppProfile app_profile(const MorphRequest& r, const Workload& workload, 
                        parse_plan_features(r.plans, "--morph-plans") &
                            parse_plan_features(config.allowed_plans, "AllowedPlans")};
   a.min_gpus = std::max(1, r.gpus_min);
+  a.adaptive_batch = r.adaptive_batch();
   a.max_gpus = r.gpus_max;
   for (const std::string& name : r.gpu_types) {
     const GpuType* gpu = config.cluster.find_gpu_type(name);
@@ -47,6 +48,7 @@ std::string app_key(const MorphRequest& r) {
   if (r.gpus_min != 1 || r.gpus_max != 0) key += fmt::format(":g{}-{}", r.gpus_min, r.gpus_max);
   if (!r.gpu_types.empty()) key += fmt::format(":t{}", fmt::join(r.gpu_types, ","));
   if (r.plans != "all") key += ":p" + r.plans;
+  if (r.adaptive_batch()) key += fmt::format(":a{}-{}", r.adaptive_min, r.adaptive_max);
   return key;
 }
 

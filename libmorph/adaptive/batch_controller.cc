@@ -91,6 +91,15 @@ BatchStep BatchController::observe(double similarity) {
   return BatchStep{iteration_, similarity, batch_, lr_scale()};
 }
 
+void BatchController::resume(std::int64_t iteration, std::int64_t global_batch) {
+  if (iteration < 0) throw Error(fmt::format("adaptive batching: cannot resume at iteration {}", iteration));
+  if (global_batch < options_.range.min_batch || global_batch > options_.range.max_batch)
+    throw Error(fmt::format("adaptive batching: cannot resume at batch {}, outside {}:{}", global_batch,
+                            options_.range.min_batch, options_.range.max_batch));
+  iteration_ = iteration;
+  batch_ = global_batch;
+}
+
 std::vector<BatchStep> batch_path(const BatchControllerOptions& options, const std::vector<double>& similarities) {
   BatchController controller(options);
   std::vector<BatchStep> steps;

@@ -49,6 +49,11 @@ class BatchController {
 
   // Φ measured after the current p iterations, in [-1, 1]; returns the next step.
   BatchStep observe(double similarity);
+  // Continues a run that stopped after `iteration` iterations at `global_batch` (a
+  // checkpoint's). Throws morph::Error when the batch is outside the range or the
+  // iteration negative.
+  void resume(std::int64_t iteration, std::int64_t global_batch);
+  std::int64_t iteration() const { return iteration_; }
 
   std::int64_t global_batch() const { return batch_; }
   double lr_scale() const { return lr_scale_for(batch_); }

@@ -452,12 +452,13 @@ void Round::schedule_by_slope() {
 // job, in submission order, takes whole nodes of one other type (as many GPUs on each as
 // on its own nodes: one record, one count per node) when its value rises by
 // MinReconfigureGain over its allocation of pass 1; keeping the second type it already
-// spans needs no margin. Guaranteed jobs keep one type: their promise is a homogeneous
-// plan's.
+// spans needs no margin. Guaranteed jobs keep one type (their promise is a homogeneous
+// plan's), and so do jobs that adapt their batch (AppProfile::adaptive_batch).
 void Round::spill_to_other_types() {
   if (!view_.heterogeneous_jobs || options_.objective != Objective::completion_rate) return;
   for (Item& it : items_) {
     if (it.type < 0 || it.gpus <= 0 || it.guaranteed || it.freedom != PlanFreedom::any || !it.resize) continue;
+    if (oracle_.app(view_.jobs[it.job].app).adaptive_batch) continue;
     const Shape own = packed_shape(view_.nodes, pool().any_node_of(it.type), it.gpus);
     const int per_node = own.gpus.front();
     if (std::any_of(own.gpus.begin(), own.gpus.end(), [&](int g) { return g != per_node; })) continue;

@@ -28,6 +28,9 @@ struct AppProfile {
   int min_gpus = 1;
   int max_gpus = 0;
   std::vector<std::string> gpu_types = {};
+  // --morph-adaptive-batch: the trainer changes its batch; a heterogeneous plan's per-rank
+  // shares hold for one batch only, so such jobs keep one GPU type.
+  bool adaptive_batch = false;
 };
 
 // How far a policy may move a job away from its request.

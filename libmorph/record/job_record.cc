@@ -124,6 +124,7 @@ std::string to_admin_comment(const JobRecord& r) {
   if (r.baseline) append_placement(out, *r.baseline, "base_");
   if (!r.other_gres.empty()) out += fmt::format(" other_gres={}", r.other_gres);
   if (q.iterations > 0) out += fmt::format(" iterations={}", q.iterations);
+  if (q.adaptive_batch()) out += fmt::format(" adaptive_batch={}:{}", q.adaptive_min, q.adaptive_max);
   if (!r.constraint.empty()) out += fmt::format(" constraint={}", r.constraint);
   return out;
 }
@@ -162,6 +163,7 @@ JobRecord parse_admin_comment(std::string_view text) {
   }
   if (const std::string types = f.take("gpu_types"); types != "-") set_morph_option(q, "gpu-type", types);
   if (const std::string plan = f.take("base_plan"); plan != "-") set_morph_option(q, "plan", plan);
+  if (f.has("adaptive_batch")) set_morph_option(q, "adaptive-batch", f.take("adaptive_batch"));
   validate_request(q);
   r.current = take_placement(f, "", q.global_batch);
   if (f.has("base_type")) r.baseline = take_placement(f, "base_", q.global_batch);

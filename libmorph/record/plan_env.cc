@@ -27,6 +27,9 @@ std::vector<std::pair<std::string, std::string>> plan_environment(const JobRecor
   // A heterogeneous job's GA differs by GPU type: morphrun tells each rank its own.
   if (r.current.heterogeneous()) env.emplace_back("MORPH_GPU_GROUPS", to_string(r.current.groups));
   else env.emplace_back("MORPH_GA", s(p.ga_steps));
+  // --morph-adaptive-batch: the trainer adapts MORPH_GLOBAL_BATCH within these bounds.
+  if (r.request.adaptive_batch())
+    env.emplace_back("MORPH_ADAPTIVE_BATCH", s(r.request.adaptive_min) + ":" + s(r.request.adaptive_max));
   return env;
 }
 

@@ -74,6 +74,10 @@ void set_morph_option(MorphRequest& r, std::string_view name, std::string_view v
     r.framework = v == "megatron" ? Framework::megatron : v == "deepspeed" ? Framework::deepspeed : Framework::torch;
   } else if (name == "iterations") {
     r.iterations = integer(value);
+  } else if (name == "adaptive-batch") {
+    const std::size_t colon = value.find(':');
+    r.adaptive_min = integer(value.substr(0, colon));
+    r.adaptive_max = integer(value.substr(colon + 1));
   } else {  // plan
     r.baseline_plan = to_lower(value);
   }
@@ -83,6 +87,9 @@ void validate_request(const MorphRequest& r) {
   if (r.model.empty()) throw Error("--morph-model: missing (every Morph job names its model)");
   if (r.global_batch < 1) throw Error("--morph-batch: missing (the global batch size is required)");
   if (r.gpus_max > 0 && r.gpus_max < r.gpus_min) throw Error("--morph-gpus: MAX is below MIN");
+  if (r.adaptive_batch() && (r.global_batch < r.adaptive_min || r.global_batch > r.adaptive_max))
+    throw Error(fmt::format("--morph-adaptive-batch: the starting batch {} (--morph-batch) is outside {}:{}",
+                            r.global_batch, r.adaptive_min, r.adaptive_max));
 }
 
 std::vector<std::pair<std::string, std::string>> to_job_env(const MorphRequest& r) {
@@ -102,6 +109,7 @@ std::vector<std::pair<std::string, std::string>> to_job_env(const MorphRequest& 
   if (r.framework != defaults.framework) add(7, to_string(r.framework));
   if (!r.baseline_plan.empty()) add(8, r.baseline_plan);
   if (r.iterations > 0) add(9, std::to_string(r.iterations));
+  if (r.adaptive_batch()) add(10, fmt::format("{}:{}", r.adaptive_min, r.adaptive_max));
   return env;
 }
 

@@ -30,6 +30,12 @@ struct MorphRequest {
   Framework framework = Framework::megatron;
   std::string baseline_plan;       // user's own plan with --gres (SLA baseline), compact form
   std::int64_t iterations = 0;     // training iterations the user declares; 0: not declared
+  // --morph-adaptive-batch=MIN:MAX: the trainer adapts the global batch within these
+  // bounds from global_batch on (JABAS, libmorph/adaptive/batch_controller.h); 0: fixed.
+  std::int64_t adaptive_min = 0;
+  std::int64_t adaptive_max = 0;
+
+  bool adaptive_batch() const { return adaptive_max > 0; }
 
   friend bool operator==(const MorphRequest&, const MorphRequest&) = default;
 };

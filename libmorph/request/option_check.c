@@ -25,6 +25,9 @@ const morph_option_info morph_option_table[] = {
      "MORPH_REQUEST_PLAN"},
     {"iterations", "N", "training iterations the job runs (its length, for the scheduler; default: its time limit)",
      "MORPH_REQUEST_ITERATIONS"},
+    {"adaptive-batch", "MIN:MAX",
+     "let the trainer adapt the global batch within MIN:MAX by gradient similarity (JABAS); --morph-batch starts it",
+     "MORPH_REQUEST_ADAPTIVE_BATCH"},
 };
 const int morph_option_count = (int)(sizeof morph_option_table / sizeof morph_option_table[0]);
 
@@ -279,6 +282,22 @@ int morph_check_plan_features(const char *what, const char *list, char *error, s
   return check_features(what, s, error, error_size);
 }
 
+/* "MIN:MAX", global batch sizes with MIN <= MAX. */
+static int parse_batch_range(const char *what, span v, int64_t *lo, int64_t *hi, char *error, size_t size) {
+  char b[64];
+  const char *colon = memchr(v.p, ':', v.n);
+  span low = v, high = v;
+  if (colon == NULL) return fail(error, size, "%s: %s is not MIN:MAX (global batch sizes)", what, shown(v, b, sizeof b));
+  low.n = (size_t)(colon - v.p);
+  high.p = colon + 1;
+  high.n = v.n - low.n - 1;
+  if (integer(low, 1, MAX_BATCH, lo) != 0 || integer(high, 1, MAX_BATCH, hi) != 0)
+    return fail(error, size, "%s: %s is not MIN:MAX with batch sizes from 1 to %lld", what, shown(v, b, sizeof b),
+                (long long)MAX_BATCH);
+  if (*hi < *lo) return fail(error, size, "%s: %s has MAX below MIN", what, shown(v, b, sizeof b));
+  return 0;
+}
+
 int morph_check_option(const char *name, const char *value, char *error, size_t size) {
   char what[40], b[64];
   span v, rest, item;
@@ -341,6 +360,7 @@ int morph_check_option(const char *name, const char *value, char *error, size_t 
     if (hi < lo) return fail(error, size, "%s: %s has MAX below MIN", what, shown(v, b, sizeof b));
     return 0;
   }
+  if (strcmp(name, "adaptive-batch") == 0) return parse_batch_range(what, v, &lo, &hi, error, size);
   /* gpu-type */
   rest = v;
   while (next_item(&rest, ',', &item))
@@ -350,11 +370,23 @@ int morph_check_option(const char *name, const char *value, char *error, size_t 
 
 int morph_check_request(const char *const values[], char *error, size_t size) {
   int i;
+  int64_t batch, lo, hi;
+  const char *adaptive = values[morph_option_index("adaptive-batch")];
   for (i = 0; i < morph_option_count; ++i)
     if (values[i] != NULL && morph_check_option(morph_option_table[i].name, values[i], error, size) != 0) return -1;
   if (values[morph_option_index("model")] == NULL)
     return fail(error, size, "--morph-model: missing (every Morph job names its model)");
   if (values[morph_option_index("batch")] == NULL)
     return fail(error, size, "--morph-batch: missing (the global batch size is required)");
+  if (adaptive != NULL) {
+    span v;
+    v.p = adaptive;
+    v.n = strlen(adaptive);
+    batch = strtoll(values[morph_option_index("batch")], NULL, 10);
+    parse_batch_range("--morph-adaptive-batch", v, &lo, &hi, error, size);
+    if (batch < lo || batch > hi)
+      return fail(error, size, "--morph-adaptive-batch: the starting batch %lld (--morph-batch) is outside %s",
+                  (long long)batch, adaptive);
+  }
   return 0;
 }

@@ -338,3 +338,42 @@ CONF
   run "$trainer" "${args[@]}" --adaptive-batch 64:128 --similarity-every 1
   [ "$status" -ne 0 ] && [[ $output == *"--global-batch 32 is outside --adaptive-batch 64:128"* ]] || fail "$output"
 }
+
+@test "an adaptive run resumed from its checkpoint goes on at the batch it reached, as if never stopped" {
+  local trainer
+  mpi_trainer
+  local args=(--layout dp=2,tp=1,pp=1,zero=0 --layers 2 --hidden 8 --vocab 20 --vocab-multiple 1 --samples 256
+    --global-batch 32 --similarity-every 1 --adaptive-batch 16:36 --similarity-target 0.3)
+  run timeout 120 env MORPH_METRICS="$W/whole.m" mpirun --oversubscribe -np 2 "$trainer" "${args[@]}" --steps 8 \
+    --loss-log "$W/whole.loss"
+  [ "$status" -eq 0 ] || fail "$output"
+  run timeout 120 env MORPH_METRICS="$W/first.m" mpirun --oversubscribe -np 2 "$trainer" "${args[@]}" --steps 8 \
+    --save-at 4 --checkpoint-dir "$W/ckpt" --loss-log "$W/split.loss"
+  [ "$status" -eq 0 ] || fail "$output"
+  jq -e '.trainer.adaptive | .min_batch == 16 and .max_batch == 36 and .iteration == 4' "$W/ckpt/step_4/index.json" \
+    >/dev/null || fail "$(cat "$W/ckpt/step_4/index.json")"
+  run timeout 120 env MORPH_METRICS="$W/second.m" mpirun --oversubscribe -np 2 "$trainer" "${args[@]}" --steps 8 \
+    --resume "$W/ckpt/step_4" --loss-log "$W/split.loss"
+  [ "$status" -eq 0 ] || fail "$output"
+  grep -q "adaptive batch resumed at $(awk 'NR == 5 { print $3 }' "$W/whole.m")" <<<"$output" || fail "$output"
+  # The same batches (SAMPLES) and losses, step by step.
+  cmp <(cut -d' ' -f1,3 "$W/whole.m") <(cat "$W/first.m" "$W/second.m" | cut -d' ' -f1,3) ||
+    fail "$(paste "$W/whole.m" <(cat "$W/first.m" "$W/second.m"))"
+  paste "$W/whole.loss" "$W/split.loss" | awk '$1 != $3 || $2 != $4 { bad = 1 } END { exit bad || NR != 8 }' ||
+    fail "$(paste "$W/whole.loss" "$W/split.loss")"
+  # Its checkpoint holds a batch this run must adapt within the same bounds.
+  run timeout 120 mpirun --oversubscribe -np 2 "$trainer" "${args[@]/16:36/16:64}" --steps 8 --resume "$W/ckpt/step_4"
+  [ "$status" -ne 0 ] && [[ $output == *"adapted its batch within 16:36, this run within 16:64"* ]] || fail "$output"
+}
+
+@test "a job's MORPH_ADAPTIVE_BATCH turns adaptive batching on, a similarity every 10 steps" {
+  local trainer
+  mpi_trainer
+  run timeout 120 env MORPH_METRICS="$W/m" MORPH_ADAPTIVE_BATCH=16:64 mpirun --oversubscribe -np 1 "$trainer" \
+    --layout dp=1,tp=1,pp=1,zero=0 --layers 2 --hidden 8 --vocab 20 --vocab-multiple 1 --samples 256 \
+    --global-batch 32 --steps 11
+  [ "$status" -eq 0 ] || fail "$output"
+  # STEP SECONDS SAMPLES LOSS [SIMILARITY]: a similarity at step 10 only, and the batch moves after it.
+  awk '(NF == 5) != ($1 == 10) { bad = 1 } $1 <= 10 && $3 != 32 { bad = 1 } $1 == 11 && $3 == 32 { bad = 1 }
+       END { exit bad || NR != 11 }' "$W/m" || fail "$(cat "$W/m")"
+}

@@ -61,7 +61,7 @@ void check_same(const json& info, const char* key, const json& mine, const std::
 
 }  // namespace
 
-json trainer_info(const Options& o, const Adam& adam) {
+json trainer_info(const Options& o, const Adam& adam, const std::optional<AdaptiveState>& adaptive) {
   json info = {{"program", "morph-trainer"},
           {"seed", o.seed},
           {"samples", o.samples},
@@ -74,11 +74,17 @@ json trainer_info(const Options& o, const Adam& adam) {
           {"adam", {{"lr", adam.lr}, {"beta1", adam.beta1}, {"beta2", adam.beta2}, {"eps", adam.eps}}},
           {"data", "sample i: token (i * 7919 + seed) mod vocab, target (token * 31 + 17) mod vocab"}};
   if (!o.model_name.empty()) info["morph_model"] = o.model_name;  // morphrun refuses another model's checkpoint
+  if (adaptive)
+    info["adaptive"] = {{"min_batch", o.adaptive_min},
+                        {"max_batch", o.adaptive_max},
+                        {"global_batch", adaptive->global_batch},
+                        {"iteration", adaptive->iteration}};
   return info;
 }
 
 void save_checkpoint(const std::string& dir, const Options& o, const Adam& adam, const state::StateSpec& spec,
-                     const Groups& g, const LocalState& st, state::Progress progress) {
+                     const Groups& g, const LocalState& st, state::Progress progress,
+                     const std::optional<AdaptiveState>& adaptive) {
   const state::Layout& layout = g.layout();
   const int rank = g.rank();
   std::unique_ptr<state::CheckpointStage> stage;  // rank 0 owns the stage
@@ -102,7 +108,7 @@ void save_checkpoint(const std::string& dir, const Options& o, const Adam& adam,
     index.layout = layout;
     index.spec = spec;
     index.progress = progress;
-    index.trainer = trainer_info(o, adam);
+    index.trainer = trainer_info(o, adam, adaptive);
     for (int r = 0; r < layout.ranks(); ++r)
       index.files.push_back({r, state::rank_file_name(r), all[2 * static_cast<std::size_t>(r)],
                              all[2 * static_cast<std::size_t>(r) + 1]});
@@ -111,7 +117,7 @@ void save_checkpoint(const std::string& dir, const Options& o, const Adam& adam,
 }
 
 state::Progress load_checkpoint(const std::string& dir, const Options& o, const state::StateSpec& spec,
-                                const Groups& g, LocalState& st) {
+                                const Groups& g, LocalState& st, std::optional<AdaptiveState>* adaptive) {
   const state::Layout& layout = g.layout();
   const int rank = g.rank();
   state::CheckpointIndex index;
@@ -120,9 +126,21 @@ state::Progress load_checkpoint(const std::string& dir, const Options& o, const 
     check_same(index.trainer, "seed", o.seed, dir, "--seed");
     check_same(index.trainer, "samples", o.samples, dir, "--samples");
     check_same(index.trainer, "global_batch", o.global_batch, dir, "--global-batch");
-    if (index.progress.samples != index.progress.step * o.global_batch)
+    if (index.trainer.contains("adaptive")) {  // its batch varied: its progress is any number of samples
+      const json& a = index.trainer.at("adaptive");
+      const json bounds = {{"min_batch", o.adaptive_min}, {"max_batch", o.adaptive_max}};
+      if (o.adaptive_max == 0 || a.value("min_batch", json()) != bounds["min_batch"] ||
+          a.value("max_batch", json()) != bounds["max_batch"])
+        throw Error(fmt::format("{}: the checkpoint adapted its batch within {}:{}, this run {}", dir,
+                                a.value("min_batch", json()).dump(), a.value("max_batch", json()).dump(),
+                                o.adaptive_max ? fmt::format("within {}:{}", o.adaptive_min, o.adaptive_max)
+                                               : std::string("keeps --global-batch (--adaptive-batch)")));
+      if (adaptive)
+        *adaptive = AdaptiveState{a.at("global_batch").get<std::int64_t>(), a.at("iteration").get<std::int64_t>()};
+    } else if (index.progress.samples != index.progress.step * o.global_batch) {
       throw Error(fmt::format("{}: progress of {} samples at step {} does not match --global-batch {}", dir,
                               index.progress.samples, index.progress.step, o.global_batch));
+    }
     state::read_rank_file(dir, index, rank, buffers_of(spec, st));
   });
   // ZeRO 3 stores only this rank's chunk of the flattened parameters: gather the rest.

@@ -117,7 +117,8 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
                  "make every step last FACTOR times the iteration time Morph predicted for the job's plan and "
                  "GPU type (iter_ms of MORPH_RECORD): the emulated cluster runs at the speed of the one it emulates")
       ->check(CLI::Range(0.0, 1000.0));
-  std::string adaptive;
+  // A job submitted with --morph-adaptive-batch (morphrun's MORPH_ADAPTIVE_BATCH).
+  std::string adaptive = env("MORPH_ADAPTIVE_BATCH");
   app.add_option("--adaptive-batch", adaptive,
                  "MIN:MAX: after every --similarity-every P steps, grow the global batch by --adaptive-rate when "
                  "the gradient similarity is below --similarity-target, shrink it when above, within MIN..MAX, "
@@ -145,6 +146,8 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
     const AdaptiveBatchRange range = parse_adaptive_batch(adaptive);
     o.adaptive_min = range.min_batch;
     o.adaptive_max = range.max_batch;
+    if (o.similarity_every == 0 && app.get_option("--adaptive-batch")->count() == 0)
+      o.similarity_every = Options::kJobSimilarityEvery;  // MORPH_ADAPTIVE_BATCH without a period of its own
     if (o.similarity_every == 0) throw Error("--adaptive-batch needs --similarity-every P, its period");
     if (static_cast<std::int64_t>(o.global_batch) < o.adaptive_min ||
         static_cast<std::int64_t>(o.global_batch) > o.adaptive_max)

@@ -41,6 +41,9 @@ struct Options {
   double min_step_seconds = 0;          // sleep so that a step lasts at least this long (launcher tests)
   double emulate_speed = 0;             // > 0: a step lasts the record's predicted iter_ms times this
   std::uint64_t similarity_every = 0;   // > 0: gradient similarity every this many steps (similarity.h)
+  // The period when the batch bounds come from the job (MORPH_ADAPTIVE_BATCH) and no
+  // --similarity-every is given.
+  static constexpr std::uint64_t kJobSimilarityEvery = 10;
   // --adaptive-batch MIN:MAX: after each similarity, JABAS's rule (adaptive/batch_controller.h)
   // sets the next global batch and scales the learning rate; max_batch 0: off.
   std::int64_t adaptive_min = 0, adaptive_max = 0;

@@ -45,8 +45,9 @@ Trainer::~Trainer() {
 
 int Trainer::run() {
   const bool root = g_.rank() == 0;
+  std::optional<AdaptiveState> resumed;  // the batch a resumed adaptive run had reached
   if (!o_.resume.empty()) {
-    progress_ = load_checkpoint(o_.resume, o_, spec_, g_, st_);
+    progress_ = load_checkpoint(o_.resume, o_, spec_, g_, st_, &resumed);
   } else {
     initialise(st_, spec_, o_.seed);
   }
@@ -69,13 +70,22 @@ int Trainer::run() {
       std::printf("morph-trainer: rank batches %s (MORPH_LOCAL_BATCH x MORPH_WORKERS x MORPH_GA per DP rank)\n",
                   fmt::format("{}", fmt::join(split_.counts(), ",")).c_str());
   }
-  state::SampleStream stream({o_.samples, o_.seed}, o_.global_batch, progress_.samples);
-  std::optional<BatchController> adaptive;
   if (o_.adaptive_max > 0)
-    adaptive.emplace(BatchControllerOptions{o_.similarity_target, o_.adaptive_rate,
-                                            static_cast<int>(std::min<std::uint64_t>(o_.similarity_every, 1 << 30)),
-                                            {o_.adaptive_min, o_.adaptive_max},
-                                            static_cast<std::int64_t>(o_.global_batch), LrScaling::square_root});
+    adaptive_.emplace(BatchControllerOptions{o_.similarity_target, o_.adaptive_rate,
+                                             static_cast<int>(std::min<std::uint64_t>(o_.similarity_every, 1 << 30)),
+                                             {o_.adaptive_min, o_.adaptive_max},
+                                             static_cast<std::int64_t>(o_.global_batch), LrScaling::square_root});
+  // A resumed adaptive run goes on at the batch and learning rate it had reached; its
+  // progress is a sum of batches of several sizes (a stream of batch 1 takes any).
+  state::SampleStream stream({o_.samples, o_.seed}, resumed ? 1 : o_.global_batch, progress_.samples);
+  if (resumed) {
+    collectively([&] { adaptive_->resume(resumed->iteration, resumed->global_batch); });
+    stream.set_global_batch(static_cast<std::uint64_t>(resumed->global_batch));
+    adam_.lr = o_.lr * adaptive_->lr_scale();
+    if (root && !o_.quiet)
+      std::printf("morph-trainer: adaptive batch resumed at %lld (learning rate x%.6g)\n",
+                  static_cast<long long>(resumed->global_batch), adaptive_->lr_scale());
+  }
   if (root && !o_.quiet)
     std::printf("morph-trainer: layout %s, %s step %llu, training to step %llu\n",
                 state::to_string(g_.layout()).c_str(), o_.resume.empty() ? "fresh start at" : "resumed at",
@@ -106,8 +116,8 @@ int Trainer::run() {
                     result.similarity ? fmt::format(" similarity {:.9g}", *result.similarity).c_str() : "");
       std::fflush(stdout);
     }
-    if (adaptive && result.similarity) {  // the same value on every rank: the same batch everywhere
-      const BatchStep next = adaptive->observe(*result.similarity);
+    if (adaptive_ && result.similarity) {  // the same value on every rank: the same batch everywhere
+      const BatchStep next = adaptive_->observe(*result.similarity);
       if (root && !o_.quiet && static_cast<std::uint64_t>(next.global_batch) != samples)
         std::printf("morph-trainer: step %llu similarity %.6g: global batch %llu -> %lld, learning rate x%.6g\n",
                     static_cast<unsigned long long>(number), *result.similarity,
@@ -183,7 +193,9 @@ std::string Trainer::checkpoint_path(std::uint64_t step) const {
 
 void Trainer::save(const std::string& why) {
   const std::string dir = checkpoint_path(progress_.step);
-  save_checkpoint(dir, o_, adam_, spec_, g_, st_, progress_);
+  std::optional<AdaptiveState> adaptive;
+  if (adaptive_) adaptive = AdaptiveState{adaptive_->global_batch(), adaptive_->iteration()};
+  save_checkpoint(dir, o_, adam_, spec_, g_, st_, progress_, adaptive);
   if (g_.rank() == 0) {
     std::printf("morph-trainer: saved checkpoint %s at step %llu (%s)\n", dir.c_str(),
                 static_cast<unsigned long long>(progress_.step), why.c_str());

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "libmorph/adaptive/batch_controller.h"
 #include "libmorph/state/checkpoint.h"
 #include "tests/trainer/batch_split.h"
 #include "tests/trainer/groups.h"
@@ -49,6 +50,7 @@ class Trainer {
   StageModel model_;
   state::Progress progress_;
   BatchSplit split_;
+  std::optional<BatchController> adaptive_;  // --adaptive-batch
   std::FILE* loss_log_ = nullptr;
   std::FILE* metrics_ = nullptr;  // morphrun's FIFO (MORPH_METRICS)
 };

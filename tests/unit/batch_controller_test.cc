@@ -43,6 +43,23 @@ TEST(AdaptiveBatch, RecordedTraceGivesTheRulesPath) {
   }
 }
 
+// A run stopped after the 8th value and resumed from its checkpoint (iteration, batch)
+// takes the same path as one that never stopped.
+TEST(AdaptiveBatch, AResumedControllerContinuesThePath) {
+  BatchController stopped(trace_options());
+  for (std::size_t i = 0; i < 8; ++i) stopped.observe(kTrace[i]);
+  BatchController resumed(trace_options());
+  resumed.resume(stopped.iteration(), stopped.global_batch());
+  EXPECT_DOUBLE_EQ(resumed.lr_scale(), stopped.lr_scale());
+  for (std::size_t i = 8; i < kTrace.size(); ++i) {
+    const BatchStep s = resumed.observe(kTrace[i]);
+    EXPECT_EQ(s.global_batch, kPath[i]) << "step " << i;
+    EXPECT_EQ(s.iteration, 100 * static_cast<std::int64_t>(i + 1));
+  }
+  EXPECT_THROW(resumed.resume(800, 99), Error);   // below MIN
+  EXPECT_THROW(resumed.resume(-1, 150), Error);
+}
+
 TEST(AdaptiveBatch, ClampsToTheRange) {
   BatchControllerOptions o = trace_options();
   BatchController up(o);

@@ -112,5 +112,13 @@ TEST(HeteroPolicy, TheUsersGpuBoundCountsBothTypes) {
   EXPECT_TRUE(target_of(round("morphling", v, oracle), "be").groups.empty());
 }
 
+// A job that adapts its batch keeps one type: the per-rank shares hold for one batch.
+TEST(HeteroPolicy, AJobThatAdaptsItsBatchKeepsOneType) {
+  AppProfile adaptive{test::app_workload(), PerfModel{ForwardModel{0, 10, 1}, PerfParams{}}};
+  adaptive.adaptive_batch = true;
+  PlanOracle oracle({{"m", adaptive}});
+  EXPECT_TRUE(target_of(round("morphling", two_types(), oracle), "be").groups.empty());
+}
+
 }  // namespace
 }  // namespace morph::policy

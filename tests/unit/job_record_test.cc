@@ -1,6 +1,7 @@
 #include "libmorph/record/job_record.h"
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include "libmorph/record/plan_env.h"
 #include "libmorph/util/error.h"
@@ -60,6 +61,24 @@ TEST(JobRecord, DeclaredIterationsRoundTripAndAreChecked) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--morph-iterations: '0' is out of range"), std::string::npos) << e.what();
   }
+}
+
+// --morph-adaptive-batch (issue 15): the bounds travel in the record and reach every rank
+// as MORPH_ADAPTIVE_BATCH; records without them still parse.
+TEST(JobRecord, AdaptiveBatchBoundsRoundTripToTheRanks) {
+  JobRecord r = sample();
+  EXPECT_EQ(to_admin_comment(r).find("adaptive_batch="), std::string::npos);
+  set_morph_option(r.request, "adaptive-batch", fmt::format("1:{}", 4 * r.request.global_batch));
+  const std::string text = to_admin_comment(r);
+  EXPECT_NE(text.find(fmt::format(" adaptive_batch=1:{}", 4 * r.request.global_batch)), std::string::npos) << text;
+  EXPECT_EQ(parse_admin_comment(text), r);
+  bool exported = false;
+  for (const auto& [name, value] : plan_environment(r))
+    exported |= name == "MORPH_ADAPTIVE_BATCH" && value == fmt::format("1:{}", 4 * r.request.global_batch);
+  EXPECT_TRUE(exported);
+  std::string outside = text;
+  outside.replace(outside.find(" adaptive_batch="), std::string::npos, " adaptive_batch=1:1");
+  EXPECT_THROW(parse_admin_comment(outside), Error) << "a starting batch outside the bounds";
 }
 
 // GpuTypeBy=feature keeps the user's --constraint in the record (issue 15).

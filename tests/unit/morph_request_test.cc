@@ -20,6 +20,7 @@ MorphRequest full_request() {
   set_morph_option(r, "framework", "deepspeed");
   set_morph_option(r, "plan", "dp=4,tp=2");
   set_morph_option(r, "iterations", "+25000");
+  set_morph_option(r, "adaptive-batch", "256:4096");
   return r;
 }
 
@@ -37,7 +38,12 @@ TEST(MorphRequest, OptionsBecomeTypedValues) {
   EXPECT_EQ(r.framework, Framework::deepspeed);
   EXPECT_EQ(r.baseline_plan, "dp=4,tp=2");
   EXPECT_EQ(r.iterations, 25000);
+  EXPECT_EQ(r.adaptive_min, 256);
+  EXPECT_EQ(r.adaptive_max, 4096);
   EXPECT_NO_THROW(validate_request(r));
+  MorphRequest outside = r;
+  set_morph_option(outside, "adaptive-batch", "1024:4096");  // --morph-batch 512 is below it
+  EXPECT_THROW(validate_request(outside), Error);
 }
 
 TEST(MorphRequest, JobEnvironmentRoundTrip) {

@@ -15,7 +15,7 @@ std::string check(const char* option, const std::string& value) {
 }
 
 TEST(OptionCheck, TableHasEveryOptionOnceWithAnEnvironmentName) {
-  ASSERT_EQ(morph_option_count, 10);
+  ASSERT_EQ(morph_option_count, 11);
   for (int i = 0; i < morph_option_count; ++i) {
     EXPECT_EQ(morph_option_index(morph_option_table[i].name), i);
     EXPECT_EQ(std::string(morph_option_table[i].env).rfind("MORPH_REQUEST_", 0), 0u);
@@ -29,7 +29,8 @@ TEST(OptionCheck, AcceptsGoodValues) {
            {"model", "name=x,layers=2,hidden=8,heads=2,seq=4,params=5000"}, {"batch", "512"}, {"batch", "+8"},
            {"seq", "2048"}, {"sla", "guaranteed"}, {"sla", "Best-Effort"}, {"plans", "dp,zero,gc"}, {"plans", "ALL"},
            {"gpus", "8"}, {"gpus", "2-16"}, {"gpu-type", "a100-80g,v100"}, {"framework", "deepspeed"},
-           {"plan", "dp=4,tp=2,zero=1"}, {"iterations", "1"}, {"iterations", "1000000000000"}})
+           {"plan", "dp=4,tp=2,zero=1"}, {"iterations", "1"}, {"iterations", "1000000000000"},
+           {"adaptive-batch", "256:4096"}, {"adaptive-batch", "64:64"}})
     EXPECT_EQ(check(option, value), "") << option << "=" << value;
 }
 
@@ -51,6 +52,10 @@ TEST(OptionCheck, RefusesBadValuesNamingTheOption) {
            {"iterations", "1000000000001", "--morph-iterations: '1000000000001' is out of range"},
            {"iterations", "1e6", "--morph-iterations: '1e6' is not an integer"},
            {"iterations", "-5", "--morph-iterations: '-5' is not an integer"},
+           {"adaptive-batch", "4096:256", "--morph-adaptive-batch: '4096:256' has MAX below MIN"},
+           {"adaptive-batch", "256", "'256' is not MIN:MAX"},
+           {"adaptive-batch", "0:64", "'0:64' is not MIN:MAX with batch sizes from 1 to 1073741824"},
+           {"adaptive-batch", "64:x", "not MIN:MAX"},
            {"model", "$(reboot)", "not a model name"},
            {"model", "a b", "spaces or control characters"},
            {"model", std::string(4096, 'A'), "4096 bytes is too long"},

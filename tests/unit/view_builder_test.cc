@@ -117,7 +117,9 @@ TEST_F(DaemonView, AHeterogeneousJobIsSeenWithItsGroups) {
   EXPECT_EQ(b.view.nodes[static_cast<std::size_t>(j.current.slices[1].node)].name, "v100-1");
   EXPECT_EQ(j.current.groups, r.current.groups);
   for (const policy::NodeState& n : b.view.nodes)
-    if (n.name == "a100-1") EXPECT_EQ(n.type.gpus, 8) << "the job's own GPUs are the policy's";
+    if (n.name == "a100-1") {
+      EXPECT_EQ(n.type.gpus, 8) << "the job's own GPUs are the policy's";
+    }
   policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
   EXPECT_GT(oracle.predict_s(j, j.current.plan, b.view.nodes, j.current.slices, j.current.groups), 0);
 
