@@ -35,6 +35,9 @@ Points measured_points(const BuiltView& built) {
   for (const policy::JobState& job : built.view.jobs) {
     const auto m = built.measured.find(job.id);
     if (!job.running() || m == built.measured.end() || m->second.iteration_s <= 0) continue;
+    // A job spanning two GPU types runs at its slowest group's pace (hetero_plan.h): not a
+    // point of the one-type model the refit fits.
+    if (!job.current.groups.empty()) continue;
     const policy::AppProfile& app = built.apps.at(job.app);
     const Allocation allocation = policy::to_allocation(built.view.nodes, job.current.slices);
     const std::string key = fmt::format("{} {} on {} ({} CPUs per GPU)", job.app, to_string(job.current.plan),

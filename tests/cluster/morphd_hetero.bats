@@ -60,6 +60,7 @@ teardown_file() { cluster_teardown; }
   scontrol show job "$be" | grep -qE "NodeList=(a100-1,v100-1|v100-1,a100-1)$" ||
     fail "$(scontrol show job "$be" | grep NodeList)"
   scontrol show job "$be" | grep -q "TresPerNode=gres:gpu:4$" || fail "$(scontrol show job "$be")"
+  echo "# spanning both nodes: $(grep -o ' mbs=[0-9]* ' <<<"$r")$(grep -o 'groups=[^ ]*' <<<"$r")" >&3
   # JABAS's balance, as the model priced it: an a100 accumulates more than a v100.
   python3 - "$r" <<'PY' || fail "groups: $r"
 import sys

@@ -62,6 +62,17 @@ TEST(HeteroPolicy, IdleGpusOfAnotherTypeJoinABestEffortJob) {
   EXPECT_EQ(change_path(v.jobs[0], v.nodes, t.slices), ChangePath::requeue);
 }
 
+// A waiting job starts on both types at once when the cluster is idle.
+TEST(HeteroPolicy, AWaitingJobStartsOnBothTypes) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v = two_types();
+  v.jobs = {job("new", Sla::best_effort, 4, 1e6, 590)};
+  const JobAllocation t = target_of(round("morphling", v, oracle), "new");
+  EXPECT_EQ(t.groups.size(), 2u);
+  EXPECT_EQ(t.gpus(), 8);
+  EXPECT_EQ(action_of(v.jobs[0], t), Action::start);
+}
+
 TEST(HeteroPolicy, AJobSpanningTwoTypesKeepsThemWhileNobodyElseNeedsThem) {
   PlanOracle oracle = test::make_oracle();
   ClusterView v = two_types();

@@ -89,6 +89,34 @@ TEST_F(ModelRefitTest, NoRefitWithinTheThresholdOrWhenItIsOff) {
   EXPECT_TRUE(refits(few, 0.10).empty());
 }
 
+// A job spanning two GPU types (issue 15) runs at its slowest group's pace: its reports
+// are no point of the one-type model. Only job 12's configuration is refitted.
+TEST_F(ModelRefitTest, AJobSpanningTwoGpuTypesIsNotAPointOfTheRefit) {
+  SlurmJob spanning = test::running_job(11, "a100-1", kEight, 200);
+  JobRecord r = parse_admin_comment(spanning.admin_comment);
+  r.current.gpu_type.clear();
+  r.current.nodes = 2;
+  r.current.gpus_per_node = 4;
+  r.current.plan = test::make_plan(8, 1, 1, 1, 1, 1);
+  r.current.plan.zero_stage = 1;
+  r.current.groups = {{"a100-80g", 1, 1, 3}, {"v100-32g", 1, 1, 1}};  // 4*3 + 4*1 = 16
+  spanning.admin_comment = to_admin_comment(r);
+  spanning.nodes = {"a100-1", "v100-1"};
+  ClusterSnapshot s = snapshot({spanning, test::running_job(12, "a100-2", kFour, 200)});
+  s.nodes[2].gpus_in_use = 4;
+  const BuiltView quiet = build_view(s, context_);
+  ASSERT_EQ(quiet.view.jobs.size(), 2u);
+  const std::map<std::string, double> predicted = predicted_s(quiet);
+  JobHistories h;
+  test::report(h[11], 11, 300, r.current.plan, 1.5 * predicted.at("12"), 5);
+  test::report(h[12], 12, 300, kFour, 1.5 * predicted.at("12"), 5);
+  RefitOptions options;
+  options.error_threshold = 0.10;
+  const std::vector<ModelRefit> refit = refit_models(build_view(s, context_, h), options, {});
+  ASSERT_EQ(refit.size(), 1u);
+  EXPECT_EQ(refit[0].configurations.size(), 1u) << describe(refit[0]);
+}
+
 TEST_F(ModelRefitTest, TheSameEvidenceDoesNotRefitAModelTwice) {
   const JobHistories slow = reporting(1.5);
   const std::vector<ModelRefit> first = refits(slow, 0.10);
