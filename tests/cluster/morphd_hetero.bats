@@ -23,7 +23,7 @@ setup_file() {
   # types every rank takes its share from morphrun (--rank-batch).
   TRAINER_ARGS="--layers 24 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 100000 --global-batch 256"
   export BATCH=256 MORPH_TESTCLUSTER_GPU_TYPE_BY=feature
-  CLUSTER_NODES=1x4xa100-80g,1x4xv100-32g REFERENCE_STEPS=500 morphd_setup 18880 /tmp/morph-testcluster-hetero 18940 \
+  CLUSTER_NODES=1x4xa100-80g,1x4xv100-32g REFERENCE_STEPS=300 morphd_setup 18880 /tmp/morph-testcluster-hetero 18940 \
     "HeterogeneousJobs=yes"
 }
 
@@ -43,7 +43,7 @@ teardown_file() { cluster_teardown; }
 
 @test "morphd: a best-effort job spans an a100 and a v100 node, and leaves the v100 to a guaranteed job; losses continue" {
   rm -f "$WORK/morphd.log"
-  job be 500
+  job be 300
   job g 40
   local be g
   be=$(submit be --morph-sla=best-effort --morph-gpus=1-8)
@@ -87,7 +87,7 @@ PY
     fail "$(grep '^#' "$WORK/be/metrics")"
   for j in "$be" "$g"; do [ "$(field "$j" Priority)" != 0 ] || fail "job $j was left held"; done
   local be_loss g_loss
-  be_loss=$(loss_continues be 500) || return 1
+  be_loss=$(loss_continues be 300) || return 1
   g_loss=$(loss_continues g 40) || return 1
   echo "# losses against the uninterrupted run: best-effort $be_loss, guaranteed $g_loss;" \
     "$(grep -c "dp=8,tp=1,pp=1,zero=[01]$" "$WORK/be/metrics") steps on both types" >&3
