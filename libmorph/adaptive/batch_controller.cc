@@ -6,28 +6,8 @@
 #include <fmt/format.h>
 
 #include "libmorph/util/error.h"
-#include "libmorph/util/parse.h"
 
 namespace morph {
-
-namespace {
-
-constexpr std::string_view kFlag = "--morph-adaptive-batch";
-constexpr std::int64_t kMaxBatch = std::int64_t{1} << 40;
-
-}  // namespace
-
-AdaptiveBatchRange parse_adaptive_batch(std::string_view text) {
-  const std::vector<std::string_view> parts = split(text, ':');
-  if (parts.size() != 2)
-    throw Error(fmt::format("{}: {} must be MIN:MAX (global batch sizes)", kFlag, quote(text)));
-  AdaptiveBatchRange range;
-  range.min_batch = parse_int(parts[0], fmt::format("{} MIN", kFlag), 1, kMaxBatch);
-  range.max_batch = parse_int(parts[1], fmt::format("{} MAX", kFlag), 1, kMaxBatch);
-  if (range.min_batch > range.max_batch)
-    throw Error(fmt::format("{}: MIN {} exceeds MAX {}", kFlag, range.min_batch, range.max_batch));
-  return range;
-}
 
 bool BatchControllerOptions::is_valid(std::string* error) const {
   if (!(similarity_target >= -1 && similarity_target <= 1)) {

@@ -7,18 +7,11 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "libmorph/request/morph_request.h"  // AdaptiveBatchRange, parse_adaptive_batch
+
 namespace morph {
-
-struct AdaptiveBatchRange {
-  std::int64_t min_batch = 0;
-  std::int64_t max_batch = 0;
-};
-
-// "MIN:MAX" as --morph-adaptive-batch takes it: 1 <= MIN <= MAX.
-AdaptiveBatchRange parse_adaptive_batch(std::string_view text);
 
 enum class LrScaling { square_root, linear };
 

@@ -31,6 +31,12 @@ std::int64_t request_integer(std::string_view what, std::string_view text, std::
   return value;
 }
 
+AdaptiveBatchRange parse_adaptive_batch(std::string_view text) {
+  check("adaptive-batch", text);
+  const std::size_t colon = text.find(':');
+  return {integer(text.substr(0, colon)), integer(text.substr(colon + 1))};
+}
+
 const char* to_string(Sla sla) { return sla == Sla::guaranteed ? "guaranteed" : "best-effort"; }
 
 const char* to_string(Framework f) {
@@ -75,9 +81,9 @@ void set_morph_option(MorphRequest& r, std::string_view name, std::string_view v
   } else if (name == "iterations") {
     r.iterations = integer(value);
   } else if (name == "adaptive-batch") {
-    const std::size_t colon = value.find(':');
-    r.adaptive_min = integer(value.substr(0, colon));
-    r.adaptive_max = integer(value.substr(colon + 1));
+    const AdaptiveBatchRange range = parse_adaptive_batch(value);
+    r.adaptive_min = range.min_batch;
+    r.adaptive_max = range.max_batch;
   } else {  // plan
     r.baseline_plan = to_lower(value);
   }

@@ -17,6 +17,16 @@ enum class Framework { megatron, deepspeed, torch };
 const char* to_string(Sla sla);
 const char* to_string(Framework framework);
 
+// --morph-adaptive-batch=MIN:MAX, as the C check accepts it (1 <= MIN <= MAX).
+struct AdaptiveBatchRange {
+  std::int64_t min_batch = 0;
+  std::int64_t max_batch = 0;
+};
+
+// The value of --morph-adaptive-batch (and of the trainer's --adaptive-batch); throws
+// morph::Error with the C check's message when it is not acceptable.
+AdaptiveBatchRange parse_adaptive_batch(std::string_view text);
+
 struct MorphRequest {
   std::string model;               // catalog name or inline spec
   std::int64_t global_batch = 0;   // required; kept constant across plans

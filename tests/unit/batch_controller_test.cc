@@ -148,7 +148,7 @@ TEST(AdaptiveBatch, ParsesTheFlag) {
     parse_adaptive_batch("512:256");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "--morph-adaptive-batch: MIN 512 exceeds MAX 256");
+    EXPECT_EQ(std::string(e.what()), "--morph-adaptive-batch: '512:256' has MAX below MIN");
   }
 }
 
