@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "libmorph/record/job_record.h"
+#include "libmorph/util/error.h"
 
 namespace morph::daemon {
 
@@ -21,6 +22,16 @@ JobHistories read_histories(const store::StateStore& state, const ClusterSnapsho
         h.plans.empty() ? std::nullopt : std::optional(h.plans.front().from_time);
     read(std::numeric_limits<std::int64_t>::min(), first_plan);
     for (const store::PlanPeriod& p : h.plans) read(p.from_time, p.until_time);
+    bool adaptive = false;
+    try {
+      adaptive = parse_admin_comment(j.admin_comment).request.adaptive_batch();
+    } catch (const Error&) {
+      // build_view says why the job is left out.
+    }
+    if (adaptive)
+      for (const store::Observation& o : state.observations(j.id, std::numeric_limits<std::int64_t>::min(),
+                                                            std::nullopt, kTrajectorySteps))
+        if (o.step > 0 && o.samples > 0) h.step_batches.push_back(StepBatch{o.step, o.samples});
     histories[j.id] = std::move(h);
   }
   return histories;

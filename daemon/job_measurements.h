@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "daemon/store/records.h"
+#include "libmorph/adaptive/batch_trajectory.h"
 #include "libmorph/policy/cluster_view.h"
 
 namespace morph::daemon {
@@ -20,7 +21,11 @@ namespace morph::daemon {
 struct JobHistory {
   std::vector<store::PlanPeriod> plans;
   std::vector<store::Observation> observations;
+  // A job of --morph-adaptive-batch: the batch of each iteration it reported, in report
+  // order (the newest kTrajectorySteps), whatever its plan; empty for the others.
+  std::vector<StepBatch> step_batches;
 };
+constexpr int kTrajectorySteps = 20000;
 using JobHistories = std::map<std::uint32_t, JobHistory>;  // by Slurm job id
 
 struct MeasurementOptions {

@@ -39,6 +39,9 @@ Points measured_points(const BuiltView& built) {
     // point of the one-type model the refit fits.
     if (!job.current.groups.empty()) continue;
     const policy::AppProfile& app = built.apps.at(job.app);
+    // A job that adapts its batch ran other batches than its plan's: scaled to it
+    // (view_builder.h), its iterations estimate the plan's time, they do not measure it.
+    if (app.adaptive_batch) continue;
     const Allocation allocation = policy::to_allocation(built.view.nodes, job.current.slices);
     const std::string key = fmt::format("{} {} on {} ({} CPUs per GPU)", job.app, to_string(job.current.plan),
                                         allocation.to_string(), allocation.min_cpus_per_gpu());

@@ -1,5 +1,8 @@
 #include "daemon/scheduler.h"
 
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "libmorph/util/error.h"
@@ -59,6 +62,13 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
   BuiltView built = build_view(snapshot, context, histories);
   report.jobs = static_cast<int>(built.view.jobs.size());
   for (const std::string& s : built.skipped) report.lines.push_back("skipped " + s);
+  for (const auto& [id, e] : built.forecasts) {  // once per epoch and job
+    if (std::exchange(forecast_epochs_[id], e.epochs) == e.epochs) continue;
+    const auto [low, high] = std::minmax_element(e.batches.begin(), e.batches.end());
+    report.lines.push_back(fmt::format("job {}: adaptive batch after epoch {}: planned for batch {} (forecast {:.0f} to "
+                                       "{:.0f} over the next {} adaptation steps)",
+                                       id, e.epochs, e.batch, *low, *high, e.batches.size()));
+  }
   if (built.view.jobs.empty()) return report;
   // What the policy needs to let a job pay back its last restart (ClusterView::payback_s).
   for (policy::JobState& j : built.view.jobs)

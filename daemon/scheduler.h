@@ -52,6 +52,7 @@ class Scheduler {
   Journal& journal_;
   std::set<std::string> oracle_apps_;
   std::unique_ptr<policy::PlanOracle> oracle_;  // kept while the applications stay the same
+  std::map<std::string, int> forecast_epochs_;  // by job: the epoch of its last reported forecast
 };
 
 }  // namespace morph::daemon

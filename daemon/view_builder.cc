@@ -1,6 +1,7 @@
 #include "daemon/view_builder.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -38,6 +39,40 @@ policy::AppProfile app_profile(const MorphRequest& r, const Workload& workload, 
     a.gpu_types.push_back(gpu->name);
   }
   return a;
+}
+
+// The batch a job is planned for (JobState::workload): its own, but for a best-effort
+// torch job of --morph-adaptive-batch, whose trainer changes it (the only trainer Morph
+// drives that does), the mean batch its forecaster predicts for the next epoch, decided
+// at whole epochs (libmorph/adaptive/epoch_batch.h: JABAS's auto-scaling, seed 004 §6.3).
+// A running job's plan then processes that batch by its accumulation steps alone
+// (with_global_batch), the batch rounded to one its layout can run.
+std::optional<EpochBatch> forecast_batch(const JobRecord& r, bool guaranteed, const JobHistory* history,
+                                         const MorphConfig& config) {
+  const MorphRequest& q = r.request;
+  if (!q.adaptive_batch() || guaranteed || q.framework != Framework::torch || history == nullptr ||
+      config.policy.adaptive_epoch_steps <= 0 || r.current.heterogeneous())
+    return std::nullopt;
+  const AdaptiveBatchRange range{q.adaptive_min, q.adaptive_max};
+  EpochBatchOptions options;
+  options.epoch_steps = config.policy.adaptive_epoch_steps;
+  EpochBatch e = epoch_batch(batch_trajectory(history->step_batches), q.global_batch, range, options);
+  if (!e.forecast) return std::nullopt;
+  const ExecutionPlan& layout = r.current.plan;
+  if (!with_global_batch(layout, e.batch)) {
+    const std::int64_t step = std::int64_t{layout.dp} * layout.micro_batches * layout.micro_batch_size;
+    const std::int64_t fits = std::max<std::int64_t>(1, (e.batch + step / 2) / step) * step;
+    if (fits >= range.min_batch && fits <= range.max_batch) e.batch = fits;
+  }
+  return e;
+}
+
+// An adaptive job's iterations ran at several batches: each counts at the planned batch
+// in proportion to its samples.
+JobHistory at_batch(JobHistory history, std::int64_t batch) {
+  for (store::Observation& o : history.observations)
+    if (o.samples > 0) o.seconds *= static_cast<double>(batch) / static_cast<double>(o.samples);
+  return history;
 }
 
 }  // namespace
@@ -127,12 +162,22 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     // constraint that an update may change.
     MorphRequest bounds = r.request;
     if (!c.config.gpu_type_by_feature && !r.current.heterogeneous()) bounds.gpu_types = {r.current.gpu_type};
-    s.app = app_key(bounds);
     s.sla = guaranteed(r.request, c.config) ? Sla::guaranteed : Sla::best_effort;
+    const auto h = histories.find(j.id);
+    const JobHistory* history = h == histories.end() ? nullptr : &h->second;
+    try {
+      if (const std::optional<EpochBatch> e = forecast_batch(r, s.sla == Sla::guaranteed, history, c.config)) {
+        bounds.global_batch = e->batch;
+        out.forecasts[id] = *e;
+      }
+    } catch (const Error& e) {
+      out.skipped.push_back(fmt::format("job {}: planned for its starting batch: {}", id, e.what()));
+    }
+    s.app = app_key(bounds);
     try {
       const ModelSpec model = c.catalog.resolve(r.request.model, fmt::format("job {}", id));
       const std::int64_t seq = r.request.seq_len > 0 ? r.request.seq_len : model.seq_len;
-      s.workload = Workload{model, r.request.global_batch, seq};
+      s.workload = Workload{model, bounds.global_batch, seq};
       if (!out.apps.count(s.app)) {
         if (reference == nullptr) throw Error("morph.conf defines no node type");
         PerfModel perf = c.perf.model_for(model, seq, *reference, c.config.compute_efficiency);
@@ -146,6 +191,10 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     // The request: the user's own plan when one came with the job, else the plan Morph
     // gave it at submission.
     s.requested_plan = r.baseline ? r.baseline->plan : r.current.plan;
+    const auto planned = [&](const ExecutionPlan& plan) {
+      return r.request.adaptive_batch() ? with_global_batch(plan, bounds.global_batch).value_or(plan) : plan;
+    };
+    s.requested_plan = planned(s.requested_plan);
     s.requested_cpus = s.requested_plan.gpus() * std::max(1, r.current.cpus_per_gpu);
     s.submit_time_s = j.submit_time_s;
     s.declared_iterations = static_cast<double>(r.request.iterations);
@@ -178,7 +227,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       for (const std::string& name : nodes)
         s.current.slices.push_back(policy::Slice{node_index.at(name), r.current.gpus_per_node,
                                                  r.current.gpus_per_node * r.current.cpus_per_gpu, 0});
-      s.current.plan = r.current.plan;
+      s.current.plan = planned(r.current.plan);
       s.current.groups = r.current.groups;
       s.planned_iteration_s = r.current.iter_ms / 1e3;
       s.ready_s = j.start_time_s;
@@ -186,8 +235,9 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     } else {
       s.waited_s = std::max(0.0, snapshot.now_s - j.submit_time_s);
     }
-    if (const auto h = histories.find(j.id); h != histories.end()) {
-      out.measured[id] = measure_job(s, h->second);
+    if (history != nullptr) {
+      out.measured[id] =
+          measure_job(s, r.request.adaptive_batch() ? at_batch(*history, bounds.global_batch) : *history);
       apply_measurement(s, out.measured[id]);
     }
     out.jobs[id] = tracked;

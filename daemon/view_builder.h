@@ -11,6 +11,7 @@
 
 #include "daemon/cluster_snapshot.h"
 #include "daemon/job_measurements.h"
+#include "libmorph/adaptive/epoch_batch.h"
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
@@ -45,6 +46,8 @@ struct BuiltView {
   std::map<std::string, TrackedJob> jobs;          // by JobState::id
   std::map<std::string, JobMeasurement> measured;  // by JobState::id, jobs with a history
   std::vector<std::string> skipped;                // one line per node or job left out, and why
+  // Jobs of --morph-adaptive-batch planned for a forecast batch (epoch_batch.h), by JobState::id.
+  std::map<std::string, EpochBatch> forecasts;
 };
 
 // The application key of a request: jobs of one model, batch and sequence share curves.

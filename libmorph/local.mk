@@ -63,6 +63,8 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/adaptive/exponential_smoothing.h %reldir%/adaptive/exponential_smoothing.cc \
 	%reldir%/adaptive/batch_forecaster.h %reldir%/adaptive/batch_forecaster.cc \
 	%reldir%/adaptive/auto_scaler.h %reldir%/adaptive/auto_scaler.cc \
+	%reldir%/adaptive/batch_trajectory.h %reldir%/adaptive/batch_trajectory.cc \
+	%reldir%/adaptive/epoch_batch.h %reldir%/adaptive/epoch_batch.cc \
 	%reldir%/refit/observed_iterations.h %reldir%/refit/observed_iterations.cc \
 	%reldir%/refit/refit.h %reldir%/refit/refit.cc \
 	%reldir%/planner/hetero_plan.h %reldir%/planner/hetero_plan.cc \

@@ -72,6 +72,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/config_solver_test.cc \
 	%reldir%/unit/hetero_search_test.cc \
 	%reldir%/unit/batch_controller_test.cc \
+	%reldir%/unit/epoch_batch_test.cc \
 	%reldir%/unit/batch_forecaster_test.cc \
 	%reldir%/unit/auto_scaler_test.cc \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc \

@@ -134,6 +134,9 @@ void parse_globals(Record r, MorphConfig& c) {
   set_number("DriverPollSeconds", c.driver_poll_s, 0.1, 3600);
   if (auto v = r.take("MaxGpusPerJob"))
     c.max_gpus_per_job = static_cast<int>(parse_int(*v, fmt::format("{}: MaxGpusPerJob", r.where()), 1, 1 << 16));
+  if (auto v = r.take("AdaptiveEpochSteps"))
+    c.policy.adaptive_epoch_steps =
+        static_cast<int>(parse_int(*v, fmt::format("{}: AdaptiveEpochSteps", r.where()), 0, 1 << 16));
   if (auto v = r.take("ModelCatalog")) c.model_catalog = *v;
   if (auto v = r.take("PerfModelDir")) c.perf_model_dir = *v;
   if (auto v = r.take("StateDatabase")) c.state_database = *v;

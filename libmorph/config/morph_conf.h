@@ -26,6 +26,10 @@ struct PolicyKnobs {
   // as one data-parallel job (JABAS; policy::ClusterView::heterogeneous_jobs). Needs
   // GpuTypeBy=feature.
   bool heterogeneous_jobs = false;
+  // AdaptiveEpochSteps=: morphd plans a job of --morph-adaptive-batch for the mean batch
+  // its forecaster predicts over the next this many adaptation steps, decided anew after
+  // each such epoch (libmorph/adaptive/epoch_batch.h); 0: for its starting batch.
+  int adaptive_epoch_steps = 10;
 };
 
 struct MorphConfig {

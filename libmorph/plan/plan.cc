@@ -31,6 +31,14 @@ std::string to_string(const ExecutionPlan& p) {
                      p.micro_batches, p.micro_batch_size);
 }
 
+std::optional<ExecutionPlan> with_global_batch(const ExecutionPlan& plan, std::int64_t global_batch) {
+  const std::int64_t step = std::int64_t{plan.dp} * plan.micro_batches * plan.micro_batch_size;
+  if (step < 1 || global_batch < step || global_batch % step != 0 || global_batch / step > kMaxSize) return std::nullopt;
+  ExecutionPlan out = plan;
+  out.ga_steps = static_cast<int>(global_batch / step);
+  return out;
+}
+
 void validate_plan_shape(const ExecutionPlan& p, std::string_view what) {
   for (auto [key, v] : {std::pair{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"ga", p.ga_steps},
                         {"mb", p.micro_batches}, {"mbs", p.micro_batch_size}})

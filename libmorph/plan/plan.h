@@ -1,9 +1,11 @@
 // An execution plan (Morphling §3): 3D parallel sizes, ZeRO stage, ZeRO-Offload,
 // gradient accumulation, gradient checkpointing and micro-batching. The global batch
-// is dp * ga_steps * micro_batches * micro_batch_size and never changes across plans.
+// is dp * ga_steps * micro_batches * micro_batch_size and never changes across plans
+// (but for a job of --morph-adaptive-batch: morphd plans it for the batch it forecasts).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,6 +42,11 @@ std::string plan_family(const ExecutionPlan& plan);
 
 // Inverse of to_string; strict (unknown or missing keys, bad values are errors).
 ExecutionPlan parse_plan(std::string_view text, std::string_view what);
+
+// The plan with its layout (dp, tp, pp, ZeRO, micro-batches and their size) running
+// `global_batch` samples per step by its accumulation steps alone; none when its samples
+// per step and replica, dp · micro_batches · micro_batch_size, do not divide the batch.
+std::optional<ExecutionPlan> with_global_batch(const ExecutionPlan& plan, std::int64_t global_batch);
 
 // Structural invariants that hold for any plan (sizes >= 1, ZeRO 0..3, offload needs
 // ZeRO >= 1 and pp == 1, pipeline micro-batches need pp > 1 ...). Throws morph::Error.

@@ -48,7 +48,17 @@ class Fields {
 
 // A heterogeneous placement (record/gpu_groups.h): untyped, pure data parallelism over
 // every GPU, the groups' nodes and samples adding up.
-void check_groups(const Placement& p, const std::string& prefix, std::int64_t batch) {
+// The samples per iteration a placement's plan may process: the job's batch, or for a job
+// of --morph-adaptive-batch any batch within its bounds (morphd plans such a job for the
+// batch it forecasts, libmorph/adaptive/epoch_batch.h).
+struct BatchBounds {
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+  bool holds(std::int64_t samples) const { return samples >= min && samples <= max; }
+  std::string text() const { return min == max ? fmt::format("{}", min) : fmt::format("{}:{}", min, max); }
+};
+
+void check_groups(const Placement& p, const std::string& prefix, const BatchBounds& batch) {
   const ExecutionPlan& x = p.plan;
   if (!p.gpu_type.empty())
     throw Error(fmt::format("{}: {}type={} with {}groups=: a heterogeneous placement names its types in the groups",
@@ -64,12 +74,12 @@ void check_groups(const Placement& p, const std::string& prefix, std::int64_t ba
   }
   if (nodes != p.nodes)
     throw Error(fmt::format("{}: {}groups= hold {} nodes, the placement {}", kWhat, prefix, nodes, p.nodes));
-  if (samples != batch)
+  if (!batch.holds(samples))
     throw Error(fmt::format("{}: {}groups= process {} samples per iteration, the batch is {}", kWhat, prefix, samples,
-                            batch));
+                            batch.text()));
 }
 
-Placement take_placement(Fields& f, const std::string& prefix, std::int64_t batch) {
+Placement take_placement(Fields& f, const std::string& prefix, const BatchBounds& batch) {
   Placement p;
   p.gpu_type = f.take(prefix + "type");
   if (p.gpu_type == "-") p.gpu_type.clear();
@@ -97,9 +107,9 @@ Placement take_placement(Fields& f, const std::string& prefix, std::int64_t batc
   if (x.gpus() != p.gpus())
     throw Error(fmt::format("{}: {}plan uses {} GPUs, the placement {} ({} nodes x {})", kWhat, prefix, x.gpus(),
                             p.gpus(), p.nodes, p.gpus_per_node));
-  if (x.global_batch() != batch)
+  if (!batch.holds(x.global_batch()))
     throw Error(fmt::format("{}: {}plan processes {} samples per iteration, the batch is {}", kWhat, prefix,
-                            x.global_batch(), batch));
+                            x.global_batch(), batch.text()));
   return p;
 }
 
@@ -165,8 +175,9 @@ JobRecord parse_admin_comment(std::string_view text) {
   if (const std::string plan = f.take("base_plan"); plan != "-") set_morph_option(q, "plan", plan);
   if (f.has("adaptive_batch")) set_morph_option(q, "adaptive-batch", f.take("adaptive_batch"));
   validate_request(q);
-  r.current = take_placement(f, "", q.global_batch);
-  if (f.has("base_type")) r.baseline = take_placement(f, "base_", q.global_batch);
+  const BatchBounds batch{q.global_batch, q.global_batch};
+  r.current = take_placement(f, "", q.adaptive_batch() ? BatchBounds{q.adaptive_min, q.adaptive_max} : batch);
+  if (f.has("base_type")) r.baseline = take_placement(f, "base_", batch);  // the user's own plan
   if (f.has("other_gres")) {
     r.other_gres = f.take("other_gres");
     if (r.other_gres.empty() || r.other_gres.find_first_of(" \t") != std::string::npos)

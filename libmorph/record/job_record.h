@@ -12,7 +12,8 @@
 // constraint= the user's --constraint, which GpuTypeBy=feature ANDs with the GPU type's;
 // groups= makes the placement heterogeneous (record/gpu_groups.h): then type=-, the plan
 // is dp = every GPU with tp=pp=ga=mb=1 and mbs the local batch, and the groups' samples
-// add up to the batch. Records without groups= are read as before).
+// add up to the batch. Records without groups= are read as before; adaptive_batch=MIN:MAX
+// lets the plan process any batch within the bounds: the one morphd planned the job for).
 //
 // The spank plugin exports the plan to the job's tasks from it, morphd rewrites it when
 // it replans, and job_submit_morph checks every update of it.

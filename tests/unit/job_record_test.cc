@@ -81,6 +81,24 @@ TEST(JobRecord, AdaptiveBatchBoundsRoundTripToTheRanks) {
   EXPECT_THROW(parse_admin_comment(outside), Error) << "a starting batch outside the bounds";
 }
 
+// morphd plans an adaptive job for the batch it forecasts: its plan may process any batch
+// within the bounds, never one outside them; a job of one batch keeps the strict check,
+// and so does its baseline (the user's own plan).
+TEST(JobRecord, AnAdaptiveJobsPlanMayProcessAnyBatchWithinItsBounds) {
+  JobRecord r = sample();
+  const std::int64_t batch = r.request.global_batch;
+  set_morph_option(r.request, "adaptive-batch", fmt::format("{}:{}", batch, 4 * batch));
+  const std::optional<ExecutionPlan> doubled = with_global_batch(r.current.plan, 2 * batch);
+  ASSERT_TRUE(doubled);
+  r.current.plan = *doubled;
+  EXPECT_EQ(parse_admin_comment(to_admin_comment(r)), r);
+  r.current.plan = *with_global_batch(r.current.plan, 8 * batch);
+  EXPECT_THROW(parse_admin_comment(to_admin_comment(r)), Error) << "a plan beyond MAX";
+  JobRecord fixed = sample();
+  fixed.current.plan = *doubled;
+  EXPECT_THROW(parse_admin_comment(to_admin_comment(fixed)), Error) << "a plan of another batch, not adaptive";
+}
+
 // GpuTypeBy=feature keeps the user's --constraint in the record (issue 15).
 TEST(JobRecord, TheUsersConstraintRoundTrips) {
   JobRecord r = sample();

@@ -99,6 +99,15 @@ TEST(MorphConf, HeterogeneousJobsNeedGpuTypesAsFeatures) {
   EXPECT_NE(error_of("HeterogeneousJobs=maybe\n").find("HeterogeneousJobs"), std::string::npos);
 }
 
+// How often morphd re-plans a job of --morph-adaptive-batch for its forecast batch.
+TEST(MorphConf, AdaptiveEpochSteps) {
+  EXPECT_EQ(parse_morph_conf("", "m").policy.adaptive_epoch_steps, 10);
+  EXPECT_EQ(parse_morph_conf("AdaptiveEpochSteps=0\n", "m").policy.adaptive_epoch_steps, 0);
+  EXPECT_EQ(parse_morph_conf("AdaptiveEpochSteps=25\n", "m").policy.adaptive_epoch_steps, 25);
+  for (const char* bad : {"AdaptiveEpochSteps=-1\n", "AdaptiveEpochSteps=ten\n", "AdaptiveEpochSteps=2.5\n"})
+    EXPECT_NE(error_of(bad).find("AdaptiveEpochSteps"), std::string::npos) << bad;
+}
+
 TEST(MorphConf, TheShippedDefaultParses) {
   const MorphConfig c = load_morph_conf(test::source_dir() + "/etc/morph.conf");
   for (const char* gpu : {"a100", "a800", "h100", "v100", "l40s"}) EXPECT_NE(c.cluster.find_gpu_type(gpu), nullptr) << gpu;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "libmorph/util/error.h"
+#include "tests/unit/test_support.h"
 
 namespace morph {
 namespace {
@@ -19,6 +20,19 @@ TEST(Plan, OneLineFormRoundTrips) {
   EXPECT_EQ(parse_plan(text, "plan"), p);
   EXPECT_EQ(p.gpus(), 16);
   EXPECT_EQ(p.global_batch(), 128);
+}
+
+TEST(Plan, WithGlobalBatchChangesOnlyTheAccumulationSteps) {
+  const ExecutionPlan p = test::make_plan(4, 2, 2, 3, 2, 8);  // 4 · 3 · 2 · 8 = 192 samples
+  const std::optional<ExecutionPlan> q = with_global_batch(p, 320);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->global_batch(), 320);
+  EXPECT_EQ(q->ga_steps, 5);
+  ExecutionPlan back = *q;
+  back.ga_steps = p.ga_steps;
+  EXPECT_EQ(back, p);
+  EXPECT_FALSE(with_global_batch(p, 200)) << "64 samples per accumulation step do not divide 200";
+  EXPECT_FALSE(with_global_batch(p, 32)) << "fewer samples than one accumulation step";
 }
 
 TEST(Plan, Families) {

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "daemon/reconfiguration.h"
 #include "daemon/view_builder.h"
@@ -316,6 +317,92 @@ TEST_F(DaemonView, WhatAJobReportedFillsItsState) {
   EXPECT_DOUBLE_EQ(b.view.jobs[1].measured_iteration_s, 0);  // job 12 has no history
   EXPECT_EQ(b.measured.count("12"), 0u);
   EXPECT_DOUBLE_EQ(build_view(snapshot(), context_).view.jobs[0].measured_iteration_s, 0);
+}
+
+// Job 11 as a best-effort torch job of --morph-adaptive-batch=16:1024 (its plan as
+// given), and what its trainer reported: `adaptations` steps of 10 iterations, the batch
+// growing by 10% at each (SimiGrad's rule below γ), an iteration taking 10 ms per sample.
+ClusterSnapshot adaptive_snapshot(ClusterSnapshot s, Framework framework = Framework::torch) {
+  for (SlurmJob& j : s.jobs)
+    if (j.id == 11) {
+      JobRecord r = parse_admin_comment(j.admin_comment);
+      r.request.framework = framework;
+      set_morph_option(r.request, "adaptive-batch", "16:1024");
+      j.admin_comment = to_admin_comment(r);
+    }
+  return s;
+}
+
+JobHistories adaptive_history(int adaptations) {
+  JobHistories h;
+  double batch = 16;
+  std::int64_t step = 0;
+  for (int k = 0; k < adaptations; ++k, batch = std::round(batch * 1.1))
+    for (int i = 0; i < 10; ++i)
+      h[11].observations.push_back({11, 300 + step, ++step, 0.01 * batch, static_cast<std::int64_t>(batch),
+                                    "dp=8,tp=1,pp=1,zero=0"});
+  for (const store::Observation& o : h[11].observations) h[11].step_batches.push_back({o.step, o.samples});
+  return h;
+}
+
+// JABAS's auto-scaling in morphd (seed 004 §6.3): after each whole epoch (AdaptiveEpochSteps
+// adaptation steps) an adaptive job is planned for the mean of the next epoch's forecast
+// batches; its plan runs that batch, and its iterations count at it.
+TEST_F(DaemonView, AnAdaptiveJobIsPlannedForItsForecastBatch) {
+  const BuiltView b = build_view(adaptive_snapshot(snapshot()), context_, adaptive_history(20));
+  ASSERT_EQ(b.forecasts.count("11"), 1u);
+  const EpochBatch& e = b.forecasts.at("11");
+  EXPECT_EQ(e.epochs, 2);
+  const policy::JobState& job = b.view.jobs[0];
+  ASSERT_EQ(job.id, "11");
+  const double last_seen = std::round(16 * std::pow(1.1, 19));  // about 98
+  EXPECT_GT(static_cast<double>(job.workload.global_batch), last_seen) << "the batch keeps growing";
+  EXPECT_EQ(job.workload.global_batch, e.batch);
+  EXPECT_EQ(job.workload.global_batch % 16, 0) << "a batch dp=8 x mbs=2 runs";
+  EXPECT_EQ(job.current.plan.global_batch(), e.batch);
+  EXPECT_EQ(job.current.plan.micro_batch_size, 2);
+  EXPECT_NE(job.app.find(fmt::format(":b{}:", e.batch)), std::string::npos) << job.app;
+  EXPECT_EQ(b.apps.at(job.app).workload.global_batch, e.batch);
+  // 10 ms per sample at whatever batch it ran: at the planned batch, 10 ms times that.
+  EXPECT_NEAR(job.measured_iteration_s, 0.01 * static_cast<double>(e.batch), 1e-9);
+
+  // Within the epoch nothing moves; a new epoch plans anew.
+  EXPECT_EQ(build_view(adaptive_snapshot(snapshot()), context_, adaptive_history(27)).view.jobs[0].workload.global_batch,
+            e.batch);
+  EXPECT_GT(build_view(adaptive_snapshot(snapshot()), context_, adaptive_history(30)).view.jobs[0].workload.global_batch,
+            e.batch);
+
+  // The policy's decision for it is a record its trainer can run: a batch within the bounds.
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  oracle.require_uniform_nodes();
+  const std::vector<policy::Decision> decisions = policy::make_policy("morphling")->schedule(b.view, oracle);
+  std::vector<std::string> skipped;
+  // (Here a reconfiguration: the plan of dp=8 at batch 16 is no longer the best.)
+  int changes = 0;
+  for (const Reconfiguration& r : plan_reconfigurations(b, decisions, oracle, &skipped)) {
+    if (r.job != 11) continue;
+    EXPECT_EQ(parse_admin_comment(r.to_record).current.plan.global_batch(), e.batch);
+    ++changes;
+  }
+  EXPECT_EQ(changes, 1);
+}
+
+TEST_F(DaemonView, OnlyBestEffortTorchJobsAreAutoScaled) {
+  auto planned_batch = [&](const ClusterSnapshot& s, const ViewContext& context) {
+    return build_view(s, context, adaptive_history(20)).view.jobs[0].workload.global_batch;
+  };
+  EXPECT_GT(planned_batch(adaptive_snapshot(snapshot()), context_), 16);
+  EXPECT_EQ(planned_batch(adaptive_snapshot(snapshot(), Framework::megatron), context_), 16)
+      << "Megatron-LM runs the batch it is given";
+  MorphConfig off = config_;
+  off.policy.adaptive_epoch_steps = 0;
+  EXPECT_EQ(planned_batch(adaptive_snapshot(snapshot()), ViewContext{off, catalog_, perf_}), 16);
+  MorphConfig guaranteed = config_;
+  guaranteed.policy.guaranteed_by_default = true;  // job 11 gave no SLA
+  EXPECT_EQ(planned_batch(adaptive_snapshot(snapshot()), ViewContext{guaranteed, catalog_, perf_}), 16)
+      << "a guaranteed job is held to the speed of its starting batch";
+  EXPECT_EQ(build_view(snapshot(), context_, adaptive_history(20)).view.jobs[0].workload.global_batch, 16)
+      << "a job of one batch";
 }
 
 }  // namespace
