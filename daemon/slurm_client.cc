@@ -122,7 +122,8 @@ SlurmClient::~SlurmClient() {
 std::optional<ClusterSnapshot> SlurmClient::snapshot(bool* changed, std::string* error) {
   *changed = false;
   node_info_msg_t* nodes = nullptr;
-  int rc = slurm_load_node(messages_->nodes ? messages_->nodes->last_update : 0, &nodes, SHOW_ALL);
+  // SHOW_DETAIL: slurmctld fills gres_used (the GPUs other jobs hold) only when asked.
+  int rc = slurm_load_node(messages_->nodes ? messages_->nodes->last_update : 0, &nodes, SHOW_ALL | SHOW_DETAIL);
   if (rc == SLURM_SUCCESS) {
     if (messages_->nodes) slurm_free_node_info_msg(messages_->nodes);
     messages_->nodes = nodes;

@@ -45,8 +45,8 @@ policy::AppProfile app_profile(const MorphRequest& r, const Workload& workload, 
 // torch job of --morph-adaptive-batch, whose trainer changes it (the only trainer Morph
 // drives that does), the mean batch its forecaster predicts for the next epoch, decided
 // at whole epochs (libmorph/adaptive/epoch_batch.h: JABAS's auto-scaling, seed 004 §6.3).
-// A running job's plan then processes that batch by its accumulation steps alone
-// (with_global_batch), the batch rounded to one its layout can run.
+// A running job's plan then processes that batch under its layout (with_global_batch),
+// the batch rounded to a multiple of its micro-batch slots, dp · micro_batches.
 std::optional<EpochBatch> forecast_batch(const JobRecord& r, bool guaranteed, const JobHistory* history,
                                          const MorphConfig& config) {
   const MorphRequest& q = r.request;
@@ -60,7 +60,7 @@ std::optional<EpochBatch> forecast_batch(const JobRecord& r, bool guaranteed, co
   if (!e.forecast) return std::nullopt;
   const ExecutionPlan& layout = r.current.plan;
   if (!with_global_batch(layout, e.batch)) {
-    const std::int64_t step = std::int64_t{layout.dp} * layout.micro_batches * layout.micro_batch_size;
+    const std::int64_t step = std::int64_t{layout.dp} * layout.micro_batches;
     const std::int64_t fits = std::max<std::int64_t>(1, (e.batch + step / 2) / step) * step;
     if (fits >= range.min_batch && fits <= range.max_batch) e.batch = fits;
   }

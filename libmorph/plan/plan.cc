@@ -1,5 +1,7 @@
 #include "libmorph/plan/plan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "libmorph/request/limits.h"
@@ -32,10 +34,15 @@ std::string to_string(const ExecutionPlan& p) {
 }
 
 std::optional<ExecutionPlan> with_global_batch(const ExecutionPlan& plan, std::int64_t global_batch) {
-  const std::int64_t step = std::int64_t{plan.dp} * plan.micro_batches * plan.micro_batch_size;
-  if (step < 1 || global_batch < step || global_batch % step != 0 || global_batch / step > kMaxSize) return std::nullopt;
+  const std::int64_t slots = std::int64_t{plan.dp} * plan.micro_batches;  // micro-batches of one accumulation step
+  if (slots < 1 || global_batch < slots || global_batch % slots != 0) return std::nullopt;
+  const std::int64_t per_slot = global_batch / slots;  // = mbs · ga
+  std::int64_t mbs = std::min<std::int64_t>(plan.micro_batch_size, per_slot);
+  while (per_slot % mbs != 0) --mbs;
+  if (per_slot / mbs > kMaxSize) return std::nullopt;
   ExecutionPlan out = plan;
-  out.ga_steps = static_cast<int>(global_batch / step);
+  out.micro_batch_size = static_cast<int>(mbs);
+  out.ga_steps = static_cast<int>(per_slot / mbs);
   return out;
 }
 

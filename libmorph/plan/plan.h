@@ -43,9 +43,11 @@ std::string plan_family(const ExecutionPlan& plan);
 // Inverse of to_string; strict (unknown or missing keys, bad values are errors).
 ExecutionPlan parse_plan(std::string_view text, std::string_view what);
 
-// The plan with its layout (dp, tp, pp, ZeRO, micro-batches and their size) running
-// `global_batch` samples per step by its accumulation steps alone; none when its samples
-// per step and replica, dp · micro_batches · micro_batch_size, do not divide the batch.
+// The plan with its layout (dp, tp, pp, ZeRO, pipeline micro-batches) running
+// `global_batch` samples per step: the micro-batch size the largest divisor of the
+// samples per micro-batch slot that is at most the plan's own (its memory does not
+// grow), the accumulation steps the rest. None when dp · micro_batches does not divide
+// the batch.
 std::optional<ExecutionPlan> with_global_batch(const ExecutionPlan& plan, std::int64_t global_batch);
 
 // Structural invariants that hold for any plan (sizes >= 1, ZeRO 0..3, offload needs

@@ -114,10 +114,11 @@ stop_morphd() {
 }
 
 # loss_continues NAME STEPS: every step of the job is in its loss log (the last line of a
-# step run twice counts) and within 1e-5 of the uninterrupted run. STEPS 0: up to the
-# last step it logged (a job cancelled on its way).
+# step run twice counts) and within 1e-5 of the uninterrupted run ($WORK/$REFERENCE,
+# default reference.loss). STEPS 0: up to the last step it logged (a job cancelled on
+# its way).
 loss_continues() {
-  python3 - "$WORK/reference.loss" "$WORK/$1/loss" "$2" <<'PY' || fail "job $1: the loss did not continue"
+  python3 - "$WORK/${REFERENCE:-reference.loss}" "$WORK/$1/loss" "$2" <<'PY' || fail "job $1: the loss did not continue"
 import sys
 ref = dict(line.split() for line in open(sys.argv[1]))
 got = dict(line.split() for line in open(sys.argv[2]))

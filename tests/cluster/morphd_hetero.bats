@@ -9,6 +9,11 @@
 #  2. A guaranteed job asks for the v100 node: the best-effort job goes back to the a100s
 #     alone (a requeue), the guaranteed job runs there.
 #  Each job's loss matches the uninterrupted run within 1e-5 across every move.
+#  3. A best-effort job of --morph-adaptive-batch (its batch growing 10% every 2 steps)
+#     starts beside another job on 2 a100 GPUs; after each epoch of 3 adaptation steps
+#     (AdaptiveEpochSteps=3) morphd plans it for its forecast batch, and when the other job
+#     ends gives it the node's 4 GPUs under a plan of that batch; its losses match an
+#     uninterrupted adaptive run.
 #
 # Its own cluster (port 18880, /tmp/morph-testcluster-hetero). Needs root, Slurm, munge and
 # Open MPI; otherwise the test is skipped with the reason.
@@ -24,7 +29,15 @@ setup_file() {
   TRAINER_ARGS="--layers 24 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 100000 --global-batch 256"
   export BATCH=256 MORPH_TESTCLUSTER_GPU_TYPE_BY=feature
   CLUSTER_NODES=1x4xa100-80g,1x4xv100-32g REFERENCE_STEPS=300 morphd_setup 18880 /tmp/morph-testcluster-hetero 18940 \
-    "HeterogeneousJobs=yes"
+    "HeterogeneousJobs=yes" "AdaptiveEpochSteps=3"
+  # The adaptive job's own uninterrupted run (its batch path does not depend on the layout:
+  # with γ = 1 every measured Φ < 1 grows the batch).
+  [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
+  ADAPTIVE_ARGS="--similarity-every 2 --similarity-target 1"
+  timeout 300 srun -N1 -n1 -p gpu --mpi=pmix "$MORPH_BUILDDIR/tests/trainer/morph-trainer" --layout dp=1 \
+    ${TRAINER_ARGS/--global-batch 256/--global-batch 16} --adaptive-batch 16:128 $ADAPTIVE_ARGS --steps 80 --quiet \
+    --loss-log "$WORK/reference-adaptive.loss" >"$WORK/reference-adaptive.out" 2>&1
+  export ADAPTIVE_ARGS
 }
 
 setup() {
@@ -93,4 +106,42 @@ PY
     "$(grep -c "dp=8,tp=1,pp=1,zero=[01]$" "$WORK/be/metrics") steps on both types" >&3
   echo "# $(grep -c "job $be: requeue released -> done" "$WORK/morphd.log") requeues of the best-effort job:" >&3
   grep "job $be: requeue: " "$WORK/morphd.log" | sed 's/^/#   /' >&3
+}
+
+@test "morphd: an adaptive job is planned for its forecast batch each epoch and grows under a plan of that batch; losses continue" {
+  [ -s "$WORK/reference-adaptive.loss" ] || fail "the adaptive reference run failed: $(cat "$WORK/reference-adaptive.out")"
+  rm -f "$WORK/morphd.log"
+  # Another job holds 2 of the a100 node's 4 GPUs for a while.
+  local other ad
+  other=$(sbatch --parsable -p gpu -w a100-1 --gres=gpu:2 -c 1 --mem=1G -o /dev/null --wrap "sleep 30")
+  wait_state "$other" RUNNING 60
+  start_morphd
+  TRAINER_ARGS=${TRAINER_ARGS/--global-batch 256/--global-batch 16} EMULATE=4 job ad 80 $ADAPTIVE_ARGS
+  ad=$(BATCH=16 submit ad --morph-sla=best-effort --morph-gpus=1-4 --morph-gpu-type=a100-80g --morph-plans=dp \
+    --morph-framework=torch --morph-adaptive-batch=16:128)
+  wait_state "$ad" RUNNING 120
+  [ "$(field "$ad" NumNodes)" = 1 ] && scontrol show job "$ad" | grep -q "TresPerNode=gres:gpu:2$" ||
+    fail "the adaptive job does not run on the 2 free GPUs: $(scontrol show job "$ad")"
+  wait_grep "$WORK/morphd.log" "job $ad: adaptive batch after epoch [0-9]*: planned for batch" 120
+  local planned
+  planned=$(grep -o "job $ad: adaptive batch after epoch [0-9]*: planned for batch [0-9]*" "$WORK/morphd.log" |
+    head -n 1 | grep -o "[0-9]*$")
+  [ "$planned" -gt 16 ] || fail "planned for $planned: $(grep "job $ad:" "$WORK/morphd.log")"
+  # The other job ends: morphd gives the adaptive job the 4 GPUs, under a plan of the
+  # batch planned for its epoch then.
+  wait_state "$other" COMPLETED 120
+  wait_grep "$WORK/ad/metrics" "start layout=dp=4," 180
+  local r batch
+  r=$(record "$ad")
+  batch=$(python3 -c "import sys; r = dict(kv.split('=', 1) for kv in sys.argv[1].split()[1:]); \
+print(int(r['dp']) * int(r['ga']) * int(r['mb']) * int(r['mbs']))" "$r")
+  [[ $r == *" batch=16 "* && $r == *" adaptive_batch=16:128"* && $r == *" dp=4 "* ]] || fail "record: $r"
+  grep -q "job $ad: adaptive batch after epoch [0-9]*: planned for batch $batch " "$WORK/morphd.log" ||
+    fail "the record's plan runs $batch samples, no epoch was planned for it: $(grep "job $ad:" "$WORK/morphd.log")"
+  wait_done "$ad" ad
+  local loss
+  loss=$(REFERENCE=reference-adaptive.loss loss_continues ad 80) || return 1
+  echo "# adaptive job: losses against the uninterrupted adaptive run: $loss; its record: ${r#* sla=}" >&3
+  grep "job $ad: " "$WORK/morphd.log" | grep -E "adaptive batch|reconfigure|requeue:|grow|start" | sed 's/^/#   /' >&3
+  grep -o "morph-trainer: adaptive batch resumed at [0-9]*" "$WORK"/"$ad".out | sed 's/^/#   /' >&3 || true
 }

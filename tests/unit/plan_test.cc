@@ -22,17 +22,26 @@ TEST(Plan, OneLineFormRoundTrips) {
   EXPECT_EQ(p.global_batch(), 128);
 }
 
-TEST(Plan, WithGlobalBatchChangesOnlyTheAccumulationSteps) {
-  const ExecutionPlan p = test::make_plan(4, 2, 2, 3, 2, 8);  // 4 · 3 · 2 · 8 = 192 samples
-  const std::optional<ExecutionPlan> q = with_global_batch(p, 320);
+TEST(Plan, WithGlobalBatchKeepsTheLayoutAndNeverALargerMicroBatch) {
+  const ExecutionPlan p = test::make_plan(4, 2, 2, 3, 2, 8);  // dp 4 · ga 3 · mb 2 · mbs 8 = 192 samples
+  const std::optional<ExecutionPlan> q = with_global_batch(p, 320);  // 40 per micro-batch slot
   ASSERT_TRUE(q);
   EXPECT_EQ(q->global_batch(), 320);
+  EXPECT_EQ(q->micro_batch_size, 8);
   EXPECT_EQ(q->ga_steps, 5);
   ExecutionPlan back = *q;
   back.ga_steps = p.ga_steps;
   EXPECT_EQ(back, p);
-  EXPECT_FALSE(with_global_batch(p, 200)) << "64 samples per accumulation step do not divide 200";
-  EXPECT_FALSE(with_global_batch(p, 32)) << "fewer samples than one accumulation step";
+  const std::optional<ExecutionPlan> odd = with_global_batch(p, 200);  // 25 per slot: 5 x 5
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->micro_batch_size, 5);
+  EXPECT_EQ(odd->ga_steps, 5);
+  const std::optional<ExecutionPlan> small = with_global_batch(p, 24);  // 3 per slot: a smaller micro-batch
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->micro_batch_size, 3);
+  EXPECT_EQ(small->ga_steps, 1);
+  EXPECT_FALSE(with_global_batch(p, 196)) << "8 micro-batch slots do not divide 196";
+  EXPECT_FALSE(with_global_batch(p, 4)) << "fewer samples than micro-batch slots";
 }
 
 TEST(Plan, Families) {
