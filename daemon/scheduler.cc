@@ -1,6 +1,7 @@
 #include "daemon/scheduler.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -62,13 +63,17 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
   BuiltView built = build_view(snapshot, context, histories);
   report.jobs = static_cast<int>(built.view.jobs.size());
   for (const std::string& s : built.skipped) report.lines.push_back("skipped " + s);
+  std::map<std::string, int> epochs;  // of the jobs forecast this round: the others are forgotten
   for (const auto& [id, e] : built.forecasts) {  // once per epoch and job
-    if (std::exchange(forecast_epochs_[id], e.epochs) == e.epochs) continue;
+    epochs[id] = e.epochs;
+    if (const auto last = forecast_epochs_.find(id); last != forecast_epochs_.end() && last->second == e.epochs)
+      continue;
     const auto [low, high] = std::minmax_element(e.batches.begin(), e.batches.end());
     report.lines.push_back(fmt::format("job {}: adaptive batch after epoch {}: planned for batch {} (forecast {:.0f} to "
                                        "{:.0f} over the next {} adaptation steps)",
                                        id, e.epochs, e.batch, *low, *high, e.batches.size()));
   }
+  forecast_epochs_ = std::move(epochs);
   if (built.view.jobs.empty()) return report;
   // What the policy needs to let a job pay back its last restart (ClusterView::payback_s).
   for (policy::JobState& j : built.view.jobs)

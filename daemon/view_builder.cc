@@ -50,7 +50,7 @@ policy::AppProfile app_profile(const MorphRequest& r, const Workload& workload, 
 std::optional<EpochBatch> forecast_batch(const JobRecord& r, bool guaranteed, const JobHistory* history,
                                          const MorphConfig& config) {
   const MorphRequest& q = r.request;
-  if (!q.adaptive_batch() || guaranteed || q.framework != Framework::torch || history == nullptr ||
+  if (!q.trainer_adapts_batch() || guaranteed || history == nullptr ||
       config.policy.adaptive_epoch_steps <= 0 || r.current.heterogeneous())
     return std::nullopt;
   const AdaptiveBatchRange range{q.adaptive_min, q.adaptive_max};

@@ -194,8 +194,8 @@ void check_batch(const std::string& framework, const RenderContext& context) {
   // A heterogeneous plan's groups add up to the batch (checked with the record); a torch
   // trainer of --morph-adaptive-batch takes the batch it reached, and its plan is made
   // for the batch morphd forecast, within the bounds (also checked with the record).
-  const bool adaptive = context.record.request.adaptive_batch() && context.record.request.framework == morph::Framework::torch;
-  if (!context.record.current.heterogeneous() && !adaptive && plan.global_batch() != global_batch)
+  if (!context.record.current.heterogeneous() && !context.record.request.trainer_adapts_batch() &&
+      plan.global_batch() != global_batch)
     throw Error(fmt::format("{}: plan {} runs {} samples per step (micro_batch_size {} * ga {} * dp {}), but the job's "
                             "global batch is {}",
                             framework, to_string(plan), plan.global_batch(), plan.micro_batch_size,

@@ -46,8 +46,6 @@ class Fields {
   std::map<std::string, std::string> values_;
 };
 
-// A heterogeneous placement (record/gpu_groups.h): untyped, pure data parallelism over
-// every GPU, the groups' nodes and samples adding up.
 // The samples per iteration a placement's plan may process: the job's batch, or for a job
 // of --morph-adaptive-batch any batch within its bounds (morphd plans such a job for the
 // batch it forecasts, libmorph/adaptive/epoch_batch.h).
@@ -58,6 +56,8 @@ struct BatchBounds {
   std::string text() const { return min == max ? fmt::format("{}", min) : fmt::format("{}:{}", min, max); }
 };
 
+// A heterogeneous placement (record/gpu_groups.h): untyped, pure data parallelism over
+// every GPU, the groups' nodes and samples adding up.
 void check_groups(const Placement& p, const std::string& prefix, const BatchBounds& batch) {
   const ExecutionPlan& x = p.plan;
   if (!p.gpu_type.empty())

@@ -20,6 +20,12 @@ void check(std::string_view name, std::string_view value) {
 
 std::int64_t integer(std::string_view value) { return request_integer("value", value, 0, INT64_MAX); }
 
+// MIN:MAX that the C check has accepted.
+AdaptiveBatchRange checked_range(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  return {integer(text.substr(0, colon)), integer(text.substr(colon + 1))};
+}
+
 }  // namespace
 
 std::int64_t request_integer(std::string_view what, std::string_view text, std::int64_t min, std::int64_t max) {
@@ -33,8 +39,7 @@ std::int64_t request_integer(std::string_view what, std::string_view text, std::
 
 AdaptiveBatchRange parse_adaptive_batch(std::string_view text) {
   check("adaptive-batch", text);
-  const std::size_t colon = text.find(':');
-  return {integer(text.substr(0, colon)), integer(text.substr(colon + 1))};
+  return checked_range(text);
 }
 
 const char* to_string(Sla sla) { return sla == Sla::guaranteed ? "guaranteed" : "best-effort"; }
@@ -81,7 +86,7 @@ void set_morph_option(MorphRequest& r, std::string_view name, std::string_view v
   } else if (name == "iterations") {
     r.iterations = integer(value);
   } else if (name == "adaptive-batch") {
-    const AdaptiveBatchRange range = parse_adaptive_batch(value);
+    const AdaptiveBatchRange range = checked_range(value);  // checked above
     r.adaptive_min = range.min_batch;
     r.adaptive_max = range.max_batch;
   } else {  // plan

@@ -46,6 +46,10 @@ struct MorphRequest {
   std::int64_t adaptive_max = 0;
 
   bool adaptive_batch() const { return adaptive_max > 0; }
+  // Whether the trainer changes the batch as it runs, so that morphd may plan the job for
+  // another batch within the bounds: Morph's torch trainers do, Megatron-LM and
+  // DeepSpeed run the batch they are given.
+  bool trainer_adapts_batch() const { return adaptive_batch() && framework == Framework::torch; }
 
   friend bool operator==(const MorphRequest&, const MorphRequest&) = default;
 };
