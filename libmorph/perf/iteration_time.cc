@@ -20,6 +20,10 @@ double critical_path_samples(std::int64_t global_batch, const ExecutionPlan& p) 
          (m + p.pp - 1) / m;
 }
 
+double unpipelined_path_samples(std::int64_t global_batch, const ExecutionPlan& p) {
+  return static_cast<double>(global_batch) / (static_cast<double>(p.dp) * p.tp);
+}
+
 IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const Allocation& a,
                                const ForwardModel& forward) {
   return iteration_terms(w, p, a, forward, comm_bandwidths(p, a));
@@ -38,6 +42,10 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   x.ga_steps = p.ga_steps;
   x.checkpointing = p.checkpointing;
   x.forward_ms = forward.forward_ms(critical_path_samples(w.global_batch, p), a.min_gpu_speed());
+  x.model_parallel = t * pp > 1;
+  x.unpipelined_forward_ms = p.pp > 1 && p.micro_batches > 1
+                                 ? forward.forward_ms(unpipelined_path_samples(w.global_batch, p), a.min_gpu_speed())
+                                 : x.forward_ms;
 
   // Morphling A.1: V_dp = P 2(d-1) / (d t p); ZeRO-3 adds a parameter all-gather (1.5x).
   const double zero3 = p.zero_stage >= 3 ? 1.5 : 1.0;

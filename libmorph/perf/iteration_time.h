@@ -28,6 +28,10 @@ struct Workload {
 
 struct IterationTerms {
   double forward_ms = 0;          // a T_fwd, all accumulation steps of the iteration
+  // The same if the pipeline overlapped no micro-batches across its stages: each passes
+  // all p stages before the next enters (= forward_ms without micro-batches in flight).
+  double unpipelined_forward_ms = 0;
+  bool model_parallel = false;    // t p > 1
   int ga_steps = 1;               // a
   bool checkpointing = false;
   double dp_ms = 0;               // T_comm.dp = V_dp / B_dp
@@ -54,6 +58,8 @@ IterationTerms iteration_terms(const Workload& workload, const ExecutionPlan& pl
 // Whole-model samples that one GPU pushes through its critical path per iteration:
 // B / (d t p) scaled by the 1F1B fill and drain (m + p - 1) / m.
 double critical_path_samples(std::int64_t global_batch, const ExecutionPlan& plan);
+// The same without overlap across stages: m p micro-batch stage times, B / (d t).
+double unpipelined_path_samples(std::int64_t global_batch, const ExecutionPlan& plan);
 
 template <typename T>
 struct IterationTime {
@@ -81,6 +87,8 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
   const T& k_net = k[10];
   const T& k_opt_model = k[11];
   const T& k_const_off = k[12];
+  const T& k_pipe = k[13];
+  const T& k_fwd_mp = k[14];
   // docs/models.md, "Fitted bandwidths": measured over modelled transfer times; a group
   // across nodes takes the network's factor.
   const T& k_dp_group = x.dp_net ? k_net : k_dp;
@@ -90,8 +98,11 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
   const T t_off = k_pcie * T(x.off_ms);
   IterationTime<T> r;
   const double a = x.ga_steps;
-  r.forward_ms = T(x.forward_ms);
-  const T fwd_step = T(x.forward_ms / a);
+  // Morphling A.1's 1F1B critical path, of which only the share k_pipe is realised
+  // (docs/models.md, "Pipelines"): k_pipe = 1 is A.1, 0 runs micro-batches one at a time.
+  r.forward_ms = (x.model_parallel ? k_fwd_mp : T(1)) *
+                 (k_pipe * T(x.forward_ms) + (T(1) - k_pipe) * T(x.unpipelined_forward_ms));
+  const T fwd_step = r.forward_ms / T(a);
   // Morphling A.1: T_bwd = k_bwd T_fwd; GC recomputes one forward pass.
   r.backward_ms = (k_bwd + T(x.checkpointing ? 1.0 : 0.0)) * fwd_step;
   // Morphling A.1: T_cc = a T_fwd + (a-1) T_bwd + f^{k_sync}(T_bwd, T_dp) + T_tp + T_pp.

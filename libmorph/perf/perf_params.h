@@ -1,5 +1,5 @@
 // The fittable parameters of the iteration-time model: the seven of Morphling (seed 001,
-// Table 5), four effective-bandwidth factors and two ZeRO-Offload terms (docs/models.md,
+// Table 5), four effective-bandwidth factors, two ZeRO-Offload terms and the pipeline's overlap (docs/models.md,
 // "Where the model departs from the appendix"), in units that keep values of order one.
 #pragma once
 
@@ -24,8 +24,10 @@ struct PerfParams {
   double k_net = 1.0;      // any of these over the network between nodes
   double k_opt_model = 0.25; // ZeRO-Offload step ms per million parameters of the whole model
   double k_const_off = 0.0;  // ZeRO-Offload's own constant per-iteration overhead, ms
+  double k_pipe = 1.0;       // share of 1F1B's overlap of micro-batches across stages
+  double k_fwd_mp = 1.0;     // forward time of model-parallel plans over the profile's
 
-  static constexpr std::size_t kCount = 13;
+  static constexpr std::size_t kCount = 15;
   std::array<double, kCount> to_array() const;
   static PerfParams from_array(const double* values);
 };

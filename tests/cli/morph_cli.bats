@@ -469,7 +469,7 @@ write_cluster() {
   local f
   f=$(save_json fit)
   jq_true "$f" '.model == "bert-336m" and .global_batch == 256 and .fitted == true'
-  jq_true "$f" '(.params | keys) == (["k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const", "k_dp", "k_mp", "k_pcie", "k_net", "k_opt_model", "k_const_off"] | sort)'
+  jq_true "$f" '(.params | keys) == (["k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const", "k_dp", "k_mp", "k_pcie", "k_net", "k_opt_model", "k_const_off", "k_pipe", "k_fwd_mp"] | sort)'
   jq_true "$f" 'all(.params[]; (.value | type) == "number" and (.unit | type) == "string")'
   jq_true "$f" '(.points | length) == 7'
   jq_true "$f" 'all(.points[]; .measured_ms > 0 and .predicted_ms > 0 and (.error | type) == "number")'
@@ -484,7 +484,7 @@ write_cluster() {
   assert_ok
   [ -s "$saved" ] || fail "--save wrote nothing"
   jq_true "$saved" '.format == "morph-perf-model/1" and .model == "bert-336m"'
-  jq_true "$saved" '(.params | length) == 13 and .forward.per_sample_ms > 0'
+  jq_true "$saved" '(.params | length) == 15 and .forward.per_sample_ms > 0'
 
   morph plan --perf "$saved" --model bert-336m --batch 256 --gpus 8xa800
   assert_ok

@@ -68,6 +68,20 @@ write_workload() {
   jq_true "$file" '.policies[0].all.avg_jct_s < 3638'
 }
 
+@test "simulate waits what morphd waits before a job grows again: the restart penalty, unless --payback says" {
+  require_artifact
+  require_jq
+  local file
+  morph --json simulate --workload "$(workload base)" --truth "$ARTIFACT/traces" --policy morphling --restart-penalty 100
+  assert_ok
+  file=$(save_json penalty)
+  jq_true "$file" '.payback_s == 100 and .restart_s.requeue == 100'
+  morph --json simulate --workload "$(workload base)" --truth "$ARTIFACT/traces" --policy morphling --payback 0
+  assert_ok
+  file=$(save_json artifact)
+  jq_true "$file" '.payback_s == 0 and .restart_s.requeue == 260'
+}
+
 @test "simulate --json and --jobs-csv report every job" {
   require_artifact
   require_jq
@@ -76,7 +90,7 @@ write_workload() {
   assert_ok
   local file
   file=$(save_json sim)
-  jq_true "$file" '.jobs == 406 and .gpus == 64 and .restart_s == {start: 260, inplace: 260, shrink: 260, requeue: 260} and .interval_s == 60 and .payback_s == 0'
+  jq_true "$file" '.jobs == 406 and .gpus == 64 and .restart_s == {start: 260, inplace: 260, shrink: 260, requeue: 260} and .interval_s == 60 and .payback_s == 260'
   jq_true "$file" '.policies | length == 1 and .[0].policy == "sia"'
   jq_true "$file" '.policies[0].guaranteed.jobs + .policies[0].best_effort.jobs == 406'
   jq_true "$file" '.policies[0].guaranteed.jobs > 0 and .policies[0].makespan_s > 0'

@@ -48,6 +48,8 @@ std::vector<MeasuredPoint> synthetic_points(const PerfParams& truth) {
   add("4x2xbig", 8, 1, 1, 0, false, 0);
   add("4xbig", 1, 2, 2, 0, false, 0);
   add("8xbig", 2, 4, 1, 0, false, 0);
+  add("8xbig", 1, 1, 8, 0, false, 0);
+  add("2x4xbig", 2, 1, 4, 0, false, 0);
   add("1xbig", 1, 1, 1, 0, true, 2);
   add("2xbig", 2, 1, 1, 0, true, 4);
   add("4xbig", 4, 1, 1, 0, true, 1);
@@ -58,8 +60,8 @@ std::vector<MeasuredPoint> synthetic_points(const PerfParams& truth) {
 }
 
 // k_bwd, k_sync, k_opt, k_opt_off, k_off, k_swap, k_const, k_dp, k_mp, k_pcie, k_net, k_opt_model,
-// k_const_off
-const PerfParams kTruth{2.3, 3.0, 0.08, 3.5, 2.0, 4.0, 12.0, 1.8, 1.4, 0.6, 2.5, 0.3, 7.0};
+// k_const_off, k_pipe, k_fwd_mp
+const PerfParams kTruth{2.3, 3.0, 0.08, 3.5, 2.0, 4.0, 12.0, 1.8, 1.4, 0.6, 2.5, 0.3, 7.0, 0.6, 1.3};
 
 TEST(Fit, RecoversParametersOfDataItGenerated) {
   const std::vector<MeasuredPoint> points = synthetic_points(kTruth);
@@ -99,8 +101,8 @@ TEST(Fit, APriorKeepsAFewPointsFromMovingTheModelFurtherThanTheyMust) {
   EXPECT_GT(moved, 0.01);
   EXPECT_LT(moved, 0.5);
   // Points the observation does not concern (offloading) keep their predictions.
-  const double before = predict_iteration(points[12].terms, kTruth).iter_ms;
-  EXPECT_NEAR(predict_iteration(points[12].terms, r.params).iter_ms, before, 0.1 * before);
+  const double before = predict_iteration(points[14].terms, kTruth).iter_ms;
+  EXPECT_NEAR(predict_iteration(points[14].terms, r.params).iter_ms, before, 0.1 * before);
 }
 
 TEST(Fit, ParametersNoPointInformsAreHeld) {
@@ -117,6 +119,8 @@ TEST(Fit, ParametersNoPointInformsAreHeld) {
   EXPECT_FALSE(r.fitted[10]);  // k_net
   EXPECT_FALSE(r.fitted[11]);  // k_opt_model
   EXPECT_FALSE(r.fitted[12]);  // k_const_off
+  EXPECT_FALSE(r.fitted[13]);  // k_pipe
+  EXPECT_FALSE(r.fitted[14]);  // k_fwd_mp
   EXPECT_DOUBLE_EQ(r.params.k_net, start.k_net);
   EXPECT_DOUBLE_EQ(r.params.k_opt_off, start.k_opt_off);
   EXPECT_DOUBLE_EQ(r.params.k_swap, start.k_swap);

@@ -60,6 +60,33 @@ TEST(IterationTime, TensorAndPipelineParallel) {
   EXPECT_DOUBLE_EQ(t.iter_ms, 75.16 + 2.5 + 5);
 }
 
+TEST(IterationTime, PipelineOverlapAndModelParallelForwardAreFitted) {
+  const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  const ExecutionPlan p = plan(1, 2, 2, 1, 4, 2);
+  EXPECT_DOUBLE_EQ(unpipelined_path_samples(8, p), 4);  // 8/2: each micro-batch passes both stages alone
+  const IterationTerms x = iteration_terms(workload(), p, a, kForward);
+  EXPECT_TRUE(x.model_parallel);
+  EXPECT_DOUBLE_EQ(x.unpipelined_forward_ms, 40);
+  PerfParams k = kParams;
+  k.k_pipe = 0.5;  // half of 1F1B's overlap: 0.5 * 25 + 0.5 * 40
+  IterationTime<double> t = predict_iteration(x, k);
+  EXPECT_DOUBLE_EQ(t.forward_ms, 32.5);
+  EXPECT_DOUBLE_EQ(t.cc_ms, 32.5 + 65 + 0.16);  // the backward is k_bwd times the realised forward
+  k.k_fwd_mp = 2;  // model-parallel kernels twice as slow as the profile's
+  t = predict_iteration(x, k);
+  EXPECT_DOUBLE_EQ(t.forward_ms, 65);
+  EXPECT_DOUBLE_EQ(t.iter_ms, 65 + 130 + 0.16 + 2.5 + 5);
+  // Without micro-batches in flight, or without model parallelism, neither applies.
+  const IterationTerms one_micro_batch = iteration_terms(workload(), plan(1, 2, 2, 4, 1, 2), a, kForward);
+  EXPECT_DOUBLE_EQ(one_micro_batch.unpipelined_forward_ms, one_micro_batch.forward_ms);
+  k.k_fwd_mp = 1;
+  EXPECT_DOUBLE_EQ(predict_iteration(one_micro_batch, k).forward_ms, 40);
+  const IterationTerms dp = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), a, kForward);
+  EXPECT_FALSE(dp.model_parallel);
+  k.k_fwd_mp = 3;
+  EXPECT_DOUBLE_EQ(predict_iteration(dp, k).iter_ms, 78);
+}
+
 TEST(IterationTime, ZeroOffload) {
   const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");  // 32 CPUs, 8 per GPU
   ExecutionPlan p = plan(4, 1, 1, 2, 1, 1);

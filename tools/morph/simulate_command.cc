@@ -33,7 +33,7 @@ struct SimulateArgs {
   std::string truth;
   double restart_penalty_s = -1;  // -1: morph.conf RestartPenaltySeconds
   std::string restart_costs;      // PATH=SECONDS,... over the penalty
-  double payback_s = 0;           // ClusterView::payback_s
+  double payback_s = -1;          // ClusterView::payback_s; -1: the restart penalty, as morphd
   double interval_s = -1;         // -1: morph.conf SchedulingIntervalSeconds
   std::vector<std::string> quotas;
   int fit_rows = 3;
@@ -176,7 +176,10 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                                                  : config.policy.restart_costs;
   if (!args.restart_costs.empty())
     options.restart = policy::parse_restart_costs(args.restart_costs, "--restart-costs", options.restart);
-  options.payback_s = args.payback_s;
+  // morphd waits RestartPenaltySeconds (view_builder.cc); so does the simulation unless told.
+  options.payback_s = args.payback_s >= 0 ? args.payback_s
+                      : args.restart_penalty_s >= 0 ? args.restart_penalty_s
+                                                    : config.policy.restart_penalty_s;
   options.min_reconfigure_gain = config.policy.min_reconfigure_gain;
   options.interval_s = args.interval_s > 0 ? args.interval_s : config.policy.scheduling_interval_s;
   options.quota_gpus = parse_quotas(args.quotas);
@@ -273,7 +276,7 @@ void add_simulate_command(CLI::App& app, Context& context) {
                   "seconds per path over --restart-penalty, e.g. start=2,inplace=4,shrink=2,requeue=15");
   cmd->add_option("--payback", args->payback_s,
                   "seconds a reconfigured job runs before it may grow again, as under morphd "
-                  "(RestartPenaltySeconds); default 0, as the artifact")
+                  "(default: the restart penalty, as morphd; 0 as the artifact's simulator)")
       ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--interval", args->interval_s, "seconds between scheduling rounds (default: morph.conf)")
       ->check(CLI::Range(1e-3, 1e6));
