@@ -22,6 +22,24 @@ std::string row_name(const ArtifactRow& row) { return row.exec_plan + "," + row.
 
 }  // namespace
 
+double level_corrected_error(std::span<const double> predicted, std::span<const double> measured) {
+  if (predicted.size() != measured.size() || predicted.empty())
+    throw Error(fmt::format("level correction: {} predictions for {} measurements", predicted.size(), measured.size()));
+  auto mean_error = [&](double c) {
+    double sum = 0;
+    for (std::size_t i = 0; i < measured.size(); ++i) sum += std::abs(c * predicted[i] - measured[i]) / measured[i];
+    return sum / static_cast<double>(measured.size());
+  };
+  double best = mean_error(1.0);
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    if (!(predicted[i] > 0) || !(measured[i] > 0))
+      throw Error(fmt::format("level correction: point {} is not positive ({} predicted, {} measured)", i,
+                              predicted[i], measured[i]));
+    best = std::min(best, mean_error(measured[i] / predicted[i]));
+  }
+  return best;
+}
+
 bool OnlineRefitOptions::is_valid(std::string* error) const {
   if (!(prior_weight >= 0) || !std::isfinite(prior_weight)) {
     *error = fmt::format("prior weight {} must be a finite number >= 0", prior_weight);
@@ -69,6 +87,7 @@ std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& v, c
       fit.prior_weight = options.prior_weight;
       const Refit refit = refit_perf_model(fitted, job, std::span(observed).first(static_cast<std::size_t>(n)), fit);
       double sum = 0, max = 0;
+      std::vector<double> predictions, measurements;
       for (auto it = first_held_out; it != rows.end(); ++it) {
         const ArtifactRow& r = **it;
         const IterationTerms terms = iteration_terms(job, r.plan, r.allocation, refit.after.forward);
@@ -76,9 +95,12 @@ std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& v, c
         const double error = std::abs(predicted - r.iter_ms) / r.iter_ms;
         sum += error;
         max = std::max(max, error);
+        predictions.push_back(predicted);
+        measurements.push_back(r.iter_ms);
       }
       curve.avg_error.push_back(sum / curve.held_out);
       curve.max_error.push_back(max);
+      if (n == 0) curve.level_floor = level_corrected_error(predictions, measurements);
     }
     curves.push_back(std::move(curve));
   }
@@ -91,6 +113,7 @@ OnlineRefitReport online_refit(const std::vector<WorkloadValidation>& workloads,
   for (const WorkloadValidation& v : workloads)
     for (OnlineRefitCurve& c : online_refit_curves(v, options)) {
       if (c.avg_error.back() <= 0.5 * c.avg_error.front()) ++report.halved;
+      if (c.level_floor <= 0.5 * c.avg_error.front()) ++report.halvable;
       report.curves.push_back(std::move(c));
     }
   return report;

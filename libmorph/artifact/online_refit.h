@@ -6,6 +6,7 @@
 // family's remaining rows, which stay the same for every step.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,13 +32,22 @@ struct OnlineRefitCurve {
   // Index n: after n observations (0: the fitted model itself).
   std::vector<double> avg_error;  // mean |predicted - measured| / measured on the held-out rows
   std::vector<double> max_error;
+  // The fitted model's predictions of the held-out rows under the one factor that suits
+  // those rows best (chosen knowing them): the least error any refit reaches that only
+  // moves the family's level, whatever it observes.
+  double level_floor = 0;
 };
 
 struct OnlineRefitReport {
   OnlineRefitOptions options;
   std::vector<OnlineRefitCurve> curves;
-  int halved = 0;  // curves whose last average error is at most half the first
+  int halved = 0;    // curves whose last average error is at most half the first
+  int halvable = 0;  // curves whose level_floor is at most half their first average error
 };
+
+// min over c > 0 of mean_i |c p_i - m_i| / m_i, for predictions p and measurements m (> 0).
+// The mean is convex and piecewise linear in c, so its minimum is at some c = m_i / p_i.
+double level_corrected_error(std::span<const double> predicted, std::span<const double> measured);
 
 // The curves of one workload, in the order its families first appear in the trace.
 std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& workload,

@@ -24,6 +24,16 @@ TEST(OnlineRefit, OptionsValidateThemselves) {
   EXPECT_NE(error.find("held out"), std::string::npos) << error;
 }
 
+TEST(OnlineRefit, LevelCorrectedErrorIsTheBestSingleFactor) {
+  // c = 1: 0, 1/2, 3/4 -> 5/12; c = 2: 1, 0, 1/2 -> 1/2; c = 4: 3, 1, 0 -> 4/3
+  const std::vector<double> p{1, 1, 1}, m{1, 2, 4};
+  EXPECT_NEAR(level_corrected_error(p, m), 5.0 / 12, 1e-12);
+  // predictions off by one factor: the floor is 0
+  EXPECT_NEAR(level_corrected_error(std::vector<double>{2, 4, 6}, std::vector<double>{1, 2, 3}), 0, 1e-12);
+  EXPECT_THROW(level_corrected_error(std::vector<double>{1}, std::vector<double>{1, 2}), Error);
+  EXPECT_THROW(level_corrected_error(std::vector<double>{0}, std::vector<double>{1}), Error);
+}
+
 // On the artifact's bert workload: the curve starts at the fitted model's own errors on the
 // held-out rows, and every family with enough unseen rows has a curve.
 TEST(OnlineRefit, BertCurvesStartAtTheFittedModelAndHoldOutTheRest) {
@@ -61,6 +71,8 @@ TEST(OnlineRefit, BertCurvesStartAtTheFittedModelAndHoldOutTheRest) {
     }
     EXPECT_NEAR(c.avg_error.front(), sum / c.held_out, 1e-9) << c.family;
     EXPECT_NEAR(c.max_error.front(), max, 1e-9) << c.family;
+    EXPECT_LE(c.level_floor, c.avg_error.front() + 1e-12) << c.family;  // c = 1 is a candidate
+    EXPECT_GE(c.level_floor, 0);
     for (std::size_t n = 0; n < c.avg_error.size(); ++n) {
       EXPECT_TRUE(std::isfinite(c.avg_error[n]));
       EXPECT_LE(c.avg_error[n], c.max_error[n] + 1e-12);
