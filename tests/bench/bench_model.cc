@@ -1,4 +1,4 @@
-// Benchmarks of the performance model: one fit of the thirteen parameters on seven points,
+// Benchmarks of the performance model: one fit of the fifteen parameters on seven points,
 // and plan enumeration plus prediction on allocations of two GPU types. Ends with the
 // summary lines of `make bench-model`:
 //   fit: ms=<median ms for one fit>
