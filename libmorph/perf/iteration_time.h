@@ -100,6 +100,8 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
   const double a = x.ga_steps;
   // Morphling A.1's 1F1B critical path, of which only the share k_pipe is realised
   // (docs/models.md, "Pipelines"): k_pipe = 1 is A.1, 0 runs micro-batches one at a time.
+  // TP and PP plans run their kernels at k_fwd_mp times the profile's forward time
+  // ("Model-parallel kernels").
   r.forward_ms = (x.model_parallel ? k_fwd_mp : T(1)) *
                  (k_pipe * T(x.forward_ms) + (T(1) - k_pipe) * T(x.unpipelined_forward_ms));
   const T fwd_step = r.forward_ms / T(a);

@@ -1,6 +1,7 @@
 // The fittable parameters of the iteration-time model: the seven of Morphling (seed 001,
-// Table 5), four effective-bandwidth factors, two ZeRO-Offload terms and the pipeline's overlap (docs/models.md,
-// "Where the model departs from the appendix"), in units that keep values of order one.
+// Table 5), four effective-bandwidth factors, two ZeRO-Offload terms, the pipeline's
+// overlap and the model-parallel forward factor (docs/models.md, "Where the model departs
+// from the appendix"), in units that keep values of order one.
 #pragma once
 
 #include <array>
