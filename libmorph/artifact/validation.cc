@@ -62,14 +62,16 @@ std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows
   for (const ValidatedRow& r : rows)
     if (std::find(order.begin(), order.end(), r.family) == order.end()) order.push_back(r.family);
   std::vector<bool> taken(rows.size(), false);
+  auto candidate = [&](std::size_t i) {
+    return !taken[i] && rows[i].row.iter_ms > 0 && !rows[i].profiled && rows[i].in_scope;
+  };
   std::vector<std::size_t> chosen;
   for (int round = 0; round < k; ++round) {
     const std::string* family = nullptr;
     int fewest = 0;
     for (const std::string& f : order) {
       bool available = false;
-      for (std::size_t i = 0; i < rows.size() && !available; ++i)
-        available = !taken[i] && rows[i].family == f && rows[i].row.iter_ms > 0 && !rows[i].profiled;
+      for (std::size_t i = 0; i < rows.size() && !available; ++i) available = candidate(i) && rows[i].family == f;
       if (available && (family == nullptr || fitting[f] < fewest)) {
         family = &f;
         fewest = fitting[f];
@@ -78,8 +80,7 @@ std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows
     if (family == nullptr) break;
     std::vector<std::size_t> candidates;
     for (std::size_t i = 0; i < rows.size(); ++i)
-      if (!taken[i] && rows[i].family == *family && rows[i].row.iter_ms > 0 && !rows[i].profiled)
-        candidates.push_back(i);
+      if (candidate(i) && rows[i].family == *family) candidates.push_back(i);
     std::stable_sort(candidates.begin(), candidates.end(),
                      [&](std::size_t a, std::size_t b) { return rows[a].row.iter_ms < rows[b].row.iter_ms; });
     const std::size_t pick = candidates[(candidates.size() - 1) / 2];
@@ -139,6 +140,7 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
       row.violation = plan_violation(job, r.allocation, r.plan, config.memory);
       if (w.profile_global_batch == w.global_batch && !other_model)
         for (const ArtifactRow& p : profile) row.profiled = row.profiled || same_configuration(r, p);
+      row.in_scope = !options.paper_scope || in_paper_scope(v.model, r.allocation);
       row.row = std::move(r);
       v.rows.push_back(std::move(row));
     }
@@ -178,6 +180,10 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
   return v;
 }
 
+bool in_paper_scope(const ModelSpec& model, const Allocation& allocation) {
+  return model.params >= 1e9 || allocation.nodes.size() == 1;
+}
+
 ValidationReport validate_artifact(const std::string& artifact_dir, const ArtifactSpec& spec, const Catalog& catalog,
                                    const MorphConfig& config, const ValidationOptions& options) {
   if (!std::filesystem::is_directory(artifact_dir + "/profile") || !std::filesystem::is_directory(artifact_dir + "/traces"))
@@ -194,11 +200,13 @@ ValidationReport validate_artifact(const std::string& artifact_dir, const Artifa
         fit_workload(artifact_dir + "/profile/" + w.profile, traces, w, spec, catalog, config, options);
     std::vector<std::string> order;
     std::map<std::string, FamilyError> families;
-    for (const ValidatedRow& r : v.rows) {
+    for (ValidatedRow& r : v.rows) {
       const bool measured = r.row.iter_ms > 0;
       ++report.feasibility_rows;
       if (measured == r.violation.empty()) ++report.feasibility_agree;
       if (!measured || r.used_for_fit || (r.profiled && !options.in_sample)) continue;
+      if (!r.in_scope) continue;
+      r.scored = true;
       FamilyError& f = families[r.family];
       if (f.points == 0) {
         order.push_back(r.family);

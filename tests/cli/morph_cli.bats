@@ -644,6 +644,24 @@ JSON
   [[ "$last" != *"recommended"* ]] || fail "K=0 is not the recommended K: $last"
 }
 
+@test "validate --paper-scope: models under 1B parameters only on one node, larger ones everywhere" {
+  require_artifact
+  require_jq
+  morph --json validate --artifact "$ARTIFACT" --paper-scope
+  assert_ok
+  local f
+  f=$(save_json validate-paper)
+  jq_true "$f" '.paper_scope == true and .points > 200 and .points < 471'
+  jq_true "$f" '.overall | test("the paper.s scope")'
+  jq_true "$f" '([.workloads[].rows[] | select(.scored)] | length) == .points'
+  # Scored and fitted rows of ViT, RoBERTa and BERT sit on one node (a one-digit placement).
+  jq_true "$f" '[.workloads[] | select(.name == "vit" or .name == "roberta" or .name == "bert") | .rows[]
+                 | select(.scored or .used_for_fit) | .placement | length] | all(. == 1)'
+  jq_true "$f" '[.workloads[] | select(.name == "t5") | .rows[] | select(.scored) | .placement | length] | any(. > 1)'
+  morph validate --artifact "$ARTIFACT" --paper-scope --online
+  assert_morph_error --online --paper-scope
+}
+
 @test "validate: a folder that is not the artifact" {
   morph validate --artifact "$BATS_TEST_TMPDIR"
   assert_morph_error "$BATS_TEST_TMPDIR" 'not a Morphling artifact'

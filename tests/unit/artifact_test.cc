@@ -125,6 +125,28 @@ TEST(ExtraRows, TiesGoToTheFamilyFirstInTheTrace) {
   EXPECT_EQ(k[1], 3u);  // then GC: lower median of 10, 30
 }
 
+TEST(ExtraRows, RowsOutOfScopeAreNeverChosen) {
+  std::vector<ValidatedRow> rows{row("GC", 10), row("GC", 20), row("GC", 30)};
+  rows[1].in_scope = false;
+  const std::vector<std::size_t> k = select_extra_rows(rows, {}, 1);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0], 0u);  // lower median of 10 and 30; 20, the median of all three, is out
+}
+
+TEST(PaperScope, ModelsUnderOneBillionParametersOnOneNodeOnly) {
+  const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
+  const Allocation one = parse_gpus_spec("8xa800", config.cluster, "test");
+  const Allocation two = parse_gpus_spec("2x4xa800", config.cluster, "test");
+  ModelSpec small;
+  small.params = 0.999e9;
+  ModelSpec large;
+  large.params = 1e9;
+  EXPECT_TRUE(in_paper_scope(small, one));
+  EXPECT_FALSE(in_paper_scope(small, two));
+  EXPECT_TRUE(in_paper_scope(large, one));
+  EXPECT_TRUE(in_paper_scope(large, two));
+}
+
 TEST(ArtifactData, TraceFeasibilityMatchesTheMemoryModel) {
   MORPH_REQUIRE_ARTIFACT(dir);
   const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
@@ -164,6 +186,32 @@ TEST(ArtifactData, ValidationCoversEveryWorkloadAndStaysNearItsRecord) {
   }
   EXPECT_GE(r.feasibility_agree, r.feasibility_rows - 4);
   EXPECT_THROW(validate_artifact(test::source_dir(), spec, catalog, config, options), Error);
+}
+
+TEST(ArtifactData, PaperScopeFitsAndScoresOnlyTable2sConfigurations) {
+  MORPH_REQUIRE_ARTIFACT(dir);
+  const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
+  const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
+  const ArtifactSpec spec = load_artifact_spec(test::source_dir() + "/share/morphling-artifact.json");
+  ValidationOptions options;
+  options.extra_rows = 3;
+  const int all = validate_artifact(dir, spec, catalog, config, options).points;
+  options.paper_scope = true;
+  const ValidationReport r = validate_artifact(dir, spec, catalog, config, options);
+  EXPECT_GT(r.points, 200);
+  EXPECT_LT(r.points, all);
+  int scored = 0, cross_node_small = 0, large = 0;
+  for (const WorkloadValidation& v : r.workloads)
+    for (const ValidatedRow& row : v.rows) {
+      EXPECT_EQ(row.in_scope, in_paper_scope(v.model, row.row.allocation)) << row.row.source;
+      if (!row.in_scope) EXPECT_FALSE(row.used_for_fit || row.scored) << row.row.source;
+      scored += row.scored;
+      large += row.scored && v.model.params >= 1e9;
+      cross_node_small += !row.in_scope && row.row.iter_ms > 0;
+    }
+  EXPECT_EQ(scored, r.points);
+  EXPECT_GT(large, 0);             // T5, GPT-2, LLaMA: every placement
+  EXPECT_GT(cross_node_small, 0);  // ViT, RoBERTa, BERT across nodes: left out
 }
 
 }  // namespace

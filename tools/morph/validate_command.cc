@@ -23,6 +23,7 @@ struct ValidateArgs {
   bool in_sample = false;
   bool rows = false;
   bool online = false;
+  bool paper_scope = false;
   double prior_weight = kDefaultPriorWeight;
 };
 
@@ -73,7 +74,9 @@ std::string overall_line(const ValidationReport& r) {
       ? "in-sample: fitted on every trace row"
       : fmt::format("K={} extra rows per workload{}", r.options.extra_rows,
                     r.options.extra_rows == kRecommendedExtraRows ? ", the recommended K" : "");
-  return fmt::format("overall: avg {:.2f}% max {:.2f}% over {} points ({})", 100 * r.avg, 100 * r.max, r.points, how);
+  const std::string scope = r.options.paper_scope ? "; the paper's scope: one node for models under 1B parameters" : "";
+  return fmt::format("overall: avg {:.2f}% max {:.2f}% over {} points ({}{})", 100 * r.avg, 100 * r.max, r.points, how,
+                     scope);
 }
 
 void run_validate(Context& context, const ValidateArgs& args) {
@@ -81,12 +84,13 @@ void run_validate(Context& context, const ValidateArgs& args) {
   ValidationOptions options;
   options.extra_rows = args.extra;
   options.in_sample = args.in_sample;
+  options.paper_scope = args.paper_scope;
   const ArtifactSpec spec = load_artifact_spec(context.spec_path);
   const ValidationReport report = validate_artifact(args.artifact, spec, context.catalog(), context.config(), options);
   if (args.online) return print_online(context, args, report);
 
   if (context.json) {
-    nlohmann::json j{{"extra_rows", args.extra}, {"in_sample", args.in_sample}, {"points", report.points},
+    nlohmann::json j{{"extra_rows", args.extra}, {"in_sample", args.in_sample}, {"paper_scope", args.paper_scope}, {"points", report.points},
                      {"avg_error", report.avg}, {"max_error", report.max}, {"notes", report.notes},
                      {"feasibility_rows", report.feasibility_rows}, {"feasibility_agree", report.feasibility_agree},
                      {"overall", overall_line(report)}};
@@ -101,16 +105,18 @@ void run_validate(Context& context, const ValidateArgs& args) {
         wj["rows"].push_back({{"source", r.row.source}, {"exec_plan", r.row.exec_plan}, {"placement", r.row.placement},
                               {"family", r.family}, {"measured_ms", r.row.iter_ms}, {"predicted_ms", r.predicted_ms},
                               {"error", r.error}, {"used_for_fit", r.used_for_fit}, {"profiled", r.profiled},
+                              {"scored", r.scored},
                               {"violation", r.violation}});
       j["workloads"].push_back(wj);
     }
     std::cout << j.dump(2) << '\n';
     return;
   }
-  std::cout << fmt::format("Morphling artifact {}: each workload fitted on its profile{}; errors on the other trace rows\n\n",
+  std::cout << fmt::format("Morphling artifact {}: each workload fitted on its profile{}; errors on the other trace rows{}\n\n",
                            args.artifact,
                            args.in_sample ? " and every trace row (in-sample)"
-                                          : fmt::format(" + {} trace rows", args.extra));
+                                          : fmt::format(" + {} trace rows", args.extra),
+                           args.paper_scope ? " in the paper's scope" : "");
   Table table({"workload", "family", "n", "avg%", "max%", "worst"});
   for (const FamilyError& f : report.families)
     table.add({f.workload, f.family, std::to_string(f.points), percent(f.avg), percent(f.max), f.worst});
@@ -120,7 +126,11 @@ void run_validate(Context& context, const ValidateArgs& args) {
     Table rows({"workload", "row", "family", "measured", "predicted", "error%", "status"});
     for (const WorkloadValidation& v : report.workloads)
       for (const ValidatedRow& r : v.rows) {
-        std::string status = r.used_for_fit ? "fitted" : r.profiled ? "profiled" : r.row.iter_ms <= 0 ? "did not run" : "";
+        std::string status = r.used_for_fit ? "fitted"
+                             : r.profiled ? "profiled"
+                             : r.row.iter_ms <= 0 ? "did not run"
+                             : !r.scored ? "outside the paper's scope"
+                                         : "";
         if (!r.violation.empty()) status += (status.empty() ? "" : "; ") + ("morph: " + r.violation);
         rows.add({v.workload.name, r.row.exec_plan + "," + r.row.placement, r.family, millis(r.row.iter_ms),
                   r.row.iter_ms > 0 ? millis(r.predicted_ms) : "-",
@@ -152,6 +162,9 @@ void add_validate_command(CLI::App& app, Context& context) {
       cmd->add_flag("--online", args->online, "the online-refit curve: refit to 0..3 unseen rows per family")
           ->excludes(rows);
   cmd->get_option("--in-sample")->excludes(online);
+  cmd->add_flag("--paper-scope", args->paper_scope,
+                "score only the configurations of the paper's Table 2: one node for models under 1B parameters")
+      ->excludes(online);
   cmd->add_option("--prior-weight", args->prior_weight, "weight of the prior around the fitted parameters (--online)")
       ->capture_default_str()->check(CLI::Range(0.0, 1e6))->needs(online);
   cmd->callback([&context, args] { run_validate(context, *args); });
