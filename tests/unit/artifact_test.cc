@@ -175,9 +175,9 @@ TEST(ArtifactData, ValidationCoversEveryWorkloadAndStaysNearItsRecord) {
   const ValidationReport r = validate_artifact(dir, spec, catalog, config, options);
   EXPECT_EQ(r.workloads.size(), spec.workloads.size());
   EXPECT_GT(r.points, 450);
-  // Regression guard around docs/validation.md (20.5% at K=3): a change that makes the
+  // Regression guard around docs/validation.md (17.41% at K=3): a change that makes the
   // model worse on the artifact fails here.
-  EXPECT_LT(r.avg, 0.22);
+  EXPECT_LT(r.avg, 0.19);
   // Rows used for fitting or profiled are never scored.
   for (const WorkloadValidation& v : r.workloads) {
     int fitted = 0;
@@ -204,7 +204,9 @@ TEST(ArtifactData, PaperScopeFitsAndScoresOnlyTable2sConfigurations) {
   for (const WorkloadValidation& v : r.workloads)
     for (const ValidatedRow& row : v.rows) {
       EXPECT_EQ(row.in_scope, in_paper_scope(v.model, row.row.allocation)) << row.row.source;
-      if (!row.in_scope) EXPECT_FALSE(row.used_for_fit || row.scored) << row.row.source;
+      if (!row.in_scope) {
+        EXPECT_FALSE(row.used_for_fit || row.scored) << row.row.source;
+      }
       scored += row.scored;
       large += row.scored && v.model.params >= 1e9;
       cross_node_small += !row.in_scope && row.row.iter_ms > 0;
