@@ -204,8 +204,7 @@ ValidationReport validate_artifact(const std::string& artifact_dir, const Artifa
       const bool measured = r.row.iter_ms > 0;
       ++report.feasibility_rows;
       if (measured == r.violation.empty()) ++report.feasibility_agree;
-      if (!measured || r.used_for_fit || (r.profiled && !options.in_sample)) continue;
-      if (!r.in_scope) continue;
+      if (!measured || r.used_for_fit || (r.profiled && !options.in_sample) || !r.in_scope) continue;
       r.scored = true;
       FamilyError& f = families[r.family];
       if (f.points == 0) {

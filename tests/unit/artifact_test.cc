@@ -147,14 +147,19 @@ TEST(PaperScope, ModelsUnderOneBillionParametersOnOneNodeOnly) {
   EXPECT_TRUE(in_paper_scope(large, two));
 }
 
+// The project's configuration, catalog and description of the artifact's runs.
+struct ProjectFiles {
+  MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
+  Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
+  ArtifactSpec spec = load_artifact_spec(test::source_dir() + "/share/morphling-artifact.json");
+};
+
 TEST(ArtifactData, TraceFeasibilityMatchesTheMemoryModel) {
   MORPH_REQUIRE_ARTIFACT(dir);
-  const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
-  const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
-  const ArtifactSpec spec = load_artifact_spec(test::source_dir() + "/share/morphling-artifact.json");
-  const ArtifactWorkload& w = *spec.find("llama7b-bsz16");
+  const ProjectFiles f;
+  const ArtifactWorkload& w = *f.spec.find("llama7b-bsz16");
   const WorkloadValidation v = fit_workload(dir + "/profile/" + w.profile, {dir + "/traces/llama7b_bsz16/placements.csv"},
-                                            w, spec, catalog, config, ValidationOptions{});
+                                            w, f.spec, f.catalog, f.config, ValidationOptions{});
   ASSERT_EQ(v.rows.size(), 21u);
   int failed = 0;
   for (const ValidatedRow& r : v.rows) {
@@ -167,13 +172,11 @@ TEST(ArtifactData, TraceFeasibilityMatchesTheMemoryModel) {
 
 TEST(ArtifactData, ValidationCoversEveryWorkloadAndStaysNearItsRecord) {
   MORPH_REQUIRE_ARTIFACT(dir);
-  const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
-  const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
-  const ArtifactSpec spec = load_artifact_spec(test::source_dir() + "/share/morphling-artifact.json");
+  const ProjectFiles f;
   ValidationOptions options;
   options.extra_rows = 3;
-  const ValidationReport r = validate_artifact(dir, spec, catalog, config, options);
-  EXPECT_EQ(r.workloads.size(), spec.workloads.size());
+  const ValidationReport r = validate_artifact(dir, f.spec, f.catalog, f.config, options);
+  EXPECT_EQ(r.workloads.size(), f.spec.workloads.size());
   EXPECT_GT(r.points, 450);
   // Regression guard around docs/validation.md (17.41% at K=3): a change that makes the
   // model worse on the artifact fails here.
@@ -185,19 +188,17 @@ TEST(ArtifactData, ValidationCoversEveryWorkloadAndStaysNearItsRecord) {
     EXPECT_LE(fitted, 3) << v.workload.name;
   }
   EXPECT_GE(r.feasibility_agree, r.feasibility_rows - 4);
-  EXPECT_THROW(validate_artifact(test::source_dir(), spec, catalog, config, options), Error);
+  EXPECT_THROW(validate_artifact(test::source_dir(), f.spec, f.catalog, f.config, options), Error);
 }
 
 TEST(ArtifactData, PaperScopeFitsAndScoresOnlyTable2sConfigurations) {
   MORPH_REQUIRE_ARTIFACT(dir);
-  const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
-  const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
-  const ArtifactSpec spec = load_artifact_spec(test::source_dir() + "/share/morphling-artifact.json");
+  const ProjectFiles f;
   ValidationOptions options;
   options.extra_rows = 3;
-  const int all = validate_artifact(dir, spec, catalog, config, options).points;
+  const int all = validate_artifact(dir, f.spec, f.catalog, f.config, options).points;
   options.paper_scope = true;
-  const ValidationReport r = validate_artifact(dir, spec, catalog, config, options);
+  const ValidationReport r = validate_artifact(dir, f.spec, f.catalog, f.config, options);
   EXPECT_GT(r.points, 200);
   EXPECT_LT(r.points, all);
   int scored = 0, cross_node_small = 0, large = 0;

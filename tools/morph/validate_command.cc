@@ -90,8 +90,8 @@ void run_validate(Context& context, const ValidateArgs& args) {
   if (args.online) return print_online(context, args, report);
 
   if (context.json) {
-    nlohmann::json j{{"extra_rows", args.extra}, {"in_sample", args.in_sample}, {"paper_scope", args.paper_scope}, {"points", report.points},
-                     {"avg_error", report.avg}, {"max_error", report.max}, {"notes", report.notes},
+    nlohmann::json j{{"extra_rows", args.extra}, {"in_sample", args.in_sample}, {"paper_scope", args.paper_scope},
+                     {"points", report.points}, {"avg_error", report.avg}, {"max_error", report.max}, {"notes", report.notes},
                      {"feasibility_rows", report.feasibility_rows}, {"feasibility_agree", report.feasibility_agree},
                      {"overall", overall_line(report)}};
     for (const FamilyError& f : report.families)
@@ -105,8 +105,7 @@ void run_validate(Context& context, const ValidateArgs& args) {
         wj["rows"].push_back({{"source", r.row.source}, {"exec_plan", r.row.exec_plan}, {"placement", r.row.placement},
                               {"family", r.family}, {"measured_ms", r.row.iter_ms}, {"predicted_ms", r.predicted_ms},
                               {"error", r.error}, {"used_for_fit", r.used_for_fit}, {"profiled", r.profiled},
-                              {"scored", r.scored},
-                              {"violation", r.violation}});
+                              {"scored", r.scored}, {"violation", r.violation}});
       j["workloads"].push_back(wj);
     }
     std::cout << j.dump(2) << '\n';
