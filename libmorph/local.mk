@@ -52,6 +52,7 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/perf/perf_model.h \
 	%reldir%/perf/perf_store.h %reldir%/perf/perf_store.cc \
 	%reldir%/perf/fit.h %reldir%/perf/fit.cc \
+	%reldir%/perf/informative_points.h %reldir%/perf/informative_points.cc \
 	%reldir%/perf/profile_sampling.h %reldir%/perf/profile_sampling.cc \
 	%reldir%/hetero/jabas_profile.h %reldir%/hetero/jabas_profile.cc \
 	%reldir%/hetero/allreduce_model.h %reldir%/hetero/allreduce_model.cc \

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/perf/informative_points.h"
 #include "libmorph/planner/plan_search.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
@@ -55,40 +56,14 @@ MeasuredPoint measured_point(const ArtifactRow& row, const Workload& job, const 
 }  // namespace
 
 std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows,
-                                           const std::vector<ArtifactRow>& profile, int k) {
-  std::map<std::string, int> fitting;
-  std::vector<std::string> order;
-  for (const ArtifactRow& r : profile) ++fitting[plan_family(r.plan)];
-  for (const ValidatedRow& r : rows)
-    if (std::find(order.begin(), order.end(), r.family) == order.end()) order.push_back(r.family);
-  std::vector<bool> taken(rows.size(), false);
-  auto candidate = [&](std::size_t i) {
-    return !taken[i] && rows[i].row.iter_ms > 0 && !rows[i].profiled && rows[i].in_scope;
-  };
-  std::vector<std::size_t> chosen;
-  for (int round = 0; round < k; ++round) {
-    const std::string* family = nullptr;
-    int fewest = 0;
-    for (const std::string& f : order) {
-      bool available = false;
-      for (std::size_t i = 0; i < rows.size() && !available; ++i) available = candidate(i) && rows[i].family == f;
-      if (available && (family == nullptr || fitting[f] < fewest)) {
-        family = &f;
-        fewest = fitting[f];
-      }
-    }
-    if (family == nullptr) break;
-    std::vector<std::size_t> candidates;
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      if (candidate(i) && rows[i].family == *family) candidates.push_back(i);
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [&](std::size_t a, std::size_t b) { return rows[a].row.iter_ms < rows[b].row.iter_ms; });
-    const std::size_t pick = candidates[(candidates.size() - 1) / 2];
-    taken[pick] = true;
-    chosen.push_back(pick);
-    ++fitting[*family];
-  }
-  return chosen;
+                                           const std::vector<IterationTerms>& row_terms,
+                                           const std::vector<MeasuredPoint>& profile_points,
+                                           const PerfParams& profile_fit, double prior_weight, int k) {
+  std::vector<bool> eligible;
+  for (const ValidatedRow& r : rows) eligible.push_back(r.row.iter_ms > 0 && !r.profiled && r.in_scope);
+  std::vector<IterationTerms> fitted;
+  for (const MeasuredPoint& p : profile_points) fitted.push_back(p.terms);
+  return most_informative(fitted, row_terms, eligible, profile_fit, prior_weight, k);
 }
 
 WorkloadValidation fit_workload(const std::string& profile_dir, const std::vector<std::string>& trace_files,
@@ -153,8 +128,15 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
   if (options.in_sample) {
     for (std::size_t i = 0; i < v.rows.size(); ++i)
       if (v.rows[i].row.iter_ms > 0) extra.push_back(i);
-  } else {
-    extra = select_extra_rows(v.rows, profile, options.extra_rows);
+  } else if (options.extra_rows > 0) {
+    // Rows are chosen where the profile's own fit is least sure (the profile's points
+    // alone, as `morph fit --profile` fits them; defaults without a profile).
+    const PerfParams profile_fit = points.empty() ? PerfParams{} : fit_perf_params(points).params;
+    std::vector<IterationTerms> row_terms(v.rows.size());
+    for (std::size_t i = 0; i < v.rows.size(); ++i)
+      if (v.rows[i].row.iter_ms > 0)
+        row_terms[i] = iteration_terms(job, v.rows[i].row.plan, v.rows[i].row.allocation, v.forward);
+    extra = select_extra_rows(v.rows, row_terms, points, profile_fit, options.prior_weight, options.extra_rows);
   }
   for (std::size_t i : extra) {
     v.rows[i].used_for_fit = !options.in_sample;

@@ -73,12 +73,15 @@ struct ValidationReport {
 // with changing DP/TP/PP sizes using more GPUs", every placement.
 bool in_paper_scope(const ModelSpec& model, const Allocation& allocation);
 
-// K extra rows, chosen deterministically: repeatedly take the Table 2 family with the
-// fewest fitting rows so far (ties: first in the trace), and from it the row with the
-// median measured iteration time (ties: first in the trace). Only measured, not profiled
-// rows in scope are candidates. Returns indices into `rows`.
+// K extra rows, chosen deterministically and blind to their measurements: the rows the
+// profile's own fit predicts least surely (most_informative(), the prior of the fits
+// with extra rows), each chosen after those before it. Only measured, not profiled rows
+// in scope are candidates. `row_terms` are the rows' iteration terms; returns indices
+// into `rows`.
 std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows,
-                                           const std::vector<ArtifactRow>& profile, int k);
+                                           const std::vector<IterationTerms>& row_terms,
+                                           const std::vector<MeasuredPoint>& profile_points,
+                                           const PerfParams& profile_fit, double prior_weight, int k);
 
 // Fits one workload on `profile_dir` (config.csv + data.csv) plus K rows of `trace_files`,
 // and predicts every trace row.

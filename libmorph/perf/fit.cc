@@ -36,8 +36,12 @@ struct PointResidual {
   int count() const { return 1 + (point->backward_sync_ms > 0) + (point->optimizer_ms > 0); }
 };
 
-// Online refit: prior_weight * log((k + f) / (k_start + f)) per parameter, with a floor
-// f of a thousandth of the parameter's range so that a parameter may reach zero.
+// The odd-placement stall (docs/models.md, "Odd placements") has no prior: its default,
+// 0, is no belief about a model. It is fitted only where the points tell it from k_net.
+constexpr std::size_t kOdd = 15;
+
+// Online refit: prior_weight * log((k + f) / (k_start + f)) per parameter but k_odd, with
+// the floor f of prior_floor() so that a parameter may reach zero.
 struct PriorResidual {
   double start;
   double floor;
@@ -51,6 +55,7 @@ struct PriorResidual {
 
 std::array<bool, kN> informed(std::span<const MeasuredPoint> points) {
   std::array<bool, kN> used{};
+  bool odd = false, even = false;
   used[0] = used[6] = true;  // k_bwd, k_const
   for (const MeasuredPoint& p : points) {
     const IterationTerms& x = p.terms;
@@ -60,12 +65,17 @@ std::array<bool, kN> informed(std::span<const MeasuredPoint> points) {
     if ((x.dp_ms > 0 && x.dp_net) || (x.tp_ms > 0 && x.tp_net) || (x.pp_ms > 0 && x.pp_net)) used[10] = true;
     if (x.unpipelined_forward_ms != x.forward_ms) used[13] = true;
     if (x.model_parallel) used[14] = true;
+    odd = odd || x.odd_placement;
+    even = even || (x.dp_ms > 0 && x.dp_net && !x.offload && !x.odd_placement);
     if (x.offload) {
       used[3] = used[4] = used[5] = used[9] = used[11] = used[12] = true;
     } else if (x.opt_mparams > 0) {
       used[2] = true;
     }
   }
+  // The odd-placement stall is told apart from k_net only beside a data-parallel group
+  // across nodes that synchronises on the GPUs without one.
+  used[kOdd] = odd && even;
   return used;
 }
 
@@ -79,11 +89,12 @@ Solved solve_from(std::span<const MeasuredPoint> points, const std::array<bool, 
                   std::array<double, kN> k, const std::array<double, kN>& prior, const FitOptions& options) {
   ceres::Problem problem;
   if (options.prior_weight > 0)
-    for (std::size_t i = 0; i < kN; ++i)
-      problem.AddResidualBlock(
-          new ceres::AutoDiffCostFunction<PriorResidual, 1, 1>(new PriorResidual{
-              prior[i], 1e-3 * (perf_param_info()[i].upper - perf_param_info()[i].lower), options.prior_weight}),
-          nullptr, &k[i]);
+    for (std::size_t i = 0; i < kN; ++i) {
+      if (i == kOdd) continue;
+      problem.AddResidualBlock(new ceres::AutoDiffCostFunction<PriorResidual, 1, 1>(
+                                   new PriorResidual{prior[i], prior_floor(i), options.prior_weight}),
+                               nullptr, &k[i]);
+    }
   for (const MeasuredPoint& p : points) {
     auto* functor = new PointResidual{&p};
     const int residuals = functor->count();
@@ -132,8 +143,11 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
       throw Error(fmt::format("fit: point {} has no forward time", p.label));
   }
   auto used = informed(points);
-  if (options.prior_weight > 0)
-used.fill(true);
+  if (options.prior_weight > 0) {
+    const bool odd = used[kOdd];  // has no prior
+    used.fill(true);
+    used[kOdd] = odd;
+  }
   const auto& info = perf_param_info();
 
   // The overlap exponents make the problem non-convex (a start with too little overlap

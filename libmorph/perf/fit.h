@@ -40,9 +40,10 @@ struct FitResult {
   bool converged = false;
 };
 
-// With a prior every parameter is informed by it and none is held. Parameters that no
-// point informs (no offloading point for k_opt_off, k_off, k_swap; no
-// DP communication for k_sync; ...) are held at the start values. `start` is the warm
+// With a prior every parameter but k_odd is informed by it and none is held. Parameters
+// that no point informs (no offloading point for k_opt_off, k_off, k_swap; no
+// DP communication for k_sync; no odd placement beside an even one across nodes for
+// k_odd; ...) are held at the start values. `start` is the warm
 // start for online refits (default: PerfParams{}). Throws when `points` is empty or holds
 // a non-positive measurement.
 FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOptions& options = {},

@@ -13,6 +13,13 @@ double ms(double bytes, double bandwidth_Bps) { return bytes > 0 ? bytes / bandw
 
 }  // namespace
 
+bool has_odd_placement(const Allocation& a) {
+  const auto odd = [](const NodeShare& n) { return n.gpus % 2 == 1; };
+  const auto one = [](const NodeShare& n) { return n.gpus == 1; };
+  return a.nodes.size() > 1 && std::any_of(a.nodes.begin(), a.nodes.end(), odd) &&
+         !std::all_of(a.nodes.begin(), a.nodes.end(), one);
+}
+
 double critical_path_samples(std::int64_t global_batch, const ExecutionPlan& p) {
   const double m = p.micro_batches;
   // Morphling A.1: T_fwd = t_p g_p / p (m + p - 1) for PP; linear in per-GPU batch and shard.
@@ -56,11 +63,13 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   if (p.zero_stage >= 1 && p.zero_stage <= 2) x.dp_ms = x.gather_ms = x.dp_ms / 2;
   // Morphling A.1: V_tp = 4 * 2 (t-1) b s h l / (d t)
   x.tp_ms = ms(kActivationBytes * 8 * (t - 1) * b * s * h * l / (d * t), bw.tp_Bps);
-  // Morphling A.1: V_pp = 2 p b s h / (d t)
-  x.pp_ms = pp > 1 ? ms(kActivationBytes * 2 * pp * b * s * h / (d * t), bw.pp_Bps) : 0;
+  // Morphling A.1: V_pp = 2 p b s h / (d t); every TP rank sends its stage's whole
+  // activations, so without the 1/t (docs/models.md, "Pipelines").
+  x.pp_ms = pp > 1 ? ms(kActivationBytes * 2 * pp * b * s * h / d, bw.pp_Bps) : 0;
   x.dp_net = d > 1 && bw.dp_crosses_nodes;
   x.tp_net = t > 1 && bw.tp_crosses_nodes;
   x.pp_net = pp > 1 && bw.pp_crosses_nodes;
+  x.odd_placement = x.dp_net && !p.offload && has_odd_placement(a);
 
   const double mparams = P / 1e6;
   x.offload = p.offload;

@@ -41,6 +41,9 @@ struct IterationTerms {
   bool dp_net = false;            // the group crosses nodes
   bool tp_net = false;
   bool pp_net = false;
+  // The DP group crosses nodes, some node holds an odd number of the job's GPUs and not
+  // every node holds one; GPU-resident synchronisation only (docs/models.md, "Odd placements").
+  bool odd_placement = false;
   bool offload = false;
   double opt_mparams = 0;         // P / x, million parameters updated by one GPU
   double opt_off_mparams_per_cpu = 0;  // P / (d c) for ZeRO-Offload
@@ -54,6 +57,10 @@ IterationTerms iteration_terms(const Workload& workload, const ExecutionPlan& pl
 IterationTerms iteration_terms(const Workload& workload, const ExecutionPlan& plan,
                                const Allocation& allocation, const ForwardModel& forward,
                                const CommBandwidths& bandwidths);
+
+// More than one node, some with an odd number of GPUs, not one GPU on every node: the
+// placements on which the artifact's ViT and T5 traces stall (docs/models.md, "Odd placements").
+bool has_odd_placement(const Allocation& allocation);
 
 // Whole-model samples that one GPU pushes through its critical path per iteration:
 // B / (d t p) scaled by the 1F1B fill and drain (m + p - 1) / m.
@@ -89,6 +96,7 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
   const T& k_const_off = k[12];
   const T& k_pipe = k[13];
   const T& k_fwd_mp = k[14];
+  const T& k_odd = k[15];
   // docs/models.md, "Fitted bandwidths": measured over modelled transfer times; a group
   // across nodes takes the network's factor.
   const T& k_dp_group = x.dp_net ? k_net : k_dp;
@@ -128,8 +136,9 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
     r.opt_ms = k_opt * T(x.opt_mparams);
     r.oo_ms = r.opt_ms + t_gather;
   }
-  // Morphling Eq. (1): T_iter = T_cc + T_oo + k_const, and offloading's own constant
-  r.iter_ms = r.cc_ms + r.oo_ms + k_const + (x.offload ? k_const_off : T(0));
+  // Morphling Eq. (1): T_iter = T_cc + T_oo + k_const, offloading's own constant and the
+  // stall of odd placements
+  r.iter_ms = r.cc_ms + r.oo_ms + k_const + (x.offload ? k_const_off : T(0)) + (x.odd_placement ? k_odd : T(0));
   return r;
 }
 

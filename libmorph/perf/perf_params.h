@@ -1,6 +1,6 @@
 // The fittable parameters of the iteration-time model: the seven of Morphling (seed 001,
 // Table 5), four effective-bandwidth factors, two ZeRO-Offload terms, the pipeline's
-// overlap and the model-parallel forward factor (docs/models.md, "Where the model departs
+// overlap, the model-parallel forward factor and the odd-placement stall (docs/models.md, "Where the model departs
 // from the appendix"), in units that keep values of order one.
 #pragma once
 
@@ -27,8 +27,9 @@ struct PerfParams {
   double k_const_off = 0.0;  // ZeRO-Offload's own constant per-iteration overhead, ms
   double k_pipe = 1.0;       // share of 1F1B's overlap of micro-batches across stages
   double k_fwd_mp = 1.0;     // forward time of model-parallel plans over the profile's
+  double k_odd_ms = 0.0;     // DP synchronisation across nodes with an odd GPU count on one, ms
 
-  static constexpr std::size_t kCount = 15;
+  static constexpr std::size_t kCount = 16;
   std::array<double, kCount> to_array() const;
   static PerfParams from_array(const double* values);
 };
@@ -42,6 +43,10 @@ struct PerfParamInfo {
 
 // Names, units and the bounds the fitter keeps each parameter in.
 const std::array<PerfParamInfo, PerfParams::kCount>& perf_param_info();
+
+// The scale on which the fit's prior and the choice of informative rows measure
+// parameter i: log(k + floor), the floor a thousandth of the range, so that k may reach 0.
+double prior_floor(std::size_t i);
 
 std::string to_string(const PerfParams& params);
 

@@ -95,42 +95,34 @@ TEST(ArtifactPlan, FamiliesAndCombinations) {
   EXPECT_EQ(artifact_plan("ga", 48, 64, w, "t").global_batch(), 48);
 }
 
-ValidatedRow row(const std::string& family, double iter_ms, bool profiled = false) {
+ValidatedRow row(double iter_ms, bool profiled = false, bool in_scope = true) {
   ValidatedRow r;
-  r.family = family;
   r.row.iter_ms = iter_ms;
   r.profiled = profiled;
+  r.in_scope = in_scope;
   return r;
 }
 
-TEST(ExtraRows, FewestFittedFamilyFirstThenMedianRow) {
-  std::vector<ValidatedRow> rows{row("DP", 5),  row("GC", 30), row("GC", 10), row("GC", 20),
-                                 row("GC", 0), row("DP", 7, true), row("DP", 6)};
-  std::vector<ArtifactRow> profile(2);  // two DP profile runs
-  const std::vector<std::size_t> k1 = select_extra_rows(rows, profile, 1);
-  ASSERT_EQ(k1.size(), 1u);
-  EXPECT_EQ(k1[0], 3u);  // GC has no fitting rows; median of 10, 20, 30 (the 0 did not run)
-  const std::vector<std::size_t> k3 = select_extra_rows(rows, profile, 3);
-  ASSERT_EQ(k3.size(), 3u);
-  EXPECT_EQ(k3[1], 2u);  // GC again (1 < 2 DP rows): lower median of 10, 30
-  EXPECT_EQ(k3[2], 0u);  // 2 GC and 2 DP: the tie goes to DP, first in the trace; row 5 is
-                         // profiled, so the lower median of 5 and 6
+IterationTerms dp_terms(const char* spec) {
+  const Workload w{ModelSpec{"m", 2, 1000, 10, 100, 0, 1e8}, 8, 100};
+  return iteration_terms(w, test::make_plan(4, 1, 1, 2, 1, 1), parse_gpus_spec(spec, test::test_cluster(), "--gpus"),
+                         ForwardModel{0, 10, 1});
 }
 
-TEST(ExtraRows, TiesGoToTheFamilyFirstInTheTrace) {
-  std::vector<ValidatedRow> rows{row("DP", 5), row("GC", 30), row("DP", 6), row("GC", 10)};
-  const std::vector<std::size_t> k = select_extra_rows(rows, {}, 2);
-  ASSERT_EQ(k.size(), 2u);
-  EXPECT_EQ(k[0], 0u);  // DP first (both have none); median (lower) of 5, 6 is 5
-  EXPECT_EQ(k[1], 3u);  // then GC: lower median of 10, 30
-}
-
-TEST(ExtraRows, RowsOutOfScopeAreNeverChosen) {
-  std::vector<ValidatedRow> rows{row("GC", 10), row("GC", 20), row("GC", 30)};
-  rows[1].in_scope = false;
-  const std::vector<std::size_t> k = select_extra_rows(rows, {}, 1);
-  ASSERT_EQ(k.size(), 1u);
-  EXPECT_EQ(k[0], 0u);  // lower median of 10 and 30; 20, the median of all three, is out
+TEST(ExtraRows, OnlyMeasuredUnprofiledRowsInScopeAreCandidates) {
+  // Rows 0-2 across nodes (what a one-node profile knows least) but not candidates: did not
+  // run, profiled, out of scope. Rows 3 (one node) and 4 (across nodes) are.
+  const std::vector<ValidatedRow> rows{row(0), row(50, true), row(50, false, false), row(50), row(50)};
+  const std::vector<IterationTerms> terms{dp_terms("2x2xbig"), dp_terms("2x2xbig"), dp_terms("2x2xbig"),
+                                          dp_terms("4xbig"), dp_terms("2x2xbig")};
+  std::vector<MeasuredPoint> profile(1);
+  profile[0].terms = dp_terms("4xbig");
+  const PerfParams at{2, 1, 0.1, 2, 1, 1, 5};
+  const std::vector<std::size_t> one = select_extra_rows(rows, terms, profile, at, 0.3, 1);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0], 4u);
+  const std::vector<std::size_t> all = select_extra_rows(rows, terms, profile, at, 0.3, 5);
+  EXPECT_EQ(all, (std::vector<std::size_t>{4, 3}));
 }
 
 TEST(PaperScope, ModelsUnderOneBillionParametersOnOneNodeOnly) {
@@ -178,9 +170,17 @@ TEST(ArtifactData, ValidationCoversEveryWorkloadAndStaysNearItsRecord) {
   const ValidationReport r = validate_artifact(dir, f.spec, f.catalog, f.config, options);
   EXPECT_EQ(r.workloads.size(), f.spec.workloads.size());
   EXPECT_GT(r.points, 450);
-  // Regression guard around docs/validation.md (17.41% at K=3): a change that makes the
+  // Regression guard around docs/validation.md (13.16% at K=3): a change that makes the
   // model worse on the artifact fails here.
-  EXPECT_LT(r.avg, 0.19);
+  EXPECT_LT(r.avg, 0.145);
+  // ViT's odd placements stall by 300-370 ms over even ones (docs/models.md, "Odd
+  // placements"); its three rows hold both kinds, so the fit finds the stall.
+  for (const WorkloadValidation& v : r.workloads)
+    if (v.workload.name == "vit") {
+      EXPECT_TRUE(v.fit.fitted[15]);
+      EXPECT_GT(v.fit.params.k_odd_ms, 150);
+      EXPECT_LT(v.fit.params.k_odd_ms, 450);
+    }
   // Rows used for fitting or profiled are never scored.
   for (const WorkloadValidation& v : r.workloads) {
     int fitted = 0;

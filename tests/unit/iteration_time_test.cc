@@ -53,11 +53,12 @@ TEST(IterationTime, TensorAndPipelineParallel) {
   EXPECT_DOUBLE_EQ(x.forward_ms, 25);
   EXPECT_DOUBLE_EQ(x.dp_ms, 0);
   EXPECT_DOUBLE_EQ(x.tp_ms, 0.128);  // 2 B * 8*(2-1) * 8*100*1000*2 / 2 / 100 GB/s
-  EXPECT_DOUBLE_EQ(x.pp_ms, 0.032);  // 2 B * 2*2 * 8*100*1000 / 2 / 100 GB/s
+  // Each of the t = 2 ranks of a stage sends the whole activations: no 1/t.
+  EXPECT_DOUBLE_EQ(x.pp_ms, 0.064);  // 2 B * 2*2 * 8*100*1000 / 100 GB/s
   EXPECT_DOUBLE_EQ(x.opt_mparams, 25);
   const IterationTime<double> t = predict_iteration(x, kParams);
-  EXPECT_DOUBLE_EQ(t.cc_ms, 25 + 50 + 0.128 + 0.032);
-  EXPECT_DOUBLE_EQ(t.iter_ms, 75.16 + 2.5 + 5);
+  EXPECT_DOUBLE_EQ(t.cc_ms, 25 + 50 + 0.128 + 0.064);
+  EXPECT_DOUBLE_EQ(t.iter_ms, 75.192 + 2.5 + 5);
 }
 
 TEST(IterationTime, PipelineOverlapAndModelParallelForwardAreFitted) {
@@ -71,11 +72,11 @@ TEST(IterationTime, PipelineOverlapAndModelParallelForwardAreFitted) {
   k.k_pipe = 0.5;  // half of 1F1B's overlap: 0.5 * 25 + 0.5 * 40
   IterationTime<double> t = predict_iteration(x, k);
   EXPECT_DOUBLE_EQ(t.forward_ms, 32.5);
-  EXPECT_DOUBLE_EQ(t.cc_ms, 32.5 + 65 + 0.16);  // the backward is k_bwd times the realised forward
+  EXPECT_DOUBLE_EQ(t.cc_ms, 32.5 + 65 + 0.192);  // the backward is k_bwd times the realised forward
   k.k_fwd_mp = 2;  // model-parallel kernels twice as slow as the profile's
   t = predict_iteration(x, k);
   EXPECT_DOUBLE_EQ(t.forward_ms, 65);
-  EXPECT_DOUBLE_EQ(t.iter_ms, 65 + 130 + 0.16 + 2.5 + 5);
+  EXPECT_DOUBLE_EQ(t.iter_ms, 65 + 130 + 0.192 + 2.5 + 5);
   // Without micro-batches in flight, or without model parallelism, neither applies.
   const IterationTerms one_micro_batch = iteration_terms(workload(), plan(1, 2, 2, 4, 1, 2), a, kForward);
   EXPECT_DOUBLE_EQ(one_micro_batch.unpipelined_forward_ms, one_micro_batch.forward_ms);
@@ -137,10 +138,10 @@ TEST(IterationTime, FittedBandwidthFactorsScaleTheirTransfers) {
   const IterationTerms cross = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), two, kForward);
   EXPECT_TRUE(cross.dp_net);
   EXPECT_DOUBLE_EQ(predict_iteration(cross, k).iter_ms, 20 + 20 + (20 + 120) + 10 + 5);
-  // TP and PP: k_mp (0.128 + 0.032)
+  // TP and PP: k_mp (0.128 + 0.064)
   const IterationTerms mp = iteration_terms(workload(), plan(1, 2, 2, 1, 4, 2), one, kForward);
   EXPECT_FALSE(mp.tp_net);
-  EXPECT_NEAR(predict_iteration(mp, k).cc_ms, 25 + 50 + 3 * 0.16, 1e-12);
+  EXPECT_NEAR(predict_iteration(mp, k).cc_ms, 25 + 50 + 3 * 0.192, 1e-12);
   // offloading: k_pcie halves T_off = 20
   ExecutionPlan off = plan(4, 1, 1, 2, 1, 1);
   off.zero_stage = 2;
@@ -154,6 +155,40 @@ TEST(IterationTime, CrossNodeDataParallelUsesTheNetworkShare) {
   const Allocation a = parse_gpus_spec("2x2xbig", test::test_cluster(), "--gpus");
   const IterationTerms x = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), a, kForward);
   EXPECT_DOUBLE_EQ(x.dp_ms, 30);  // 3e8 B over one 10 GB/s NIC
+}
+
+TEST(IterationTime, OddPlacementsAreThoseWithAnOddNodeNotAllOnes) {
+  const Cluster& c = test::test_cluster();
+  EXPECT_TRUE(has_odd_placement(parse_gpus_spec("3xbig+5xbig", c, "--gpus")));
+  EXPECT_TRUE(has_odd_placement(parse_gpus_spec("1xbig+1xbig+2xbig", c, "--gpus")));
+  EXPECT_TRUE(has_odd_placement(parse_gpus_spec("2xbig+3xbig+3xbig", c, "--gpus")));
+  EXPECT_FALSE(has_odd_placement(parse_gpus_spec("2x4xbig", c, "--gpus")));
+  EXPECT_FALSE(has_odd_placement(parse_gpus_spec("2xbig+6xbig", c, "--gpus")));
+  EXPECT_FALSE(has_odd_placement(parse_gpus_spec("4x1xbig", c, "--gpus")));  // one GPU on every node
+  EXPECT_FALSE(has_odd_placement(parse_gpus_spec("3xbig", c, "--gpus")));    // one node
+}
+
+TEST(IterationTime, OddPlacementStallIsAddedToGpuSynchronisedDataParallelism) {
+  const Cluster& c = test::test_cluster();
+  PerfParams k = kParams;
+  k.k_odd_ms = 40;
+  const Allocation odd = parse_gpus_spec("1xbig+3xbig", c, "--gpus");
+  const Allocation even = parse_gpus_spec("2x2xbig", c, "--gpus");
+  const IterationTerms x_odd = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), odd, kForward);
+  const IterationTerms x_even = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), even, kForward);
+  EXPECT_TRUE(x_odd.odd_placement);
+  EXPECT_FALSE(x_even.odd_placement);
+  // The same terms but the flag: the stall adds exactly k_odd.
+  IterationTerms x_flagged = x_even;
+  x_flagged.odd_placement = true;
+  EXPECT_DOUBLE_EQ(predict_iteration(x_flagged, k).iter_ms, predict_iteration(x_even, k).iter_ms + 40);
+  EXPECT_DOUBLE_EQ(predict_iteration(x_even, k).iter_ms, predict_iteration(x_even, kParams).iter_ms);
+  // Not without DP across the nodes (PP across them), nor for ZeRO-Offload.
+  EXPECT_FALSE(iteration_terms(workload(), plan(1, 1, 4, 1, 4, 2), odd, kForward).odd_placement);
+  ExecutionPlan offload = plan(4, 1, 1, 2, 1, 1);
+  offload.zero_stage = 2;
+  offload.offload = true;
+  EXPECT_FALSE(iteration_terms(workload(), offload, odd, kForward).odd_placement);
 }
 
 TEST(IterationTime, SlowestGpuTypeScalesTheForwardPass) {
