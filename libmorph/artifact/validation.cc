@@ -60,7 +60,8 @@ std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows
                                            const std::vector<MeasuredPoint>& profile_points,
                                            const PerfParams& profile_fit, double prior_weight, int k) {
   std::vector<bool> eligible;
-  for (const ValidatedRow& r : rows) eligible.push_back(r.row.iter_ms > 0 && !r.profiled && r.in_scope);
+  for (const ValidatedRow& r : rows)
+    eligible.push_back(r.row.iter_ms > 0 && !r.profiled && r.in_scope && r.violation.empty());
   std::vector<IterationTerms> fitted;
   for (const MeasuredPoint& p : profile_points) fitted.push_back(p.terms);
   return most_informative(fitted, row_terms, eligible, profile_fit, prior_weight, k);

@@ -109,20 +109,22 @@ IterationTerms dp_terms(const char* spec) {
                          ForwardModel{0, 10, 1});
 }
 
-TEST(ExtraRows, OnlyMeasuredUnprofiledRowsInScopeAreCandidates) {
-  // Rows 0-2 across nodes (what a one-node profile knows least) but not candidates: did not
-  // run, profiled, out of scope. Rows 3 (one node) and 4 (across nodes) are.
-  const std::vector<ValidatedRow> rows{row(0), row(50, true), row(50, false, false), row(50), row(50)};
+TEST(ExtraRows, OnlyMeasuredUnprofiledRowsInScopeThatMorphWouldRunAreCandidates) {
+  // Rows 0-3 across nodes (what a one-node profile knows least) but not candidates: did not
+  // run, profiled, out of scope, a plan Morph would not run. Rows 4 (one node) and 5
+  // (across nodes) are.
+  std::vector<ValidatedRow> rows{row(0), row(50, true), row(50, false, false), row(50), row(50), row(50)};
+  rows[3].violation = "out of memory";
   const std::vector<IterationTerms> terms{dp_terms("2x2xbig"), dp_terms("2x2xbig"), dp_terms("2x2xbig"),
-                                          dp_terms("4xbig"), dp_terms("2x2xbig")};
+                                          dp_terms("2x2xbig"), dp_terms("4xbig"), dp_terms("2x2xbig")};
   std::vector<MeasuredPoint> profile(1);
   profile[0].terms = dp_terms("4xbig");
   const PerfParams at{2, 1, 0.1, 2, 1, 1, 5};
   const std::vector<std::size_t> one = select_extra_rows(rows, terms, profile, at, 0.3, 1);
   ASSERT_EQ(one.size(), 1u);
-  EXPECT_EQ(one[0], 4u);
-  const std::vector<std::size_t> all = select_extra_rows(rows, terms, profile, at, 0.3, 5);
-  EXPECT_EQ(all, (std::vector<std::size_t>{4, 3}));
+  EXPECT_EQ(one[0], 5u);
+  const std::vector<std::size_t> all = select_extra_rows(rows, terms, profile, at, 0.3, 6);
+  EXPECT_EQ(all, (std::vector<std::size_t>{5, 4}));
 }
 
 TEST(PaperScope, ModelsUnderOneBillionParametersOnOneNodeOnly) {
