@@ -126,13 +126,14 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
   if (!other_model)
     for (const ArtifactRow& r : profile) points.push_back(measured_point(r, profile_job, v.forward, true));
   std::vector<std::size_t> extra;
+  PerfParams profile_fit;  // defaults without a profile
   if (options.in_sample) {
     for (std::size_t i = 0; i < v.rows.size(); ++i)
       if (v.rows[i].row.iter_ms > 0) extra.push_back(i);
   } else if (options.extra_rows > 0) {
-    // Rows are chosen where the profile's own fit is least sure (the profile's points
-    // alone, as `morph fit --profile` fits them; defaults without a profile).
-    const PerfParams profile_fit = points.empty() ? PerfParams{} : fit_perf_params(points).params;
+    // Rows are chosen where the profile's own fit (as `morph fit --profile` fits it) is
+    // least sure.
+    if (!points.empty()) profile_fit = fit_perf_params(points).params;
     std::vector<IterationTerms> row_terms(v.rows.size());
     for (std::size_t i = 0; i < v.rows.size(); ++i)
       if (v.rows[i].row.iter_ms > 0)
@@ -148,10 +149,11 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
     v.notes.push_back("no usable measurements to fit: default parameters");
   } else {
     // A few trace rows inform the parameters the profile cannot (k_mp, k_net) but do not
-    // pin them: such fits carry the prior of an online refit around the defaults.
+    // pin them: such fits carry the prior of an online refit around the profile's fit,
+    // as morphd refits a profiled model.
     FitOptions fit_options;
     if (!extra.empty() && !options.in_sample) fit_options.prior_weight = options.prior_weight;
-    v.fit = fit_perf_params(points, fit_options);
+    v.fit = fit_perf_params(points, fit_options, profile_fit);
     v.fitted = true;
   }
   for (ValidatedRow& r : v.rows) {
