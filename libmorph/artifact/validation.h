@@ -77,8 +77,8 @@ bool in_paper_scope(const ModelSpec& model, const Allocation& allocation);
 // profile's own fit predicts least surely (most_informative(), the prior of the fits
 // with extra rows), each chosen after those before it. Only measured, not profiled rows
 // in scope of plans Morph would run (no violation) are candidates: morphd observes no
-// others, and a model fitted on them misleads the plans it does run. `row_terms` are the rows' iteration terms; returns indices
-// into `rows`.
+// others, and a model fitted on them misleads the plans it does run. `row_terms` are
+// the rows' iteration terms; returns indices into `rows`.
 std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows,
                                            const std::vector<IterationTerms>& row_terms,
                                            const std::vector<MeasuredPoint>& profile_points,
