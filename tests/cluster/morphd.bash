@@ -66,7 +66,16 @@ wait_done() {
   done
   fail "job $job is $state, expected COMPLETED ($((quiet / 5)) s without a new metrics line)" \
     "$(tail -n 20 "$WORK/morphd.log" 2>/dev/null)" "$(tail -n 20 "$WORK/$job.out" 2>/dev/null)" \
-    "$(tail -n 5 "$metrics" 2>/dev/null)"
+    "$(tail -n 5 "$metrics" 2>/dev/null)" "$(hang_report "$job")"
+}
+
+# hang_report JOB: where a job that stopped reporting stands: its steps, and the state and
+# wait channel of every step daemon, morphrun and trainer process on the machine.
+hang_report() {
+  echo "steps of job $1:"
+  squeue -h -s -j "$1" -o '%i %j %M %N' 2>&1
+  echo "processes (pid ppid seconds state wchan command):"
+  ps -eo pid,ppid,etimes,stat,wchan:32,args | grep -E 'slurmstepd|morphrun|morph-trainer' | grep -v grep | cut -c1-200
 }
 
 wait_grep() {  # FILE PATTERN SECONDS [COUNT]
