@@ -1,7 +1,7 @@
 // The fittable parameters of the iteration-time model: the seven of Morphling (seed 001,
 // Table 5), four effective-bandwidth factors, two ZeRO-Offload terms, the pipeline's
-// overlap, the model-parallel forward factor and the odd-placement stall (docs/models.md, "Where the model departs
-// from the appendix"), in units that keep values of order one.
+// overlap, the model-parallel forward factor and the odd-placement stall (docs/models.md,
+// "Where the model departs from the appendix"), in units that keep values of order one.
 #pragma once
 
 #include <array>
