@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "launcher/mpi_reshard.h"
+#include "launcher/mpi_session.h"
 #include "libmorph/util/error.h"
 
 namespace {
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
   // The checkpoint signal (SIGUSR2 by default) may reach every step of a job; a reshard
   // has nothing to save and finishes instead (its result is committed atomically).
   std::signal(SIGUSR2, SIG_IGN);
-  MPI_Init(&argc, &argv);
+  morph::launcher::begin_mpi(&argc, &argv);
   int me = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   int rc = 0;
@@ -63,6 +64,6 @@ int main(int argc, char** argv) {
     if (me == 0) std::fprintf(stderr, "morph-reshard-mpi: %s\n", e.what());
     rc = 1;
   }
-  MPI_Finalize();
+  morph::launcher::end_mpi();
   return rc;
 }

@@ -64,18 +64,18 @@ wait_done() {
     fi
     sleep 0.2
   done
+  # The short report last: CI logs keep a failure's first and last lines.
   fail "job $job is $state, expected COMPLETED ($((quiet / 5)) s without a new metrics line)" \
     "$(tail -n 20 "$WORK/morphd.log" 2>/dev/null)" "$(tail -n 20 "$WORK/$job.out" 2>/dev/null)" \
-    "$(tail -n 5 "$metrics" 2>/dev/null)" "$(hang_report "$job")"
+    "$(hang_report "$job")" "last lines of $metrics:" "$(tail -n 3 "$metrics" 2>/dev/null | cut -c1-120)"
 }
 
 # hang_report JOB: where a job that stopped reporting stands: its steps, and the state and
-# wait channel of every step daemon, morphrun and trainer process on the machine.
+# wait channel of every step daemon, srun, morphrun and trainer process on the machine.
 hang_report() {
-  echo "steps of job $1:"
-  squeue -h -s -j "$1" -o '%i %j %M %N' 2>&1
-  echo "processes (pid ppid seconds state wchan command):"
-  ps -eo pid,ppid,etimes,stat,wchan:32,args | grep -E 'slurmstepd|morphrun|morph-trainer' | grep -v grep | cut -c1-200
+  echo "steps of job $1: $(squeue -h -s -j "$1" -o '%i(%N)' 2>&1 | tr '\n' ' ')"
+  echo "processes (pid ppid seconds state name wchan):"
+  ps -eo pid,ppid,etimes,stat,comm,wchan:24 | awk '$5 ~ /^(slurmstepd|srun|morphrun|morph-trainer)$/'
 }
 
 wait_grep() {  # FILE PATTERN SECONDS [COUNT]
