@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "launcher/mpi_reshard.h"
-#include "launcher/mpi_session.h"
 #include "libmorph/state/reshard_exec.h"
 #include "libmorph/util/error.h"
 
@@ -20,11 +19,11 @@ namespace {
 void reshard_in_step(const Options& o, const launch::CheckpointChoice& choice, const state::Layout& layout) {
   int argc = 0;
   char** argv = nullptr;
-  begin_mpi(&argc, &argv);
+  MPI_Init(&argc, &argv);
   int me = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   const MpiReshardResult r = reshard_over_mpi(MPI_COMM_WORLD, choice.newest, choice.resume, layout, o.threads, true);
-  end_mpi();
+  MPI_Finalize();
   if (!r.ok) throw Error(fmt::format("resharding {} failed{}", choice.newest, r.message.empty() ? "" : ": " + r.message));
   if (me == 0) std::fprintf(stderr, "morphrun: resharded %s\n", r.message.c_str());
 }

@@ -1,9 +1,6 @@
 # The MPI side of Morph: morphrun (the launcher under srun) and morph-reshard-mpi.
 if HAVE_MPI
-# How Morph's MPI programs begin and end MPI in a step (morph-profile and the reference
-# trainer too).
-launcher_mpi_session = %reldir%/mpi_session.h %reldir%/mpi_session.cc
-launcher_mpi_reshard = %reldir%/mpi_reshard.h %reldir%/mpi_reshard.cc $(launcher_mpi_session)
+launcher_mpi_reshard = %reldir%/mpi_reshard.h %reldir%/mpi_reshard.cc
 bin_PROGRAMS += launcher/morph-reshard-mpi
 launcher_morph_reshard_mpi_SOURCES = %reldir%/reshard_mpi.cc $(launcher_mpi_reshard)
 launcher_morph_reshard_mpi_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "launcher/mpi_reshard.h"
-#include "launcher/mpi_session.h"
 #include "libmorph/util/error.h"
 
 namespace {
@@ -46,7 +45,7 @@ int main(int argc, char** argv) {
   // The checkpoint signal (SIGUSR2 by default) may reach every step of a job; a reshard
   // has nothing to save and finishes instead (its result is committed atomically).
   std::signal(SIGUSR2, SIG_IGN);
-  morph::launcher::begin_mpi(&argc, &argv);
+  MPI_Init(&argc, &argv);
   int me = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   int rc = 0;
@@ -64,6 +63,6 @@ int main(int argc, char** argv) {
     if (me == 0) std::fprintf(stderr, "morph-reshard-mpi: %s\n", e.what());
     rc = 1;
   }
-  morph::launcher::end_mpi();
+  MPI_Finalize();
   return rc;
 }

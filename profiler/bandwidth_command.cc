@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include "launcher/mpi_session.h"
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
@@ -176,7 +175,7 @@ std::string report(const Results& results, const hw::NodeLayout& layout, const S
 void run_bandwidth(const BandwidthArgs& args, const Context& context) {
   Setup setup{{hw::parse_size_sweep(args.sizes), args.iterations}, context.resolved_config_path(), {}};
   setup.config = load_morph_conf(setup.config_path);
-  morph::launcher::begin_mpi(nullptr, nullptr);
+  MPI_Init(nullptr, nullptr);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::string error;
@@ -195,7 +194,7 @@ void run_bandwidth(const BandwidthArgs& args, const Context& context) {
     std::cerr << fmt::format("morph-profile: rank {}: {}\n", rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  morph::launcher::end_mpi();
+  MPI_Finalize();
   if (!error.empty()) throw Error(error);
 }
 

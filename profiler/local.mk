@@ -20,7 +20,7 @@ profiler_morph_profile_SOURCES = \
 	%reldir%/mpi_bandwidth.h %reldir%/mpi_bandwidth.cc \
 	%reldir%/gpu_bandwidth.h \
 	%reldir%/conf_fragment.h %reldir%/conf_fragment.cc \
-	%reldir%/bandwidth_command.cc $(launcher_mpi_session) \
+	%reldir%/bandwidth_command.cc \
 	%reldir%/job_run.h %reldir%/job_run.cc \
 	%reldir%/profile_folder.h %reldir%/profile_folder.cc \
 	%reldir%/job_command.cc

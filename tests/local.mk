@@ -290,7 +290,7 @@ tests_trainer_morph_trainer_SOURCES = \
 	%reldir%/trainer/checkpoint_io.h %reldir%/trainer/checkpoint_io.cc \
 	%reldir%/trainer/checkpoint_signal.h %reldir%/trainer/checkpoint_signal.cc \
 	%reldir%/trainer/trainer.h %reldir%/trainer/trainer.cc \
-	$(launcher_mpi_session)
+	%reldir%/trainer/mpi_session.h %reldir%/trainer/mpi_session.cc
 tests_trainer_morph_trainer_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) $(EIGEN_CFLAGS) -DOMPI_SKIP_MPICXX=1
 tests_trainer_morph_trainer_LDADD = libmorph/libmorph.la $(MPI_LIBS) $(FMT_LIBS)
 TESTS += %reldir%/trainer/continuity.sh

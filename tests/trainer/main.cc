@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "launcher/mpi_session.h"
+#include "tests/trainer/mpi_session.h"
 #include "libmorph/util/error.h"
 #include "tests/trainer/collective.h"
 #include "tests/trainer/groups.h"
@@ -53,7 +53,7 @@ int run(int argc, char** argv, int rank, int size) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  morph::launcher::begin_mpi(&argc, &argv);
+  morph::trainer::begin_mpi(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -71,6 +71,6 @@ int main(int argc, char** argv) {
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  morph::launcher::end_mpi();
+  morph::trainer::end_mpi();
   return rc;
 }

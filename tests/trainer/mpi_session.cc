@@ -1,10 +1,10 @@
-#include "launcher/mpi_session.h"
+#include "tests/trainer/mpi_session.h"
 
 #include <mpi.h>
 
 #include <cstdlib>
 
-namespace morph::launcher {
+namespace morph::trainer {
 
 void begin_mpi(int* argc, char*** argv) {
   setenv("OMPI_MCA_async_mpi_finalize", "1", /*overwrite=*/0);
@@ -16,4 +16,4 @@ void end_mpi() {
   MPI_Finalize();
 }
 
-}  // namespace morph::launcher
+}  // namespace morph::trainer
