@@ -16,12 +16,12 @@
 
 #include <fmt/format.h>
 
-#include "tests/trainer/mpi_session.h"
 #include "libmorph/util/error.h"
 #include "tests/trainer/collective.h"
 #include "tests/trainer/groups.h"
 #include "tests/trainer/init.h"
 #include "tests/trainer/local_state.h"
+#include "tests/trainer/mpi_session.h"
 #include "tests/trainer/model_spec.h"
 #include "tests/trainer/options.h"
 #include "tests/trainer/trainer.h"
