@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -53,15 +55,34 @@ MeasuredPoint measured_point(const ArtifactRow& row, const Workload& job, const 
   return p;
 }
 
+// A row morphd could have observed: it ran, repeats no profile run, is in scope, and is
+// a plan Morph would run there.
+bool extra_row_candidate(const ValidatedRow& r) {
+  return r.row.iter_ms > 0 && !r.profiled && r.in_scope && r.violation.empty();
+}
+
 }  // namespace
+
+std::vector<std::size_t> random_extra_rows(const std::vector<ValidatedRow>& rows, std::uint64_t seed, int k) {
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (extra_row_candidate(rows[i])) candidates.push_back(i);
+  std::mt19937_64 generator(seed);
+  const std::size_t n = std::min(candidates.size(), static_cast<std::size_t>(std::max(0, k)));
+  for (std::size_t i = 0; i < n; ++i) {  // a partial Fisher-Yates shuffle
+    std::uniform_int_distribution<std::size_t> pick(i, candidates.size() - 1);
+    std::swap(candidates[i], candidates[pick(generator)]);
+  }
+  candidates.resize(n);
+  return candidates;
+}
 
 std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows,
                                            const std::vector<IterationTerms>& row_terms,
                                            const std::vector<MeasuredPoint>& profile_points,
                                            const PerfParams& profile_fit, double prior_weight, int k) {
   std::vector<bool> eligible;
-  for (const ValidatedRow& r : rows)
-    eligible.push_back(r.row.iter_ms > 0 && !r.profiled && r.in_scope && r.violation.empty());
+  for (const ValidatedRow& r : rows) eligible.push_back(extra_row_candidate(r));
   std::vector<IterationTerms> fitted;
   for (const MeasuredPoint& p : profile_points) fitted.push_back(p.terms);
   return most_informative(fitted, row_terms, eligible, profile_fit, prior_weight, k);
@@ -131,14 +152,19 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
     for (std::size_t i = 0; i < v.rows.size(); ++i)
       if (v.rows[i].row.iter_ms > 0) extra.push_back(i);
   } else if (options.extra_rows > 0) {
-    // Rows are chosen where the profile's own fit (as `morph fit --profile` fits it) is
-    // least sure.
     if (!points.empty()) profile_fit = fit_perf_params(points).params;
-    std::vector<IterationTerms> row_terms(v.rows.size());
-    for (std::size_t i = 0; i < v.rows.size(); ++i)
-      if (v.rows[i].row.iter_ms > 0)
-        row_terms[i] = iteration_terms(job, v.rows[i].row.plan, v.rows[i].row.allocation, v.forward);
-    extra = select_extra_rows(v.rows, row_terms, points, profile_fit, options.prior_weight, options.extra_rows);
+    if (options.random_rows_seed != 0) {  // each workload draws from its own stream
+      extra = random_extra_rows(v.rows, options.random_rows_seed * 0x9E3779B97F4A7C15ULL + std::hash<std::string>{}(w.name),
+                                options.extra_rows);
+    } else {
+      // Rows are chosen where the profile's own fit (as `morph fit --profile` fits it) is
+      // least sure.
+      std::vector<IterationTerms> row_terms(v.rows.size());
+      for (std::size_t i = 0; i < v.rows.size(); ++i)
+        if (v.rows[i].row.iter_ms > 0)
+          row_terms[i] = iteration_terms(job, v.rows[i].row.plan, v.rows[i].row.allocation, v.forward);
+      extra = select_extra_rows(v.rows, row_terms, points, profile_fit, options.prior_weight, options.extra_rows);
+    }
   }
   for (std::size_t i : extra) {
     v.rows[i].used_for_fit = !options.in_sample;

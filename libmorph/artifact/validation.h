@@ -3,6 +3,7 @@
 // every other trace row, and report relative errors per plan family.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct ValidationOptions {
   bool in_sample = false;  // fit on every trace row too (the model's floor, not a prediction)
   double prior_weight = 0.3;  // FitOptions::prior_weight of fits that include trace rows
   bool paper_scope = false;   // fit and score only the configurations of the paper's Table 2
+  // Nonzero: the K extra rows are drawn at random, with this seed, among the rule's
+  // candidates instead of chosen by the rule (random_extra_rows): how much the figures
+  // owe to which rows were fitted.
+  std::uint64_t random_rows_seed = 0;
 };
 
 struct ValidatedRow {
@@ -83,6 +88,10 @@ std::vector<std::size_t> select_extra_rows(const std::vector<ValidatedRow>& rows
                                            const std::vector<IterationTerms>& row_terms,
                                            const std::vector<MeasuredPoint>& profile_points,
                                            const PerfParams& profile_fit, double prior_weight, int k);
+
+// K of the rows select_extra_rows() may choose, drawn uniformly without replacement by a
+// generator seeded with `seed` (reproducible with the same standard library).
+std::vector<std::size_t> random_extra_rows(const std::vector<ValidatedRow>& rows, std::uint64_t seed, int k);
 
 // Fits one workload on `profile_dir` (config.csv + data.csv) plus K rows of `trace_files`,
 // and predicts every trace row.

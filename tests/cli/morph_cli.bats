@@ -662,6 +662,31 @@ JSON
   assert_morph_error --online --paper-scope
 }
 
+@test "validate --random-rows: the rule's rows against random draws of as many" {
+  require_artifact
+  require_jq
+  morph --json validate --artifact "$ARTIFACT" --random-rows 3
+  assert_ok
+  local f
+  f=$(save_json validate-random)
+  jq_true "$f" '.draws == 3 and .extra_rows == 3'
+  jq_true "$f" '[.workloads[].name] == ($spec[0] + ["overall"])' --slurpfile spec <(jq '[.workloads[].name]' "$MORPH_ARTIFACT_SPEC")
+  jq_true "$f" '[.workloads[].random_avg_errors | length == 3 and . == sort and all(. > 0)] | all'
+  # The rule's figure is the plain run's.
+  morph --json validate --artifact "$ARTIFACT"
+  assert_ok
+  local rule
+  rule=$(save_json validate-rule)
+  jq_true "$f" '(.workloads[-1].rule_avg_error - $rule[0].avg_error) | fabs < 1e-12' --slurpfile rule "$rule"
+  jq_true "$f" '.summary | test("^random rows: draws=3 K=3 median=[0-9.]+% p10=[0-9.]+% p90=[0-9.]+% rule=[0-9.]+% rule_better_than=[0-9]+%$")'
+  # Other seeds draw other rows: the three draws do not all score alike.
+  jq_true "$f" '.workloads[-1].random_avg_errors | unique | length > 1'
+  morph validate --artifact "$ARTIFACT" --random-rows 2 --extra 0
+  assert_morph_error --random-rows --extra
+  morph validate --artifact "$ARTIFACT" --random-rows 2 --online
+  assert_morph_error --random-rows --online
+}
+
 @test "validate: a folder that is not the artifact" {
   morph validate --artifact "$BATS_TEST_TMPDIR"
   assert_morph_error "$BATS_TEST_TMPDIR" 'not a Morphling artifact'

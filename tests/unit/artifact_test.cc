@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -125,6 +126,30 @@ TEST(ExtraRows, OnlyMeasuredUnprofiledRowsInScopeThatMorphWouldRunAreCandidates)
   EXPECT_EQ(one[0], 5u);
   const std::vector<std::size_t> all = select_extra_rows(rows, terms, profile, at, 0.3, 6);
   EXPECT_EQ(all, (std::vector<std::size_t>{5, 4}));
+}
+
+TEST(ExtraRows, RandomDrawsTakeDistinctCandidatesReproduciblyAndDifferBySeed) {
+  // Candidates: rows 4-11; rows 0-3 did not run, were profiled, are out of scope, would not run.
+  std::vector<ValidatedRow> rows{row(0), row(50, true), row(50, false, false), row(50)};
+  rows[3].violation = "out of memory";
+  for (int i = 0; i < 8; ++i) rows.push_back(row(50));
+  std::set<std::vector<std::size_t>> draws;
+  std::set<std::size_t> seen;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const std::vector<std::size_t> d = random_extra_rows(rows, seed, 3);
+    ASSERT_EQ(d.size(), 3u);
+    EXPECT_EQ(std::set<std::size_t>(d.begin(), d.end()).size(), 3u) << "seed " << seed;
+    for (std::size_t i : d) {
+      EXPECT_GE(i, 4u) << "seed " << seed << " drew a row that is not a candidate";
+      seen.insert(i);
+    }
+    EXPECT_EQ(d, random_extra_rows(rows, seed, 3)) << "seed " << seed << " is not reproducible";
+    draws.insert(d);
+  }
+  EXPECT_EQ(seen.size(), 8u);   // every candidate comes up in 40 draws
+  EXPECT_GT(draws.size(), 20u); // and the seeds give different draws
+  EXPECT_EQ(random_extra_rows(rows, 7, 20).size(), 8u);  // at most the candidates
+  EXPECT_TRUE(random_extra_rows(rows, 7, 0).empty());
 }
 
 TEST(PaperScope, ModelsUnderOneBillionParametersOnOneNodeOnly) {

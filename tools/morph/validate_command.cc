@@ -1,4 +1,5 @@
 // morph validate: Table 2 of the Morphling paper on the artifact's measurements.
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 
 #include "libmorph/artifact/online_refit.h"
 #include "libmorph/artifact/validation.h"
+#include "libmorph/util/error.h"
 #include "tools/morph/commands.h"
 #include "tools/morph/table.h"
 
@@ -25,7 +27,73 @@ struct ValidateArgs {
   bool online = false;
   bool paper_scope = false;
   double prior_weight = kDefaultPriorWeight;
+  int random_draws = 0;
 };
+
+// Average error over the scored rows of each workload, then over all of them.
+std::vector<double> workload_averages(const ValidationReport& r) {
+  std::vector<double> out;
+  for (const WorkloadValidation& v : r.workloads) {
+    double sum = 0;
+    int n = 0;
+    for (const ValidatedRow& row : v.rows)
+      if (row.scored) {
+        sum += row.error;
+        ++n;
+      }
+    out.push_back(n > 0 ? sum / n : 0);
+  }
+  out.push_back(r.avg);
+  return out;
+}
+
+// The value below which a share q of the sorted `values` lie (nearest rank).
+double quantile(const std::vector<double>& sorted, double q) {
+  return sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5)];
+}
+
+// How much the figures owe to which K rows were fitted: the rule's choice against draws
+// of K rows at random among the same candidates (docs/validation.md, "Choosing the rows").
+void print_random_spread(Context& context, const ValidateArgs& args, const ValidationOptions& options,
+                         const ArtifactSpec& spec, const ValidationReport& rule) {
+  const std::vector<double> ruled = workload_averages(rule);
+  std::vector<std::vector<double>> draws(ruled.size());
+  for (int d = 1; d <= args.random_draws; ++d) {
+    ValidationOptions o = options;
+    o.random_rows_seed = static_cast<std::uint64_t>(d);
+    const std::vector<double> a =
+        workload_averages(validate_artifact(args.artifact, spec, context.catalog(), context.config(), o));
+    for (std::size_t i = 0; i < a.size(); ++i) draws[i].push_back(a[i]);
+  }
+  for (std::vector<double>& d : draws) std::sort(d.begin(), d.end());
+  const auto worse = [](const std::vector<double>& sorted, double value) {  // share of draws above it
+    return static_cast<double>(sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), value)) /
+           static_cast<double>(sorted.size());
+  };
+  const std::vector<double>& all = draws.back();
+  const std::string summary = fmt::format(
+      "random rows: draws={} K={} median={:.2f}% p10={:.2f}% p90={:.2f}% rule={:.2f}% rule_better_than={:.0f}%",
+      args.random_draws, options.extra_rows, 100 * quantile(all, 0.5), 100 * quantile(all, 0.1),
+      100 * quantile(all, 0.9), 100 * ruled.back(), 100 * worse(all, ruled.back()));
+  if (context.json) {
+    nlohmann::json j{{"draws", args.random_draws}, {"extra_rows", options.extra_rows}, {"summary", summary}};
+    for (std::size_t i = 0; i < draws.size(); ++i)
+      j["workloads"].push_back({{"name", i + 1 < draws.size() ? rule.workloads[i].workload.name : "overall"},
+                                {"rule_avg_error", ruled[i]}, {"random_avg_errors", draws[i]}});
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format("Row choice on the Morphling artifact {}: the rule's {} rows per workload against {} draws "
+                           "of {} at random among the same candidates; average error over each fit's other rows\n\n",
+                           args.artifact, options.extra_rows, args.random_draws, options.extra_rows);
+  Table table({"workload", "rule%", "median%", "p10%", "p90%", "rule better than"});
+  for (std::size_t i = 0; i < draws.size(); ++i)
+    table.add({i + 1 < draws.size() ? rule.workloads[i].workload.name : "overall", percent(ruled[i]),
+               percent(quantile(draws[i], 0.5)), percent(quantile(draws[i], 0.1)), percent(quantile(draws[i], 0.9)),
+               fmt::format("{:.0f}% of draws", 100 * worse(draws[i], ruled[i]))});
+  table.print(std::cout);
+  std::cout << '\n' << summary << '\n';
+}
 
 // Morphling §4: the online-refit curve of every workload and family (online_refit.h).
 void print_online(Context& context, const ValidateArgs& args, const ValidationReport& validation) {
@@ -80,6 +148,8 @@ std::string overall_line(const ValidationReport& r) {
 }
 
 void run_validate(Context& context, const ValidateArgs& args) {
+  if (args.random_draws > 0 && args.extra == 0)
+    throw Error("validate: --random-rows draws the --extra rows, and --extra is 0");
   context.resolve_paths();
   ValidationOptions options;
   options.extra_rows = args.extra;
@@ -88,6 +158,7 @@ void run_validate(Context& context, const ValidateArgs& args) {
   const ArtifactSpec spec = load_artifact_spec(context.spec_path);
   const ValidationReport report = validate_artifact(args.artifact, spec, context.catalog(), context.config(), options);
   if (args.online) return print_online(context, args, report);
+  if (args.random_draws > 0) return print_random_spread(context, args, options, spec, report);
 
   if (context.json) {
     nlohmann::json j{{"extra_rows", args.extra}, {"in_sample", args.in_sample}, {"paper_scope", args.paper_scope},
@@ -164,6 +235,9 @@ void add_validate_command(CLI::App& app, Context& context) {
   cmd->add_flag("--paper-scope", args->paper_scope,
                 "score only the configurations of the paper's Table 2: one node for models under 1B parameters")
       ->excludes(online);
+  cmd->add_option("--random-rows", args->random_draws,
+                  "compare the rule's K rows with this many draws of K rows at random among the same candidates")
+      ->check(CLI::Range(1, 100000))->excludes(online)->excludes(rows)->excludes(cmd->get_option("--in-sample"));
   cmd->add_option("--prior-weight", args->prior_weight, "weight of the prior around the fitted parameters (--online)")
       ->capture_default_str()->check(CLI::Range(0.0, 1e6))->needs(online);
   cmd->callback([&context, args] { run_validate(context, *args); });
