@@ -15,29 +15,35 @@ struct GroupScan {
 };
 
 // Scans `groups` groups of `size` ranks, member i of group g being rank
-// base(g) + i * stride.
+// base(g) + i * stride. The groups of one kind communicate at once, so on a node the
+// groups that cross nodes share the NICs of the ranks they hold there: a group with m of
+// those c ranks gets m/c of their share (with one group per node, all of it).
 template <typename Base>
 GroupScan scan_groups(const std::vector<int>& node_of_rank, const Allocation& a, int groups, int size,
                       int stride, Base base) {
+  const auto node_of = [&](int g, int i) { return node_of_rank[static_cast<std::size_t>(base(g) + i * stride)]; };
+  std::vector<bool> crosses(static_cast<std::size_t>(groups), false);
+  std::vector<int> crossing_ranks(a.nodes.size(), 0);  // per node, ranks of groups across nodes
+  for (int g = 0; g < groups; ++g) {
+    const auto k = static_cast<std::size_t>(g);
+    for (int i = 1; i < size && !crosses[k]; ++i) crosses[k] = node_of(g, i) != node_of(g, 0);
+    if (crosses[k])
+      for (int i = 0; i < size; ++i) ++crossing_ranks[static_cast<std::size_t>(node_of(g, i))];
+  }
   GroupScan scan;
   for (int g = 0; g < groups; ++g) {
-    const int first = base(g);
-    const int node0 = node_of_rank[static_cast<std::size_t>(first)];
-    bool crosses = false;
-    for (int i = 1; i < size && !crosses; ++i)
-      crosses = node_of_rank[static_cast<std::size_t>(first + i * stride)] != node0;
-    if (!crosses) {
-      scan.bandwidth = std::min(scan.bandwidth, a.nodes[static_cast<std::size_t>(node0)].gpu.link_bandwidth_Bps);
+    if (!crosses[static_cast<std::size_t>(g)]) {
+      scan.bandwidth = std::min(scan.bandwidth, a.nodes[static_cast<std::size_t>(node_of(g, 0))].gpu.link_bandwidth_Bps);
       continue;
     }
     scan.crosses = true;
-    int last_node = -1;
-    for (int i = 0; i < size; ++i) {
-      const int n = node_of_rank[static_cast<std::size_t>(first + i * stride)];
-      if (n == last_node) continue;
-      last_node = n;
+    for (int i = 0; i < size;) {
+      const int n = node_of(g, i);
+      int members = 0;  // of this group on node n: consecutive, as ranks fill nodes in order
+      for (; i < size && node_of(g, i) == n; ++i) ++members;
       const NodeShare& share = a.nodes[static_cast<std::size_t>(n)];
-      scan.bandwidth = std::min({scan.bandwidth, network_share_Bps(share.node_type, share.gpus),
+      const int c = crossing_ranks[static_cast<std::size_t>(n)];
+      scan.bandwidth = std::min({scan.bandwidth, network_share_Bps(share.node_type, c) * members / c,
                                  share.gpu.link_bandwidth_Bps});
     }
   }

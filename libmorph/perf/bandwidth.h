@@ -19,8 +19,10 @@ struct CommBandwidths {
 
 // Ranks are laid out Megatron-style, rank = pp_rank (t d) + dp_rank t + tp_rank, and fill
 // the allocation's nodes in order. A group inside one node uses the GPU link (NVLink or
-// PCIe); a group across nodes is bound by the slowest node's share of the network: the
-// NICs that serve the job's GPUs there (one NIC per gpus/nics GPUs).
+// PCIe); a group across nodes is bound by the slowest node's share of the network. The
+// groups of a kind communicate at once, so on each node those that cross nodes share
+// the NICs that serve their ranks there (one NIC per gpus/nics GPUs): a group holding m
+// of those c ranks gets m/c of that share (docs/models.md, "Fitted bandwidths").
 CommBandwidths comm_bandwidths(const ExecutionPlan& plan, const Allocation& allocation);
 
 // Network bandwidth a node offers a job that holds `gpus` of its GPUs.

@@ -63,9 +63,9 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   if (p.zero_stage >= 1 && p.zero_stage <= 2) x.dp_ms = x.gather_ms = x.dp_ms / 2;
   // Morphling A.1: V_tp = 4 * 2 (t-1) b s h l / (d t)
   x.tp_ms = ms(kActivationBytes * 8 * (t - 1) * b * s * h * l / (d * t), bw.tp_Bps);
-  // Morphling A.1: V_pp = 2 p b s h / (d t); every TP rank sends its stage's whole
-  // activations, so without the 1/t (docs/models.md, "Pipelines").
-  x.pp_ms = pp > 1 ? ms(kActivationBytes * 2 * pp * b * s * h / d, bw.pp_Bps) : 0;
+  // Morphling A.1: V_pp = 2 p b s h / (d t); the t TP ranks of a stage send at once and
+  // share their NICs (comm_bandwidths), so a stage's transfer does not shrink with t.
+  x.pp_ms = pp > 1 ? ms(kActivationBytes * 2 * pp * b * s * h / (d * t), bw.pp_Bps) : 0;
   x.dp_net = d > 1 && bw.dp_crosses_nodes;
   x.tp_net = t > 1 && bw.tp_crosses_nodes;
   x.pp_net = pp > 1 && bw.pp_crosses_nodes;

@@ -57,9 +57,27 @@ TEST(CommBandwidths, PipelineAcrossNodesAndTensorSplitByANodeBoundary) {
   const CommBandwidths pp = comm_bandwidths(make_plan(4, 1, 2), a);
   EXPECT_TRUE(pp.pp_crosses_nodes);
   EXPECT_FALSE(pp.dp_crosses_nodes);
-  EXPECT_DOUBLE_EQ(pp.pp_Bps, 20e9);  // 4 GPUs use 2 of the 4 NICs
+  // Four chains cross at once, one rank each per node: their 4 GPUs use 2 of the 4
+  // NICs (20 GB/s), a quarter each.
+  EXPECT_DOUBLE_EQ(pp.pp_Bps, 5e9);
   const Allocation uneven = parse_gpus_spec("1x3xbig+1x1xbig", test::test_cluster(), "--gpus");
   EXPECT_TRUE(comm_bandwidths(make_plan(2, 2, 1), uneven).tp_crosses_nodes);
+}
+
+TEST(CommBandwidths, GroupsAcrossNodesShareTheNicsOfTheirRanks) {
+  const Allocation a = parse_gpus_spec("2x8xbig", test::test_cluster(), "--gpus");
+  // One DP group of 16: all 4 NICs of each node (40 GB/s).
+  EXPECT_DOUBLE_EQ(comm_bandwidths(make_plan(16, 1, 1), a).dp_Bps, 40e9);
+  // tp=2 dp=8: two DP groups of 4 ranks per node share the 4 NICs, half each.
+  EXPECT_DOUBLE_EQ(comm_bandwidths(make_plan(8, 2, 1), a).dp_Bps, 20e9);
+  // tp=8 dp=2: eight DP groups of one rank per node, an eighth each.
+  EXPECT_DOUBLE_EQ(comm_bandwidths(make_plan(2, 8, 1), a).dp_Bps, 5e9);
+  // tp=4 on 6-GPU nodes: only the TP group of ranks 4-7 crosses, with 2 ranks on each
+  // node; the groups inside a node take none of its NICs: one NIC (10 GB/s) for it.
+  const Allocation six = parse_gpus_spec("2x6xbig", test::test_cluster(), "--gpus");
+  const CommBandwidths tp = comm_bandwidths(make_plan(3, 4, 1), six);
+  EXPECT_TRUE(tp.tp_crosses_nodes);
+  EXPECT_DOUBLE_EQ(tp.tp_Bps, 10e9);
 }
 
 }  // namespace

@@ -53,12 +53,23 @@ TEST(IterationTime, TensorAndPipelineParallel) {
   EXPECT_DOUBLE_EQ(x.forward_ms, 25);
   EXPECT_DOUBLE_EQ(x.dp_ms, 0);
   EXPECT_DOUBLE_EQ(x.tp_ms, 0.128);  // 2 B * 8*(2-1) * 8*100*1000*2 / 2 / 100 GB/s
-  // Each of the t = 2 ranks of a stage sends the whole activations: no 1/t.
-  EXPECT_DOUBLE_EQ(x.pp_ms, 0.064);  // 2 B * 2*2 * 8*100*1000 / 100 GB/s
+  EXPECT_DOUBLE_EQ(x.pp_ms, 0.032);  // Morphling A.1: 2 B * 2*2 * 8*100*1000 / 2 / 100 GB/s
   EXPECT_DOUBLE_EQ(x.opt_mparams, 25);
   const IterationTime<double> t = predict_iteration(x, kParams);
-  EXPECT_DOUBLE_EQ(t.cc_ms, 25 + 50 + 0.128 + 0.064);
-  EXPECT_DOUBLE_EQ(t.iter_ms, 75.192 + 2.5 + 5);
+  EXPECT_DOUBLE_EQ(t.cc_ms, 25 + 50 + 0.128 + 0.032);
+  EXPECT_DOUBLE_EQ(t.iter_ms, 75.16 + 2.5 + 5);
+}
+
+TEST(IterationTime, AStageTransferAcrossNodesDoesNotShrinkWithItsSplit) {
+  // V_pp = 2 B * 2*2 * 8*100*1000 / (d t) = 6.4 MB / (d t); the d t chains of a stage
+  // cross at once and share the NICs of their GPUs (one NIC, 10 GB/s, for 1 or 2 GPUs).
+  const Allocation one_gpu = parse_gpus_spec("2x1xbig", test::test_cluster(), "--gpus");
+  const Allocation two_gpus = parse_gpus_spec("2x2xbig", test::test_cluster(), "--gpus");
+  const IterationTerms alone = iteration_terms(workload(), plan(1, 1, 2, 1, 4, 2), one_gpu, kForward);
+  EXPECT_TRUE(alone.pp_net);
+  EXPECT_DOUBLE_EQ(alone.pp_ms, 0.64);  // 6.4 MB / 10 GB/s
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(1, 2, 2, 1, 4, 2), two_gpus, kForward).pp_ms, 0.64);  // 3.2 MB / 5 GB/s
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(2, 1, 2, 1, 4, 1), two_gpus, kForward).pp_ms, 0.64);
 }
 
 TEST(IterationTime, PipelineOverlapAndModelParallelForwardAreFitted) {
@@ -72,11 +83,11 @@ TEST(IterationTime, PipelineOverlapAndModelParallelForwardAreFitted) {
   k.k_pipe = 0.5;  // half of 1F1B's overlap: 0.5 * 25 + 0.5 * 40
   IterationTime<double> t = predict_iteration(x, k);
   EXPECT_DOUBLE_EQ(t.forward_ms, 32.5);
-  EXPECT_DOUBLE_EQ(t.cc_ms, 32.5 + 65 + 0.192);  // the backward is k_bwd times the realised forward
+  EXPECT_DOUBLE_EQ(t.cc_ms, 32.5 + 65 + 0.16);  // the backward is k_bwd times the realised forward
   k.k_fwd_mp = 2;  // model-parallel kernels twice as slow as the profile's
   t = predict_iteration(x, k);
   EXPECT_DOUBLE_EQ(t.forward_ms, 65);
-  EXPECT_DOUBLE_EQ(t.iter_ms, 65 + 130 + 0.192 + 2.5 + 5);
+  EXPECT_DOUBLE_EQ(t.iter_ms, 65 + 130 + 0.16 + 2.5 + 5);
   // Without micro-batches in flight, or without model parallelism, neither applies.
   const IterationTerms one_micro_batch = iteration_terms(workload(), plan(1, 2, 2, 4, 1, 2), a, kForward);
   EXPECT_DOUBLE_EQ(one_micro_batch.unpipelined_forward_ms, one_micro_batch.forward_ms);
@@ -138,10 +149,10 @@ TEST(IterationTime, FittedBandwidthFactorsScaleTheirTransfers) {
   const IterationTerms cross = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), two, kForward);
   EXPECT_TRUE(cross.dp_net);
   EXPECT_DOUBLE_EQ(predict_iteration(cross, k).iter_ms, 20 + 20 + (20 + 120) + 10 + 5);
-  // TP and PP: k_mp (0.128 + 0.064)
+  // TP and PP: k_mp (0.128 + 0.032)
   const IterationTerms mp = iteration_terms(workload(), plan(1, 2, 2, 1, 4, 2), one, kForward);
   EXPECT_FALSE(mp.tp_net);
-  EXPECT_NEAR(predict_iteration(mp, k).cc_ms, 25 + 50 + 3 * 0.192, 1e-12);
+  EXPECT_NEAR(predict_iteration(mp, k).cc_ms, 25 + 50 + 3 * 0.16, 1e-12);
   // offloading: k_pcie halves T_off = 20
   ExecutionPlan off = plan(4, 1, 1, 2, 1, 1);
   off.zero_stage = 2;
