@@ -22,7 +22,7 @@ struct CommBandwidths {
 // PCIe); a group across nodes is bound by the slowest node's share of the network. The
 // groups of a kind communicate at once, so on each node those that cross nodes share
 // the NICs that serve their ranks there (one NIC per gpus/nics GPUs): a group holding m
-// of those c ranks gets m/c of that share (docs/models.md, "Fitted bandwidths").
+// of those c ranks gets m/c of that share (docs/models.md, "Iteration time").
 CommBandwidths comm_bandwidths(const ExecutionPlan& plan, const Allocation& allocation);
 
 // Network bandwidth a node offers a job that holds `gpus` of its GPUs.
