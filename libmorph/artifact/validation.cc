@@ -154,8 +154,8 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
   } else if (options.extra_rows > 0) {
     if (!points.empty()) profile_fit = fit_perf_params(points).params;
     if (options.random_rows_seed != 0) {  // each workload draws from its own stream
-      extra = random_extra_rows(v.rows, options.random_rows_seed * 0x9E3779B97F4A7C15ULL + std::hash<std::string>{}(w.name),
-                                options.extra_rows);
+      const std::uint64_t seed = options.random_rows_seed * 0x9E3779B97F4A7C15ULL + std::hash<std::string>{}(w.name);
+      extra = random_extra_rows(v.rows, seed, options.extra_rows);
     } else {
       // Rows are chosen where the profile's own fit (as `morph fit --profile` fits it) is
       // least sure.

@@ -53,7 +53,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 }
 
 // How much the figures owe to which K rows were fitted: the rule's choice against draws
-// of K rows at random among the same candidates (docs/validation.md, "Choosing the rows").
+// of K rows at random among the same candidates (docs/validation.md, "The rule against chance").
 void print_random_spread(Context& context, const ValidateArgs& args, const ValidationOptions& options,
                          const ArtifactSpec& spec, const ValidationReport& rule) {
   const std::vector<double> ruled = workload_averages(rule);
