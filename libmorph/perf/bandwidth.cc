@@ -22,24 +22,23 @@ template <typename Base>
 GroupScan scan_groups(const std::vector<int>& node_of_rank, const Allocation& a, int groups, int size,
                       int stride, Base base) {
   const auto node_of = [&](int g, int i) { return node_of_rank[static_cast<std::size_t>(base(g) + i * stride)]; };
-  std::vector<bool> crosses(static_cast<std::size_t>(groups), false);
+  // Members follow rank order and ranks fill nodes in order: a group crosses nodes when
+  // its first and last members do, and its members on one node are consecutive.
+  const auto crosses = [&](int g) { return node_of(g, 0) != node_of(g, size - 1); };
   std::vector<int> crossing_ranks(a.nodes.size(), 0);  // per node, ranks of groups across nodes
-  for (int g = 0; g < groups; ++g) {
-    const auto k = static_cast<std::size_t>(g);
-    for (int i = 1; i < size && !crosses[k]; ++i) crosses[k] = node_of(g, i) != node_of(g, 0);
-    if (crosses[k])
+  for (int g = 0; g < groups; ++g)
+    if (crosses(g))
       for (int i = 0; i < size; ++i) ++crossing_ranks[static_cast<std::size_t>(node_of(g, i))];
-  }
   GroupScan scan;
   for (int g = 0; g < groups; ++g) {
-    if (!crosses[static_cast<std::size_t>(g)]) {
+    if (!crosses(g)) {
       scan.bandwidth = std::min(scan.bandwidth, a.nodes[static_cast<std::size_t>(node_of(g, 0))].gpu.link_bandwidth_Bps);
       continue;
     }
     scan.crosses = true;
     for (int i = 0; i < size;) {
       const int n = node_of(g, i);
-      int members = 0;  // of this group on node n: consecutive, as ranks fill nodes in order
+      int members = 0;  // of this group on node n
       for (; i < size && node_of(g, i) == n; ++i) ++members;
       const NodeShare& share = a.nodes[static_cast<std::size_t>(n)];
       const int c = crossing_ranks[static_cast<std::size_t>(n)];
