@@ -264,8 +264,9 @@ check_LTLIBRARIES = %reldir%/cluster/spank_inject.la
 endif
 if HAVE_MPI
 check_PROGRAMS += %reldir%/cluster/mpi_hello
-%canon_reldir%_cluster_mpi_hello_SOURCES = %reldir%/cluster/mpi_hello.cc
-%canon_reldir%_cluster_mpi_hello_CPPFLAGS = $(MPI_CFLAGS)
+%canon_reldir%_cluster_mpi_hello_SOURCES = %reldir%/cluster/mpi_hello.cc %reldir%/trainer/mpi_session.h \
+	%reldir%/trainer/mpi_session.cc
+%canon_reldir%_cluster_mpi_hello_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_cluster_mpi_hello_CXXFLAGS = $(MORPH_CXX_STD_FLAG)
 %canon_reldir%_cluster_mpi_hello_LDADD = $(MPI_LIBS)
 endif
