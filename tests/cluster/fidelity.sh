@@ -44,7 +44,7 @@ install -d -m 1777 "$work"
   echo "RefitErrorThreshold=0"; } >"$work/morph.conf"  # the emulated speed is the model's: nothing to refit
 export MORPH_CONF=$work/morph.conf MORPH_FRAMEWORKS=$S/share/frameworks OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
 
-# The trace, in the Morphling artifact's format ("bert" is bert-336m at batch 256).
+# The trace, in the Morphling artifact's format ("bert" is bert-336m, here at batch 256).
 python3 - "$jobs" >"$work/trace.csv" <<'PY'
 import random, sys
 rng = random.Random(7)
@@ -100,7 +100,13 @@ done
 # The simulator on the same trace, cluster, model and restart costs (its description of
 # the artifact's applications names the artifact's node type, hgx-a800).
 { cat "$work/morph.conf"; grep -E "^(GpuType=a800|NodeType=hgx-a800) " "$S/etc/morph.conf"; } >"$work/sim.conf"
-MORPH_CONF=$work/sim.conf MORPH_ARTIFACT_SPEC=$S/share/morphling-artifact.json MORPH_CATALOG=$S/share/models.json \
+# The artifact's "bert" application runs batch 32; these jobs run 256.
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for w in d["workloads"]:
+    if w["name"] == "bert": w["global_batch"] = 256
+json.dump(d, open(sys.argv[2], "w"))' "$S/share/morphling-artifact.json" "$work/artifact.json"
+MORPH_CONF=$work/sim.conf MORPH_ARTIFACT_SPEC=$work/artifact.json MORPH_CATALOG=$S/share/models.json \
   "$B/tools/morph/morph" simulate --workload "$work/trace.csv" --cluster 3x4xa100-80g --policy morphling \
   --interval 1 --payback "$penalty" --job-length exact --jobs-csv "$work/sim.csv" >"$work/sim.out" ||
   die "morph simulate failed: $(cat "$work/sim.out")"
