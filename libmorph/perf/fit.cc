@@ -65,8 +65,8 @@ std::array<bool, kN> informed(std::span<const MeasuredPoint> points) {
     if ((x.dp_ms > 0 && x.dp_net) || (x.tp_ms > 0 && x.tp_net) || (x.pp_ms > 0 && x.pp_net)) used[10] = true;
     if (x.unpipelined_forward_ms != x.forward_ms) used[13] = true;
     if (x.model_parallel) used[14] = true;
-    odd = odd || x.odd_placement;
-    even = even || (x.dp_ms > 0 && x.dp_net && !x.offload && !x.odd_placement);
+    odd = odd || x.odd_ring > 0;
+    even = even || (x.dp_ms > 0 && x.dp_net && !x.offload && !(x.odd_ring > 0));
     if (x.offload) {
       used[3] = used[4] = used[5] = used[9] = used[11] = used[12] = true;
     } else if (x.opt_mparams > 0) {

@@ -20,6 +20,8 @@ bool has_odd_placement(const Allocation& a) {
          !std::all_of(a.nodes.begin(), a.nodes.end(), one);
 }
 
+double ring_factor(double members) { return 2 * (members - 1) / members; }
+
 double critical_path_samples(std::int64_t global_batch, const ExecutionPlan& p) {
   const double m = p.micro_batches;
   // Morphling A.1: T_fwd = t_p g_p / p (m + p - 1) for PP; linear in per-GPU batch and shard.
@@ -56,7 +58,7 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
 
   // Morphling A.1: V_dp = P 2(d-1) / (d t p); ZeRO-3 adds a parameter all-gather (1.5x).
   const double zero3 = p.zero_stage >= 3 ? 1.5 : 1.0;
-  x.dp_ms = ms(kGradientBytes * P * 2 * (d - 1) / (d * t * pp) * zero3, bw.dp_Bps);
+  x.dp_ms = ms(kGradientBytes * P * ring_factor(d) / (t * pp) * zero3, bw.dp_Bps);
   // ZeRO-1/2 split the all-reduce: the gradients are reduce-scattered to their owners
   // in the backward pass, and after the step each owner all-gathers its updated 16-bit
   // parameters (ZeRO-3 gathers them in the passes, counted above).
@@ -69,7 +71,11 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   x.dp_net = d > 1 && bw.dp_crosses_nodes;
   x.tp_net = t > 1 && bw.tp_crosses_nodes;
   x.pp_net = pp > 1 && bw.pp_crosses_nodes;
-  x.odd_placement = x.dp_net && !p.offload && has_odd_placement(a);
+  if (x.dp_net && !p.offload && has_odd_placement(a)) {
+    int most = 0;  // of the job's GPUs on one node
+    for (const NodeShare& n : a.nodes) most = std::max(most, n.gpus);
+    x.odd_ring = ring_factor(most);
+  }
 
   const double mparams = P / 1e6;
   x.offload = p.offload;

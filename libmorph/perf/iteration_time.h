@@ -42,8 +42,9 @@ struct IterationTerms {
   bool tp_net = false;
   bool pp_net = false;
   // The DP group crosses nodes, some node holds an odd number of the job's GPUs and not
-  // every node holds one; GPU-resident synchronisation only (docs/models.md, "Odd placements").
-  bool odd_placement = false;
+  // every node holds one; GPU-resident synchronisation only (docs/models.md, "Odd
+  // placements"): the ring factor 2(g-1)/g of the node with the most of them, else 0.
+  double odd_ring = 0;
   bool offload = false;
   double opt_mparams = 0;         // P / x, million parameters updated by one GPU
   double opt_off_mparams_per_cpu = 0;  // P / (d c) for ZeRO-Offload
@@ -61,6 +62,9 @@ IterationTerms iteration_terms(const Workload& workload, const ExecutionPlan& pl
 // More than one node, some with an odd number of GPUs, not one GPU on every node: the
 // placements on which the artifact's ViT and T5 traces stall (docs/models.md, "Odd placements").
 bool has_odd_placement(const Allocation& allocation);
+
+// A ring all-reduce's traffic per member over its buffer, 2(n-1)/n (Morphling A.1's V_dp).
+double ring_factor(double members);
 
 // Whole-model samples that one GPU pushes through its critical path per iteration:
 // B / (d t p) scaled by the 1F1B fill and drain (m + p - 1) / m.
@@ -137,8 +141,8 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
     r.oo_ms = r.opt_ms + t_gather;
   }
   // Morphling Eq. (1): T_iter = T_cc + T_oo + k_const, offloading's own constant and the
-  // stall of odd placements
-  r.iter_ms = r.cc_ms + r.oo_ms + k_const + (x.offload ? k_const_off : T(0)) + (x.odd_placement ? k_odd : T(0));
+  // stall of odd placements, k_odd per unit of the ring factor (1 at two GPUs a node)
+  r.iter_ms = r.cc_ms + r.oo_ms + k_const + (x.offload ? k_const_off : T(0)) + k_odd * T(x.odd_ring);
   return r;
 }
 

@@ -148,8 +148,8 @@ TEST(Fit, OddPlacementStallIsFittedOnlyBesideAnEvenGroupAcrossNodes) {
 
 TEST(Fit, OddPlacementStallHasNoPrior) {
   // An online refit from a model without the stall: an even and an odd group across nodes,
-  // the odd one 300 ms slower than predicted. A log prior around 0 would hold the stall
-  // near 0 and bend k_net; without one the refit finds it.
+  // the odd one (3+5 GPUs, ring factor 1.6) 300 ms slower than predicted. A log prior
+  // around 0 would hold the stall near 0 and bend k_net; without one the refit finds it.
   PerfParams start = kTruth;
   start.k_odd_ms = 0;
   const std::vector<MeasuredPoint> all = synthetic_points(start);
@@ -159,7 +159,7 @@ TEST(Fit, OddPlacementStallHasNoPrior) {
   FitOptions online{50, 0};
   online.prior_weight = 1;
   const FitResult r = fit_perf_params(observed, online, start);
-  EXPECT_NEAR(r.params.k_odd_ms, 300, 15);
+  EXPECT_NEAR(r.params.k_odd_ms, 300 / 1.6, 10);
   EXPECT_NEAR(r.params.k_net, start.k_net, 0.05 * start.k_net);
 }
 

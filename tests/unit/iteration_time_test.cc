@@ -179,7 +179,14 @@ TEST(IterationTime, OddPlacementsAreThoseWithAnOddNodeNotAllOnes) {
   EXPECT_FALSE(has_odd_placement(parse_gpus_spec("3xbig", c, "--gpus")));    // one node
 }
 
-TEST(IterationTime, OddPlacementStallIsAddedToGpuSynchronisedDataParallelism) {
+TEST(IterationTime, RingFactorIsAllReduceTrafficPerMember) {
+  EXPECT_DOUBLE_EQ(ring_factor(1), 0);
+  EXPECT_DOUBLE_EQ(ring_factor(2), 1);
+  EXPECT_DOUBLE_EQ(ring_factor(3), 4.0 / 3);
+  EXPECT_DOUBLE_EQ(ring_factor(8), 1.75);
+}
+
+TEST(IterationTime, OddPlacementStallGrowsWithTheFullestNodesRing) {
   const Cluster& c = test::test_cluster();
   PerfParams k = kParams;
   k.k_odd_ms = 40;
@@ -187,19 +194,21 @@ TEST(IterationTime, OddPlacementStallIsAddedToGpuSynchronisedDataParallelism) {
   const Allocation even = parse_gpus_spec("2x2xbig", c, "--gpus");
   const IterationTerms x_odd = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), odd, kForward);
   const IterationTerms x_even = iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), even, kForward);
-  EXPECT_TRUE(x_odd.odd_placement);
-  EXPECT_FALSE(x_even.odd_placement);
-  // The same terms but the flag: the stall adds exactly k_odd.
+  EXPECT_DOUBLE_EQ(x_odd.odd_ring, 4.0 / 3);  // 3 GPUs on the fullest node: 2 (3-1) / 3
+  EXPECT_DOUBLE_EQ(x_even.odd_ring, 0);
+  const Allocation wide = parse_gpus_spec("1xbig+1xbig+2xbig", c, "--gpus");
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), wide, kForward).odd_ring, 1);
+  // The same terms but the factor: the stall adds exactly k_odd times it.
   IterationTerms x_flagged = x_even;
-  x_flagged.odd_placement = true;
-  EXPECT_DOUBLE_EQ(predict_iteration(x_flagged, k).iter_ms, predict_iteration(x_even, k).iter_ms + 40);
+  x_flagged.odd_ring = 1.5;
+  EXPECT_DOUBLE_EQ(predict_iteration(x_flagged, k).iter_ms, predict_iteration(x_even, k).iter_ms + 60);
   EXPECT_DOUBLE_EQ(predict_iteration(x_even, k).iter_ms, predict_iteration(x_even, kParams).iter_ms);
   // Not without DP across the nodes (PP across them), nor for ZeRO-Offload.
-  EXPECT_FALSE(iteration_terms(workload(), plan(1, 1, 4, 1, 4, 2), odd, kForward).odd_placement);
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(1, 1, 4, 1, 4, 2), odd, kForward).odd_ring, 0);
   ExecutionPlan offload = plan(4, 1, 1, 2, 1, 1);
   offload.zero_stage = 2;
   offload.offload = true;
-  EXPECT_FALSE(iteration_terms(workload(), offload, odd, kForward).odd_placement);
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), offload, odd, kForward).odd_ring, 0);
 }
 
 TEST(IterationTime, SlowestGpuTypeScalesTheForwardPass) {
