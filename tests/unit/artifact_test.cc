@@ -197,11 +197,12 @@ TEST(ArtifactData, ValidationCoversEveryWorkloadAndStaysNearItsRecord) {
   const ValidationReport r = validate_artifact(dir, f.spec, f.catalog, f.config, options);
   EXPECT_EQ(r.workloads.size(), f.spec.workloads.size());
   EXPECT_GT(r.points, 450);
-  // Regression guard around docs/validation.md (10.65% at K=3): a change that makes the
+  // Regression guard around docs/validation.md (10.32% at K=3): a change that makes the
   // model worse on the artifact fails here.
-  EXPECT_LT(r.avg, 0.12);
-  // ViT's odd placements stall by 300-370 ms over even ones (docs/models.md, "Odd
-  // placements"); its three rows hold both kinds, so the fit finds the stall.
+  EXPECT_LT(r.avg, 0.11);
+  // ViT's odd placements stall by 200-350 ms over even ones, more as the fullest node
+  // holds more GPUs (docs/models.md, "Odd placements"); its three rows hold both kinds,
+  // so the fit finds the stall: k_odd is the stall at two GPUs on the fullest node.
   // The prior of these fits is centred on the profile's own fit: LLaMA-2-7B's one
   // ZeRO-Offload row keeps the profile's k_opt_off (54% off around the defaults).
   for (const WorkloadValidation& v : r.workloads)
