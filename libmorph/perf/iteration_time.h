@@ -26,6 +26,10 @@ struct Workload {
   std::int64_t seq_len = 0;
 };
 
+// DeepSpeed's reduce_bucket_size (elements) with overlap_comm, as the Morphling artifact's
+// ZeRO runs and share/frameworks/deepspeed.json set it.
+inline constexpr double kZeroBucketElements = 2e8;
+
 struct IterationTerms {
   double forward_ms = 0;          // a T_fwd, all accumulation steps of the iteration
   // The same if the pipeline overlapped no micro-batches across its stages: each passes
@@ -38,6 +42,9 @@ struct IterationTerms {
   double tp_ms = 0;               // T_comm.tp = V_tp / B_tp
   double pp_ms = 0;               // T_comm.pp = V_pp / B_pp
   double gather_ms = 0;           // ZeRO-1/2: all-gather of the updated parameters, V_dp / 2
+  // ZeRO-1/2: the share of the synchronisation (and offloading) in the gradients' last
+  // bucket, which starts only after the last backward pass (docs/models.md, "ZeRO").
+  double tail_share = 0;
   bool dp_net = false;            // the group crosses nodes
   bool tp_net = false;
   bool pp_net = false;
@@ -122,9 +129,11 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
   // Morphling A.1: T_cc = a T_fwd + (a-1) T_bwd + f^{k_sync}(T_bwd, T_dp) + T_tp + T_pp.
   // ZeRO-Offload overlaps the last backward pass with the synchronisation and with
   // moving the 16-bit gradients to the host, half of T_off's traffic, by k_off
-  // (docs/models.md, "Offloading").
-  const T last_step = x.offload ? overlap(r.backward_ms, t_dp + T(0.5) * t_off, k_off)
-                                : overlap(r.backward_ms, t_dp, k_sync);
+  // (docs/models.md, "Offloading"). ZeRO's last gradient bucket follows the backward
+  // pass instead of overlapping it, as JABAS's Eq. (4) splits the buckets ("ZeRO").
+  const T sync = x.offload ? t_dp + T(0.5) * t_off : t_dp;
+  const T last_step = overlap(r.backward_ms, T(1 - x.tail_share) * sync, x.offload ? k_off : k_sync) +
+                      T(x.tail_share) * sync;
   r.cc_ms = r.forward_ms + T(a - 1) * r.backward_ms + last_step + t_mp;
   if (x.offload) {
     // Morphling A.2: T_opt = k_opt_off P / (d c), plus a part that does not shrink with

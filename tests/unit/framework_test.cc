@@ -79,6 +79,9 @@ json deepspeed_config(const ExecutionPlan& plan, const Rendering& r) {
 }
 
 json deepspeed_expected(std::int64_t batch, int mbs, int ga, json zero) {
+  zero["overlap_comm"] = true;
+  zero["reduce_bucket_size"] = 200000000;
+  zero["allgather_bucket_size"] = 200000000;
   return {{"train_batch_size", batch},     {"train_micro_batch_size_per_gpu", mbs}, {"gradient_accumulation_steps", ga},
           {"steps_per_print", 100},        {"bf16", {{"enabled", true}}},           {"zero_optimization", std::move(zero)}};
 }

@@ -2,7 +2,10 @@
 // comments (times in ms).
 #include "libmorph/perf/iteration_time.h"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "test_support.h"
 
@@ -132,6 +135,47 @@ TEST(IterationTime, ZeroDataParallelGathersTheUpdatedParameters) {
   EXPECT_DOUBLE_EQ(t.cc_ms, 20 + 20 + (20 + 1.5));  // the reduce-scatter, half of 3 ms
   EXPECT_DOUBLE_EQ(t.oo_ms, 0.1 * 25 + 1.5);        // k_opt P/d, then the all-gather
   EXPECT_DOUBLE_EQ(t.iter_ms, 61.5 + 4 + 5);
+}
+
+TEST(IterationTime, ZerosLastGradientBucketFollowsTheBackwardPass) {
+  const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  ExecutionPlan zero = plan(4, 1, 1, 2, 1, 1);
+  zero.zero_stage = 2;
+  // P = 1e8 fits one 2e8-element bucket: nothing is reduced before the backward ends.
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), zero, a, kForward).tail_share, 1);
+  // P = 8e8: the last of four buckets, a quarter (T_dp = 2 B * 8e8 * 2*3/4 / 100 GB/s / 2 = 12).
+  Workload big = workload();
+  big.model.params = 8e8;
+  const IterationTerms x = iteration_terms(big, zero, a, kForward);
+  EXPECT_DOUBLE_EQ(x.tail_share, 0.25);
+  EXPECT_DOUBLE_EQ(x.dp_ms, 12);
+  PerfParams k = kParams;
+  k.k_sync = 2;  // f = sqrt(20^2 + 9^2): three buckets under the last backward, then 3 ms
+  const IterationTime<double> t = predict_iteration(x, k);
+  EXPECT_NEAR(t.cc_ms, 20 + 20 + (std::sqrt(481.0) + 3), 1e-12);
+  // ZeRO-Offload's buckets carry the gradients to the host as well: T_dp + T_off/2.
+  ExecutionPlan off = zero;
+  off.offload = true;
+  const IterationTerms y = iteration_terms(big, off, a, kForward);
+  EXPECT_DOUBLE_EQ(y.tail_share, 0.25);
+  EXPECT_DOUBLE_EQ(y.off_ms, 160);  // 4 B * 8e8/4 / 5 GB/s
+  k.k_off = 2;                      // (12 + 80): 69 under the backward, 23 after it
+  EXPECT_NEAR(predict_iteration(y, k).cc_ms, 20 + 20 + (std::sqrt(400.0 + 69 * 69) + 23), 1e-12);
+  // No bucket of its own: plain data parallelism and ZeRO-3 overlap all of it.
+  EXPECT_DOUBLE_EQ(iteration_terms(big, plan(4, 1, 1, 2, 1, 1), a, kForward).tail_share, 0);
+  zero.zero_stage = 3;
+  EXPECT_DOUBLE_EQ(iteration_terms(big, zero, a, kForward).tail_share, 0);
+  // Per replica the gradient is P/(t p): TP 2 halves it, so the last bucket is half of it.
+  ExecutionPlan tp = plan(2, 2, 1, 2, 1, 1);
+  tp.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(iteration_terms(big, tp, a, kForward).tail_share, 0.5);
+}
+
+TEST(IterationTime, MorphsDeepSpeedConfigurationUsesTheModelsBuckets) {
+  const nlohmann::json f = nlohmann::json::parse(std::ifstream(test::source_dir() + "/share/frameworks/deepspeed.json"));
+  const nlohmann::json& zero = f.at("config_file").at("content").at("zero_optimization");
+  EXPECT_TRUE(zero.at("overlap_comm").get<bool>());
+  EXPECT_DOUBLE_EQ(zero.at("reduce_bucket_size").get<double>(), kZeroBucketElements);
 }
 
 TEST(IterationTime, FittedBandwidthFactorsScaleTheirTransfers) {
