@@ -1,5 +1,6 @@
 #include "libmorph/perf/fit.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -16,6 +17,8 @@ constexpr std::size_t kN = PerfParams::kCount;
 // Log residuals beyond about 15% count less than quadratically (soft L1), so that one
 // inconsistent measurement does not bend every prediction.
 constexpr double kRobustScale = 0.15;
+// Iterations of each start before all but the best are dropped.
+constexpr int kRaceIterations = 50;
 
 // Log residuals of one point; one parameter block per k so that uninformed ones can be
 // held constant.
@@ -86,7 +89,8 @@ struct Solved {
 };
 
 Solved solve_from(std::span<const MeasuredPoint> points, const std::array<bool, kN>& used,
-                  std::array<double, kN> k, const std::array<double, kN>& prior, const FitOptions& options) {
+                  std::array<double, kN> k, const std::array<double, kN>& prior, const FitOptions& options,
+                  int iterations) {
   ceres::Problem problem;
   if (options.prior_weight > 0)
     for (std::size_t i = 0; i < kN; ++i) {
@@ -114,7 +118,7 @@ Solved solve_from(std::span<const MeasuredPoint> points, const std::array<bool, 
     if (!used[i]) problem.SetParameterBlockConstant(&k[i]);
   }
   ceres::Solver::Options so;
-  so.max_num_iterations = options.max_iterations;
+  so.max_num_iterations = iterations;
   so.linear_solver_type = ceres::DENSE_QR;
   so.logging_type = ceres::SILENT;
   so.num_threads = 1;
@@ -162,10 +166,17 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
       if (used[i]) k[i] = std::clamp(kExponentStarts[s % 3] * (1 + s / 3), info[i].lower, info[i].upper);
     starts.push_back(k);
   }
+  // Every start runs a short race; only the best goes on to convergence, so that starts
+  // creeping along a flat exponent do not spend the whole budget.
+  const int race = std::min(options.max_iterations, kRaceIterations);
   Solved best;
   for (const auto& k : starts) {
-    Solved s = solve_from(points, used, k, start.to_array(), options);
+    Solved s = solve_from(points, used, k, start.to_array(), options, race);
     if (s.cost < best.cost) best = s;
+  }
+  if (std::isfinite(best.cost) && !best.converged && options.max_iterations > race) {
+    Solved s = solve_from(points, used, best.k, start.to_array(), options, options.max_iterations - race);
+    if (s.cost <= best.cost) best = s;
   }
   if (!std::isfinite(best.cost)) throw Error("fit: the solver found no usable solution");
 
