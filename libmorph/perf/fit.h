@@ -21,6 +21,8 @@ struct MeasuredPoint {
 };
 
 struct FitOptions {
+  // Solver iterations of the best start in all; every start runs the first 50 of them
+  // and only the best goes on.
   int max_iterations = 200;
   // Besides the start point, restart from these many points with other overlap
   // exponents and keep the best.
