@@ -76,11 +76,7 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   x.dp_net = d > 1 && bw.dp_crosses_nodes;
   x.tp_net = t > 1 && bw.tp_crosses_nodes;
   x.pp_net = pp > 1 && bw.pp_crosses_nodes;
-  if (x.dp_net && !p.offload && has_odd_placement(a)) {
-    int most = 0;  // of the job's GPUs on one node
-    for (const NodeShare& n : a.nodes) most = std::max(most, n.gpus);
-    x.odd_ring = ring_factor(most);
-  }
+  if (x.dp_net && !p.offload && has_odd_placement(a)) x.odd_ring = ring_factor(a.max_gpus_on_a_node());
 
   const double mparams = P / 1e6;
   x.offload = p.offload;
