@@ -61,13 +61,13 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   x.dp_ms = ms(kGradientBytes * P * ring_factor(d) / (t * pp) * zero3, bw.dp_Bps);
   // ZeRO-1/2 split the all-reduce: the gradients are reduce-scattered to their owners
   // in the backward pass, and after the step each owner all-gathers its updated 16-bit
-  // parameters (ZeRO-3 gathers them in the passes, counted above).
-  if (p.zero_stage >= 1 && p.zero_stage <= 2) x.dp_ms = x.gather_ms = x.dp_ms / 2;
-  // ZeRO-1/2 reduce (and offload) the gradients bucket by bucket as the backward pass
-  // fills them; the last bucket, at most kZeroBucketElements of a replica's P/(t p), only
-  // after it.
-  if (p.zero_stage >= 1 && p.zero_stage <= 2)
+  // parameters (ZeRO-3 gathers them in the passes, counted above). The reduce-scatter
+  // (and offloading) runs bucket by bucket as the backward pass fills them; the last
+  // bucket, at most kZeroBucketElements of a replica's P/(t p), only after it.
+  if (p.zero_stage >= 1 && p.zero_stage <= 2) {
+    x.dp_ms = x.gather_ms = x.dp_ms / 2;
     x.tail_share = std::min(1.0, kZeroBucketElements / (P / (t * pp)));
+  }
   // Morphling A.1: V_tp = 4 * 2 (t-1) b s h l / (d t)
   x.tp_ms = ms(kActivationBytes * 8 * (t - 1) * b * s * h * l / (d * t), bw.tp_Bps);
   // Morphling A.1: V_pp = 2 p b s h / (d t); the t TP ranks of a stage send at once and
