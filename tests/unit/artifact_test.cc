@@ -1,5 +1,6 @@
 #include "libmorph/artifact/validation.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -189,6 +190,26 @@ TEST(ArtifactData, TraceFeasibilityMatchesTheMemoryModel) {
   EXPECT_EQ(failed, 4);
 }
 
+// Issue 11's in-sample criterion: each profile's own fit reproduces every profiled point
+// within 5% (docs/validation.md, "Why the fit missed its own points").
+TEST(ArtifactData, EveryProfileIsReproducedByItsOwnFitWithinFivePercent) {
+  MORPH_REQUIRE_ARTIFACT(dir);
+  const ProjectFiles f;
+  ValidationOptions options;
+  options.extra_rows = 0;
+  int profiles = 0;
+  for (const ArtifactWorkload& w : f.spec.workloads) {
+    const WorkloadValidation v =
+        fit_workload(dir + "/profile/" + w.profile, {}, w, f.spec, f.catalog, f.config, options);
+    if (!v.fitted) continue;  // llama30b: a profile of another model, not fitted on
+    ++profiles;
+    ASSERT_EQ(v.fit.rel_errors.size(), v.points.size()) << w.name;
+    for (std::size_t i = 0; i < v.points.size(); ++i)
+      EXPECT_LT(std::abs(v.fit.rel_errors[i]), 0.05) << w.name << " " << v.points[i].label;
+  }
+  EXPECT_GE(profiles, 6);
+}
+
 TEST(ArtifactData, ValidationCoversEveryWorkloadAndStaysNearItsRecord) {
   MORPH_REQUIRE_ARTIFACT(dir);
   const ProjectFiles f;
@@ -197,9 +218,9 @@ TEST(ArtifactData, ValidationCoversEveryWorkloadAndStaysNearItsRecord) {
   const ValidationReport r = validate_artifact(dir, f.spec, f.catalog, f.config, options);
   EXPECT_EQ(r.workloads.size(), f.spec.workloads.size());
   EXPECT_GT(r.points, 450);
-  // Regression guard around docs/validation.md (9.65% at K=3): a change that makes the
-  // model worse on the artifact fails here.
-  EXPECT_LT(r.avg, 0.11);
+  // Issue 11's target for the average (docs/validation.md: 9.65% at K=3): a change that
+  // makes the model worse on the artifact fails here.
+  EXPECT_LE(r.avg, 0.10);
   // ViT's odd placements stall by 200-350 ms over even ones, more as the fullest node
   // holds more GPUs (docs/models.md, "Odd placements"); its three rows hold both kinds,
   // so the fit finds the stall: k_odd is the stall at two GPUs on the fullest node.
