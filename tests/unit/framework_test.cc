@@ -65,6 +65,10 @@ Args concat(Args a, const Args& b) {
   return a;
 }
 
+// Data parallelism reduces under the backward pass; ZeRO-1 in the performance model's buckets.
+const Args kMegatronOverlap{"--overlap-grad-reduce"};
+const Args kMegatronZeroOne{"--overlap-grad-reduce", "--use-distributed-optimizer", "--ddp-bucket-size", "200000000"};
+
 // The DeepSpeed config rendered for `plan`, checked for the batch identity.
 json deepspeed_config(const ExecutionPlan& plan, const Rendering& r) {
   EXPECT_EQ(r.files.size(), 1u);
@@ -97,8 +101,11 @@ Args deepspeed_base(int tp, int pp, int mbs, std::int64_t batch, int zero) {
 TEST(Framework, ThreeDPlan) {
   const ExecutionPlan plan = plan_of(2, 2, 2, 0, false, false, 1, 4, 2);  // batch 2*4*2 = 16
   const Rendering m = framework("megatron").render(context_of(plan));
-  EXPECT_EQ(m.args, megatron_base(2, 2, 2, 16));
+  EXPECT_EQ(m.args, concat(megatron_base(2, 2, 2, 16), kMegatronOverlap));
   EXPECT_TRUE(m.files.empty());
+  // Without data parallelism there is no gradient reduction to overlap.
+  EXPECT_EQ(framework("megatron").render(context_of(plan_of(1, 2, 2, 0, false, false, 1, 4, 2))).args,
+            megatron_base(2, 2, 2, 8));
   const std::vector<std::pair<std::string, std::string>> env{{"MORPH_FRAMEWORK", "megatron"},
                                                              {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
   EXPECT_EQ(m.env, env);
@@ -115,7 +122,7 @@ TEST(Framework, ThreeDPlan) {
 TEST(Framework, ZeroOneIsMegatronsDistributedOptimizer) {
   const ExecutionPlan plan = plan_of(16, 1, 1, 1, false, false, 1, 1, 4);  // 64, two nodes
   const Rendering m = framework("megatron").render(context_of(plan));
-  EXPECT_EQ(m.args, concat(megatron_base(1, 1, 4, 64), {"--use-distributed-optimizer"}));
+  EXPECT_EQ(m.args, concat(megatron_base(1, 1, 4, 64), kMegatronZeroOne));
   const Rendering d = framework("deepspeed").render(context_of(plan));
   EXPECT_EQ(d.args, deepspeed_base(1, 1, 4, 64, 1));
   EXPECT_EQ(deepspeed_config(plan, d), deepspeed_expected(64, 4, 1, {{"stage", 1}}));
@@ -149,8 +156,9 @@ TEST(Framework, OffloadMovesTheOptimizerToTheCpu) {
 TEST(Framework, GradientCheckpointing) {
   const ExecutionPlan plan = plan_of(4, 1, 1, 0, false, true, 1, 1, 8);  // 32
   const Rendering m = framework("megatron").render(context_of(plan));
-  EXPECT_EQ(m.args, concat(megatron_base(1, 1, 8, 32), {"--recompute-granularity", "full", "--recompute-method",
-                                                         "uniform", "--recompute-num-layers", "1"}));
+  EXPECT_EQ(m.args, concat(concat(megatron_base(1, 1, 8, 32), {"--recompute-granularity", "full", "--recompute-method",
+                                                                "uniform", "--recompute-num-layers", "1"}),
+                           kMegatronOverlap));
   const Rendering d = framework("deepspeed").render(context_of(plan));
   EXPECT_EQ(d.args, concat(deepspeed_base(1, 1, 8, 32, 0), {"--checkpoint-activations", "--deepspeed-activation-checkpointing"}));
   json expected = deepspeed_expected(32, 8, 1, {{"stage", 0}});
@@ -165,8 +173,8 @@ TEST(Framework, GradientAccumulationAndCheckpointFolders) {
   c.checkpoint_dir = "/ckpt/job7";
   c.resume_dir = "/ckpt/job7/resharded";
   const Rendering m = framework("megatron").render(c);
-  EXPECT_EQ(m.args, concat(megatron_base(1, 1, 2, 32), {"--use-distributed-optimizer", "--save", "/ckpt/job7", "--load",
-                                                         "/ckpt/job7/resharded"}));
+  EXPECT_EQ(m.args,
+            concat(concat(megatron_base(1, 1, 2, 32), kMegatronZeroOne), {"--save", "/ckpt/job7", "--load", "/ckpt/job7/resharded"}));
   const Rendering d = framework("deepspeed").render(c);
   EXPECT_EQ(d.args, concat(deepspeed_base(1, 1, 2, 32, 1), {"--save", "/ckpt/job7", "--load", "/ckpt/job7/resharded"}));
   EXPECT_EQ(deepspeed_config(plan, d), deepspeed_expected(32, 2, 8, {{"stage", 1}}));

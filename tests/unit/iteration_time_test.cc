@@ -2,7 +2,10 @@
 // comments (times in ms).
 #include "libmorph/perf/iteration_time.h"
 
+#include <algorithm>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -171,11 +174,25 @@ TEST(IterationTime, ZerosLastGradientBucketFollowsTheBackwardPass) {
   EXPECT_DOUBLE_EQ(iteration_terms(big, tp, a, kForward).tail_share, 0.5);
 }
 
-TEST(IterationTime, MorphsDeepSpeedConfigurationUsesTheModelsBuckets) {
+TEST(IterationTime, MorphsFrameworkConfigurationsUseTheModelsBuckets) {
   const nlohmann::json f = nlohmann::json::parse(std::ifstream(test::source_dir() + "/share/frameworks/deepspeed.json"));
   const nlohmann::json& zero = f.at("config_file").at("content").at("zero_optimization");
   EXPECT_TRUE(zero.at("overlap_comm").get<bool>());
   EXPECT_DOUBLE_EQ(zero.at("reduce_bucket_size").get<double>(), kZeroBucketElements);
+  // Megatron's distributed optimizer (ZeRO-1) reduces in buckets of the same size.
+  const nlohmann::json m = nlohmann::json::parse(std::ifstream(test::source_dir() + "/share/frameworks/megatron.json"));
+  int bucket_rules = 0;
+  for (const nlohmann::json& rule : m.at("args")) {
+    const auto args = rule.at("add").get<std::vector<std::string>>();
+    const auto flag = std::find(args.begin(), args.end(), "--ddp-bucket-size");
+    if (flag == args.end()) continue;
+    ++bucket_rules;
+    EXPECT_EQ(rule.at("when").get<std::string>(), "zero==1");
+    ASSERT_NE(flag + 1, args.end());
+    EXPECT_DOUBLE_EQ(std::stod(*(flag + 1)), kZeroBucketElements);
+    EXPECT_NE(std::find(args.begin(), args.end(), "--use-distributed-optimizer"), args.end());
+  }
+  EXPECT_EQ(bucket_rules, 1);
 }
 
 TEST(IterationTime, FittedBandwidthFactorsScaleTheirTransfers) {
