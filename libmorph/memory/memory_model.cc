@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/plan/zero_buckets.h"
+
 namespace morph {
 namespace {
 
@@ -60,6 +62,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, std::int64_t seq_len, const E
   const double first_stage = layers_per_stage * in_flight * stored_layer + recompute;
   const double last_stage = layers_per_stage * stored_layer + recompute + logits;
   e.activations_bytes = p.pp > 1 ? std::max(first_stage, last_stage) : first_stage + logits;
+  // ZeRO-1/2 reduce-scatter and all-gather through buckets, which overlap_comm multiplies.
+  e.buckets_bytes = p.zero_stage >= 1 && p.zero_stage <= 2 ? kZeroBucketBufferBytes : 0;
   e.overhead_bytes = options.gpu_overhead_bytes;
   return e;
 }

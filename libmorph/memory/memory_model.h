@@ -1,5 +1,5 @@
 // GPU and host memory of a plan: Frenzy's MARP (seed 002, §III-A) extended to ZeRO
-// stages, ZeRO-Offload, gradient checkpointing, 1F1B pipelines and framework overhead.
+// stages and their buckets, ZeRO-Offload, gradient checkpointing, 1F1B pipelines and framework overhead.
 #pragma once
 
 #include <cstdint>
@@ -22,11 +22,12 @@ struct MemoryEstimate {
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
   double activations_bytes = 0;
+  double buckets_bytes = 0;       // ZeRO-1/2's gradient buckets (libmorph/plan/zero_buckets.h)
   double overhead_bytes = 0;
   double host_bytes_per_gpu = 0;  // offloaded optimizer states plus process overhead
 
   double gpu_bytes() const {
-    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + overhead_bytes;
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + buckets_bytes + overhead_bytes;
   }
 };
 

@@ -16,6 +16,7 @@
 #include "libmorph/perf/overlap.h"
 #include "libmorph/perf/perf_params.h"
 #include "libmorph/plan/plan.h"
+#include "libmorph/plan/zero_buckets.h"
 
 namespace morph {
 
@@ -25,10 +26,6 @@ struct Workload {
   std::int64_t global_batch = 0;
   std::int64_t seq_len = 0;
 };
-
-// DeepSpeed's reduce_bucket_size (elements) with overlap_comm, as the Morphling artifact's
-// ZeRO runs and share/frameworks/deepspeed.json set it.
-inline constexpr double kZeroBucketElements = 2e8;
 
 struct IterationTerms {
   double forward_ms = 0;          // a T_fwd, all accumulation steps of the iteration

@@ -47,6 +47,23 @@ TEST(MemoryModel, ZeroStagesPartitionByDataParallelSize) {
   EXPECT_DOUBLE_EQ(z3.weights_bytes + z3.gradients_bytes + z3.optimizer_bytes, 20 * kW / 4);
 }
 
+TEST(MemoryModel, ZeroOneAndTwoHoldDeepSpeedsBuckets) {
+  const ModelSpec m = small_model();
+  // 4.5 x (reduce + all-gather bucket) x 2e8 elements x 2 bytes = 3.6 GB, whatever the model.
+  for (int zero : {1, 2}) {
+    const MemoryEstimate e = estimate_memory(m, 512, plan(4, zero, 2), no_overhead());
+    EXPECT_DOUBLE_EQ(e.buckets_bytes, 3.6e9) << "zero " << zero;
+    EXPECT_DOUBLE_EQ(e.gpu_bytes(), e.weights_bytes + e.gradients_bytes + e.optimizer_bytes + e.activations_bytes + 3.6e9);
+  }
+  ExecutionPlan offload = plan(4, 2, 2);
+  offload.offload = true;
+  EXPECT_DOUBLE_EQ(estimate_memory(m, 512, offload, no_overhead()).buckets_bytes, 3.6e9);
+  // Plain data parallelism has DDP's 25 MB buckets, within the overhead; ZeRO-3's prefetch
+  // and reduce buffers are not modelled.
+  EXPECT_DOUBLE_EQ(estimate_memory(m, 512, plan(4, 0, 2), no_overhead()).buckets_bytes, 0);
+  EXPECT_DOUBLE_EQ(estimate_memory(m, 512, plan(4, 3, 2), no_overhead()).buckets_bytes, 0);
+}
+
 TEST(MemoryModel, OffloadMovesOptimizerStatesToTheHost) {
   MemoryOptions options{0, 1000};
   ExecutionPlan p = plan(2, 2, 2);

@@ -17,6 +17,7 @@ nlohmann::json to_json(const PlanOption& o) {
                    {"gradients_bytes", o.memory.gradients_bytes},
                    {"optimizer_bytes", o.memory.optimizer_bytes},
                    {"activations_bytes", o.memory.activations_bytes},
+                   {"buckets_bytes", o.memory.buckets_bytes},
                    {"overhead_bytes", o.memory.overhead_bytes},
                    {"host_bytes_per_node", o.memory_fit.host_bytes_per_node}};
   if (o.feasible) {
