@@ -20,6 +20,18 @@ ObservedIteration observation_of(const ArtifactRow& row) {
 
 std::string row_name(const ArtifactRow& row) { return row.exec_plan + "," + row.placement; }
 
+// OnlineRefitCurve::fit_floor of `rows`.
+double fit_floor(const PerfModel& fitted, const Workload& job, std::span<const ArtifactRow* const> rows) {
+  std::vector<ObservedIteration> all;
+  for (const ArtifactRow* r : rows) all.push_back(observation_of(*r));
+  FitOptions fit;
+  fit.prior_weight = 0;
+  const Refit refit = refit_perf_model(fitted, job, all, fit);
+  std::vector<double> measured;
+  for (const ArtifactRow* r : rows) measured.push_back(r->iter_ms);
+  return level_corrected_error(refit.predicted_after_ms, measured);
+}
+
 }  // namespace
 
 double level_corrected_error(std::span<const double> predicted, std::span<const double> measured) {
@@ -102,6 +114,7 @@ std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& v, c
       curve.max_error.push_back(max);
       if (n == 0) curve.level_floor = level_corrected_error(predictions, measurements);
     }
+    curve.fit_floor = fit_floor(fitted, job, std::span(first_held_out, rows.end()));
     curves.push_back(std::move(curve));
   }
   return curves;
@@ -114,6 +127,7 @@ OnlineRefitReport online_refit(const std::vector<WorkloadValidation>& workloads,
     for (OnlineRefitCurve& c : online_refit_curves(v, options)) {
       if (c.avg_error.back() <= 0.5 * c.avg_error.front()) ++report.halved;
       if (c.level_floor <= 0.5 * c.avg_error.front()) ++report.halvable;
+      if (c.fit_floor <= 0.5 * c.avg_error.front()) ++report.halvable_by_fit;
       report.curves.push_back(std::move(c));
     }
   return report;

@@ -36,6 +36,10 @@ struct OnlineRefitCurve {
   // those rows best (chosen knowing them): the least error any refit reaches that only
   // moves the family's level, whatever it observes.
   double level_floor = 0;
+  // The model's own reach on the held-out rows: refitted to all of them at once (no
+  // prior), then level-corrected as above. No refit from some of them does better unless
+  // the fit's loss (log residuals, soft-L1) and the mean relative error part ways.
+  double fit_floor = 0;
 };
 
 struct OnlineRefitReport {
@@ -43,6 +47,7 @@ struct OnlineRefitReport {
   std::vector<OnlineRefitCurve> curves;
   int halved = 0;    // curves whose last average error is at most half the first
   int halvable = 0;  // curves whose level_floor is at most half their first average error
+  int halvable_by_fit = 0;  // the same for fit_floor
 };
 
 // min over c > 0 of mean_i |c p_i - m_i| / m_i, for predictions p and measurements m (> 0).

@@ -73,6 +73,10 @@ TEST(OnlineRefit, BertCurvesStartAtTheFittedModelAndHoldOutTheRest) {
     EXPECT_NEAR(c.max_error.front(), max, 1e-9) << c.family;
     EXPECT_LE(c.level_floor, c.avg_error.front() + 1e-12) << c.family;  // c = 1 is a candidate
     EXPECT_GE(c.level_floor, 0);
+    // Fitted to the held-out rows themselves, the model does at least as well on them as
+    // the level correction of the fit that never saw them (up to the loss's difference).
+    EXPECT_LE(c.fit_floor, c.level_floor + 0.01) << c.family;
+    EXPECT_GE(c.fit_floor, 0);
     for (std::size_t n = 0; n < c.avg_error.size(); ++n) {
       EXPECT_TRUE(std::isfinite(c.avg_error[n]));
       EXPECT_LE(c.avg_error[n], c.max_error[n] + 1e-12);

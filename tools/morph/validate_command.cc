@@ -101,36 +101,41 @@ void print_online(Context& context, const ValidateArgs& args, const ValidationRe
   options.prior_weight = args.prior_weight;
   const OnlineRefitReport report = online_refit(validation.workloads, options);
   const int last = options.observed_rows;
-  const std::string summary = fmt::format("online: families={} halved_after_{}={} halvable_by_level={}",
-                                          report.curves.size(), last, report.halved, report.halvable);
+  const std::string summary =
+      fmt::format("online: families={} halved_after_{}={} halvable_by_level={} halvable_by_fit={}",
+                  report.curves.size(), last, report.halved, report.halvable, report.halvable_by_fit);
   if (context.json) {
     nlohmann::json j{{"extra_rows", args.extra}, {"prior_weight", options.prior_weight},
                      {"observed_rows", options.observed_rows}, {"min_rows", options.min_rows},
                      {"families", report.curves.size()}, {"halved", report.halved},
-                     {"halvable_by_level", report.halvable}, {"summary", summary}};
+                     {"halvable_by_level", report.halvable}, {"halvable_by_fit", report.halvable_by_fit},
+                     {"summary", summary}};
     j["curves"] = nlohmann::json::array();
     for (const OnlineRefitCurve& c : report.curves)
       j["curves"].push_back({{"workload", c.workload}, {"family", c.family}, {"observed", c.observed},
                              {"held_out", c.held_out}, {"avg_error", c.avg_error}, {"max_error", c.max_error},
-                             {"level_floor", c.level_floor}});
+                             {"level_floor", c.level_floor}, {"fit_floor", c.fit_floor}});
     std::cout << j.dump(2) << '\n';
     return;
   }
   std::cout << fmt::format("Online refit on the Morphling artifact {}: each workload fitted on its profile + {} trace "
                            "rows, then refitted to the first n of a family's unseen rows (prior weight {:g}); "
                            "errors on the family's other rows; level%: the least error of one factor on the "
-                           "fitted model's predictions, chosen knowing those rows\n\n",
+                           "fitted model's predictions, chosen knowing those rows; fit%: the same after "
+                           "refitting the model to those rows themselves (no prior)\n\n",
                            args.artifact, args.extra, options.prior_weight);
   std::vector<std::string> header{"workload", "family", "held_out"};
   for (int n = 0; n <= last; ++n) header.push_back(fmt::format("err{}%", n));
   header.push_back(fmt::format("ratio{}", last));
   header.push_back("level%");
+  header.push_back("fit%");
   Table table(header);
   for (const OnlineRefitCurve& c : report.curves) {
     std::vector<std::string> row{c.workload, c.family, std::to_string(c.held_out)};
     for (double e : c.avg_error) row.push_back(percent(e));
     row.push_back(c.avg_error.front() > 0 ? fmt::format("{:.2f}", c.avg_error.back() / c.avg_error.front()) : "-");
     row.push_back(percent(c.level_floor));
+    row.push_back(percent(c.fit_floor));
     table.add(row);
   }
   table.print(std::cout);
