@@ -1,5 +1,6 @@
 // GPU and host memory of a plan: Frenzy's MARP (seed 002, §III-A) extended to ZeRO
-// stages and their buckets, ZeRO-Offload, gradient checkpointing, 1F1B pipelines and framework overhead.
+// stages and their buckets, ZeRO-Offload, gradient checkpointing, 1F1B pipelines and
+// framework overhead.
 #pragma once
 
 #include <cstdint>

@@ -8,9 +8,8 @@ namespace morph {
 // Elements per bucket (reduce_bucket_size, allgather_bucket_size).
 inline constexpr double kZeroBucketElements = 2e8;
 
-// GPU memory the buckets take with overlap_comm: 4.5 times both sizes in 16-bit elements,
-// DeepSpeed's own sizing rule (5e8 "requires a 9GB footprint (5e8 x 2Bytes x 2 x 4.5)");
-// 3.6 GB at 2e8.
+// GPU memory the buckets take with overlap_comm: DeepSpeed's documented sizing, 4.5 times
+// both buckets of 16-bit elements (9 GB at its default 5e8, 3.6 GB at 2e8).
 inline constexpr double kZeroBucketBufferBytes = 4.5 * 2 * kZeroBucketElements * 2;
 
 }  // namespace morph
