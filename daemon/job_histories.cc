@@ -14,6 +14,7 @@ JobHistories read_histories(const store::StateStore& state, const ClusterSnapsho
     if (j.phase == JobPhase::done || !is_job_record(j.admin_comment) || !state.job(j.id)) continue;
     JobHistory h;
     h.plans = state.job_timeline(j.id);
+    if (const std::optional<store::JobWait> w = state.job_wait(j.id)) h.waited_s = w->waited_s;
     auto read = [&](std::int64_t from, std::optional<std::int64_t> until) {
       for (store::Observation& o : state.observations(j.id, from, until, window))
         h.observations.push_back(std::move(o));

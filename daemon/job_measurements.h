@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "daemon/store/records.h"
@@ -20,6 +21,8 @@ namespace morph::daemon {
 // iterations morphrun reported (observations), each in time order.
 struct JobHistory {
   std::vector<store::PlanPeriod> plans;
+  // Seconds without GPUs since its submission, as JobTracker last counted them; none: not counted.
+  std::optional<double> waited_s;
   std::vector<store::Observation> observations;
   // A job of --morph-adaptive-batch: the batch of each iteration it reported, in report
   // order (the newest kTrajectorySteps), whatever its plan; empty for the others.

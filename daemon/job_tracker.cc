@@ -1,5 +1,6 @@
 #include "daemon/job_tracker.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "libmorph/record/job_record.h"
@@ -11,6 +12,17 @@ namespace {
 std::int64_t seconds(double s) { return static_cast<std::int64_t>(std::floor(s)); }
 
 }  // namespace
+
+store::JobWait next_wait(const std::optional<store::JobWait>& last, const SlurmJob& job, double now_s) {
+  const bool pending = job.phase == JobPhase::pending;
+  double waited = 0;
+  if (last) {
+    waited = last->waited_s + (last->pending ? std::max(0.0, now_s - last->observed_at) : 0.0);
+  } else {  // first seen: since its submission, up to its start if it runs
+    waited = std::max(0.0, (pending ? now_s : job.start_time_s) - job.submit_time_s);
+  }
+  return {job.id, waited, now_s, pending};
+}
 
 store::PlanPeriod plan_period(std::uint32_t job, double from_s, const std::string& record) {
   const JobRecord r = parse_admin_comment(record);
@@ -37,6 +49,7 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
       const std::vector<store::PlanPeriod> plans = state_.job_timeline(j.id);
       if (!plans.empty()) last_plan_[j.id] = plans.back().record;
     }
+    state_.record_wait(next_wait(state_.job_wait(j.id), j, snapshot.now_s));
     const bool running = j.phase == JobPhase::running || j.phase == JobPhase::finishing;
     if (!running || last_plan_[j.id] == j.admin_comment) continue;
     // A plan morphd journaled is recorded when its reconfiguration is done; one it did not

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -14,6 +15,12 @@
 
 namespace morph::daemon {
 
+// A job's time without GPUs since its submission (docs/policy.md, "Anti-starvation"),
+// counted on from `last` (none: the job is new to the database) to the snapshot at `now_s`:
+// what it was at the last count keeps for the time since. Slurm resets a requeued job's
+// submit time, so only the first count reads it.
+store::JobWait next_wait(const std::optional<store::JobWait>& last, const SlurmJob& job, double now_s);
+
 // The plan period of `record` (a morph:v1 AdminComment) from `from_s`, with the throughput
 // its iter_ms predicts. Throws morph::Error for a record that cannot be read.
 store::PlanPeriod plan_period(std::uint32_t job, double from_s, const std::string& record);
@@ -21,8 +28,9 @@ store::PlanPeriod plan_period(std::uint32_t job, double from_s, const std::strin
 class JobTracker {
  public:
   explicit JobTracker(store::StateStore& state) : state_(state) {}
-  // Records the snapshot's new Morph jobs and the plans its running ones have that are
-  // not their last recorded one. Jobs whose records cannot be read are left out.
+  // Records the snapshot's new Morph jobs, every job's waiting time (next_wait) and the
+  // plans its running ones have that are not their last recorded one. Jobs whose records
+  // cannot be read are left out.
   void track(const ClusterSnapshot& snapshot);
 
  private:

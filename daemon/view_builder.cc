@@ -232,9 +232,11 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       s.planned_iteration_s = r.current.iter_ms / 1e3;
       s.ready_s = j.start_time_s;
       s.record_locked = j.record_locked;
-    } else {
-      s.waited_s = std::max(0.0, snapshot.now_s - j.submit_time_s);
     }
+    // Anti-starvation: the time without GPUs JobTracker counted, running or not; a job it
+    // has not counted yet has waited since its submission while it is pending.
+    if (history != nullptr && history->waited_s) s.waited_s = *history->waited_s;
+    else if (j.phase == JobPhase::pending) s.waited_s = std::max(0.0, snapshot.now_s - j.submit_time_s);
     if (history != nullptr) {
       out.measured[id] =
           measure_job(s, r.request.adaptive_batch() ? at_batch(*history, bounds.global_batch) : *history);

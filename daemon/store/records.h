@@ -33,6 +33,15 @@ struct JobRow {
   std::optional<std::int64_t> finished_at;  // none while the job is pending or running
 };
 
+// A job's seconds without GPUs since its submission, queued or preempted, as counted up to
+// `observed_at` (Unix seconds), when the job was `pending` or not.
+struct JobWait {
+  JobId job_id = 0;
+  double waited_s = 0;
+  double observed_at = 0;
+  bool pending = false;
+};
+
 // A plan and allocation the job holds from `from_time` until the next one (or its end).
 struct PlanPeriod {
   JobId job_id = 0;

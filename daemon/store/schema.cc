@@ -80,7 +80,19 @@ CREATE TABLE journal (
 CREATE UNIQUE INDEX journal_one_open_per_job ON journal (job_id) WHERE state NOT IN ('done', 'rolled_back');
 )sql";
 
-constexpr std::array kMigrations = {Migration{1, kSchemaV1}};
+// v2: each job's time without GPUs since its submission, which the anti-starvation rule
+// reads (docs/policy.md): morphd counts it round by round, since Slurm resets a requeued
+// job's submit time. `pending` is what the job was at `observed_at`.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE job_waits (
+  job_id INTEGER PRIMARY KEY REFERENCES jobs (job_id),
+  waited_s REAL NOT NULL CHECK (waited_s >= 0),
+  observed_at REAL NOT NULL,
+  pending INTEGER NOT NULL CHECK (pending IN (0, 1))
+);
+)sql";
+
+constexpr std::array kMigrations = {Migration{1, kSchemaV1}, Migration{2, kSchemaV2}};
 
 }  // namespace
 

@@ -83,6 +83,13 @@ std::optional<JobRow> StateStore::job(JobId job_id) const {
   return read_job(row, path());
 }
 
+std::optional<JobWait> StateStore::job_wait(JobId job_id) const {
+  Statement row = db_.prepare("SELECT job_id, waited_s, observed_at, pending FROM job_waits WHERE job_id = ?1",
+                              fmt::format("read the waiting time of job {}", job_id));
+  if (!row.bind_int(1, job_id).step()) return std::nullopt;
+  return JobWait{static_cast<JobId>(row.column_int(0)), row.column_real(1), row.column_real(2), row.column_int(3) != 0};
+}
+
 std::vector<PlanPeriod> StateStore::job_timeline(JobId job_id) const {
   const std::string operation = fmt::format("read the timeline of job {}", job_id);
   Transaction transaction(db_, Transaction::Kind::read, operation);

@@ -110,6 +110,19 @@ void StateStore::finish_job(JobId job_id, std::int64_t finished_at) {
   transaction.commit();
 }
 
+void StateStore::record_wait(const JobWait& wait) {
+  const std::string operation = fmt::format("record the waiting time of job {}", wait.job_id);
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  db_.prepare("INSERT OR REPLACE INTO job_waits (job_id, waited_s, observed_at, pending) VALUES (?1, ?2, ?3, ?4)",
+              operation)
+      .bind_int(1, wait.job_id)
+      .bind_real(2, wait.waited_s)
+      .bind_real(3, wait.observed_at)
+      .bind_int(4, wait.pending ? 1 : 0)
+      .run();
+  transaction.commit();
+}
+
 void StateStore::record_plan(const PlanPeriod& plan) {
   const std::string operation = fmt::format("record a plan of job {}", plan.job_id);
   Transaction transaction(db_, Transaction::Kind::write, operation);

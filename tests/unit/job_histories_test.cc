@@ -79,5 +79,41 @@ TEST_F(JobHistoriesTest, HistoriesHoldEachPlansLastIterationsAndSurviveAReopen) 
   EXPECT_EQ(m.observations, 20);
 }
 
+// Anti-starvation counts a job's time without GPUs since its submission: pending time
+// adds up across a start and a requeue, although Slurm resets a requeued job's submit time.
+TEST_F(JobHistoriesTest, AJobsWaitingAddsUpAcrossStartsAndRequeues) {
+  auto at = [](double now_s, const SlurmJob& job) {
+    ClusterSnapshot s;
+    s.now_s = now_s;
+    s.jobs = {job};
+    return s;
+  };
+  SlurmJob job = test::pending_job(12, kEight);  // submitted at 100
+  {
+    store::StateStore state = store::StateStore::open(db());
+    JobTracker tracker(state);
+    tracker.track(at(1000, job));  // first seen: 900 s since its submission
+    EXPECT_DOUBLE_EQ(state.job_wait(12)->waited_s, 900);
+    job = test::running_job(12, "a100-1", kEight, 1030);
+    tracker.track(at(1060, job));  // pending until the last count: +60
+    EXPECT_DOUBLE_EQ(state.job_wait(12)->waited_s, 960);
+    EXPECT_FALSE(state.job_wait(12)->pending);
+    tracker.track(at(1120, job));  // running: no more
+    EXPECT_DOUBLE_EQ(state.job_wait(12)->waited_s, 960);
+    job = test::pending_job(12, kEight);
+    job.submit_time_s = 1190;      // requeued: Slurm's new submit time
+    tracker.track(at(1200, job));  // running at the last count: +0
+    EXPECT_DOUBLE_EQ(state.job_wait(12)->waited_s, 960);
+  }
+  store::StateStore state = store::StateStore::open(db());  // morphd restarted
+  JobTracker(state).track(at(1300, job));  // pending since the last count: +100
+  EXPECT_DOUBLE_EQ(state.job_wait(12)->waited_s, 1060);
+  EXPECT_DOUBLE_EQ(read_histories(state, at(1300, job)).at(12).waited_s.value_or(-1), 1060);
+
+  // A job first seen running waited from its submission to its start.
+  JobTracker(state).track(at(1300, test::running_job(11, "a100-1", kEight, 250)));
+  EXPECT_DOUBLE_EQ(state.job_wait(11)->waited_s, 150);
+}
+
 }  // namespace
 }  // namespace morph::daemon

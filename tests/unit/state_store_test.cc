@@ -66,7 +66,7 @@ class StateStoreTest : public ::testing::Test {
 
 TEST_F(StateStoreTest, CreatesAPrivateWriteAheadLoggedDatabase) {
   StateStore store = StateStore::open(db_path_);
-  EXPECT_EQ(store.schema_version(), 1);
+  EXPECT_EQ(store.schema_version(), 2);
   store.record_job(job(1));
   struct stat st {};
   ASSERT_EQ(::stat(db_path_.c_str(), &st), 0);
@@ -322,38 +322,63 @@ TEST_F(StateStoreTest, AnInterruptedReconfigurationIsFoundAfterACrash) {
   EXPECT_TRUE(store.unfinished_reconfigurations().empty());
 }
 
-constexpr Migration kFakeV2{2, R"sql(
+constexpr Migration kFakeV3{3, R"sql(
 ALTER TABLE jobs ADD COLUMN partition TEXT NOT NULL DEFAULT 'gpu';
 CREATE TABLE node_events (id INTEGER PRIMARY KEY, node TEXT NOT NULL, time INTEGER NOT NULL);
 )sql"};
 
 TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
+  ASSERT_EQ(schema_migrations().size(), 2u);
   {
-    StateStore v1 = StateStore::open(db_path_);
+    StateStore v1 = StateStore::open(db_path_, schema_migrations().first(1));
+    EXPECT_EQ(v1.schema_version(), 1);
     v1.record_job(job(21));
     v1.record_plan(plan(21, 100, 10));
     const auto id = v1.journal_begin(21, ReconfigurationPath::inplace, "a", "b", 100);
     v1.journal_advance(id, JournalState::updated, 101);
   }
-  const std::array migrations = {schema_migrations()[0], kFakeV2};
   {
-    StateStore v2 = StateStore::open(db_path_, migrations);
+    StateStore v2 = StateStore::open(db_path_);  // this Morph's version 2: the waiting times
     EXPECT_EQ(v2.schema_version(), 2);
-    ASSERT_TRUE(v2.job(21));
-    EXPECT_EQ(v2.job(21)->global_batch, 512);
-    EXPECT_EQ(v2.job_timeline(21).size(), 1u);
-    ASSERT_EQ(v2.unfinished_reconfigurations().size(), 1u);
-    EXPECT_EQ(v2.unfinished_reconfigurations()[0].state, JournalState::updated);
-    v2.record_job(job(22));  // the new column's default fills in
+    EXPECT_FALSE(v2.job_wait(21));
+    v2.record_wait({21, 30, 1000, true});
+  }
+  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], kFakeV3};
+  {
+    StateStore v3 = StateStore::open(db_path_, migrations);
+    EXPECT_EQ(v3.schema_version(), 3);
+    ASSERT_TRUE(v3.job(21));
+    EXPECT_EQ(v3.job(21)->global_batch, 512);
+    EXPECT_EQ(v3.job_timeline(21).size(), 1u);
+    ASSERT_EQ(v3.unfinished_reconfigurations().size(), 1u);
+    EXPECT_EQ(v3.unfinished_reconfigurations()[0].state, JournalState::updated);
+    ASSERT_TRUE(v3.job_wait(21));
+    EXPECT_DOUBLE_EQ(v3.job_wait(21)->waited_s, 30);
+    v3.record_job(job(22));  // the new column's default fills in
   }
   {
     StateStore again = StateStore::open(db_path_, migrations);  // nothing left to apply
     EXPECT_EQ(again.all_timelines().size(), 2u);
   }
-  // This Morph knows version 1 only: a database written by a newer one is refused.
+  // This Morph knows version 2: a database written by a newer one is refused.
   const std::string error = error_of([&] { StateStore::open(db_path_); });
   EXPECT_CONTAINS(error, db_path_);
-  EXPECT_CONTAINS(error, "schema version 2, newer than the 1 this Morph knows");
+  EXPECT_CONTAINS(error, "schema version 3, newer than the 2 this Morph knows");
+}
+
+TEST_F(StateStoreTest, AJobsWaitingTimeIsReplacedNotAppended) {
+  StateStore store = StateStore::open(db_path_);
+  EXPECT_CONTAINS(error_of([&] { store.record_wait({41, 1, 2, true}); }), "record the waiting time of job 41");
+  store.record_job(job(41));
+  store.record_wait({41, 10.5, 1000.25, true});
+  store.record_wait({41, 70.5, 1060.25, false});
+  const std::optional<JobWait> w = store.job_wait(41);
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->waited_s, 70.5);
+  EXPECT_DOUBLE_EQ(w->observed_at, 1060.25);
+  EXPECT_FALSE(w->pending);
+  EXPECT_FALSE(store.job_wait(42));
+  EXPECT_CONTAINS(error_of([&] { store.record_wait({41, -1, 1, true}); }), "CHECK constraint failed");
 }
 
 TEST_F(StateStoreTest, MigrationsMustBeConsecutive) {

@@ -66,6 +66,25 @@ class DaemonView : public ::testing::Test {
   ViewContext context_;
 };
 
+// The anti-starvation count is JobTracker's (job_histories.h), for running jobs too: an
+// overdue job stays overdue once it runs, and a requeued one keeps what it waited before.
+TEST_F(DaemonView, WaitingTimeComesFromTheTrackersCount) {
+  JobHistories histories;
+  histories[11].waited_s = 30000;  // running, past the default 8 h limit
+  histories[12].waited_s = 42;     // pending: not Slurm's 600 s since its (re)submission
+  const BuiltView b = build_view(snapshot(), context_, histories);
+  ASSERT_EQ(b.view.jobs.size(), 2u);
+  EXPECT_DOUBLE_EQ(b.view.jobs[0].waited_s, 30000);
+  EXPECT_DOUBLE_EQ(b.view.jobs[1].waited_s, 42);
+  ASSERT_GT(b.view.starvation_limit_s, 0);
+  EXPECT_TRUE(policy::overdue(b.view.jobs[0], b.view));
+  EXPECT_FALSE(policy::overdue(b.view.jobs[1], b.view));
+  // Without a count: a pending job has waited since its submission, a running one not at all.
+  const BuiltView none = build_view(snapshot(), context_);
+  EXPECT_DOUBLE_EQ(none.view.jobs[0].waited_s, 0);
+  EXPECT_DOUBLE_EQ(none.view.jobs[1].waited_s, 600);
+}
+
 TEST_F(DaemonView, MorphJobsComeFromTheirRecordsAndOtherJobsOnlyTakeCapacity) {
   const BuiltView b = build_view(snapshot(), context_);
   ASSERT_EQ(b.view.nodes.size(), 3u);  // "login" is not a NodeName of morph.conf
