@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
@@ -33,6 +34,7 @@ store::PlanPeriod plan_period(std::uint32_t job, double from_s, const std::strin
 }
 
 void JobTracker::track(const ClusterSnapshot& snapshot) {
+  std::vector<store::JobWait> waits;  // written at once: one transaction a round
   for (const SlurmJob& j : snapshot.jobs) {
     if (j.phase == JobPhase::done || !is_job_record(j.admin_comment)) continue;
     JobRecord r;
@@ -49,7 +51,7 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
       const std::vector<store::PlanPeriod> plans = state_.job_timeline(j.id);
       if (!plans.empty()) last_plan_[j.id] = plans.back().record;
     }
-    state_.record_wait(next_wait(state_.job_wait(j.id), j, snapshot.now_s));
+    waits.push_back(next_wait(state_.job_wait(j.id), j, snapshot.now_s));
     const bool running = j.phase == JobPhase::running || j.phase == JobPhase::finishing;
     if (!running || last_plan_[j.id] == j.admin_comment) continue;
     // A plan morphd journaled is recorded when its reconfiguration is done; one it did not
@@ -61,6 +63,7 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
     }
     last_plan_[j.id] = j.admin_comment;
   }
+  state_.record_waits(waits);
 }
 
 }  // namespace morph::daemon

@@ -110,16 +110,16 @@ void StateStore::finish_job(JobId job_id, std::int64_t finished_at) {
   transaction.commit();
 }
 
-void StateStore::record_wait(const JobWait& wait) {
-  const std::string operation = fmt::format("record the waiting time of job {}", wait.job_id);
+void StateStore::record_waits(std::span<const JobWait> waits) {
+  const std::string operation = fmt::format("record the waiting times of {} jobs", waits.size());
   Transaction transaction(db_, Transaction::Kind::write, operation);
-  db_.prepare("INSERT OR REPLACE INTO job_waits (job_id, waited_s, observed_at, pending) VALUES (?1, ?2, ?3, ?4)",
-              operation)
-      .bind_int(1, wait.job_id)
-      .bind_real(2, wait.waited_s)
-      .bind_real(3, wait.observed_at)
-      .bind_int(4, wait.pending ? 1 : 0)
-      .run();
+  Statement replace = db_.prepare(
+      "INSERT OR REPLACE INTO job_waits (job_id, waited_s, observed_at, pending) VALUES (?1, ?2, ?3, ?4)", operation);
+  for (const JobWait& w : waits) {
+    replace.bind_int(1, w.job_id).bind_real(2, w.waited_s).bind_real(3, w.observed_at);
+    replace.bind_int(4, w.pending ? 1 : 0).run();
+    replace.reset();
+  }
   transaction.commit();
 }
 

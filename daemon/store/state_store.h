@@ -45,7 +45,8 @@ class StateStore {
   void finish_job(JobId job_id, std::int64_t finished_at);
   std::optional<JobRow> job(JobId job_id) const;
   void record_plan(const PlanPeriod& plan);  // the job must be recorded; until_time is ignored
-  void record_wait(const JobWait& wait);     // replaces the job's last; the job must be recorded
+  // Each replaces its job's last; the jobs must be recorded. All or none, in one transaction.
+  void record_waits(std::span<const JobWait> waits);
   std::optional<JobWait> job_wait(JobId job_id) const;
   void record_observations(std::span<const Observation> observations);  // all or none
   // The last `last` observations of a job made in [from_time, until_time) (none: until

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "daemon/store/journal_state.h"
 #include "daemon/store/state_store.h"
@@ -341,7 +342,7 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
     StateStore v2 = StateStore::open(db_path_);  // this Morph's version 2: the waiting times
     EXPECT_EQ(v2.schema_version(), 2);
     EXPECT_FALSE(v2.job_wait(21));
-    v2.record_wait({21, 30, 1000, true});
+    v2.record_waits(std::vector<JobWait>{{21, 30, 1000, true}});
   }
   const std::array migrations = {schema_migrations()[0], schema_migrations()[1], kFakeV3};
   {
@@ -366,19 +367,25 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
   EXPECT_CONTAINS(error, "schema version 3, newer than the 2 this Morph knows");
 }
 
-TEST_F(StateStoreTest, AJobsWaitingTimeIsReplacedNotAppended) {
+TEST_F(StateStoreTest, WaitingTimesAreReplacedAllOrNone) {
   StateStore store = StateStore::open(db_path_);
-  EXPECT_CONTAINS(error_of([&] { store.record_wait({41, 1, 2, true}); }), "record the waiting time of job 41");
   store.record_job(job(41));
-  store.record_wait({41, 10.5, 1000.25, true});
-  store.record_wait({41, 70.5, 1060.25, false});
+  store.record_job(job(42));
+  store.record_waits(std::vector<JobWait>{{41, 10.5, 1000.25, true}, {42, 5, 1000.25, true}});
+  store.record_waits(std::vector<JobWait>{{41, 70.5, 1060.25, false}});
   const std::optional<JobWait> w = store.job_wait(41);
   ASSERT_TRUE(w);
   EXPECT_DOUBLE_EQ(w->waited_s, 70.5);
   EXPECT_DOUBLE_EQ(w->observed_at, 1060.25);
   EXPECT_FALSE(w->pending);
-  EXPECT_FALSE(store.job_wait(42));
-  EXPECT_CONTAINS(error_of([&] { store.record_wait({41, -1, 1, true}); }), "CHECK constraint failed");
+  EXPECT_DOUBLE_EQ(store.job_wait(42)->waited_s, 5);
+  EXPECT_FALSE(store.job_wait(43));
+  // A job not recorded, or a negative time, refuses the whole batch: job 42 keeps its 5 s.
+  EXPECT_CONTAINS(error_of([&] { store.record_waits(std::vector<JobWait>{{42, 9, 1100, true}, {43, 1, 2, true}}); }),
+                  "record the waiting times of 2 jobs");
+  EXPECT_CONTAINS(error_of([&] { store.record_waits(std::vector<JobWait>{{42, 9, 1100, true}, {41, -1, 1, true}}); }),
+                  "CHECK constraint failed");
+  EXPECT_DOUBLE_EQ(store.job_wait(42)->waited_s, 5);
 }
 
 TEST_F(StateStoreTest, MigrationsMustBeConsecutive) {
