@@ -50,8 +50,13 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
       known_.insert(j.id);
       const std::vector<store::PlanPeriod> plans = state_.job_timeline(j.id);
       if (!plans.empty()) last_plan_[j.id] = plans.back().record;
+      if (const std::optional<store::JobWait> w = state_.job_wait(j.id)) last_wait_[j.id] = *w;
     }
-    waits.push_back(next_wait(state_.job_wait(j.id), j, snapshot.now_s));
+    const auto last = last_wait_.find(j.id);
+    const store::JobWait wait = next_wait(last == last_wait_.end() ? std::nullopt : std::optional(last->second), j,
+                                          snapshot.now_s);
+    last_wait_[j.id] = wait;
+    waits.push_back(wait);
     const bool running = j.phase == JobPhase::running || j.phase == JobPhase::finishing;
     if (!running || last_plan_[j.id] == j.admin_comment) continue;
     // A plan morphd journaled is recorded when its reconfiguration is done; one it did not

@@ -37,6 +37,7 @@ class JobTracker {
   store::StateStore& state_;
   std::set<std::uint32_t> known_;                  // recorded in the database
   std::map<std::uint32_t, std::string> last_plan_;  // the record of each running job's last plan
+  std::map<std::uint32_t, store::JobWait> last_wait_;  // each job's last count, as written
 };
 
 }  // namespace morph::daemon
