@@ -51,6 +51,7 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/perf/forward_model.h %reldir%/perf/forward_model.cc \
 	%reldir%/perf/iteration_time.h %reldir%/perf/iteration_time.cc \
 	%reldir%/perf/perf_model.h \
+	%reldir%/perf/fit_evidence.h %reldir%/perf/fit_evidence.cc \
 	%reldir%/perf/perf_store.h %reldir%/perf/perf_store.cc \
 	%reldir%/perf/fit.h %reldir%/perf/fit.cc \
 	%reldir%/perf/informative_points.h %reldir%/perf/informative_points.cc \

@@ -190,7 +190,7 @@ void save_model(const Setup& s, const WorkloadValidation& v) {
   if (s.config.perf_model_dir.empty()) throw Error("--save: morph.conf sets no PerfModelDir");
   const std::string path = s.config.perf_model_dir + "/" + v.model.name + ".json";
   std::ofstream out(path);
-  out << perf_model_to_json(v.model.name, PerfModel{v.forward, v.fit.params});
+  out << perf_model_to_json(v.model.name, fitted_perf_model(v));
   if (!out) throw Error(fmt::format("--save: {}: cannot write", path));
   std::cout << "saved " << path << '\n';
 }

@@ -37,6 +37,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/bandwidth_test.cc \
 	%reldir%/unit/iteration_time_test.cc \
 	%reldir%/unit/fit_test.cc \
+	%reldir%/unit/fit_evidence_test.cc \
 	%reldir%/unit/informative_points_test.cc \
 	%reldir%/unit/profile_sampling_test.cc \
 	%reldir%/unit/observed_iterations_test.cc \

@@ -21,7 +21,8 @@ ObservedIteration observation_of(const ArtifactRow& row) {
 std::string row_name(const ArtifactRow& row) { return row.exec_plan + "," + row.placement; }
 
 // OnlineRefitCurve::fit_floor of `rows`.
-double fit_floor(const PerfModel& fitted, const Workload& job, std::span<const ArtifactRow* const> rows) {
+double fit_floor(PerfModel fitted, const Workload& job, std::span<const ArtifactRow* const> rows) {
+  fitted.evidence = nullptr;  // the model's form on these rows alone
   std::vector<ObservedIteration> all;
   for (const ArtifactRow* r : rows) all.push_back(observation_of(*r));
   FitOptions fit;
@@ -72,7 +73,7 @@ bool OnlineRefitOptions::is_valid(std::string* error) const {
 std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& v, const OnlineRefitOptions& options) {
   if (std::string error; !options.is_valid(&error)) throw Error("online refit: " + error);
   const Workload job{v.model, v.workload.global_batch, v.workload.seq_len};
-  const PerfModel fitted{v.forward, v.fit.params};
+  const PerfModel fitted = fitted_perf_model(v);
   std::vector<std::string> families;
   for (const ValidatedRow& r : v.rows)
     if (unseen(r) && std::find(families.begin(), families.end(), r.family) == families.end())

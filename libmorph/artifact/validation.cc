@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 
 #include <fmt/format.h>
@@ -193,6 +194,12 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
 
 bool in_paper_scope(const ModelSpec& model, const Allocation& allocation) {
   return model.params >= 1e9 || allocation.nodes.size() == 1;
+}
+
+PerfModel fitted_perf_model(const WorkloadValidation& v) {
+  PerfModel perf{v.forward, v.fit.params};
+  if (v.fitted && !v.points.empty()) perf.evidence = std::make_shared<const FitEvidence>(v.points);
+  return perf;
 }
 
 ValidationReport validate_artifact(const std::string& artifact_dir, const ArtifactSpec& spec, const Catalog& catalog,

@@ -14,6 +14,7 @@
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/fit.h"
 #include "libmorph/perf/iteration_time.h"
+#include "libmorph/perf/perf_model.h"
 
 namespace morph {
 
@@ -98,6 +99,10 @@ std::vector<std::size_t> random_extra_rows(const std::vector<ValidatedRow>& rows
 WorkloadValidation fit_workload(const std::string& profile_dir, const std::vector<std::string>& trace_files,
                                 const ArtifactWorkload& workload, const ArtifactSpec& spec, const Catalog& catalog,
                                 const MorphConfig& config, const ValidationOptions& options);
+
+// The model `v` fitted: its forward model, parameters and points (PerfModel::evidence;
+// none when it fell back to the defaults).
+PerfModel fitted_perf_model(const WorkloadValidation& v);
 
 ValidationReport validate_artifact(const std::string& artifact_dir, const ArtifactSpec& spec,
                                    const Catalog& catalog, const MorphConfig& config,

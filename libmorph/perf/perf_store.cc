@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "libmorph/perf/fit_evidence.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/text_file.h"
 
@@ -26,6 +27,7 @@ std::string perf_model_to_json(const std::string& model, const PerfModel& perf) 
   const auto k = perf.params.to_array();
   const auto& info = perf_param_info();
   for (std::size_t i = 0; i < k.size(); ++i) j["params"][info[i].name] = k[i];
+  if (perf.evidence && !perf.evidence->empty()) j["evidence"] = evidence_to_json(*perf.evidence);
   return j.dump(2) + "\n";
 }
 
@@ -54,6 +56,9 @@ PerfModel perf_model_from_json(const std::string& text, const std::string& what,
     if (!(perf.forward.per_sample_ms > 0) || perf.forward.intercept_ms < 0 || !(perf.forward.reference_speed > 0))
       throw Error(fmt::format("{}: the forward model must be positive", what));
     perf.params = PerfParams::from_array(k.data());
+    // Optional: models saved before it, and estimates, refit on what jobs report alone.
+    if (j.contains("evidence"))
+      perf.evidence = std::make_shared<const FitEvidence>(evidence_from_json(j["evidence"], what));
     if (model_name != nullptr) *model_name = j.at("model").get<std::string>();
     return perf;
   } catch (const nlohmann::json::exception& e) {

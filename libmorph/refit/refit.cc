@@ -29,7 +29,10 @@ Refit refit_perf_model(const PerfModel& start, std::span<const WorkloadIteration
       r.points.push_back(std::move(p));
     }
   if (!r.points.empty()) {
-    r.fit = fit_perf_params(r.points, options, start.params);
+    // What the model was fitted on, fitted again beside the observations (PerfModel::evidence).
+    std::vector<MeasuredPoint> all = start.evidence ? *start.evidence : FitEvidence{};
+    all.insert(all.end(), r.points.begin(), r.points.end());
+    r.fit = fit_perf_params(all, options, start.params);
     r.after.params = r.fit.params;
   }
   for (const MeasuredPoint& p : r.points) {

@@ -1,7 +1,8 @@
 // Online refit (Morphling §4): a saved performance model, refitted to the iterations its
-// jobs reported, with a log-normal prior that keeps each parameter near the saved value
+// jobs reported together with the points it was fitted on (PerfModel::evidence), with a
+// log-normal prior that keeps each parameter near the saved value
 // (FitOptions::prior_weight), so that a few observations move the model only as far as
-// they must. The same function serves morph fit --warm-start, the artifact's online-refit
+// they must and leave what its profile settled. The same function serves morph fit --warm-start, the artifact's online-refit
 // curve (libmorph/artifact/online_refit.h) and morphd (daemon/model_refit.h).
 #pragma once
 
@@ -22,15 +23,17 @@ constexpr double kDefaultPriorWeight = 1.0;
 struct Refit {
   PerfModel before;
   PerfModel after;                   // before.forward with the refitted parameters
-  FitResult fit;                     // empty when nothing was observed
+  FitResult fit;                     // empty when nothing was observed; evidence first, then points
   std::vector<MeasuredPoint> points; // one per observation, terms under before.forward
   std::vector<double> predicted_before_ms;
   std::vector<double> predicted_after_ms;
 };
 
-// Refits `start.params` to `observed` (none: `after` is `start`). The forward model is
-// kept: iteration times inform the parameters, not the forward profile. Throws on a
-// negative or non-finite options.prior_weight.
+// Refits `start.params` to `observed` and `start.evidence` (nothing observed: `after` is
+// `start`). The forward model and the evidence are kept: iteration times inform the
+// parameters, not the forward profile, and the observations are not evidence, since the
+// jobs that measured them report them again. Throws on a negative or non-finite
+// options.prior_weight.
 Refit refit_perf_model(const PerfModel& start, const Workload& workload, std::span<const ObservedIteration> observed,
                        const FitOptions& options);
 

@@ -33,7 +33,7 @@ std::map<std::string, App> artifact_apps(const ArtifactSpec& spec, const Catalog
       ValidationOptions options;
       options.extra_rows = extra_rows;
       const WorkloadValidation v = fit_workload(profile.string(), traces, w, spec, catalog, config, options);
-      app.profile.perf = PerfModel{v.forward, v.fit.params};
+      app.profile.perf = fitted_perf_model(v);
       app.model_source = fmt::format("fitted on profile/{} + {} trace rows", w.profile, extra_rows);
     } else {
       app.profile.perf = store.model_for(model, w.seq_len, gpu, config.compute_efficiency);

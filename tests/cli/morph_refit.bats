@@ -129,6 +129,54 @@ GOOD_PLAN='dp=8 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=32'
   assert_ok
 }
 
+@test "fit --save keeps the points of the fit, and --warm-start fits them again beside the observed ones" {
+  require_jq
+  local model points refitted="$BATS_TEST_TMPDIR/refitted.json"
+  model=$(saved_model)
+  points=$(write_points)
+  # The six profile runs, with what was measured and the terms that predict them.
+  jq_true "$model" '(.evidence | length) == 6 and ([.evidence[] | .iter_ms > 0 and .terms.forward_ms > 0] | all)'
+  jq_true "$model" '[.evidence[].iter_ms] == [160, 230, 370, 290, 380, 590]'
+  jq_true "$model" '[.evidence[].terms.offload] == [false, false, false, true, true, true]'
+  morph fit --warm-start "$model" --points "$points" --batch 256 --save "$refitted"
+  assert_ok
+  grep -q 'refitted to 3 observed iterations of .* and the 6 points it was fitted on' <<<"$output" \
+    || { show_run; fail "the summary does not count the evidence"; }
+  # The observed iterations are not evidence: the jobs that measured them report them again.
+  jq_true "$refitted" '.evidence == $start[0].evidence' --slurpfile start "$model"
+  morph --json fit --warm-start "$model" --points "$points" --batch 256
+  assert_ok
+  local with
+  with=$(save_json with-evidence)
+  jq_true "$with" '.evidence_points == 6'
+  # Without its evidence the same refit fits the three observations alone and moves further
+  # from the saved parameters.
+  jq 'del(.evidence)' "$model" >"$BATS_TEST_TMPDIR/bare.json"
+  morph --json fit --warm-start "$BATS_TEST_TMPDIR/bare.json" --points "$points" --batch 256
+  assert_ok
+  local without
+  without=$(save_json without-evidence)
+  jq_true "$without" '.evidence_points == 0'
+  jq_true "$with" '[.params[] | select(.before != .after)] | length > 0'
+  jq_true "$with" '.params != $bare[0].params' --slurpfile bare "$without"
+}
+
+@test "fit --warm-start: malformed evidence in the model file is named" {
+  require_jq
+  local model points
+  model=$(saved_model)
+  points=$(write_points)
+  jq '.evidence[1].terms.dp_ms = -1' "$model" >"$BATS_TEST_TMPDIR/negative.json"
+  morph fit --warm-start "$BATS_TEST_TMPDIR/negative.json" --points "$points" --batch 256
+  assert_morph_error negative.json 'evidence point 2' dp_ms '>= 0'
+  jq 'del(.evidence[0].terms.offload)' "$model" >"$BATS_TEST_TMPDIR/flag.json"
+  morph fit --warm-start "$BATS_TEST_TMPDIR/flag.json" --points "$points" --batch 256
+  assert_morph_error flag.json 'evidence point 1' offload
+  jq '.evidence = {}' "$model" >"$BATS_TEST_TMPDIR/object.json"
+  morph fit --warm-start "$BATS_TEST_TMPDIR/object.json" --points "$points" --batch 256
+  assert_morph_error object.json evidence array
+}
+
 @test "fit --warm-start on the artifact's bert model" {
   require_artifact
   local model="$BATS_TEST_TMPDIR/artifact-bert.json" points

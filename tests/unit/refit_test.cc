@@ -1,6 +1,7 @@
 #include "libmorph/refit/refit.h"
 
 #include <cmath>
+#include <memory>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -148,6 +149,55 @@ TEST(Refit, SeveralWorkloadsOfOneModelAreRefitTogether) {
                        .iter_ms);
   EXPECT_GT(m.predicted_before_ms[1], m.predicted_before_ms[0]);
   EXPECT_EQ(m.after.forward.per_sample_ms, kForward.per_sample_ms);  // start's forward model stays
+}
+
+// What a model was fitted on: the held-out plans as the truth times them.
+std::shared_ptr<const FitEvidence> truth_evidence() {
+  const Cluster cluster = test::test_cluster();
+  FitEvidence evidence;
+  for (const Case& c : kHeldOut) {
+    MeasuredPoint p;
+    p.terms = iteration_terms(kWorkload, dp_plan(c.dp, c.offload), parse_gpus_spec(c.gpus, cluster, "t", c.cpus_per_gpu),
+                              kForward);
+    p.iter_ms = true_ms(c);
+    evidence.push_back(p);
+  }
+  return std::make_shared<const FitEvidence>(std::move(evidence));
+}
+
+TEST(Refit, TheModelsEvidenceIsFittedAgainBesideTheObservations) {
+  PerfModel bare{kForward, perturbed()};
+  PerfModel backed = bare;
+  backed.evidence = truth_evidence();
+  const std::vector<ObservedIteration> observed = observations();
+  FitOptions options;
+  options.prior_weight = 0.1;  // weak enough that points, not the prior, settle the fit
+  const Refit without = refit_perf_model(bare, kWorkload, observed, options);
+  const Refit with = refit_perf_model(backed, kWorkload, observed, options);
+  // The observations alone leave parameters at the prior that the evidence pins down.
+  EXPECT_LT(held_out_error(with.after.params), 0.5 * held_out_error(without.after.params));
+  EXPECT_LT(held_out_error(with.after.params), 0.02);
+  // Only the observations are reported; the fit saw both, evidence first.
+  EXPECT_EQ(with.points.size(), observed.size());
+  EXPECT_EQ(with.fit.rel_errors.size(), std::size(kHeldOut) + observed.size());
+  EXPECT_EQ(with.after.evidence, backed.evidence);  // kept, not grown by the observations
+}
+
+TEST(Refit, EvidenceHoldsTheModelAgainstOneJobThatRunsSlow) {
+  // A model fitted on the truth, and one job that runs 40% slower than it (a slow data
+  // loader): the refit that keeps its evidence stays nearer the truth on the other plans.
+  PerfModel bare{kForward, kTruth};
+  PerfModel backed = bare;
+  backed.evidence = truth_evidence();
+  std::vector<ObservedIteration> slow = observations();
+  slow.resize(1);
+  slow[0].iter_ms *= 1.4;
+  FitOptions options;
+  options.prior_weight = 0.1;  // weak enough that points, not the prior, settle the fit
+  const double drift_without = held_out_error(refit_perf_model(bare, kWorkload, slow, options).after.params);
+  const double drift_with = held_out_error(refit_perf_model(backed, kWorkload, slow, options).after.params);
+  EXPECT_GT(drift_without, 0.05) << "the slow job must matter for the test to mean anything";
+  EXPECT_LT(drift_with, 0.5 * drift_without);
 }
 
 TEST(Refit, NothingObservedKeepsTheModel) {

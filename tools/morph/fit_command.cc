@@ -86,7 +86,7 @@ void run_fit(Context& context, const FitArgs& args) {
   ValidationOptions options;
   options.extra_rows = args.extra;
   const WorkloadValidation v = fit_workload(dir.string(), traces, w, spec, context.catalog(), context.config(), options);
-  if (!args.save.empty()) save_model(args.save, v.model.name, PerfModel{v.forward, v.fit.params});
+  if (!args.save.empty()) save_model(args.save, v.model.name, fitted_perf_model(v));
 
   const auto k = v.fit.params.to_array();
   const auto& info = perf_param_info();
@@ -152,6 +152,7 @@ void run_refit(Context& context, const FitArgs& args) {
   if (context.json) {
     nlohmann::json j{{"warm_start", args.warm_start}, {"points_file", args.points}, {"model", w.model.name},
                      {"global_batch", w.global_batch}, {"seq", w.seq_len}, {"prior_weight", args.prior_weight},
+                     {"evidence_points", start.evidence ? start.evidence->size() : 0},
                      {"rmsle", r.fit.rmsle}, {"converged", r.fit.converged}};
     j["forward"] = {{"intercept_ms", r.after.forward.intercept_ms}, {"per_sample_ms", r.after.forward.per_sample_ms}};
     for (std::size_t i = 0; i < after.size(); ++i)
@@ -165,10 +166,11 @@ void run_refit(Context& context, const FitArgs& args) {
     std::cout << j.dump(2) << '\n';
     return;
   }
+  const std::size_t evidence = start.evidence ? start.evidence->size() : 0;
   std::cout << fmt::format("{}: {} with global batch {}, seq {}, refitted to {} observed iterations of {} "
-                           "(prior weight {:g})\n\n",
+                           "and the {} points it was fitted on (prior weight {:g})\n\n",
                            args.warm_start, w.model.name, w.global_batch, w.seq_len, observed.size(), args.points,
-                           args.prior_weight);
+                           evidence, args.prior_weight);
   Table params({"parameter", "before", "after", "unit"});
   for (std::size_t i = 0; i < after.size(); ++i)
     params.add({info[i].name, fmt::format("{:.5g}", before[i]), fmt::format("{:.5g}", after[i]), info[i].unit});

@@ -1,0 +1,117 @@
+#include "libmorph/perf/fit_evidence.h"
+
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "libmorph/perf/perf_store.h"
+#include "libmorph/util/error.h"
+
+namespace morph {
+namespace {
+
+// Every member set, to values no default has.
+MeasuredPoint full_point() {
+  MeasuredPoint p;
+  IterationTerms& x = p.terms;
+  x.forward_ms = 41.5;
+  x.unpipelined_forward_ms = 55.25;
+  x.model_parallel = true;
+  x.ga_steps = 3;
+  x.checkpointing = true;
+  x.dp_ms = 7.5;
+  x.tp_ms = 2.25;
+  x.pp_ms = 1.125;
+  x.gather_ms = 3.75;
+  x.tail_share = 0.4;
+  x.dp_net = true;
+  x.tp_net = true;
+  x.pp_net = true;
+  x.odd_ring = 1.5;
+  x.offload = true;
+  x.opt_mparams = 21;
+  x.opt_off_mparams_per_cpu = 5.25;
+  x.model_mparams = 84;
+  x.off_ms = 9.5;
+  p.iter_ms = 230;
+  p.backward_sync_ms = 120;
+  p.optimizer_ms = 60;
+  p.label = "ga,233";
+  return p;
+}
+
+PerfModel model_with(FitEvidence evidence) {
+  PerfModel perf{ForwardModel{2, 3, 1}, PerfParams{}};
+  perf.evidence = std::make_shared<const FitEvidence>(std::move(evidence));
+  return perf;
+}
+
+TEST(FitEvidence, EveryTermSurvivesTheModelsJson) {
+  MeasuredPoint b = full_point();
+  b.terms.offload = false;
+  b.terms.ga_steps = 1;
+  const PerfModel saved = model_with({full_point(), b});
+  std::string name;
+  const PerfModel loaded = perf_model_from_json(perf_model_to_json("gpt2-1.5b", saved), "test", &name);
+  ASSERT_NE(loaded.evidence, nullptr);
+  ASSERT_EQ(loaded.evidence->size(), 2u);
+  const MeasuredPoint& a = loaded.evidence->front();
+  const MeasuredPoint want = full_point();
+  EXPECT_EQ(a.label, want.label);
+  EXPECT_EQ(a.iter_ms, want.iter_ms);
+  EXPECT_EQ(a.backward_sync_ms, want.backward_sync_ms);
+  EXPECT_EQ(a.optimizer_ms, want.optimizer_ms);
+  // The JSON of the loaded terms is the saved one, member by member, and so is every
+  // prediction made from them.
+  EXPECT_EQ(evidence_to_json(*loaded.evidence), evidence_to_json(*saved.evidence));
+  PerfParams k;
+  k.k_odd_ms = 30;
+  k.k_net = 2;
+  k.k_pipe = 0.5;
+  k.k_fwd_mp = 1.3;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto before = predict_iteration((*saved.evidence)[i].terms, k);
+    const auto after = predict_iteration((*loaded.evidence)[i].terms, k);
+    EXPECT_EQ(after.iter_ms, before.iter_ms) << "point " << i;
+    EXPECT_EQ(after.oo_ms, before.oo_ms) << "point " << i;
+  }
+  EXPECT_EQ((*loaded.evidence)[1].terms.offload, false);
+  EXPECT_EQ((*loaded.evidence)[1].terms.ga_steps, 1);
+}
+
+TEST(FitEvidence, AModelWithoutEvidenceLoadsWithNone) {
+  const PerfModel bare{ForwardModel{2, 3, 1}, PerfParams{}};
+  const std::string json = perf_model_to_json("bert-336m", bare);
+  EXPECT_EQ(json.find("evidence"), std::string::npos);
+  EXPECT_EQ(perf_model_from_json(json, "test", nullptr).evidence, nullptr);
+  // Nor does an empty evidence list get written.
+  EXPECT_EQ(perf_model_to_json("bert-336m", model_with({})).find("evidence"), std::string::npos);
+}
+
+TEST(FitEvidence, BadPointsAreNamed) {
+  const nlohmann::json good = evidence_to_json({full_point()});
+  auto message = [&](auto&& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    try {
+      evidence_from_json(j, "m.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([](nlohmann::json& j) { j[0]["terms"].erase("dp_ms"); }).find("evidence point 1: dp_ms"),
+            std::string::npos);
+  EXPECT_NE(message([](nlohmann::json& j) { j[0]["terms"]["tp_ms"] = -1; }).find("tp_ms=-1"), std::string::npos);
+  EXPECT_NE(message([](nlohmann::json& j) { j[0]["terms"]["pp_net"] = 1; }).find("pp_net"), std::string::npos);
+  EXPECT_NE(message([](nlohmann::json& j) { j[0]["terms"]["ga_steps"] = 1.5; }).find("ga_steps"), std::string::npos);
+  EXPECT_NE(message([](nlohmann::json& j) { j[0]["terms"]["tail_share"] = 2; }).find("tail_share"),
+            std::string::npos);
+  EXPECT_NE(message([](nlohmann::json& j) { j[0]["iter_ms"] = 0; }).find("iter_ms"), std::string::npos);
+  EXPECT_NE(message([](nlohmann::json& j) { j[0].erase("terms"); }).find("terms"), std::string::npos);
+  EXPECT_NE(message([](nlohmann::json& j) { j = nlohmann::json::object(); }).find("array"), std::string::npos);
+  EXPECT_EQ(message([](nlohmann::json&) {}), "no error");
+}
+
+}  // namespace
+}  // namespace morph
