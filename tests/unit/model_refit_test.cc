@@ -3,8 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <unistd.h>
 
 #include "daemon/model_refit.h"
+#include "libmorph/perf/perf_store.h"
 #include "libmorph/policy/plan_oracle.h"
 #include "libmorph/util/error.h"
 #include "tests/unit/daemon_support.h"
@@ -126,6 +132,45 @@ TEST_F(ModelRefitTest, TheSameEvidenceDoesNotRefitAModelTwice) {
   // A configuration the last refit did not see is new evidence.
   refit_on["gpt2-1.5b"].erase(refit_on["gpt2-1.5b"].begin());
   EXPECT_EQ(refits(slow, 0.10, refit_on).size(), 1u);
+}
+
+// A model saved with its evidence (PerfModelDir) is refitted to it as well: profile runs
+// that agree with the model hold it against two jobs that run half as slow again.
+TEST_F(ModelRefitTest, TheModelsSavedEvidenceIsFittedAgain) {
+  const JobHistories slow = reporting(1.5);
+  const std::vector<ModelRefit> bare = refits(slow, 0.10);
+  ASSERT_EQ(bare.size(), 1u);
+
+  // The evidence: the jobs' own configurations as the model in use predicts them, three
+  // runs each, saved in the model's file.
+  const BuiltView built = build_view(two_jobs(), context_);
+  auto evidence = std::make_shared<FitEvidence>();
+  for (const policy::JobState& j : built.view.jobs) {
+    const policy::AppProfile& app = built.apps.at(j.app);
+    MeasuredPoint p;
+    p.terms = iteration_terms(app.workload, j.current.plan, policy::to_allocation(built.view.nodes, j.current.slices),
+                              app.perf.forward);
+    p.iter_ms = predict_iteration(p.terms, app.perf.params).iter_ms;
+    for (int run = 0; run < 3; ++run) evidence->push_back(p);
+  }
+  const policy::AppProfile& app = built.apps.begin()->second;
+  PerfModel saved{app.perf.forward, app.perf.params};
+  saved.evidence = evidence;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("morph-refit-evidence-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "gpt2.json") << perf_model_to_json("gpt2-1.5b", saved);
+  perf_ = PerfStore::load_dir(dir.string());
+  std::filesystem::remove_all(dir);
+
+  const std::vector<ModelRefit> held = refits(slow, 0.10);
+  ASSERT_EQ(held.size(), 1u);
+  ASSERT_NE(held[0].perf.evidence, nullptr);
+  EXPECT_EQ(held[0].perf.evidence->size(), evidence->size());  // kept, not grown by the points
+  EXPECT_NEAR(held[0].error_before, bare[0].error_before, 1e-9);
+  // Both still move towards the jobs, the one with evidence less far.
+  EXPECT_LT(held[0].error_after, held[0].error_before);
+  EXPECT_GT(held[0].error_after, bare[0].error_after + 0.02);
 }
 
 TEST_F(ModelRefitTest, InvalidOptionsAreRefusedNamingTheMember) {
