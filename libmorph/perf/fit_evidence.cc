@@ -1,6 +1,7 @@
 #include "libmorph/perf/fit_evidence.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -13,30 +14,27 @@ namespace {
 // the build here until it is saved too.
 static_assert(sizeof(IterationTerms) == 128, "IterationTerms changed: save its new member in the evidence");
 
+// Every member but ga_steps, by name: doubles and flags, which `visit` tells apart by type.
 template <typename Visit>
-void each_number(IterationTerms& x, Visit&& visit) {
+void each_term(IterationTerms& x, Visit&& visit) {
   visit("forward_ms", x.forward_ms);
   visit("unpipelined_forward_ms", x.unpipelined_forward_ms);
+  visit("model_parallel", x.model_parallel);
+  visit("checkpointing", x.checkpointing);
   visit("dp_ms", x.dp_ms);
   visit("tp_ms", x.tp_ms);
   visit("pp_ms", x.pp_ms);
   visit("gather_ms", x.gather_ms);
   visit("tail_share", x.tail_share);
+  visit("dp_net", x.dp_net);
+  visit("tp_net", x.tp_net);
+  visit("pp_net", x.pp_net);
   visit("odd_ring", x.odd_ring);
+  visit("offload", x.offload);
   visit("opt_mparams", x.opt_mparams);
   visit("opt_off_mparams_per_cpu", x.opt_off_mparams_per_cpu);
   visit("model_mparams", x.model_mparams);
   visit("off_ms", x.off_ms);
-}
-
-template <typename Visit>
-void each_flag(IterationTerms& x, Visit&& visit) {
-  visit("model_parallel", x.model_parallel);
-  visit("checkpointing", x.checkpointing);
-  visit("dp_net", x.dp_net);
-  visit("tp_net", x.tp_net);
-  visit("pp_net", x.pp_net);
-  visit("offload", x.offload);
 }
 
 double number_at(const nlohmann::json& j, const char* key, const std::string& where) {
@@ -54,8 +52,7 @@ nlohmann::json evidence_to_json(const FitEvidence& evidence) {
   for (const MeasuredPoint& p : evidence) {
     IterationTerms x = p.terms;
     nlohmann::json terms;
-    each_number(x, [&](const char* key, double& v) { terms[key] = v; });
-    each_flag(x, [&](const char* key, bool& v) { terms[key] = v; });
+    each_term(x, [&](const char* key, auto& v) { terms[key] = v; });
     terms["ga_steps"] = x.ga_steps;
     points.push_back({{"label", p.label},
                       {"iter_ms", p.iter_ms},
@@ -80,11 +77,14 @@ FitEvidence evidence_from_json(const nlohmann::json& points, const std::string& 
     m.backward_sync_ms = number_at(p, "backward_sync_ms", where);
     m.optimizer_ms = number_at(p, "optimizer_ms", where);
     const nlohmann::json& terms = p["terms"];
-    each_number(m.terms, [&](const char* key, double& v) { v = number_at(terms, key, where); });
-    each_flag(m.terms, [&](const char* key, bool& v) {
-      if (!terms.contains(key) || !terms[key].is_boolean())
-        throw Error(fmt::format("{}: {} is missing or not true/false", where, key));
-      v = terms[key].get<bool>();
+    each_term(m.terms, [&](const char* key, auto& v) {
+      if constexpr (std::is_same_v<std::remove_reference_t<decltype(v)>, bool>) {
+        if (!terms.contains(key) || !terms[key].is_boolean())
+          throw Error(fmt::format("{}: {} is missing or not true/false", where, key));
+        v = terms[key].get<bool>();
+      } else {
+        v = number_at(terms, key, where);
+      }
     });
     const double steps = number_at(terms, "ga_steps", where);
     if (steps < 1 || steps != std::floor(steps) || steps > 1e6)
