@@ -2,8 +2,8 @@
 // converges when the jobs it schedules report their iteration times. Per workload (fitted
 // as morph validate fits it) and Table 2 family with enough rows that no fit has seen, the
 // family's first rows in trace order are observed one by one and the model is refitted to
-// them alone (the saved model is the prior, as in morphd); the error is measured on the
-// family's remaining rows, which stay the same for every step.
+// them and to its own points (its evidence; the saved model is the prior, as in morphd);
+// the error is measured on the family's remaining rows, which stay the same for every step.
 #pragma once
 
 #include <span>

@@ -119,7 +119,7 @@ void print_online(Context& context, const ValidateArgs& args, const ValidationRe
     return;
   }
   std::cout << fmt::format("Online refit on the Morphling artifact {}: each workload fitted on its profile + {} trace "
-                           "rows, then refitted to the first n of a family's unseen rows (prior weight {:g}); "
+                           "rows, then refitted to those points and the first n of a family's unseen rows (prior weight {:g}); "
                            "errors on the family's other rows; level%: the least error of one factor on the "
                            "fitted model's predictions, chosen knowing those rows; fit%: the same after "
                            "refitting the model to those rows themselves (no prior)\n\n",
