@@ -20,7 +20,7 @@ struct PerfModel {
   // estimate. An online refit fits them again beside what jobs report (Morphling §4),
   // so that three observations cannot move what the profile settled; shared because
   // every application of a model holds the same.
-  std::shared_ptr<const FitEvidence> evidence;
+  std::shared_ptr<const FitEvidence> evidence = nullptr;
 };
 
 }  // namespace morph
