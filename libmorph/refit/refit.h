@@ -2,8 +2,9 @@
 // jobs reported together with the points it was fitted on (PerfModel::evidence), with a
 // log-normal prior that keeps each parameter near the saved value
 // (FitOptions::prior_weight), so that a few observations move the model only as far as
-// they must and leave what its profile settled. The same function serves morph fit --warm-start, the artifact's online-refit
-// curve (libmorph/artifact/online_refit.h) and morphd (daemon/model_refit.h).
+// they must and leave what its profile settled. The same function serves morph fit
+// --warm-start, the artifact's online-refit curve (libmorph/artifact/online_refit.h) and
+// morphd (daemon/model_refit.h).
 #pragma once
 
 #include <span>
