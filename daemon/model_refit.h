@@ -2,8 +2,9 @@
 // using metrics collected in real training runs when the prediction error exceeds a
 // threshold"). Each round, per model, the iteration times its running jobs measured
 // (job_measurements.h) against what the model in use predicts for them; above morph.conf
-// RefitErrorThreshold, a warm-start refit (libmorph/refit/refit.h) on those points, which
-// morphd keeps in the state database and the policy uses from then on.
+// RefitErrorThreshold, a warm-start refit (libmorph/refit/refit.h) on those points and the
+// points the model was fitted on (its PerfModelDir file's evidence), which morphd keeps in
+// the state database and the policy uses from then on.
 #pragma once
 
 #include <map>
