@@ -149,10 +149,11 @@ void run_refit(Context& context, const FitArgs& args) {
   const auto after = r.after.params.to_array();
   const auto& info = perf_param_info();
   auto error = [&](std::size_t i) { return (r.predicted_after_ms[i] - r.points[i].iter_ms) / r.points[i].iter_ms; };
+  const std::size_t evidence = start.evidence ? start.evidence->size() : 0;
   if (context.json) {
     nlohmann::json j{{"warm_start", args.warm_start}, {"points_file", args.points}, {"model", w.model.name},
                      {"global_batch", w.global_batch}, {"seq", w.seq_len}, {"prior_weight", args.prior_weight},
-                     {"evidence_points", start.evidence ? start.evidence->size() : 0},
+                     {"evidence_points", evidence},
                      {"rmsle", r.fit.rmsle}, {"converged", r.fit.converged}};
     j["forward"] = {{"intercept_ms", r.after.forward.intercept_ms}, {"per_sample_ms", r.after.forward.per_sample_ms}};
     for (std::size_t i = 0; i < after.size(); ++i)
@@ -166,7 +167,6 @@ void run_refit(Context& context, const FitArgs& args) {
     std::cout << j.dump(2) << '\n';
     return;
   }
-  const std::size_t evidence = start.evidence ? start.evidence->size() : 0;
   std::cout << fmt::format("{}: {} with global batch {}, seq {}, refitted to {} observed iterations of {} "
                            "and the {} points it was fitted on (prior weight {:g})\n\n",
                            args.warm_start, w.model.name, w.global_batch, w.seq_len, observed.size(), args.points,
