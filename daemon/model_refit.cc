@@ -105,7 +105,10 @@ std::vector<ModelRefit> refit_models(const BuiltView& built, const RefitOptions&
     r.error_after = mean_relative_error(refit.predicted_after_ms, measured_ms);
     r.rmsle = refit.fit.rmsle;
     r.accepted = r.error_after < r.error_before;
-    if (r.accepted) r.perf.params = refit.after.params;
+    if (r.accepted) {
+      r.perf.params = refit.after.params;
+      r.perf.prior = refit.after.prior;  // the next refit's, so that it counts the evidence once
+    }
     refits.push_back(std::move(r));
   }
   return refits;

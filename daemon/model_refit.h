@@ -29,7 +29,7 @@ struct RefitOptions {
 
 struct ModelRefit {
   std::string model;                       // catalog name
-  PerfModel perf;                          // the refitted parameters (forward: one application's)
+  PerfModel perf;                          // the refitted model (forward: one application's)
   std::set<std::string> configurations;    // the points: application, plan and allocation
   double error_before = 0;                 // mean |predicted - measured| / measured over the points
   double error_after = 0;

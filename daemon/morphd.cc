@@ -106,8 +106,8 @@ int run(const Options& o) {
       log_line);
   morph::daemon::Scheduler scheduler({config, catalog, perf}, morph::policy::make_policy(o.policy), reconfigurer,
                                      journal);
-  for (const auto& [model, params] : morph::daemon::load_online_params(state, catalog)) {
-    scheduler.use_params(model, params);
+  for (const auto& [model, refit] : morph::daemon::load_online_refits(state, catalog)) {
+    scheduler.use_refit(model, refit);
     log_line(fmt::format("model {}: the parameters of its latest online refit (state database)", model));
   }
   log_line(fmt::format("started: policy {}, {}, state {}, round every {:.0f} s", o.policy, conf_path, state.path(),

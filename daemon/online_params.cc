@@ -13,17 +13,15 @@ void record_refit(store::StateStore& state, const ModelRefit& refit, double now_
                               static_cast<std::int64_t>(std::floor(now_s)), refit.rmsle});
 }
 
-std::map<std::string, PerfParams> load_online_params(const store::StateStore& state, const Catalog& catalog) {
-  std::map<std::string, PerfParams> params;
+std::map<std::string, PerfModel> load_online_refits(const store::StateStore& state, const Catalog& catalog) {
+  std::map<std::string, PerfModel> refits;
   for (const ModelSpec& model : catalog.models()) {
     const std::optional<store::FittedParams> fit = state.latest_params(model.name);
     if (!fit || fit->source != kOnlineRefitSource) continue;
-    params[model.name] =
-        perf_model_from_json(fit->params_json, fmt::format("{}: fitted parameters of {}", state.path(), model.name),
-                             nullptr)
-            .params;
+    refits[model.name] = perf_model_from_json(
+        fit->params_json, fmt::format("{}: fitted parameters of {}", state.path(), model.name), nullptr);
   }
-  return params;
+  return refits;
 }
 
 }  // namespace morph::daemon

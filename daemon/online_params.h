@@ -17,7 +17,8 @@ inline constexpr const char* kOnlineRefitSource = "online";
 
 void record_refit(store::StateStore& state, const ModelRefit& refit, double now_s);
 
-// By catalog model name: the models whose latest fitted parameters are an online refit.
-std::map<std::string, PerfParams> load_online_params(const store::StateStore& state, const Catalog& catalog);
+// By catalog model name: the models whose latest fitted parameters are an online refit, as
+// it recorded them (parameters, evidence, the prior of its fit).
+std::map<std::string, PerfModel> load_online_refits(const store::StateStore& state, const Catalog& catalog);
 
 }  // namespace morph::daemon

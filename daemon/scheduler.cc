@@ -14,8 +14,8 @@ Scheduler::Scheduler(ViewContext context, std::unique_ptr<policy::Policy> policy
                      Journal& journal)
     : context_(context), policy_(std::move(policy)), reconfigurer_(reconfigurer), journal_(journal) {}
 
-void Scheduler::use_params(const std::string& model, const PerfParams& params) {
-  refitted_[model] = params;
+void Scheduler::use_refit(const std::string& model, const PerfModel& refit) {
+  refitted_[model] = refit;
   oracle_.reset();
 }
 
@@ -46,8 +46,11 @@ void Scheduler::refit(BuiltView& built, RoundReport& report) {
     refit_on_[r.model] = r.configurations;
     if (!r.accepted) continue;
     for (auto& [name, app] : built.apps)
-      if (app.workload.model.name == r.model) app.perf.params = r.perf.params;
-    use_params(r.model, r.perf.params);
+      if (app.workload.model.name == r.model) {
+        app.perf.params = r.perf.params;
+        app.perf.prior = r.perf.prior;
+      }
+    use_refit(r.model, r.perf);
     report.refits.push_back(std::move(r));
   }
 }

@@ -31,9 +31,9 @@ struct RoundReport {
 class Scheduler {
  public:
   Scheduler(ViewContext context, std::unique_ptr<policy::Policy> policy, Reconfigurer& reconfigurer, Journal& journal);
-  // Parameters of `model` refitted before (morphd: the latest online refit in the state
-  // database), in place of PerfStore's.
-  void use_params(const std::string& model, const PerfParams& params);
+  // `model` as refitted before (morphd: the latest online refit in the state database):
+  // its parameters and prior in place of PerfStore's.
+  void use_refit(const std::string& model, const PerfModel& refit);
   // `dry_run`: decide and report, take no action. `histories`: what the state database
   // holds about the snapshot's Morph jobs.
   RoundReport round(const ClusterSnapshot& snapshot, bool dry_run = false, const JobHistories& histories = {});
@@ -45,7 +45,7 @@ class Scheduler {
   void refit(BuiltView& built, RoundReport& report);
 
   ViewContext context_;
-  std::map<std::string, PerfParams> refitted_;             // by catalog model name
+  std::map<std::string, PerfModel> refitted_;              // by catalog model name
   std::map<std::string, std::set<std::string>> refit_on_;  // the configurations of each model's last refit
   std::unique_ptr<policy::Policy> policy_;
   Reconfigurer& reconfigurer_;

@@ -181,7 +181,11 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       if (!out.apps.count(s.app)) {
         if (reference == nullptr) throw Error("morph.conf defines no node type");
         PerfModel perf = c.perf.model_for(model, seq, *reference, c.config.compute_efficiency);
-        if (c.refitted != nullptr && c.refitted->count(model.name)) perf.params = c.refitted->at(model.name);
+        if (c.refitted != nullptr && c.refitted->count(model.name)) {
+          const PerfModel& refit = c.refitted->at(model.name);
+          perf.params = refit.params;
+          perf.prior = refit.prior;
+        }
         out.apps[s.app] = app_profile(bounds, s.workload, std::move(perf), c.config);
       }
     } catch (const Error& e) {

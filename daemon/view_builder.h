@@ -25,9 +25,10 @@ struct ViewContext {
   const MorphConfig& config;
   const Catalog& catalog;
   const PerfStore& perf;
-  // Parameters the online refit found (daemon/model_refit.h), by catalog model name: they
-  // replace PerfStore's; the forward model stays.
-  const std::map<std::string, PerfParams>* refitted = nullptr;
+  // The models the online refit found (daemon/model_refit.h), by catalog model name: their
+  // parameters and the prior of their fit replace PerfStore's; the forward model and the
+  // evidence stay.
+  const std::map<std::string, PerfModel>* refitted = nullptr;
 };
 
 // One Morph job as morphd tracks it between the policy and Slurm.

@@ -181,6 +181,7 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
     FitOptions fit_options;
     if (!extra.empty() && !options.in_sample) fit_options.prior_weight = options.prior_weight;
     v.fit = fit_perf_params(points, fit_options, profile_fit);
+    v.prior = {profile_fit, fit_options.prior_weight};
     v.fitted = true;
   }
   for (ValidatedRow& r : v.rows) {
@@ -198,7 +199,10 @@ bool in_paper_scope(const ModelSpec& model, const Allocation& allocation) {
 
 PerfModel fitted_perf_model(const WorkloadValidation& v) {
   PerfModel perf{v.forward, v.fit.params};
-  if (v.fitted && !v.points.empty()) perf.evidence = std::make_shared<const FitEvidence>(v.points);
+  if (v.fitted && !v.points.empty()) {
+    perf.evidence = std::make_shared<const FitEvidence>(v.points);
+    perf.prior = v.prior;
+  }
   return perf;
 }
 

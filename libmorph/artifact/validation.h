@@ -21,7 +21,7 @@ namespace morph {
 struct ValidationOptions {
   int extra_rows = 0;      // K trace rows per workload added to the fitting set
   bool in_sample = false;  // fit on every trace row too (the model's floor, not a prediction)
-  double prior_weight = 0.3;  // FitOptions::prior_weight of fits that include trace rows
+  double prior_weight = kDefaultPriorWeight;  // FitOptions::prior_weight of fits that include trace rows
   bool paper_scope = false;   // fit and score only the configurations of the paper's Table 2
   // Nonzero: the K extra rows are drawn at random, with this seed, among the rule's
   // candidates instead of chosen by the rule (random_extra_rows): how much the figures
@@ -46,6 +46,7 @@ struct WorkloadValidation {
   ModelSpec model;
   ForwardModel forward;
   FitResult fit;            // fit.params are the parameters used
+  FitPrior prior;           // the prior of the fit (weight 0: none)
   bool fitted = false;      // false: no usable points, defaults used
   std::vector<MeasuredPoint> points;  // the fitting set, in fit.rel_errors order
   std::vector<ValidatedRow> rows;

@@ -169,13 +169,14 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
   // Every start runs a short race; only the best goes on to convergence, so that starts
   // creeping along a flat exponent do not spend the whole budget.
   const int race = std::min(options.max_iterations, kRaceIterations);
+  const auto prior = options.prior_centre.value_or(start).to_array();
   Solved best;
   for (const auto& k : starts) {
-    Solved s = solve_from(points, used, k, start.to_array(), options, race);
+    Solved s = solve_from(points, used, k, prior, options, race);
     if (s.cost < best.cost) best = s;
   }
   if (std::isfinite(best.cost) && !best.converged && options.max_iterations > race) {
-    Solved s = solve_from(points, used, best.k, start.to_array(), options, options.max_iterations - race);
+    Solved s = solve_from(points, used, best.k, prior, options, options.max_iterations - race);
     if (s.cost <= best.cost) best = s;
   }
   if (!std::isfinite(best.cost)) throw Error("fit: the solver found no usable solution");

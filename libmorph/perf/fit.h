@@ -3,6 +3,7 @@
 // a measurement splits the iteration, of its parts T_cc - a T_fwd and T_oo.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +21,12 @@ struct MeasuredPoint {
   std::string label;            // for reports
 };
 
+// The prior weight of every fit that adds measured runs to what a model was fitted on:
+// trace rows beside a profile (morph validate, morph fit --extra) and the iterations jobs
+// report (online refits); one value for all models, chosen on the artifact
+// (docs/validation.md, "Online refit").
+constexpr double kDefaultPriorWeight = 0.3;
+
 struct FitOptions {
   // Solver iterations of the best start in all; every start runs the first 50 of them
   // and only the best goes on.
@@ -32,6 +39,8 @@ struct FitOptions {
   // must. One unit weighs like one point's log residual per e-fold of a parameter.
   // 0: no prior (fitting from a profile).
   double prior_weight = 0;
+  // Where the prior is centred; none: at `start`.
+  std::optional<PerfParams> prior_centre = std::nullopt;
 };
 
 struct FitResult {

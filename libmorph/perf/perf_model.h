@@ -13,6 +13,13 @@ namespace morph {
 
 using FitEvidence = std::vector<MeasuredPoint>;
 
+// The prior a fit carried beside its points (FitOptions::prior_weight around `centre`);
+// weight 0 for a fit without one, as a profile's.
+struct FitPrior {
+  PerfParams centre;
+  double weight = 0;
+};
+
 struct PerfModel {
   ForwardModel forward;
   PerfParams params;
@@ -21,6 +28,9 @@ struct PerfModel {
   // so that three observations cannot move what the profile settled; shared because
   // every application of a model holds the same.
   std::shared_ptr<const FitEvidence> evidence = nullptr;
+  // The prior `params` were fitted with beside the evidence: a refit solves that fit
+  // again with the observations added (libmorph/refit/refit.h).
+  FitPrior prior = {};
 };
 
 }  // namespace morph

@@ -1,6 +1,7 @@
 #include "libmorph/perf/perf_store.h"
 
 #include <array>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -15,6 +16,29 @@ namespace {
 
 constexpr std::size_t kFirstBandwidthFactor = 7;  // k_dp
 
+nlohmann::json params_to_json(const PerfParams& p) {
+  nlohmann::json j;
+  const auto k = p.to_array();
+  const auto& info = perf_param_info();
+  for (std::size_t i = 0; i < k.size(); ++i) j[info[i].name] = k[i];
+  return j;
+}
+
+PerfParams params_from_json(const nlohmann::json& params, const std::string& what) {
+  std::array<double, PerfParams::kCount> k{};
+  const auto& info = perf_param_info();
+  const auto fallback = PerfParams{}.to_array();
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    // The bandwidth factors (k_dp and after) are optional: models saved before them
+    // load with the factors at 1, i.e. the configured bandwidths.
+    k[i] = i >= kFirstBandwidthFactor && !params.contains(info[i].name) ? fallback[i]
+                                                                         : params.at(info[i].name).get<double>();
+    if (!(k[i] >= info[i].lower && k[i] <= info[i].upper))
+      throw Error(fmt::format("{}: {}={} is outside [{}, {}]", what, info[i].name, k[i], info[i].lower, info[i].upper));
+  }
+  return PerfParams::from_array(k.data());
+}
+
 }  // namespace
 
 std::string perf_model_to_json(const std::string& model, const PerfModel& perf) {
@@ -24,10 +48,11 @@ std::string perf_model_to_json(const std::string& model, const PerfModel& perf) 
   j["forward"] = {{"intercept_ms", perf.forward.intercept_ms},
                   {"per_sample_ms", perf.forward.per_sample_ms},
                   {"reference_speed", perf.forward.reference_speed}};
-  const auto k = perf.params.to_array();
-  const auto& info = perf_param_info();
-  for (std::size_t i = 0; i < k.size(); ++i) j["params"][info[i].name] = k[i];
-  if (perf.evidence && !perf.evidence->empty()) j["evidence"] = evidence_to_json(*perf.evidence);
+  j["params"] = params_to_json(perf.params);
+  if (perf.evidence && !perf.evidence->empty()) {
+    j["evidence"] = evidence_to_json(*perf.evidence);
+    if (perf.prior.weight > 0) j["prior"] = {{"weight", perf.prior.weight}, {"centre", params_to_json(perf.prior.centre)}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -40,25 +65,21 @@ PerfModel perf_model_from_json(const std::string& text, const std::string& what,
     perf.forward.intercept_ms = j.at("forward").at("intercept_ms").get<double>();
     perf.forward.per_sample_ms = j.at("forward").at("per_sample_ms").get<double>();
     perf.forward.reference_speed = j.at("forward").at("reference_speed").get<double>();
-    std::array<double, PerfParams::kCount> k{};
-    const auto& info = perf_param_info();
-    const PerfParams defaults;
-    const auto fallback = defaults.to_array();
-    for (std::size_t i = 0; i < k.size(); ++i) {
-      // The bandwidth factors (k_dp and after) are optional: models saved before them
-      // load with the factors at 1, i.e. the configured bandwidths.
-      const nlohmann::json& params = j.at("params");
-      k[i] = i >= kFirstBandwidthFactor && !params.contains(info[i].name) ? fallback[i]
-                                                                           : params.at(info[i].name).get<double>();
-      if (!(k[i] >= info[i].lower && k[i] <= info[i].upper))
-        throw Error(fmt::format("{}: {}={} is outside [{}, {}]", what, info[i].name, k[i], info[i].lower, info[i].upper));
-    }
     if (!(perf.forward.per_sample_ms > 0) || perf.forward.intercept_ms < 0 || !(perf.forward.reference_speed > 0))
       throw Error(fmt::format("{}: the forward model must be positive", what));
-    perf.params = PerfParams::from_array(k.data());
+    perf.params = params_from_json(j.at("params"), what);
     // Optional: models saved before it, and estimates, refit on what jobs report alone.
     if (j.contains("evidence"))
       perf.evidence = std::make_shared<const FitEvidence>(evidence_from_json(j["evidence"], what));
+    // Optional: a fit without a prior (a profile's) saves none.
+    if (j.contains("prior")) {
+      if (!perf.evidence) throw Error(fmt::format("{}: prior: a fit's prior needs its evidence", what));
+      const nlohmann::json& prior = j["prior"];
+      perf.prior.weight = prior.at("weight").get<double>();
+      if (!(perf.prior.weight > 0) || !std::isfinite(perf.prior.weight))
+        throw Error(fmt::format("{}: prior: weight {} must be a finite number > 0", what, perf.prior.weight));
+      perf.prior.centre = params_from_json(prior.at("centre"), what + ": prior: centre");
+    }
     if (model_name != nullptr) *model_name = j.at("model").get<std::string>();
     return perf;
   } catch (const nlohmann::json::exception& e) {

@@ -17,10 +17,6 @@
 
 namespace morph {
 
-// The prior weight of every online refit unless told otherwise, one value for all models
-// (chosen on the artifact's online-refit curve: morph validate --online).
-constexpr double kDefaultPriorWeight = 1.0;
-
 struct Refit {
   PerfModel before;
   PerfModel after;                   // before.forward with the refitted parameters

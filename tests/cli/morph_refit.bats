@@ -161,6 +161,38 @@ GOOD_PLAN='dp=8 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=32'
   jq_true "$with" '.params != $bare[0].params' --slurpfile bare "$without"
 }
 
+@test "fit --warm-start --save keeps the prior of its fit: a refit of the refit counts the evidence once" {
+  require_jq
+  local model points refitted="$BATS_TEST_TMPDIR/refitted.json"
+  model=$(saved_model)
+  points=$(write_points)
+  # A profile's fit has no prior; its refit has the given weight's around the profile's fit.
+  jq_true "$model" 'has("prior") | not'
+  morph --json fit --warm-start "$model" --points "$points" --batch 256 --save "$refitted"
+  assert_ok
+  local first
+  first=$(save_json first)
+  jq_true "$first" '.prior == "around its parameters" and .prior_weight == 0.3'
+  jq_true "$refitted" '.prior.weight == 0.3 and .prior.centre == $start[0].params' --slurpfile start "$model"
+  # Refitted again to the same reports (jobs report every iteration again) with
+  # --prior-weight 0, which the saved prior overrides: the same fit from another start, so
+  # the same parameters up to the solver's reach (within 2% here), where the refit without
+  # the saved prior would fit evidence and reports with none (k_dp +210%).
+  morph fit --warm-start "$refitted" --points "$points" --batch 256 --prior-weight 0
+  assert_ok
+  grep -q 'prior weight 0.3 of its fit' <<<"$output" || { show_run; fail "the summary does not name the fit's prior"; }
+  morph --json fit --warm-start "$refitted" --points "$points" --batch 256 --prior-weight 0
+  assert_ok
+  local second
+  second=$(save_json second)
+  jq_true "$second" '.prior == "its fit'"'"'s" and .prior_weight == 0.3'
+  jq_true "$second" '[.params | to_entries[] | (.value.after - $first[0].params[.key].after | fabs)
+                      <= 0.05 * (.value.after | fabs) + 1e-6] | all' --slurpfile first "$first"
+  jq 'del(.prior.centre)' "$refitted" >"$BATS_TEST_TMPDIR/no-centre.json"
+  morph fit --warm-start "$BATS_TEST_TMPDIR/no-centre.json" --points "$points" --batch 256
+  assert_morph_error no-centre.json centre
+}
+
 @test "fit --warm-start: malformed evidence in the model file is named" {
   require_jq
   local model points

@@ -1,7 +1,7 @@
 #!/bin/sh
 # make check-fidelity: how closely the iteration-time model follows the Morphling artifact.
 # Reports, and judges nothing: per profile the largest in-sample error of morph fit, the
-# Table 2 errors of morph validate (K=3), and the online-refit summary (Morphling §4).
+# Table 2 errors of morph validate (K=3), and the online-refit summaries (Morphling §4).
 # Exits non-zero only when a morph command fails or its output lacks the expected line.
 #
 # Usage: check_fidelity.sh ARTIFACT_DIR   (MORPH: the morph binary; MORPH_ARTIFACT overrides
@@ -34,6 +34,11 @@ line=$(printf '%s\n' "$out" | sed -n 's/^overall: avg \([0-9.]*\)% max \([0-9.]*
 [ -n "$line" ] || { echo "check-fidelity: no 'overall:' line in the output of morph validate" >&2; exit 1; }
 echo "$line"
 
-# online refit: the last line of morph validate --online.
-out=$("$MORPH" validate --artifact "$artifact" --online) || { echo "check-fidelity: morph validate --online failed" >&2; exit 1; }
-printf '%s\n' "$out" | grep '^online: ' || { echo "check-fidelity: no 'online:' line in the output of morph validate --online" >&2; exit 1; }
+# online refit: the last line of morph validate --online, from the model fitted with K=3
+# trace rows and from the profile's fit alone (K=0, as morphd starts from morph-profile's).
+for k in 3 0; do
+  out=$("$MORPH" validate --artifact "$artifact" --extra "$k" --online) ||
+    { echo "check-fidelity: morph validate --extra $k --online failed" >&2; exit 1; }
+  printf '%s\n' "$out" | sed -n "s/^online: /online: K=$k /p" | grep . ||
+    { echo "check-fidelity: no 'online:' line in the output of morph validate --extra $k --online" >&2; exit 1; }
+done

@@ -113,5 +113,42 @@ TEST(FitEvidence, BadPointsAreNamed) {
   EXPECT_EQ(message([](nlohmann::json&) {}), "no error");
 }
 
+TEST(FitEvidence, TheFitsPriorSurvivesTheModelsJson) {
+  PerfModel saved = model_with({full_point()});
+  saved.prior.weight = 0.3;
+  saved.prior.centre.k_net = 2.5;
+  saved.prior.centre.k_odd_ms = 40;
+  const PerfModel loaded = perf_model_from_json(perf_model_to_json("gpt2-1.5b", saved), "test", nullptr);
+  EXPECT_EQ(loaded.prior.weight, 0.3);
+  EXPECT_EQ(loaded.prior.centre.to_array(), saved.prior.centre.to_array());
+  // A fit without a prior (a profile's) writes none and loads with weight 0.
+  const std::string bare = perf_model_to_json("gpt2-1.5b", model_with({full_point()}));
+  EXPECT_EQ(bare.find("\"prior\""), std::string::npos);
+  EXPECT_EQ(perf_model_from_json(bare, "test", nullptr).prior.weight, 0);
+}
+
+TEST(FitEvidence, ABadPriorIsNamed) {
+  PerfModel saved = model_with({full_point()});
+  saved.prior.weight = 0.3;
+  const nlohmann::json good = nlohmann::json::parse(perf_model_to_json("m", saved));
+  auto message = [&](auto&& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    try {
+      perf_model_from_json(j.dump(), "m.json", nullptr);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([](nlohmann::json& j) { j["prior"]["weight"] = 0; }).find("m.json: prior: weight 0"),
+            std::string::npos);
+  EXPECT_NE(message([](nlohmann::json& j) { j["prior"]["centre"]["k_net"] = -1; }).find("prior: centre: k_net=-1"),
+            std::string::npos);
+  EXPECT_NE(message([](nlohmann::json& j) { j.erase("evidence"); }).find("needs its evidence"), std::string::npos);
+  EXPECT_NE(message([](nlohmann::json& j) { j["prior"].erase("centre"); }).find("malformed"), std::string::npos);
+  EXPECT_EQ(message([](nlohmann::json&) {}), "no error");
+}
+
 }  // namespace
 }  // namespace morph

@@ -69,7 +69,7 @@ TEST_F(ModelRefitTest, AModelThatMispredictsItsJobsIsRefitTowardsTheirMeasuremen
 
   // The view takes the refitted parameters: every prediction moves towards the measurement.
   const BuiltView before = build_view(two_jobs(), context_, slow);
-  const std::map<std::string, PerfParams> refitted{{"gpt2-1.5b", r[0].perf.params}};
+  const std::map<std::string, PerfModel> refitted{{"gpt2-1.5b", r[0].perf}};
   ViewContext with = context_;
   with.refitted = &refitted;
   const BuiltView after = build_view(two_jobs(), with, slow);
@@ -80,7 +80,7 @@ TEST_F(ModelRefitTest, AModelThatMispredictsItsJobsIsRefitTowardsTheirMeasuremen
     EXPECT_LT(std::abs(p1.at(id) - measured), std::abs(p0.at(id) - measured)) << id;
   }
   // A model of another name keeps PerfStore's parameters.
-  const std::map<std::string, PerfParams> other{{"bert-336m", r[0].perf.params}};
+  const std::map<std::string, PerfModel> other{{"bert-336m", r[0].perf}};
   with.refitted = &other;
   EXPECT_DOUBLE_EQ(predicted_s(build_view(two_jobs(), with, slow)).at("11"), p0.at("11"));
 }
@@ -171,6 +171,20 @@ TEST_F(ModelRefitTest, TheModelsSavedEvidenceIsFittedAgain) {
   // Both still move towards the jobs, the one with evidence less far.
   EXPECT_LT(held[0].error_after, held[0].error_before);
   EXPECT_GT(held[0].error_after, bare[0].error_after + 0.02);
+
+  // The refit keeps the prior it was fitted with for the next one, around the saved
+  // parameters and not its own, so that the next refit counts the evidence once; the
+  // view takes both.
+  ASSERT_TRUE(held[0].accepted);
+  EXPECT_EQ(held[0].perf.prior.weight, kDefaultPriorWeight);
+  EXPECT_EQ(held[0].perf.prior.centre.to_array(), saved.params.to_array());
+  const std::map<std::string, PerfModel> refitted{{"gpt2-1.5b", held[0].perf}};
+  ViewContext with = context_;
+  with.refitted = &refitted;
+  const PerfModel in_use = build_view(two_jobs(), with).apps.begin()->second.perf;
+  EXPECT_EQ(in_use.params.to_array(), held[0].perf.params.to_array());
+  EXPECT_EQ(in_use.prior.centre.to_array(), saved.params.to_array());
+  EXPECT_EQ(in_use.evidence->size(), evidence->size());
 }
 
 TEST_F(ModelRefitTest, InvalidOptionsAreRefusedNamingTheMember) {

@@ -200,6 +200,47 @@ TEST(Refit, EvidenceHoldsTheModelAgainstOneJobThatRunsSlow) {
   EXPECT_LT(drift_with, 0.5 * drift_without);
 }
 
+TEST(Refit, ARefitSolvesTheModelsOwnFitAgainWithTheObservationsAdded) {
+  // A model fitted with a prior around other parameters (as trace rows are fitted beside
+  // a profile): its refit carries that prior, not one around its fitted parameters.
+  PerfModel start{kForward, kTruth};
+  start.evidence = truth_evidence();
+  start.prior = {perturbed(), 0.3};
+  const std::vector<ObservedIteration> observed = observations();
+  FitOptions options;
+  options.prior_weight = 5;  // the model's own prior takes its place
+  const Refit r = refit_perf_model(start, kWorkload, observed, options);
+  std::vector<MeasuredPoint> all = *start.evidence;
+  all.insert(all.end(), r.points.begin(), r.points.end());
+  FitOptions own;
+  own.prior_weight = 0.3;
+  own.prior_centre = perturbed();
+  EXPECT_EQ(r.after.params.to_array(), fit_perf_params(all, own, start.params).params.to_array());
+  EXPECT_EQ(r.after.prior.weight, 0.3);
+  EXPECT_EQ(r.after.prior.centre.to_array(), perturbed().to_array());
+}
+
+TEST(Refit, ARefitOfARefitCountsTheEvidenceOnce) {
+  // A profile's fit (no prior) refitted as morphd does: to the first reports, then to
+  // all of them (jobs report every iteration again). The second refit is the one fit of
+  // the evidence and all reports around the profile's parameters; a prior moved to the
+  // first refit's parameters would count the evidence and the first reports twice.
+  PerfModel start{kForward, perturbed()};
+  start.evidence = truth_evidence();
+  std::vector<ObservedIteration> observed = observations();
+  observed[0].iter_ms *= 1.3;  // reports the evidence does not explain, so that priors matter
+  FitOptions options;
+  options.prior_weight = kDefaultPriorWeight;
+  const Refit first = refit_perf_model(start, kWorkload, std::span(observed).first(2), options);
+  EXPECT_EQ(first.after.prior.weight, kDefaultPriorWeight);
+  EXPECT_EQ(first.after.prior.centre.to_array(), start.params.to_array());
+  const Refit second = refit_perf_model(first.after, kWorkload, observed, options);
+  const Refit once = refit_perf_model(start, kWorkload, observed, options);
+  EXPECT_GT(log_distance(first.after.params, start.params), 0.05) << "the first refit must move the model";
+  EXPECT_LT(log_distance(second.after.params, once.after.params), 1e-3);
+  EXPECT_EQ(second.after.prior.centre.to_array(), start.params.to_array());
+}
+
 TEST(Refit, NothingObservedKeepsTheModel) {
   const PerfModel start{kForward, perturbed()};
   const Refit r = refit_perf_model(start, kWorkload, {}, FitOptions{});

@@ -137,13 +137,13 @@ class SchedulerMeasurementTest : public test::DaemonFixture {
     JobRecord started;  // job 12's new record
   };
   // One round of a fresh morphd, given `params` of gpt2-1.5b from the state database.
-  Round run(const JobHistories& histories, const PerfParams* params = nullptr) const {
+  Round run(const JobHistories& histories, const PerfModel* refit = nullptr) const {
     const ClusterSnapshot s = cluster();
     RecordingSlurm slurm(s);
     MemoryJournal journal;
     Reconfigurer reconfigurer(slurm, journal, {}, nullptr);
     Scheduler scheduler(context_, policy::make_policy("morphling"), reconfigurer, journal);
-    if (params != nullptr) scheduler.use_params("gpt2-1.5b", *params);
+    if (refit != nullptr) scheduler.use_refit("gpt2-1.5b", *refit);
     Round r;
     r.report = scheduler.round(s, false, histories);
     r.started = parse_admin_comment(slurm.jobs.at(12).admin_comment);
@@ -196,7 +196,7 @@ TEST_F(SchedulerMeasurementTest, ARefittedModelIsWhatTheRoundPredictsWith) {
   EXPECT_GT(by_refit, predicted_ms(refitted.started, defaults) * 1.02);
 
   // A morphd that starts with the stored parameters (and knows nothing measured) uses them.
-  const Round restarted = run({}, &r.perf.params);
+  const Round restarted = run({}, &r.perf);
   EXPECT_TRUE(restarted.report.refits.empty());
   EXPECT_NEAR(restarted.started.current.iter_ms, predicted_ms(restarted.started, r.perf.params), 1e-3);
 }

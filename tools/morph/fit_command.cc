@@ -150,10 +150,13 @@ void run_refit(Context& context, const FitArgs& args) {
   const auto& info = perf_param_info();
   auto error = [&](std::size_t i) { return (r.predicted_after_ms[i] - r.points[i].iter_ms) / r.points[i].iter_ms; };
   const std::size_t evidence = start.evidence ? start.evidence->size() : 0;
+  // A model saved with the prior of its fit is refitted with that prior (refit.h).
+  const bool own_prior = evidence > 0 && start.prior.weight > 0;
+  const double prior_weight = own_prior ? start.prior.weight : args.prior_weight;
   if (context.json) {
     nlohmann::json j{{"warm_start", args.warm_start}, {"points_file", args.points}, {"model", w.model.name},
-                     {"global_batch", w.global_batch}, {"seq", w.seq_len}, {"prior_weight", args.prior_weight},
-                     {"evidence_points", evidence},
+                     {"global_batch", w.global_batch}, {"seq", w.seq_len}, {"prior_weight", prior_weight},
+                     {"prior", own_prior ? "its fit's" : "around its parameters"}, {"evidence_points", evidence},
                      {"rmsle", r.fit.rmsle}, {"converged", r.fit.converged}};
     j["forward"] = {{"intercept_ms", r.after.forward.intercept_ms}, {"per_sample_ms", r.after.forward.per_sample_ms}};
     for (std::size_t i = 0; i < after.size(); ++i)
@@ -168,9 +171,9 @@ void run_refit(Context& context, const FitArgs& args) {
     return;
   }
   std::cout << fmt::format("{}: {} with global batch {}, seq {}, refitted to {} observed iterations of {} "
-                           "and the {} points it was fitted on (prior weight {:g})\n\n",
+                           "and the {} points it was fitted on (prior weight {:g} {})\n\n",
                            args.warm_start, w.model.name, w.global_batch, w.seq_len, observed.size(), args.points,
-                           evidence, args.prior_weight);
+                           evidence, prior_weight, own_prior ? "of its fit" : "around its parameters");
   Table params({"parameter", "before", "after", "unit"});
   for (std::size_t i = 0; i < after.size(); ++i)
     params.add({info[i].name, fmt::format("{:.5g}", before[i]), fmt::format("{:.5g}", after[i]), info[i].unit});
@@ -206,7 +209,8 @@ void add_fit_command(CLI::App& app, Context& context) {
                                       "refit this saved model (morph fit --save) to --points instead of a profile");
   profile->excludes(warm);
   cmd->add_option("--points", args->points, "observed iterations, CSV plan,gpus,iter_ms[,cpus_per_gpu]")->needs(warm);
-  cmd->add_option("--prior-weight", args->prior_weight, "weight of the prior around the --warm-start parameters")
+  cmd->add_option("--prior-weight", args->prior_weight,
+                  "weight of the prior around the --warm-start parameters, where the model's fit had none")
       ->capture_default_str()->check(CLI::Range(0.0, 1e6))->needs(warm);
   cmd->add_option("--model", args->model, "catalog model (default: from the artifact description)")->excludes(warm);
   cmd->add_option("--batch", args->batch, "global batch of the profiled (or observed) runs")
