@@ -1,8 +1,8 @@
 // Online refit (Morphling §4): a saved performance model, refitted to the iterations its
-// jobs reported together with the points it was fitted on (PerfModel::evidence), with a
-// log-normal prior that keeps each parameter near the saved value
-// (FitOptions::prior_weight), so that a few observations move the model only as far as
-// they must and leave what its profile settled. The same function serves morph fit
+// jobs reported together with the points it was fitted on (PerfModel::evidence), with the
+// log-normal prior of that fit (PerfModel::prior), so that a few observations move the
+// model only as far as they must and leave what its profile settled: the model's own fit
+// again, the observations added. The same function serves morph fit
 // --warm-start, the artifact's online-refit curve (libmorph/artifact/online_refit.h) and
 // morphd (daemon/model_refit.h).
 #pragma once
@@ -27,9 +27,12 @@ struct Refit {
 };
 
 // Refits `start.params` to `observed` and `start.evidence` (nothing observed: `after` is
-// `start`). The forward model and the evidence are kept: iteration times inform the
-// parameters, not the forward profile, and the observations are not evidence, since the
-// jobs that measured them report them again. Throws on a negative or non-finite
+// `start`). With evidence the prior is `start.prior`, or, where its fit had none (a
+// profile's), options.prior_weight around `start.params`, which `after.prior` keeps for
+// the next refit; without evidence, options.prior_weight around `start.params`. The
+// forward model and the evidence are kept: iteration times inform the parameters, not
+// the forward profile, and the observations are not evidence, since the jobs that
+// measured them report them again. Throws on a negative or non-finite
 // options.prior_weight.
 Refit refit_perf_model(const PerfModel& start, const Workload& workload, std::span<const ObservedIteration> observed,
                        const FitOptions& options);

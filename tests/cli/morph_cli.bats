@@ -526,7 +526,7 @@ JSON
   done
 }
 
-@test "make check-fidelity's script prints a fit line per profile, the validate line and the online line" {
+@test "make check-fidelity's script prints a fit line per profile, the validate line and two online lines" {
   require_artifact
   run --separate-stderr env MORPH="$MORPH" sh "$MORPH_SRCDIR/tests/fidelity/check_fidelity.sh" "$ARTIFACT"
   assert_ok
@@ -535,7 +535,11 @@ JSON
   [ "$(grep -cE '^fit: model=[a-z0-9]+ max_in_sample_err=([0-9.]+%|n/a) points=[0-9]+$' <<<"$output")" -eq "$n" ] \
     || { show_run; fail "expected $n fit lines"; }
   grep -qE '^validate: avg=[0-9.]+% max=[0-9.]+% points=[0-9]+ K=3$' <<<"$output" || { show_run; fail "no validate line"; }
-  grep -qE '^online: families=[0-9]+ halved_after_3=[0-9]+ halvable_by_level=[0-9]+ halvable_by_fit=[0-9]+$' <<<"$output" || { show_run; fail "no online line"; }
+  local k
+  for k in 3 0; do
+    grep -qE "^online: K=$k families=[0-9]+ halved_after_3=[0-9]+ halvable_by_level=[0-9]+ halvable_by_fit=[0-9]+\$" \
+      <<<"$output" || { show_run; fail "no online line for K=$k"; }
+  done
 }
 
 @test "fit --save to a folder that does not exist fails" {

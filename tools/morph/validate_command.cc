@@ -119,7 +119,7 @@ void print_online(Context& context, const ValidateArgs& args, const ValidationRe
     return;
   }
   std::cout << fmt::format("Online refit on the Morphling artifact {}: each workload fitted on its profile + {} trace "
-                           "rows, then refitted to those points and the first n of a family's unseen rows (prior weight {:g}); "
+                           "rows (prior weight {:g}), then refitted to those points and the first n of a family's unseen rows; "
                            "errors on the family's other rows; level%: the least error of one factor on the "
                            "fitted model's predictions, chosen knowing those rows; fit%: the same after "
                            "refitting the model to those rows themselves (no prior)\n\n",
@@ -160,6 +160,7 @@ void run_validate(Context& context, const ValidateArgs& args) {
   options.extra_rows = args.extra;
   options.in_sample = args.in_sample;
   options.paper_scope = args.paper_scope;
+  options.prior_weight = args.prior_weight;
   const ArtifactSpec spec = load_artifact_spec(context.spec_path);
   const ValidationReport report = validate_artifact(args.artifact, spec, context.catalog(), context.config(), options);
   if (args.online) return print_online(context, args, report);
@@ -190,7 +191,8 @@ void run_validate(Context& context, const ValidateArgs& args) {
   std::cout << fmt::format("Morphling artifact {}: each workload fitted on its profile{}; errors on the other trace rows{}\n\n",
                            args.artifact,
                            args.in_sample ? " and every trace row (in-sample)"
-                                          : fmt::format(" + {} trace rows", args.extra),
+                                          : fmt::format(" + {} trace rows (prior weight {:g})", args.extra,
+                                                        args.prior_weight),
                            args.paper_scope ? " in the paper's scope" : "");
   Table table({"workload", "family", "n", "avg%", "max%", "worst"});
   for (const FamilyError& f : report.families)
@@ -243,8 +245,10 @@ void add_validate_command(CLI::App& app, Context& context) {
   cmd->add_option("--random-rows", args->random_draws,
                   "compare the rule's K rows with this many draws of K rows at random among the same candidates")
       ->check(CLI::Range(1, 100000))->excludes(online)->excludes(rows)->excludes(cmd->get_option("--in-sample"));
-  cmd->add_option("--prior-weight", args->prior_weight, "weight of the prior around the fitted parameters (--online)")
-      ->capture_default_str()->check(CLI::Range(0.0, 1e6))->needs(online);
+  cmd->add_option("--prior-weight", args->prior_weight,
+                  "weight of the prior around the profile's fit in the fits that add rows to it: the K rows' and "
+                  "the --online refits'")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
   cmd->callback([&context, args] { run_validate(context, *args); });
 }
 
