@@ -21,6 +21,7 @@ set -euo pipefail
 
 die() { echo "check-launcher: $*" >&2; exit 1; }
 B=${MORPH_BUILDDIR:?set MORPH_BUILDDIR to the build folder}
+S=${MORPH_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 work=
 cleanup() {
   [[ -z $work || ${KEEP_WORK:-0} == 1 ]] || rm -rf "$work"
@@ -49,38 +50,8 @@ chmod 755 "$work"
 model=(--layers 4 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 4096 --global-batch 32 --micro-batches 2
        --lr 1e-2 --seed 1 --steps "$steps" --quiet)
 
-field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s|^$2=||p" | head -n 1; }
-record() { scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'; }
-wait_state() {  # JOB STATE [SECONDS]
-  local i state
-  for i in $(seq $((${3:-120} * 5))); do
-    state=$(field "$1" JobState)
-    [[ $state == "$2" ]] && return 0
-    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY)
-      echo "check-launcher: job $1 ended $state, expected $2" >&2; cat "$work/$1.out" >&2 || true; return 1 ;;
-    esac
-    sleep 0.2
-  done
-  die "job $1 is $state after ${3:-120} s, expected $2"
-}
-# Steps done so far by a job, from its metrics file.
-steps_done() { grep -v '^#' "$1" 2>/dev/null | tail -n 1 | cut -d' ' -f2; }
-wait_step() {  # METRICS STEP
-  local i
-  for i in $(seq 600); do
-    [[ $(steps_done "$1") -ge $2 ]] 2>/dev/null && return 0
-    sleep 0.2
-  done
-  die "no step $2 in $1"
-}
-# The record with another plan: set KEY=VALUE pairs.
-with_plan() {
-  local r=$1 kv
-  shift
-  for kv in "$@"; do r=$(sed -E "s/ ${kv%%=*}=[^ ]+/ $kv/" <<<"$r"); done
-  echo "$r"
-}
-plan_of() { tr ' ' '\n' <<<"$1" | grep -E '^(dp|tp|pp|zero)=' | paste -sd, -; }
+# shellcheck source=tests/cluster/job_control.bash
+source "$S/tests/cluster/job_control.bash"
 
 # The uninterrupted run every case is compared with.
 srun --mpi=pmix -N1 -n 8 -p gpu "$TRAINER" --layout dp=2,tp=2,pp=2,zero=1 "${model[@]}" --loss-log "$work/reference.loss" \
@@ -131,7 +102,7 @@ EOS
   job=$(sbatch --parsable --hold --requeue --open-mode=append -D "$work" -o "$work/%j.out" --morph-model=llama2-7b --morph-batch=32 \
     "$work/$name/job.sh")
   local r
-  r=$(with_plan "$(record "$job")" type="$type" nodes="$nodes" gpus_per_node="$gpn" cpus_per_gpu=1 "$@")
+  r=$(with_plan "$(job_record "$job")" type="$type" nodes="$nodes" gpus_per_node="$gpn" cpus_per_gpu=1 "$@")
   scontrol update job="$job" AdminComment="$r" || die "$name: the admin could not set the plan: $r"
   scontrol release "$job"
 }
@@ -142,7 +113,7 @@ report() {  # NAME JOB FROM TO
   diff=$(max_rel_diff "$work/$name/loss")
   seconds=$(relaunch_seconds "$work/$name/metrics")
   orphans=$(pgrep -f -- "$work/$name/" | wc -l || true)
-  requeued=$(( $(field "$job" Restarts) > 0 ? 1 : 0 ))
+  requeued=$(( $(job_field "$job" Restarts) > 0 ? 1 : 0 ))
   echo "relaunch: from=$3 to=$4 requeued=$requeued seconds=$seconds max_rel_loss_diff=$diff orphans=$orphans"
   python3 -c "import sys; sys.exit(0 if '$diff'[0].isdigit() and float('$diff') <= $tolerance else 1)" || status=1
   [[ $orphans == 0 ]] || status=1
@@ -153,25 +124,25 @@ common=(offload=0 gc=0 ga=1 mb=1 mbs=16)  # batch 32 = dp 2 x 16; the trainer ke
 # 1. In place: a new plan on the same 8 GPUs of one node.
 submit in-place 1 a100-80g 8 dp=2 tp=2 pp=2 zero=1 "${common[@]}"
 wait_step "$work/in-place/metrics" 5
-from=$(plan_of "$(record "$job")")
-scontrol update job="$job" AdminComment="$(with_plan "$(record "$job")" dp=4 tp=2 pp=1 zero=1 mbs=8)"
-report in-place "$job" "$from" "$(plan_of "$(record "$job")")"
+from=$(plan_of "$(job_record "$job")")
+scontrol update job="$job" AdminComment="$(with_plan "$(job_record "$job")" dp=4 tp=2 pp=1 zero=1 mbs=8)"
+report in-place "$job" "$from" "$(plan_of "$(job_record "$job")")"
 
 # 2. Shrink: two nodes, 4 GPUs of each, to one.
 submit shrink 2 a100-80g 4 dp=2 tp=2 pp=2 zero=1 "${common[@]}"
 wait_step "$work/shrink/metrics" 5
-from=$(plan_of "$(record "$job")")
-scontrol update job="$job" AdminComment="$(with_plan "$(record "$job")" nodes=1 dp=1 tp=2 pp=2 mbs=32)"
-report shrink "$job" "$from" "$(plan_of "$(record "$job")")"
+from=$(plan_of "$(job_record "$job")")
+scontrol update job="$job" AdminComment="$(with_plan "$(job_record "$job")" nodes=1 dp=1 tp=2 pp=2 mbs=32)"
+report shrink "$job" "$from" "$(plan_of "$(job_record "$job")")"
 
 # 3. Requeue: the checkpoint signal, Slurm requeues, the admin changes the plan meanwhile.
 submit requeue 1 a100-80g 8 dp=2 tp=2 pp=2 zero=1 "${common[@]}"
 wait_step "$work/requeue/metrics" 5
-from=$(plan_of "$(record "$job")")
+from=$(plan_of "$(job_record "$job")")
 scancel -s USR2 -b "$job"
 wait_state "$job" PENDING 60
 scontrol hold "$job"
-scontrol update job="$job" AdminComment="$(with_plan "$(record "$job")" dp=2 tp=4 pp=1)"
+scontrol update job="$job" AdminComment="$(with_plan "$(job_record "$job")" dp=2 tp=4 pp=1)"
 scontrol release "$job"
-report requeue "$job" "$from" "$(plan_of "$(record "$job")")"
+report requeue "$job" "$from" "$(plan_of "$(job_record "$job")")"
 exit $status

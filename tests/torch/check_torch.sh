@@ -48,36 +48,8 @@ chmod 755 "$work"
 model=(--layers 4 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 4096 --lr 1e-2 --seed 1 --steps "$steps" --quiet)
 train=("$PYTHON" "$S/examples/torch/train.py" "${model[@]}")
 
-field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s|^$2=||p" | head -n 1; }
-record() { scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'; }
-wait_state() {  # JOB STATE [SECONDS]
-  local i state
-  for i in $(seq $((${3:-120} * 5))); do
-    state=$(field "$1" JobState)
-    [[ $state == "$2" ]] && return 0
-    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY)
-      echo "check-torch: job $1 ended $state, expected $2" >&2; tail -n 30 "$work/$1.out" >&2 || true; return 1 ;;
-    esac
-    sleep 0.2
-  done
-  die "job $1 is $state after ${3:-120} s, expected $2"
-}
-steps_done() { grep -v '^#' "$1" 2>/dev/null | tail -n 1 | cut -d' ' -f2; }
-wait_step() {  # METRICS STEP
-  local i
-  for i in $(seq 900); do
-    [[ $(steps_done "$1") -ge $2 ]] 2>/dev/null && return 0
-    sleep 0.2
-  done
-  die "no step $2 in $1"
-}
-with_plan() {
-  local r=$1 kv
-  shift
-  for kv in "$@"; do r=$(sed -E "s/ ${kv%%=*}=[^ ]+/ $kv/" <<<"$r"); done
-  echo "$r"
-}
-plan_of() { tr ' ' '\n' <<<"$1" | grep -E '^(dp|tp|pp|zero)=' | paste -sd, -; }
+# shellcheck source=tests/cluster/job_control.bash
+source "$S/tests/cluster/job_control.bash"
 
 # The uninterrupted run on one node's 8 GPUs, through morphrun as every case.
 max_rel_diff() {
@@ -108,7 +80,7 @@ EOS
   job=$(sbatch --parsable --hold --requeue --open-mode=append -D "$work" -o "$work/%j.out" --morph-model=llama2-7b \
     --morph-batch=32 "$work/$name/job.sh")
   local r
-  r=$(with_plan "$(record "$job")" type=a100-80g nodes="$nodes" gpus_per_node="$gpn" cpus_per_gpu=1 offload=0 gc=0 \
+  r=$(with_plan "$(job_record "$job")" type=a100-80g nodes="$nodes" gpus_per_node="$gpn" cpus_per_gpu=1 offload=0 gc=0 \
     ga=1 mb=1 "$@")
   scontrol update job="$job" AdminComment="$r" || die "$name: the admin could not set the plan: $r"
   scontrol release "$job"
@@ -133,9 +105,9 @@ change() {
     if [[ $kv == -- ]]; then seen=1; elif ((seen)); then to+=("$kv"); else from+=("$kv"); fi
   done
   submit "$name" "$nodes" "$gpn" "${from[@]}"
-  wait_step "$work/$name/metrics" 4
+  wait_step "$work/$name/metrics" 4 180
   local before after
-  before=$(record "$job")
+  before=$(job_record "$job")
   after=$(with_plan "$before" "${to[@]}")
   if [[ " ${to[*]} " == *" gpus_per_node="* || " ${to[*]} " == *" nodes=$((nodes + 1)) "* ]]; then
     # Other GPUs: a requeue, as morphd carries it out (signal, requeue, hold, record, release).

@@ -1,0 +1,50 @@
+# Following and steering one Morph job on the test cluster, for the scripts that change a
+# running job's plan as morphd does (tests/launcher/check_launcher.sh,
+# tests/torch/check_torch.sh). Sourced; the script defines die() and $work, where each
+# job writes $work/JOB.out.
+
+# shellcheck disable=SC2154  # $work is the sourcing script's
+
+# job_field JOB KEY: one field of `scontrol show job`.
+job_field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s|^$2=||p" | head -n 1; }
+
+# job_record JOB: the Morph record in the job's AdminComment.
+job_record() { scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'; }
+
+# wait_state JOB STATE [SECONDS]: 1, with the job's last output, when it ends otherwise.
+wait_state() {
+  local _ state
+  for _ in $(seq $((${3:-120} * 5))); do
+    state=$(job_field "$1" JobState)
+    [[ $state == "$2" ]] && return 0
+    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY)
+      echo "job $1 ended $state, expected $2" >&2; tail -n 30 "$work/$1.out" >&2 || true; return 1 ;;
+    esac
+    sleep 0.2
+  done
+  die "job $1 is $state after ${3:-120} s, expected $2"
+}
+
+# steps_done METRICS: the steps a job has done, from its metrics file.
+steps_done() { grep -v '^#' "$1" 2>/dev/null | tail -n 1 | cut -d' ' -f2; }
+
+# wait_step METRICS STEP [SECONDS]
+wait_step() {
+  local _
+  for _ in $(seq $((${3:-120} * 5))); do
+    [[ $(steps_done "$1") -ge $2 ]] 2>/dev/null && return 0
+    sleep 0.2
+  done
+  die "no step $2 in $1 after ${3:-120} s"
+}
+
+# with_plan RECORD KEY=VALUE...: the record with those keys set.
+with_plan() {
+  local r=$1 kv
+  shift
+  for kv in "$@"; do r=$(sed -E "s/ ${kv%%=*}=[^ ]+/ $kv/" <<<"$r"); done
+  echo "$r"
+}
+
+# plan_of RECORD: its layout, dp=..,tp=..,pp=..,zero=..
+plan_of() { tr ' ' '\n' <<<"$1" | grep -E '^(dp|tp|pp|zero)=' | paste -sd, -; }
