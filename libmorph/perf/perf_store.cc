@@ -49,10 +49,8 @@ std::string perf_model_to_json(const std::string& model, const PerfModel& perf) 
                   {"per_sample_ms", perf.forward.per_sample_ms},
                   {"reference_speed", perf.forward.reference_speed}};
   j["params"] = params_to_json(perf.params);
-  if (perf.evidence && !perf.evidence->empty()) {
-    j["evidence"] = evidence_to_json(*perf.evidence);
-    if (perf.prior.weight > 0) j["prior"] = {{"weight", perf.prior.weight}, {"centre", params_to_json(perf.prior.centre)}};
-  }
+  if (perf.evidence && !perf.evidence->empty()) j["evidence"] = evidence_to_json(*perf.evidence);
+  if (perf.prior.weight > 0) j["prior"] = {{"weight", perf.prior.weight}, {"centre", params_to_json(perf.prior.centre)}};
   return j.dump(2) + "\n";
 }
 
@@ -73,7 +71,6 @@ PerfModel perf_model_from_json(const std::string& text, const std::string& what,
       perf.evidence = std::make_shared<const FitEvidence>(evidence_from_json(j["evidence"], what));
     // Optional: a fit without a prior (a profile's) saves none.
     if (j.contains("prior")) {
-      if (!perf.evidence) throw Error(fmt::format("{}: prior: a fit's prior needs its evidence", what));
       const nlohmann::json& prior = j["prior"];
       perf.prior.weight = prior.at("weight").get<double>();
       if (!(perf.prior.weight > 0) || !std::isfinite(perf.prior.weight))

@@ -32,15 +32,13 @@ Refit refit_perf_model(const PerfModel& start, std::span<const WorkloadIteration
     // What the model was fitted on, fitted again beside the observations (PerfModel::evidence).
     std::vector<MeasuredPoint> all = start.evidence ? *start.evidence : FitEvidence{};
     all.insert(all.end(), r.points.begin(), r.points.end());
+    // The model's own fit again, the observations added: the prior it was fitted with, or,
+    // for a fit without one, the given weight around its parameters, kept for the next
+    // refit so that no refit counts its evidence, or its earlier refits, twice.
+    r.after.prior = start.prior.weight > 0 ? start.prior : FitPrior{start.params, options.prior_weight};
     FitOptions fit = options;
-    if (start.evidence) {
-      // The model's own fit again, the observations added: the prior it was fitted with,
-      // or, for a fit without one, the given weight around its parameters, kept for the
-      // next refit so that no refit counts the evidence twice.
-      r.after.prior = start.prior.weight > 0 ? start.prior : FitPrior{start.params, options.prior_weight};
-      fit.prior_weight = r.after.prior.weight;
-      fit.prior_centre = r.after.prior.centre;
-    }
+    fit.prior_weight = r.after.prior.weight;
+    fit.prior_centre = r.after.prior.centre;
     r.fit = fit_perf_params(all, fit, start.params);
     r.after.params = r.fit.params;
   }

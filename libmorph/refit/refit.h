@@ -27,13 +27,13 @@ struct Refit {
 };
 
 // Refits `start.params` to `observed` and `start.evidence` (nothing observed: `after` is
-// `start`). With evidence the prior is `start.prior`, or, where its fit had none (a
-// profile's), options.prior_weight around `start.params`, which `after.prior` keeps for
-// the next refit; without evidence, options.prior_weight around `start.params`. The
-// forward model and the evidence are kept: iteration times inform the parameters, not
-// the forward profile, and the observations are not evidence, since the jobs that
-// measured them report them again. Throws on a negative or non-finite
-// options.prior_weight.
+// `start`) under `start.prior`, or, where its fit had none (a profile's, or parameters
+// saved without their fit), options.prior_weight around `start.params`; `after.prior`
+// keeps it for the next refit. The forward model and the evidence are kept: iteration
+// times inform the parameters, not the forward profile, and the observations are not
+// evidence, since the jobs that measured them report them again. So a refit of a refit,
+// given all the observations, is one refit of `start`. Throws on a negative or
+// non-finite options.prior_weight.
 Refit refit_perf_model(const PerfModel& start, const Workload& workload, std::span<const ObservedIteration> observed,
                        const FitOptions& options);
 

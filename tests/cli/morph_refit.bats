@@ -193,6 +193,29 @@ GOOD_PLAN='dp=8 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=32'
   assert_morph_error no-centre.json centre
 }
 
+@test "fit --warm-start --save: parameters saved without their points keep their refit's prior too" {
+  require_jq
+  local model points bare="$BATS_TEST_TMPDIR/bare.json" refitted="$BATS_TEST_TMPDIR/refitted.json"
+  model=$(saved_model)
+  points=$(write_points)
+  jq 'del(.evidence)' "$model" >"$bare"
+  morph --json fit --warm-start "$bare" --points "$points" --batch 256 --save "$refitted"
+  assert_ok
+  local first
+  first=$(save_json first)
+  jq_true "$refitted" '(has("evidence") | not) and .prior.weight == 0.3 and .prior.centre == $start[0].params' \
+    --slurpfile start "$bare"
+  # Refitted again to the same reports: the saved prior, not one around the refit, so the
+  # same parameters (a prior around the refit would count the reports twice).
+  morph --json fit --warm-start "$refitted" --points "$points" --batch 256 --prior-weight 0
+  assert_ok
+  local second
+  second=$(save_json second)
+  jq_true "$second" '.prior == "its fit'"'"'s" and .prior_weight == 0.3 and .evidence_points == 0'
+  jq_true "$second" '[.params | to_entries[] | (.value.after - $first[0].params[.key].after | fabs)
+                      <= 0.05 * (.value.after | fabs) + 1e-6] | all' --slurpfile first "$first"
+}
+
 @test "fit --warm-start: malformed evidence in the model file is named" {
   require_jq
   local model points

@@ -220,15 +220,13 @@ TEST(Refit, ARefitSolvesTheModelsOwnFitAgainWithTheObservationsAdded) {
   EXPECT_EQ(r.after.prior.centre.to_array(), perturbed().to_array());
 }
 
-TEST(Refit, ARefitOfARefitCountsTheEvidenceOnce) {
-  // A profile's fit (no prior) refitted as morphd does: to the first reports, then to
-  // all of them (jobs report every iteration again). The second refit is the one fit of
-  // the evidence and all reports around the profile's parameters; a prior moved to the
-  // first refit's parameters would count the evidence and the first reports twice.
-  PerfModel start{kForward, perturbed()};
-  start.evidence = truth_evidence();
+// A model without a prior refitted as morphd does: to the first reports, then to all of
+// them (jobs report every iteration again). The second refit must be the one fit of all
+// reports (and the evidence) around the start's parameters; a prior moved to the first
+// refit's parameters would count the first reports (and the evidence) twice.
+void expect_a_refit_of_a_refit_is_one_refit(const PerfModel& start) {
   std::vector<ObservedIteration> observed = observations();
-  observed[0].iter_ms *= 1.3;  // reports the evidence does not explain, so that priors matter
+  observed[0].iter_ms *= 1.3;  // reports the start does not explain, so that priors matter
   FitOptions options;
   options.prior_weight = kDefaultPriorWeight;
   const Refit first = refit_perf_model(start, kWorkload, std::span(observed).first(2), options);
@@ -239,6 +237,16 @@ TEST(Refit, ARefitOfARefitCountsTheEvidenceOnce) {
   EXPECT_GT(log_distance(first.after.params, start.params), 0.05) << "the first refit must move the model";
   EXPECT_LT(log_distance(second.after.params, once.after.params), 1e-3);
   EXPECT_EQ(second.after.prior.centre.to_array(), start.params.to_array());
+}
+
+TEST(Refit, ARefitOfARefitCountsTheEvidenceOnce) {
+  PerfModel start{kForward, perturbed()};  // a profile's fit
+  start.evidence = truth_evidence();
+  expect_a_refit_of_a_refit_is_one_refit(start);
+}
+
+TEST(Refit, ARefitOfARefitWithoutEvidenceCountsTheFirstReportsOnce) {
+  expect_a_refit_of_a_refit_is_one_refit(PerfModel{kForward, perturbed()});  // parameters alone
 }
 
 TEST(Refit, NothingObservedKeepsTheModel) {

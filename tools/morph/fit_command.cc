@@ -150,9 +150,9 @@ void run_refit(Context& context, const FitArgs& args) {
   const auto& info = perf_param_info();
   auto error = [&](std::size_t i) { return (r.predicted_after_ms[i] - r.points[i].iter_ms) / r.points[i].iter_ms; };
   const std::size_t evidence = start.evidence ? start.evidence->size() : 0;
-  // The prior the refit used: with evidence, the one it keeps (refit.h).
-  const double prior_weight = evidence > 0 ? r.after.prior.weight : args.prior_weight;
-  const bool own_prior = evidence > 0 && start.prior.weight > 0;
+  // The prior the refit used, which it keeps (refit.h).
+  const double prior_weight = r.after.prior.weight;
+  const bool own_prior = start.prior.weight > 0;
   if (context.json) {
     nlohmann::json j{{"warm_start", args.warm_start}, {"points_file", args.points}, {"model", w.model.name},
                      {"global_batch", w.global_batch}, {"seq", w.seq_len}, {"prior_weight", prior_weight},
