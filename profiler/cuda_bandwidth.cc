@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "libmorph/util/error.h"
+#include "profiler/cuda_timer.h"
 #include "profiler/gpu_bandwidth.h"
 
 namespace morph::hw {
@@ -11,25 +11,14 @@ namespace {
 
 constexpr int kWarmupCopies = 2;
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw Error(fmt::format("CUDA: {}: {}", what, cudaGetErrorString(status)));
-}
-
-// Owns the buffers, stream and events of one transfer test.
+// Owns the pinned host buffer and the device buffer of one transfer test.
 class PinnedTransfer {
  public:
-  PinnedTransfer(int device, std::size_t bytes) {
-    check(cudaSetDevice(device), "cudaSetDevice");
+  PinnedTransfer(int device, std::size_t bytes) : timer_(device) {
     check(cudaMallocHost(&host_, bytes), "cudaMallocHost");
     check(cudaMalloc(&device_, bytes), "cudaMalloc");
-    check(cudaStreamCreate(&stream_), "cudaStreamCreate");
-    check(cudaEventCreate(&start_), "cudaEventCreate");
-    check(cudaEventCreate(&stop_), "cudaEventCreate");
   }
   ~PinnedTransfer() {
-    if (stop_ != nullptr) cudaEventDestroy(stop_);
-    if (start_ != nullptr) cudaEventDestroy(start_);
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
     if (device_ != nullptr) cudaFree(device_);
     if (host_ != nullptr) cudaFreeHost(host_);
   }
@@ -41,22 +30,15 @@ class PinnedTransfer {
     void* dst = to_device ? device_ : host_;
     const void* src = to_device ? host_ : device_;
     const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-    for (int i = 0; i < kWarmupCopies; ++i) check(cudaMemcpyAsync(dst, src, bytes, kind, stream_), "cudaMemcpyAsync");
-    check(cudaEventRecord(start_, stream_), "cudaEventRecord");
-    for (int i = 0; i < iterations; ++i) check(cudaMemcpyAsync(dst, src, bytes, kind, stream_), "cudaMemcpyAsync");
-    check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
-    check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
-    float elapsed_ms = 0;
-    check(cudaEventElapsedTime(&elapsed_ms, start_, stop_), "cudaEventElapsedTime");
-    return elapsed_ms / 1e3 / iterations;
+    return timer_.seconds_per_call(
+        [&] { check(cudaMemcpyAsync(dst, src, bytes, kind, timer_.stream()), "cudaMemcpyAsync"); }, kWarmupCopies,
+        iterations);
   }
 
  private:
+  StreamTimer timer_;  // first: it selects the device the buffers go to
   void* host_ = nullptr;
   void* device_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr;
-  cudaEvent_t stop_ = nullptr;
 };
 
 }  // namespace

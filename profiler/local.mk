@@ -27,7 +27,7 @@ profiler_morph_profile_SOURCES = \
 profiler_morph_profile_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1
 profiler_morph_profile_LDADD = profiler/libmorph_hw.la libmorph/libmorph.la $(MPI_LIBS) $(FMT_LIBS)
 if HAVE_CUDA
-profiler_morph_profile_SOURCES += %reldir%/cuda_bandwidth.cc
+profiler_morph_profile_SOURCES += %reldir%/cuda_timer.h %reldir%/cuda_bandwidth.cc
 profiler_morph_profile_CPPFLAGS += $(CUDA_CPPFLAGS)
 profiler_morph_profile_LDADD += $(CUDA_LIBS)
 else
@@ -42,5 +42,5 @@ profiler_morph_profile_SOURCES += %reldir%/nccl_bandwidth_none.cc
 endif
 endif
 endif
-EXTRA_DIST += %reldir%/cuda_bandwidth.cc %reldir%/cuda_bandwidth_none.cc \
+EXTRA_DIST += %reldir%/cuda_timer.h %reldir%/cuda_bandwidth.cc %reldir%/cuda_bandwidth_none.cc \
 	%reldir%/nccl_bandwidth.cc %reldir%/nccl_bandwidth_none.cc

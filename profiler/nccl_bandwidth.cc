@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "libmorph/util/error.h"
+#include "profiler/cuda_timer.h"
 #include "profiler/gpu_bandwidth.h"
 
 namespace morph::hw {
@@ -12,35 +13,26 @@ namespace {
 
 constexpr int kWarmupRounds = 2;
 
+using hw::check;  // CUDA's, beside NCCL's
 void check(ncclResult_t status, const char* what) {
   if (status != ncclSuccess) throw Error(fmt::format("NCCL: {}: {}", what, ncclGetErrorString(status)));
 }
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw Error(fmt::format("CUDA: {}: {}", what, cudaGetErrorString(status)));
-}
 
-// Owns the communicator, stream, events and device buffers of one rank.
+// Owns the communicator and device buffers of one rank.
 class NcclRank {
  public:
-  NcclRank(MPI_Comm comm, int device, std::size_t max_bytes) {
+  NcclRank(MPI_Comm comm, int device, std::size_t max_bytes) : timer_(device) {
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &size_);
     ncclUniqueId id{};
     if (rank_ == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm);
-    check(cudaSetDevice(device), "cudaSetDevice");
     check(cudaMalloc(&send_, max_bytes), "cudaMalloc");
     check(cudaMalloc(&receive_, max_bytes), "cudaMalloc");
-    check(cudaStreamCreate(&stream_), "cudaStreamCreate");
-    check(cudaEventCreate(&start_), "cudaEventCreate");
-    check(cudaEventCreate(&stop_), "cudaEventCreate");
     check(ncclCommInitRank(&comm_, size_, id, rank_), "ncclCommInitRank");
   }
   ~NcclRank() {
     if (comm_ != nullptr) ncclCommDestroy(comm_);
-    if (stop_ != nullptr) cudaEventDestroy(stop_);
-    if (start_ != nullptr) cudaEventDestroy(start_);
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
     if (receive_ != nullptr) cudaFree(receive_);
     if (send_ != nullptr) cudaFree(send_);
   }
@@ -51,32 +43,24 @@ class NcclRank {
 
   // Seconds per collective; bytes: the allreduce buffer, or the whole all-gather output.
   double time(Collective c, std::size_t bytes, int iterations) {
+    const cudaStream_t stream = timer_.stream();
     auto run = [&] {
       if (c == Collective::allreduce)
-        check(ncclAllReduce(send_, receive_, bytes / sizeof(float), ncclFloat, ncclSum, comm_, stream_), "ncclAllReduce");
+        check(ncclAllReduce(send_, receive_, bytes / sizeof(float), ncclFloat, ncclSum, comm_, stream), "ncclAllReduce");
       else
         check(ncclAllGather(send_, receive_, bytes / sizeof(float) / static_cast<std::size_t>(size_), ncclFloat, comm_,
-                            stream_),
+                            stream),
               "ncclAllGather");
     };
-    for (int i = 0; i < kWarmupRounds; ++i) run();
-    check(cudaEventRecord(start_, stream_), "cudaEventRecord");
-    for (int i = 0; i < iterations; ++i) run();
-    check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
-    check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
-    float elapsed_ms = 0;
-    check(cudaEventElapsedTime(&elapsed_ms, start_, stop_), "cudaEventElapsedTime");
-    return elapsed_ms / 1e3 / iterations;
+    return timer_.seconds_per_call(run, kWarmupRounds, iterations);
   }
 
  private:
+  StreamTimer timer_;  // first: it selects the device the buffers and the communicator use
   int rank_ = 0, size_ = 0;
   ncclComm_t comm_ = nullptr;
   void* send_ = nullptr;
   void* receive_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr;
-  cudaEvent_t stop_ = nullptr;
 };
 
 }  // namespace
