@@ -61,6 +61,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/job_length_test.cc \
 	%reldir%/unit/starvation_test.cc \
 	%reldir%/state_fixture.h \
+	%reldir%/forgetful_slurm.h \
 	%reldir%/unit/safetensors_test.cc \
 	%reldir%/unit/dataset_order_test.cc \
 	%reldir%/unit/reshard_test.cc \
@@ -175,7 +176,7 @@ bench-policy: tests/bench/bench_policy
 EXTRA_PROGRAMS += tests/bench/bench_morphd
 tests_bench_bench_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(BENCHMARK_CFLAGS) -DMORPH_BENCH_SRCDIR='"$(abs_top_srcdir)"'
 tests_bench_bench_morphd_LDADD = daemon/libmorph_daemon.la libmorph/libmorph.la $(BENCHMARK_LIBS) $(FMT_LIBS)
-tests_bench_bench_morphd_SOURCES = %reldir%/bench/bench_morphd.cc %reldir%/bench/median_reporter.h
+tests_bench_bench_morphd_SOURCES = %reldir%/bench/bench_morphd.cc %reldir%/bench/median_reporter.h %reldir%/forgetful_slurm.h
 
 # JABAS's configuration solver at M = 162 .. 10368 workers per group (make bench-hetero).
 EXTRA_PROGRAMS += tests/bench/bench_hetero

@@ -29,6 +29,7 @@
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/record/job_record.h"
 #include "median_reporter.h"
+#include "tests/forgetful_slurm.h"
 
 namespace morph::daemon {
 namespace {
@@ -170,19 +171,7 @@ const ClusterSnapshot& busy_snapshot() {
   return s;
 }
 
-// A slurmctld that has forgotten every job: a reconfiguration begun rolls back at once.
-class ForgetfulSlurm : public SlurmOps {
- public:
-  std::optional<SlurmJob> job(std::uint32_t, bool* gone) override {
-    *gone = true;
-    return std::nullopt;
-  }
-  std::string set_record(std::uint32_t, const std::string&, bool) override { return {}; }
-  std::string signal_batch(std::uint32_t, int) override { return {}; }
-  std::string requeue_hold(std::uint32_t) override { return {}; }
-  std::string hold(std::uint32_t) override { return {}; }
-  std::string release(std::uint32_t) override { return {}; }
-};
+using test::ForgetfulSlurm;
 
 // What morphd holds between rounds: its journal, reconfigurer and scheduler (with the
 // oracle it keeps while the applications stay the same).

@@ -9,6 +9,7 @@
 #include "daemon/scheduler.h"
 #include "libmorph/policy/plan_oracle.h"
 #include "libmorph/record/job_record.h"
+#include "tests/forgetful_slurm.h"
 #include "tests/unit/daemon_support.h"
 #include "tests/unit/test_support.h"
 
@@ -20,19 +21,7 @@ NodeType=emu-a100 Gpu=a100-80g Gpus=8 Cpus=32 MemoryGiB=256 NetworkBandwidthGBps
 NodeName=a100-1 NodeType=emu-a100
 )";
 
-// A slurmctld that has forgotten every job: a reconfiguration begun is rolled back.
-class ForgetfulSlurm : public SlurmOps {
- public:
-  std::optional<SlurmJob> job(std::uint32_t, bool* gone) override {
-    *gone = true;
-    return std::nullopt;
-  }
-  std::string set_record(std::uint32_t, const std::string&, bool) override { return {}; }
-  std::string signal_batch(std::uint32_t, int) override { return {}; }
-  std::string requeue_hold(std::uint32_t) override { return {}; }
-  std::string hold(std::uint32_t) override { return {}; }
-  std::string release(std::uint32_t) override { return {}; }
-};
+using test::ForgetfulSlurm;
 
 // A job of gpt2-1.5b, batch 16, on 1 x `gpus` a100.
 std::string record(int gpus, Sla sla) {
