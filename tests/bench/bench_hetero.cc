@@ -68,14 +68,11 @@ BENCHMARK(BM_HeteroSolve)->Arg(162)->Arg(648)->Arg(2592)->Arg(10368)->Unit(bench
 }  // namespace morph
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  morph::bench::MedianReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
+  const auto medians = morph::bench::run_benchmarks(argc, argv);
+  if (!medians) return 1;
   for (int m : {162, 648, 2592, 10368}) {
-    const auto it = reporter.medians_ms.find("BM_HeteroSolve/" + std::to_string(m));
-    if (it != reporter.medians_ms.end()) std::printf("hetero: M=%d ms=%.3f\n", m, it->second);
+    const auto it = medians->find("BM_HeteroSolve/" + std::to_string(m));
+    if (it != medians->end()) std::printf("hetero: M=%d ms=%.3f\n", m, it->second);
   }
   return 0;
 }

@@ -89,14 +89,11 @@ BENCHMARK(BM_PlanSearch)->RangeMultiplier(4)->Range(16, 1024)->Unit(benchmark::k
 }  // namespace morph
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  morph::bench::MedianReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  for (const auto& [name, ms] : reporter.medians_ms)
+  const auto medians = morph::bench::run_benchmarks(argc, argv);
+  if (!medians) return 1;
+  for (const auto& [name, ms] : *medians)
     if (name.rfind("BM_Fit7Points", 0) == 0) std::printf("fit: ms=%.3f\n", ms);
-  for (const auto& [name, ms] : reporter.medians_ms)
+  for (const auto& [name, ms] : *medians)
     if (name.rfind("BM_PlanSearch/1024", 0) == 0) std::printf("plan: gpus=1024 ms=%.3f\n", ms);
   return 0;
 }

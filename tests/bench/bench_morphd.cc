@@ -236,17 +236,14 @@ BENCHMARK(BM_RoundRecorded)->Iterations(3)->Repetitions(3)->Unit(benchmark::kMil
 }  // namespace morph::daemon
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  morph::bench::MedianReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
+  const auto medians = morph::bench::run_benchmarks(argc, argv);
+  if (!medians) return 1;
   std::string line, targets;
   for (const char* name : {"first", "pending", "busy", "recorded"}) {
     std::string bench = fmt::format("BM_Round{}", name);
     bench[8] = static_cast<char>(std::toupper(static_cast<unsigned char>(bench[8])));
-    const auto it = reporter.medians_ms.find(bench);
-    if (it == reporter.medians_ms.end()) continue;  // filtered out
+    const auto it = medians->find(bench);
+    if (it == medians->end()) continue;  // filtered out
     line += fmt::format(" {}_ms={:.1f}", name, it->second);
     targets += fmt::format("{}{} <= 1000 ms {}", targets.empty() ? "" : ", ", name, it->second <= 1000 ? "met" : "MISSED");
   }

@@ -309,8 +309,6 @@ void BM_BaseSimulationEndToEnd(benchmark::State& state) {
 }  // namespace morph
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const bool simulate = morph::have_artifact();
   if (simulate) {
     benchmark::RegisterBenchmark("BM_BaseSimulation", morph::BM_BaseSimulation)
@@ -318,11 +316,9 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark("BM_BaseSimulationEndToEnd", morph::BM_BaseSimulationEndToEnd)
         ->Iterations(1)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
   }
-  morph::bench::MedianReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-
-  const auto& medians = reporter.medians_ms;
+  const auto run = morph::bench::run_benchmarks(argc, argv);
+  if (!run) return 1;
+  const auto& medians = *run;
   std::string targets;
   auto target = [&](const std::string& what, double value, double limit, const char* unit) {
     targets += fmt::format("{}{} <= {:g} {} {}", targets.empty() ? "" : ", ", what, limit, unit,

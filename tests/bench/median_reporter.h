@@ -1,11 +1,13 @@
 // The console report of Google Benchmark, keeping each benchmark's median so that a
-// bench program can end with the summary lines its make target promises.
+// bench program can end with the summary lines its make target promises, and the main
+// of every bench program up to those lines (run_benchmarks).
 #pragma once
 
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,5 +33,17 @@ class MedianReporter : public benchmark::ConsoleReporter {
 
   std::map<std::string, double> medians_ms;  // by function name and arguments ("BM_X/64/30")
 };
+
+// Runs the benchmarks the command line selects and returns their medians in ms, by name
+// and arguments; nullopt (the program should exit 1) on an argument Google Benchmark
+// does not know, which it has reported.
+inline std::optional<std::map<std::string, double>> run_benchmarks(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return std::nullopt;
+  MedianReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return reporter.medians_ms;
+}
 
 }  // namespace morph::bench
