@@ -16,6 +16,7 @@ constexpr double kWeightBytes = 2;
 constexpr double kGradientBytes = 2;
 constexpr double kOptimizerBytes = 16;
 constexpr double kOffloadBufferBytes = 2;  // pinned 16-bit parameter buffer per offloaded parameter
+constexpr double kZero3LayerBytesPerParam = 4;  // a gathered layer's 16-bit weights and gradients
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -63,7 +64,13 @@ MemoryEstimate estimate_memory(const ModelSpec& m, std::int64_t seq_len, const E
   const double last_stage = layers_per_stage * stored_layer + recompute + logits;
   e.activations_bytes = p.pp > 1 ? std::max(first_stage, last_stage) : first_stage + logits;
   // ZeRO-1/2 reduce-scatter and all-gather through buckets, which overlap_comm multiplies.
-  e.buckets_bytes = p.zero_stage >= 1 && p.zero_stage <= 2 ? kZeroBucketBufferBytes : 0;
+  // ZeRO-3 gathers each layer's 16-bit weights whole before it runs and reduces its
+  // gradients from a whole layer's: DeepSpeed's estimate_zero3_model_states_mem_needs
+  // adds 4 bytes per parameter of the largest layer (the embedding or a transformer
+  // layer, per TP shard) to the partitioned states.
+  if (p.zero_stage >= 1 && p.zero_stage <= 2) e.buckets_bytes = kZeroBucketBufferBytes;
+  if (p.zero_stage >= 3)
+    e.buckets_bytes = kZero3LayerBytesPerParam * std::max(m.embedding_params(), m.params_per_layer()) / t;
   e.overhead_bytes = options.gpu_overhead_bytes;
   return e;
 }

@@ -23,7 +23,7 @@ struct MemoryEstimate {
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
   double activations_bytes = 0;
-  double buckets_bytes = 0;       // ZeRO-1/2's gradient buckets (libmorph/plan/zero_buckets.h)
+  double buckets_bytes = 0;       // ZeRO's buffers: 1/2's buckets (libmorph/plan/zero_buckets.h), 3's gathered layer
   double overhead_bytes = 0;
   double host_bytes_per_gpu = 0;  // offloaded optimizer states plus process overhead
 

@@ -58,10 +58,26 @@ TEST(MemoryModel, ZeroOneAndTwoHoldDeepSpeedsBuckets) {
   ExecutionPlan offload = plan(4, 2, 2);
   offload.offload = true;
   EXPECT_DOUBLE_EQ(estimate_memory(m, 512, offload, no_overhead()).buckets_bytes, 3.6e9);
-  // Plain data parallelism has DDP's 25 MB buckets, within the overhead; ZeRO-3's prefetch
-  // and reduce buffers are not modelled.
+  // Plain data parallelism has DDP's 25 MB buckets, within the overhead.
   EXPECT_DOUBLE_EQ(estimate_memory(m, 512, plan(4, 0, 2), no_overhead()).buckets_bytes, 0);
-  EXPECT_DOUBLE_EQ(estimate_memory(m, 512, plan(4, 3, 2), no_overhead()).buckets_bytes, 0);
+}
+
+TEST(MemoryModel, ZeroThreeHoldsItsLargestLayerWhole) {
+  // DeepSpeed's ZeRO-3 estimate: 4 bytes per parameter of the largest layer, here a
+  // transformer layer (12*1024^2 + 13*1024 = 12,596,224 against the embedding's 1,024,000),
+  // whatever the DP size; TP splits it.
+  const ModelSpec m = small_model();
+  for (int dp : {2, 8}) {
+    const MemoryEstimate e = estimate_memory(m, 512, plan(dp, 3, 2), no_overhead());
+    EXPECT_DOUBLE_EQ(e.buckets_bytes, 4.0 * 12596224) << "dp " << dp;
+    EXPECT_DOUBLE_EQ(e.gpu_bytes(), 20 * kW / dp + e.activations_bytes + 4.0 * 12596224);
+  }
+  ExecutionPlan tp2 = test::make_plan(4, 2, 1, 1, 1, 2);
+  tp2.zero_stage = 3;
+  EXPECT_DOUBLE_EQ(estimate_memory(m, 512, tp2, no_overhead()).buckets_bytes, 2.0 * 12596224);
+  // A vocabulary larger than a layer: the embedding is the largest (50,000 x 1024).
+  const ModelSpec wide{"w", 4, 1024, 16, 512, 50000, frenzy_parameter_count(4, 1024, 50000)};
+  EXPECT_DOUBLE_EQ(estimate_memory(wide, 512, plan(4, 3, 2), no_overhead()).buckets_bytes, 4.0 * 50000 * 1024);
 }
 
 TEST(MemoryModel, OffloadMovesOptimizerStatesToTheHost) {
