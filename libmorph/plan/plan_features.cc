@@ -11,6 +11,7 @@ namespace morph {
 unsigned plan_features(const ExecutionPlan& p) {
   unsigned f = 0;
   if (p.zero_stage > 0 && !p.offload) f |= kFeatureZero;
+  if (p.zero_stage > 1 && !p.offload) f |= kFeatureShardedZero;
   if (p.offload) f |= kFeatureOffload;
   if (p.tp > 1) f |= kFeatureTensor;
   if (p.pp > 1) f |= kFeaturePipeline;
@@ -25,7 +26,7 @@ unsigned parse_plan_features(const std::string& list, const std::string& what) {
   for (std::string_view item : split(list, ',')) {
     const std::string name = to_lower(trim(item));
     if (name == "all") mask |= kAllFeatures;
-    else if (name == "zero") mask |= kFeatureZero;
+    else if (name == "zero") mask |= kFeatureZero | kFeatureShardedZero;
     else if (name == "offload") mask |= kFeatureOffload;
     else if (name == "tp") mask |= kFeatureTensor;
     else if (name == "pp") mask |= kFeaturePipeline;
@@ -34,6 +35,16 @@ unsigned parse_plan_features(const std::string& list, const std::string& what) {
     // "dp" adds no feature: plain data parallelism is always allowed.
   }
   return mask;
+}
+
+unsigned framework_plan_features(Framework framework) {
+  if (framework == Framework::megatron) return kAllFeatures & ~(kFeatureShardedZero | kFeatureOffload);
+  return kAllFeatures;
+}
+
+unsigned allowed_plan_features(const MorphRequest& request, const std::string& allowed_plans) {
+  return parse_plan_features(request.plans, "--morph-plans") & framework_plan_features(request.framework) &
+         parse_plan_features(allowed_plans, "AllowedPlans");
 }
 
 }  // namespace morph

@@ -1,9 +1,10 @@
-// Plan features: the families of execution plans a job or a cluster allows.
+// Plan features: the families of execution plans a job, its framework or a cluster allows.
 #pragma once
 
 #include <string>
 
 #include "libmorph/plan/plan.h"
+#include "libmorph/request/morph_request.h"
 
 namespace morph {
 
@@ -14,11 +15,21 @@ enum PlanFeature : unsigned {
   kFeatureTensor = 1u << 2,         // tp > 1
   kFeaturePipeline = 1u << 3,       // pp > 1
   kFeatureCheckpointing = 1u << 4,  // GC
-  kAllFeatures = (1u << 5) - 1,
+  kFeatureShardedZero = 1u << 5,    // ZeRO-2/3 (gradients, at 3 weights, sharded): "zero" of --morph-plans
+  kAllFeatures = (1u << 6) - 1,
 };
 
 // "zero,offload,tp,pp,gc" or "all" -> mask; names the bad item.
 unsigned parse_plan_features(const std::string& list, const std::string& what);
 unsigned plan_features(const ExecutionPlan& plan);
+
+// What the framework's launch can run (its `refuse` rules in share/frameworks/, which
+// tests/unit/framework_test.cc holds this to): Megatron-LM's distributed optimizer is
+// ZeRO-1 only, without offloading.
+unsigned framework_plan_features(Framework framework);
+
+// The plan families a job may be given: its --morph-plans, its framework's, the
+// cluster's AllowedPlans; job_submit and morphd alike.
+unsigned allowed_plan_features(const MorphRequest& request, const std::string& allowed_plans);
 
 }  // namespace morph

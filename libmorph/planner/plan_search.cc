@@ -48,7 +48,7 @@ std::vector<Variant> variants(int d, int p, unsigned features) {
     if (gc && !(features & kFeatureCheckpointing)) continue;
     out.push_back({0, false, gc});
     if ((features & kFeatureZero) && d > 1)
-      for (int z = 1; z <= (p > 1 ? 1 : 3); ++z) out.push_back({z, false, gc});
+      for (int z = 1; z <= (p > 1 || !(features & kFeatureShardedZero) ? 1 : 3); ++z) out.push_back({z, false, gc});
     // ZeRO-Offload: DeepSpeed stage 2 with the optimizer on the CPU (no pipelines).
     if ((features & kFeatureOffload) && p == 1) out.push_back({2, true, gc});
   }

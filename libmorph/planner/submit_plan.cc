@@ -88,8 +88,7 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   w.seq_len = request.seq_len > 0 ? request.seq_len : w.model.seq_len;
   d.record.request.seq_len = w.seq_len;  // the record keeps what the plan was made for
   PlanSearchOptions options;
-  options.features = parse_plan_features(request.plans, "--morph-plans") &
-                     parse_plan_features(ctx.config.allowed_plans, "AllowedPlans");
+  options.features = allowed_plan_features(request, ctx.config.allowed_plans);
   options.max_micro_batch_size = ctx.config.max_micro_batch_size;
   options.memory = ctx.config.memory;
   if (!request.sla_given) d.record.request.sla = ctx.config.policy.guaranteed_by_default ? Sla::guaranteed : Sla::best_effort;

@@ -59,7 +59,7 @@ write_cluster() {
   morph plan --help
   assert_ok
   local word
-  for word in --model --batch --gpus --seq --plans --perf --top --all; do
+  for word in --model --batch --gpus --seq --plans --framework --perf --top --all; do
     [[ "$output" == *"$word"* ]] || { show_run; fail "plan --help does not mention '$word'"; }
   done
 }
@@ -151,6 +151,22 @@ write_cluster() {
   jq_true "$f" '(.feasible | length) > 0'
   jq_true "$f" 'all(.feasible[]; .plan.offload == true)'
   jq_true "$f" 'any(.infeasible[]; .plan.offload == false and (.reason | test("out of memory")))'
+}
+
+@test "plan --framework: Megatron-LM gets ZeRO-1 at most and no offload; DeepSpeed shards further" {
+  require_jq
+  morph --json plan --model llama2-7b --batch 64 --gpus 2xa100 --framework deepspeed
+  assert_ok
+  local ds
+  ds=$(save_json deepspeed)
+  jq_true "$ds" '.feasible[0].plan.zero_stage >= 2 or .feasible[0].plan.offload'
+  morph --json plan --model llama2-7b --batch 64 --gpus 2xa100 --framework megatron
+  assert_ok
+  local mg
+  mg=$(save_json megatron)
+  jq_true "$mg" '(.feasible | length) > 0 and all(.feasible[]; .plan.zero_stage <= 1 and .plan.offload == false)'
+  morph plan --model llama2-7b --batch 64 --gpus 2xa100 --framework caffe
+  assert_morph_error --framework caffe
 }
 
 @test "plan: GPT-2 1.5B with batch 16 on one A100 fits without offload" {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "libmorph/plan/plan_features.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/text_file.h"
 #include "test_support.h"
@@ -45,13 +46,15 @@ RenderContext context_of(const ExecutionPlan& plan, int gpus_per_node = 8) {
   return c;
 }
 
+constexpr const char* kNoError = "(no error)";
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const Error& e) {
     return e.what();
   }
-  return "(no error)";
+  return kNoError;
 }
 
 Args megatron_base(int tp, int pp, int mbs, std::int64_t batch) {
@@ -140,6 +143,25 @@ TEST(Framework, ZeroTwoAndThreeRunOnlyUnderDeepSpeed) {
     EXPECT_EQ(d.args, deepspeed_base(1, 1, 2, 16, zero));
     EXPECT_EQ(deepspeed_config(plan, d), deepspeed_expected(16, 2, 2, {{"stage", zero}}));
   }
+}
+
+TEST(Framework, ThePlannersFeaturesAreWhatTheRulesRun) {
+  // framework_plan_features (what job_submit and morphd plan for) against each shipped
+  // framework's refuse rules (what morphrun runs), over every ZeRO stage, offload and 3D.
+  const std::pair<const char*, morph::Framework> names[] = {
+      {"megatron", morph::Framework::megatron}, {"deepspeed", morph::Framework::deepspeed},
+      {"torch", morph::Framework::torch}};
+  for (const auto& [name, id] : names)
+    for (int pp : {1, 2})
+      for (int zero : {0, 1, 2, 3})
+        for (bool offload : {false, true}) {
+          if (offload && zero != 2) continue;
+          const ExecutionPlan plan = plan_of(4, 1, pp, zero, offload, false, pp > 1 ? 1 : 2, pp > 1 ? 2 : 1, 2);
+          if (error_of([&] { validate_plan_shape(plan, "plan"); }) != kNoError) continue;  // no framework runs it
+          const bool planned = (plan_features(plan) & ~framework_plan_features(id)) == 0;
+          const std::string refused = error_of([&] { framework(name).render(context_of(plan)); });
+          EXPECT_EQ(planned, refused == kNoError) << name << " " << to_string(plan) << ": " << refused;
+        }
 }
 
 TEST(Framework, OffloadMovesTheOptimizerToTheCpu) {

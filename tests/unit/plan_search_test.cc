@@ -80,6 +80,35 @@ TEST(PlanSearch, FeatureMaskRestrictsFamilies) {
   EXPECT_THROW(parse_plan_features("dp,warp", "--plans"), Error);
 }
 
+TEST(PlanSearch, MegatronsPlansStopAtZeroOne) {
+  // "zero" of --morph-plans is stages 1-3; Megatron-LM's distributed optimizer is stage 1.
+  const ExecutionPlan zero2 = test::make_plan(4, 1, 1, 1, 1, 4);
+  ExecutionPlan z = zero2;
+  for (int stage : {1, 2, 3}) {
+    z.zero_stage = stage;
+    EXPECT_EQ(plan_features(z) & ~parse_plan_features("zero", "--plans"), 0u) << stage;
+    EXPECT_EQ((plan_features(z) & ~framework_plan_features(Framework::megatron)) == 0, stage == 1) << stage;
+    EXPECT_EQ(plan_features(z) & ~framework_plan_features(Framework::deepspeed), 0u) << stage;
+  }
+  const Allocation a = parse_gpus_spec("8xbig", test::test_cluster(), "--gpus");
+  PlanSearchOptions megatron;
+  megatron.features = framework_plan_features(Framework::megatron);
+  bool saw_zero1 = false;
+  for (const PlanOption& o : search_plans(workload(8, 16, 64), a, kPerf, megatron).feasible) {
+    EXPECT_LE(o.plan.zero_stage, 1) << to_string(o.plan);
+    EXPECT_FALSE(o.plan.offload) << to_string(o.plan);
+    saw_zero1 |= o.plan.zero_stage == 1;
+  }
+  EXPECT_TRUE(saw_zero1);
+  MorphRequest request;
+  request.plans = "dp,zero,offload";
+  request.framework = Framework::megatron;
+  EXPECT_EQ(allowed_plan_features(request, "all"), kFeatureZero);
+  request.framework = Framework::deepspeed;
+  EXPECT_EQ(allowed_plan_features(request, "all"), kFeatureZero | kFeatureShardedZero | kFeatureOffload);
+  EXPECT_EQ(allowed_plan_features(request, "dp,offload,gc"), kFeatureOffload);
+}
+
 TEST(PlanSearch, OutOfMemoryIsReportedPerVariant) {
   const Allocation a = parse_gpus_spec("1xsmall", test::test_cluster(), "--gpus");
   // 2e9 parameters: 40 GB of states do not fit 32 GiB without offload.

@@ -459,6 +459,27 @@ TEST_F(FeatureHandler, ModifyToAHeterogeneousRecordSetsAnUntypedGresAndACountCon
   EXPECT_NE(out.message.find("cannot be combined with the job's --constraint 'ampere'"), std::string::npos) << out.message;
 }
 
+TEST_F(Submit, AJobIsPlannedOnlyForWhatItsFrameworkRuns) {
+  // LLaMA-2-7B on two A100s: DeepSpeed's best plan shards gradients and weights (ZeRO-3);
+  // Megatron-LM, the default framework, runs ZeRO-1 at most and cannot offload, and its
+  // launch would refuse anything else (share/frameworks/megatron.json).
+  MorphRequest r = request("llama2-7b", "64");
+  set_morph_option(r, "gpus", "2-2");
+  set_morph_option(r, "gpu-type", "a100-80g");
+  set_morph_option(r, "framework", "deepspeed");
+  const SubmitDecision deepspeed = decide_submission(context, r, std::nullopt);
+  ASSERT_TRUE(deepspeed.accepted) << deepspeed.reason;
+  EXPECT_TRUE(deepspeed.record.current.plan.zero_stage >= 2 || deepspeed.record.current.plan.offload)
+      << to_string(deepspeed.record.current.plan);
+  set_morph_option(r, "framework", "megatron");
+  const SubmitDecision megatron = decide_submission(context, r, std::nullopt);
+  ASSERT_TRUE(megatron.accepted) << megatron.reason;
+  const ExecutionPlan& plan = megatron.record.current.plan;
+  EXPECT_LE(plan.zero_stage, 1) << to_string(plan);
+  EXPECT_FALSE(plan.offload) << to_string(plan);
+  EXPECT_EQ(plan.gpus(), 2);
+}
+
 TEST(SlurmRequest, EveryCountMustFitItsJobDescField) {
   plugin::SlurmRequest s;
   s.nodes = s.tasks = s.tasks_per_node = s.cpus_per_task = s.min_cpus_per_node = 1;

@@ -5,7 +5,9 @@
 
 #include "libmorph/cluster/allocation.h"
 #include "libmorph/planner/hetero_plan.h"
+#include "libmorph/plan/plan_features.h"
 #include "libmorph/planner/plan_search.h"
+#include "libmorph/request/morph_request.h"
 #include "libmorph/util/error.h"
 #include "tools/morph/commands.h"
 #include "tools/morph/request_check.h"
@@ -22,6 +24,7 @@ struct PlanArgs {
   std::string gpus;
   std::int64_t seq = 0;
   std::string plans = "all";
+  std::string framework;  // "": any plan; else only what that framework runs
   int max_micro_batch = -1;
   int cpus_per_gpu = 0;
   std::string perf_file;
@@ -40,6 +43,11 @@ void run_plan(Context& context, const PlanArgs& args) {
 
   PlanSearchOptions options;
   options.features = parse_plan_features(args.plans, "--plans") & parse_plan_features(config.allowed_plans, "AllowedPlans");
+  if (!args.framework.empty()) {
+    MorphRequest request;
+    set_morph_option(request, "framework", args.framework);
+    options.features &= framework_plan_features(request.framework);
+  }
   options.max_micro_batch_size = args.max_micro_batch >= 0 ? args.max_micro_batch : config.max_micro_batch_size;
   options.memory = config.memory;
   const ResolvedPerf perf = resolve_perf(args.perf_file, w, allocation.nodes.front().gpu, config.compute_efficiency, context.catalog());
@@ -123,6 +131,9 @@ void add_plan_command(CLI::App& app, Context& context) {
   cmd->add_option("--gpus", args->gpus, "GPUs, e.g. 8xa800, 2x8xa100, 4xa100+4xv100")->required();
   cmd->add_option("--seq", args->seq, "sequence length (default: the model's)")->check(request_check("seq"));
   cmd->add_option("--plans", args->plans, "allowed plan features: dp,zero,offload,tp,pp,3d,gc,all");
+  cmd->add_option("--framework", args->framework,
+                  "only the plans this framework runs (megatron: ZeRO-1 at most, no offload), as sbatch --morph-framework")
+      ->check(request_check("framework"));
   cmd->add_option("--max-micro-batch", args->max_micro_batch, "largest micro-batch size to consider (0: any)")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--cpus-per-gpu", args->cpus_per_gpu, "CPU cores per GPU (default: the node's share)")
