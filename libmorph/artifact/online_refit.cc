@@ -22,7 +22,8 @@ std::string row_name(const ArtifactRow& row) { return row.exec_plan + "," + row.
 
 // OnlineRefitCurve::fit_floor of `rows`.
 double fit_floor(PerfModel fitted, const Workload& job, std::span<const ArtifactRow* const> rows) {
-  fitted.evidence = nullptr;  // the model's form on these rows alone
+  fitted.evidence = nullptr;  // the model's form on these rows alone, without a prior
+  fitted.prior = {};
   std::vector<ObservedIteration> all;
   for (const ArtifactRow* r : rows) all.push_back(observation_of(*r));
   FitOptions fit;

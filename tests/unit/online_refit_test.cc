@@ -82,6 +82,18 @@ TEST(OnlineRefit, BertCurvesStartAtTheFittedModelAndHoldOutTheRest) {
       EXPECT_LE(c.avg_error[n], c.max_error[n] + 1e-12);
     }
   }
+  // The fit floor is the model's form on the held-out rows alone: no prior, whatever the
+  // fitted model's was; the refits keep theirs.
+  WorkloadValidation strong = v;
+  strong.prior.weight = 30;
+  const std::vector<OnlineRefitCurve> held = online_refit_curves(strong, options);
+  ASSERT_EQ(held.size(), curves.size());
+  bool refits_differ = false;
+  for (std::size_t i = 0; i < curves.size(); ++i) {
+    EXPECT_EQ(held[i].fit_floor, curves[i].fit_floor) << curves[i].family;
+    refits_differ |= held[i].avg_error.back() != curves[i].avg_error.back();
+  }
+  EXPECT_TRUE(refits_differ) << "the prior must reach the refits for the check to mean anything";
 }
 
 }  // namespace
