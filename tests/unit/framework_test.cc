@@ -151,6 +151,7 @@ TEST(Framework, ThePlannersFeaturesAreWhatTheRulesRun) {
   const std::pair<const char*, morph::Framework> names[] = {
       {"megatron", morph::Framework::megatron}, {"deepspeed", morph::Framework::deepspeed},
       {"torch", morph::Framework::torch}};
+  int checked = 0, refusals = 0;
   for (const auto& [name, id] : names)
     for (int pp : {1, 2})
       for (int zero : {0, 1, 2, 3})
@@ -161,7 +162,11 @@ TEST(Framework, ThePlannersFeaturesAreWhatTheRulesRun) {
           const bool planned = (plan_features(plan) & ~framework_plan_features(id)) == 0;
           const std::string refused = error_of([&] { framework(name).render(context_of(plan)); });
           EXPECT_EQ(planned, refused == kNoError) << name << " " << to_string(plan) << ": " << refused;
+          ++checked;
+          refusals += refused != kNoError;
         }
+  EXPECT_EQ(checked, 3 * 7);  // ZeRO 0-3 and offload without pipelines, ZeRO 0-1 with them
+  EXPECT_EQ(refusals, 3);     // Megatron's ZeRO-2, ZeRO-3 and offload
 }
 
 TEST(Framework, OffloadMovesTheOptimizerToTheCpu) {

@@ -82,8 +82,7 @@ TEST(PlanSearch, FeatureMaskRestrictsFamilies) {
 
 TEST(PlanSearch, MegatronsPlansStopAtZeroOne) {
   // "zero" of --morph-plans is stages 1-3; Megatron-LM's distributed optimizer is stage 1.
-  const ExecutionPlan zero2 = test::make_plan(4, 1, 1, 1, 1, 4);
-  ExecutionPlan z = zero2;
+  ExecutionPlan z = test::make_plan(4, 1, 1, 1, 1, 4);
   for (int stage : {1, 2, 3}) {
     z.zero_stage = stage;
     EXPECT_EQ(plan_features(z) & ~parse_plan_features("zero", "--plans"), 0u) << stage;
