@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "libmorph/plan/plan_features.h"
+#include "libmorph/planner/framework_planning.h"
 #include "libmorph/util/error.h"
 
 namespace morph::daemon {
@@ -27,7 +27,8 @@ const GpuType* reference_gpu(const MorphConfig& config) {
 // the GPU counts, GPU types and plan families its user allowed (as at submission).
 policy::AppProfile app_profile(const MorphRequest& r, const Workload& workload, PerfModel perf,
                                const MorphConfig& config) {
-  policy::AppProfile a{workload, std::move(perf), allowed_plan_features(r, config.allowed_plans)};
+  policy::AppProfile a{workload, std::move(perf), allowed_plan_features(r, config.allowed_plans),
+                       framework_memory(config.memory, r.framework).states};
   a.min_gpus = std::max(1, r.gpus_min);
   a.adaptive_batch = r.adaptive_batch();
   a.max_gpus = r.gpus_max;
@@ -81,7 +82,8 @@ std::string app_key(const MorphRequest& r) {
   if (r.gpus_min != 1 || r.gpus_max != 0) key += fmt::format(":g{}-{}", r.gpus_min, r.gpus_max);
   if (!r.gpu_types.empty()) key += fmt::format(":t{}", fmt::join(r.gpu_types, ","));
   if (r.plans != "all") key += ":p" + r.plans;
-  if (framework_plan_features(r.framework) != kAllFeatures) key += fmt::format(":f{}", to_string(r.framework));
+  // Megatron-LM runs fewer plans and keeps its state otherwise.
+  if (r.framework == Framework::megatron) key += fmt::format(":f{}", to_string(r.framework));
   if (r.adaptive_batch()) key += fmt::format(":a{}-{}", r.adaptive_min, r.adaptive_max);
   return key;
 }

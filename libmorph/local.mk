@@ -70,6 +70,7 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/adaptive/epoch_batch.h %reldir%/adaptive/epoch_batch.cc \
 	%reldir%/refit/observed_iterations.h %reldir%/refit/observed_iterations.cc \
 	%reldir%/refit/refit.h %reldir%/refit/refit.cc \
+	%reldir%/planner/framework_planning.h %reldir%/planner/framework_planning.cc \
 	%reldir%/planner/hetero_plan.h %reldir%/planner/hetero_plan.cc \
 	%reldir%/planner/plan_search.h %reldir%/planner/plan_search.cc \
 	%reldir%/planner/sensitivity.h %reldir%/planner/sensitivity.cc \

@@ -15,6 +15,10 @@ namespace {
 constexpr double kWeightBytes = 2;
 constexpr double kGradientBytes = 2;
 constexpr double kOptimizerBytes = 16;
+// Megatron-LM with --bf16: fp32 gradients beside the weights; master weights, momentum and
+// variance in the optimizer.
+constexpr double kFp32Bytes = 4;
+constexpr double kMegatronOptimizerBytes = 12;
 constexpr double kOffloadBufferBytes = 2;  // pinned 16-bit parameter buffer per offloaded parameter
 constexpr double kZero3LayerBytesPerParam = 4;  // a gathered layer's 16-bit weights and gradients
 
@@ -46,9 +50,13 @@ MemoryEstimate estimate_memory(const ModelSpec& m, std::int64_t seq_len, const E
   MemoryEstimate e;
   // ZeRO stage 1 partitions optimizer states by d, stage 2 also gradients, stage 3 also
   // weights; ZeRO-Offload keeps optimizer states (and the update) in host memory.
+  // Megatron's distributed optimizer (its ZeRO-1); without it, Frenzy's 20 bytes hold for
+  // fp16 (20) and bf16 (18) alike.
+  const bool megatron = options.states == StateLayout::megatron && p.zero_stage == 1;
   e.weights_bytes = params_gpu * kWeightBytes / (p.zero_stage >= 3 ? d : 1);
-  e.gradients_bytes = params_gpu * kGradientBytes / (p.zero_stage >= 2 ? d : 1);
-  e.optimizer_bytes = p.offload ? 0 : params_gpu * kOptimizerBytes / (p.zero_stage >= 1 ? d : 1);
+  e.gradients_bytes = params_gpu * (megatron ? kFp32Bytes : kGradientBytes) / (p.zero_stage >= 2 ? d : 1);
+  e.optimizer_bytes = p.offload ? 0 : params_gpu * (megatron ? kMegatronOptimizerBytes : kOptimizerBytes) /
+                                          (p.zero_stage >= 1 ? d : 1);
   e.host_bytes_per_gpu = options.host_overhead_bytes_per_gpu +
       (p.offload ? params_gpu * (kOptimizerBytes + kOffloadBufferBytes) / d : 0);
 
@@ -68,7 +76,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, std::int64_t seq_len, const E
   // gradients from a whole layer's: DeepSpeed's estimate_zero3_model_states_mem_needs
   // adds 4 bytes per parameter of the largest layer (the embedding or a transformer
   // layer, per TP shard) to the partitioned states.
-  if (p.zero_stage >= 1 && p.zero_stage <= 2) e.buckets_bytes = kZeroBucketBufferBytes;
+  // Megatron's distributed optimizer reduce-scatters within its gradient buffer.
+  if (p.zero_stage >= 1 && p.zero_stage <= 2 && !megatron) e.buckets_bytes = kZeroBucketBufferBytes;
   if (p.zero_stage >= 3)
     e.buckets_bytes = kZero3LayerBytesPerParam * std::max(m.embedding_params(), m.params_per_layer()) / t;
   e.overhead_bytes = options.gpu_overhead_bytes;

@@ -12,9 +12,24 @@
 
 namespace morph {
 
+// How a framework keeps a parameter's training state.
+enum class StateLayout {
+  // Frenzy's 20 bytes (16-bit weights and gradients; fp32 master weights, momentum,
+  // variance and gradient), partitioned by ZeRO's stages; ZeRO-1/2 reduce through
+  // DeepSpeed's buckets. DeepSpeed, and the default.
+  deepspeed,
+  // Megatron-LM with --bf16 under its distributed optimizer (ZeRO-1): bf16 weights, fp32
+  // gradients (its default accumulation) kept whole, fp32 master weights, momentum and
+  // variance partitioned, reduced in the gradient buffer: 6 + 12/d bytes (Megatron-LM's
+  // table of bytes per parameter; fp16 needs 4 + 16/d, no more). Without ZeRO, as
+  // deepspeed: 20 bytes covers fp16's 20 and bf16's 18.
+  megatron,
+};
+
 struct MemoryOptions {
   double gpu_overhead_bytes = 2.0 * (1 << 30);           // CUDA context, NCCL, allocator
   double host_overhead_bytes_per_gpu = 4.0 * (1 << 30);  // process, data loader
+  StateLayout states = StateLayout::deepspeed;
 };
 
 // Bytes on the most loaded GPU (the first or last pipeline stage).

@@ -37,14 +37,4 @@ unsigned parse_plan_features(const std::string& list, const std::string& what) {
   return mask;
 }
 
-unsigned framework_plan_features(Framework framework) {
-  if (framework == Framework::megatron) return kAllFeatures & ~(kFeatureShardedZero | kFeatureOffload);
-  return kAllFeatures;
-}
-
-unsigned allowed_plan_features(const MorphRequest& request, const std::string& allowed_plans) {
-  return parse_plan_features(request.plans, "--morph-plans") & framework_plan_features(request.framework) &
-         parse_plan_features(allowed_plans, "AllowedPlans");
-}
-
 }  // namespace morph

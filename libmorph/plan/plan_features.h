@@ -4,7 +4,6 @@
 #include <string>
 
 #include "libmorph/plan/plan.h"
-#include "libmorph/request/morph_request.h"
 
 namespace morph {
 
@@ -22,14 +21,5 @@ enum PlanFeature : unsigned {
 // "zero,offload,tp,pp,gc" or "all" -> mask; names the bad item.
 unsigned parse_plan_features(const std::string& list, const std::string& what);
 unsigned plan_features(const ExecutionPlan& plan);
-
-// What the framework's launch can run (its `refuse` rules in share/frameworks/, which
-// tests/unit/framework_test.cc holds this to): Megatron-LM's distributed optimizer is
-// ZeRO-1 only, without offloading.
-unsigned framework_plan_features(Framework framework);
-
-// The plan families a job may be given: its --morph-plans, its framework's, the
-// cluster's AllowedPlans; job_submit and morphd alike.
-unsigned allowed_plan_features(const MorphRequest& request, const std::string& allowed_plans);
 
 }  // namespace morph

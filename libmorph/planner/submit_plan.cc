@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/planner/framework_planning.h"
 #include "libmorph/planner/plan_search.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
@@ -90,7 +91,7 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   PlanSearchOptions options;
   options.features = allowed_plan_features(request, ctx.config.allowed_plans);
   options.max_micro_batch_size = ctx.config.max_micro_batch_size;
-  options.memory = ctx.config.memory;
+  options.memory = framework_memory(ctx.config.memory, request.framework);
   if (!request.sla_given) d.record.request.sla = ctx.config.policy.guaranteed_by_default ? Sla::guaranteed : Sla::best_effort;
 
   // `closest` receives, for an allocation where nothing fits, the reason of the variant

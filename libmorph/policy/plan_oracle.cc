@@ -136,6 +136,12 @@ std::string PlanOracle::type_key(const std::vector<NodeState>& nodes, int node) 
   return nodes.at(static_cast<std::size_t>(node)).type.name;
 }
 
+MemoryOptions PlanOracle::memory(const AppProfile& a) const {
+  MemoryOptions m = memory_;
+  m.states = a.states;
+  return m;
+}
+
 PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
                               const Shape& shape, double host_bytes_per_gpu_limit) {
   ++stats_.searches;
@@ -162,12 +168,12 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
     return !admissible_ || (plan == job.requested_plan) || admissible_(job.app, plan, shape.gpus);
   };
   auto consider = [&](const ExecutionPlan& plan, bool check_device_memory) {
-    const MemoryEstimate estimate = estimate_memory(a.workload.model, a.workload.seq_len, plan, memory_);
+    const MemoryEstimate estimate = estimate_memory(a.workload.model, a.workload.seq_len, plan, memory(a));
     if (!admitted(plan)) {
       c.reason = "not an admissible configuration";
       return;
     }
-    if (std::string why = check_device_memory ? plan_violation(a.workload, alloc, plan, memory_)
+    if (std::string why = check_device_memory ? plan_violation(a.workload, alloc, plan, memory(a))
                                               : structure_violation(a.workload, alloc, plan);
         !why.empty()) {
       c.reason = why;
@@ -184,7 +190,7 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
     case PlanFreedom::any: {
       PlanSearchOptions options;
       options.features = a.features;
-      options.memory = memory_;
+      options.memory = memory(a);
       const PlanSearch s = search_plans(a.workload, alloc, a.perf, options);
       for (const PlanOption& o : s.feasible) {
         if (o.memory.host_bytes_per_gpu > host_bytes_per_gpu_limit || !admitted(o.plan)) continue;
@@ -215,7 +221,7 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
       // The user's plan ran, and more replicas of it never need more memory per GPU: only
       // fewer replicas are re-cut and checked against the memory model.
       const bool trusted = p.dp >= job.requested_plan.dp;
-      if (!trusted) p = fit_micro_batch(a.workload, alloc, p, memory_);
+      if (!trusted) p = fit_micro_batch(a.workload, alloc, p, memory(a));
       consider(p, !trusted);
       return c;
     }
@@ -248,7 +254,7 @@ double PlanOracle::predict_s(const JobState& job, const ExecutionPlan& plan, con
                              const std::vector<Slice>& slices, const GpuGroups& groups) const {
   const AppProfile& a = app(job.app);
   const Allocation alloc = to_allocation(nodes, slices);
-  if (!groups.empty()) return hetero_iteration_ms(a.workload, alloc, a.perf, plan, groups, memory_) / 1e3;
+  if (!groups.empty()) return hetero_iteration_ms(a.workload, alloc, a.perf, plan, groups, memory(a)) / 1e3;
   if (!structure_violation(a.workload, alloc, plan).empty()) return 0;
   return iteration_s(a, plan, alloc);
 }
@@ -277,7 +283,7 @@ const PlanChoice& PlanOracle::best_hetero(const JobState& job, const std::vector
     for (NodeShare& n : allocation_of(nodes, second).nodes) alloc.nodes.push_back(std::move(n));
     PlanSearchOptions options;
     options.features = a.features;
-    options.memory = memory_;
+    options.memory = memory(a);
     const HeteroPlan h = best_hetero_plan(a.workload, alloc, a.perf, options);
     c.feasible = h.feasible;
     c.reason = h.reason;
@@ -285,7 +291,7 @@ const PlanChoice& PlanOracle::best_hetero(const JobState& job, const std::vector
       c.plan = h.plan;
       c.groups = h.groups;
       c.iteration_s = h.iter_ms / 1e3;
-      c.host_bytes_per_gpu = estimate_memory(a.workload.model, a.workload.seq_len, h.plan, memory_).host_bytes_per_gpu;
+      c.host_bytes_per_gpu = estimate_memory(a.workload.model, a.workload.seq_len, h.plan, memory(a)).host_bytes_per_gpu;
     }
   }
   return hetero_.emplace(std::move(key), std::move(c)).first->second;

@@ -23,6 +23,7 @@ struct AppProfile {
   Workload workload;
   PerfModel perf;
   unsigned features = kAllFeatures;  // plan families the application may use
+  StateLayout states = StateLayout::deepspeed;  // how its framework keeps training state
   // The user's bounds (--morph-gpus, --morph-gpu-types): no policy places a job of the
   // application outside them. max_gpus 0: none; gpu_types empty: any, else canonical names.
   int min_gpus = 1;
@@ -137,9 +138,10 @@ class PlanOracle {
   std::string type_key(const std::vector<NodeState>& nodes, int node) const;
   PlanChoice search(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
                     const Shape& shape, double host_bytes_per_gpu_limit);
+  MemoryOptions memory(const AppProfile& a) const;
 
   std::map<std::string, AppProfile> apps_;
-  MemoryOptions memory_;
+  MemoryOptions memory_;  // the site's; an application's is memory(app)
   int max_gpus_per_job_;
   Admissible admissible_;
   bool uniform_nodes_ = false;

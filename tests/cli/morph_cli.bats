@@ -159,14 +159,31 @@ write_cluster() {
   assert_ok
   local ds
   ds=$(save_json deepspeed)
-  jq_true "$ds" '.feasible[0].plan.zero_stage >= 2 or .feasible[0].plan.offload'
+  jq_true "$ds" '.feasible[0].plan.zero >= 2 or .feasible[0].plan.offload'
   morph --json plan --model llama2-7b --batch 64 --gpus 2xa100 --framework megatron
   assert_ok
   local mg
   mg=$(save_json megatron)
-  jq_true "$mg" '(.feasible | length) > 0 and all(.feasible[]; .plan.zero_stage <= 1 and .plan.offload == false)'
+  jq_true "$mg" '(.feasible | length) > 0 and all(.feasible[]; .plan.zero <= 1 and .plan.offload == false)'
   morph plan --model llama2-7b --batch 64 --gpus 2xa100 --framework caffe
   assert_morph_error --framework caffe
+}
+
+@test "plan --framework: Megatron-LM's ZeRO-1 keeps fp32 gradients and no DeepSpeed buckets" {
+  require_jq
+  local fw
+  for fw in megatron deepspeed; do
+    morph --json plan --model llama2-7b --batch 64 --gpus 8xa100 --plans dp,zero,gc --framework "$fw" --all
+    assert_ok
+    save_json "$fw" >/dev/null
+  done
+  local mg="$BATS_TEST_TMPDIR/megatron.json" ds="$BATS_TEST_TMPDIR/deepspeed.json"
+  jq_true "$mg" '[.feasible[] | select(.plan.zero == 1)] | length > 0'
+  jq_true "$mg" 'all(.feasible[] | select(.plan.zero == 1); .memory.gradients_bytes == 2 * .memory.weights_bytes
+                 and .memory.buckets_bytes == 0)'
+  jq_true "$mg" 'all(.feasible[] | select(.plan.zero == 0); .memory.gradients_bytes == .memory.weights_bytes)'
+  jq_true "$ds" 'all(.feasible[] | select(.plan.zero == 1); .memory.gradients_bytes == .memory.weights_bytes
+                 and .memory.buckets_bytes > 0)'
 }
 
 @test "plan: GPT-2 1.5B with batch 16 on one A100 fits without offload" {

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "libmorph/plan/plan_features.h"
+#include "libmorph/planner/framework_planning.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/text_file.h"
 #include "test_support.h"

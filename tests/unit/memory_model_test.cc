@@ -62,6 +62,25 @@ TEST(MemoryModel, ZeroOneAndTwoHoldDeepSpeedsBuckets) {
   EXPECT_DOUBLE_EQ(estimate_memory(m, 512, plan(4, 0, 2), no_overhead()).buckets_bytes, 0);
 }
 
+TEST(MemoryModel, MegatronKeepsFp32GradientsAndReducesInItsGradientBuffer) {
+  // Megatron-LM with --bf16 and its distributed optimizer (ZeRO-1): 6 + 12/d bytes per
+  // parameter and no DeepSpeed buckets; without it Frenzy's 20 (fp16's; bf16 needs 18).
+  MemoryOptions megatron = no_overhead();
+  megatron.states = StateLayout::megatron;
+  const ModelSpec m = small_model();
+  const MemoryEstimate z0 = estimate_memory(m, 512, plan(4, 0, 2), megatron);
+  EXPECT_DOUBLE_EQ(z0.weights_bytes + z0.gradients_bytes + z0.optimizer_bytes, 20 * kW);
+  const MemoryEstimate z1 = estimate_memory(m, 512, plan(4, 1, 2), megatron);
+  EXPECT_DOUBLE_EQ(z1.weights_bytes, 2 * kW);
+  EXPECT_DOUBLE_EQ(z1.gradients_bytes, 4 * kW);
+  EXPECT_DOUBLE_EQ(z1.optimizer_bytes, 12 * kW / 4);
+  EXPECT_DOUBLE_EQ(z1.buckets_bytes, 0);
+  // DeepSpeed's layout of the same plan: 4 + 16/d and the 3.6 GB of buckets.
+  const MemoryEstimate ds = estimate_memory(m, 512, plan(4, 1, 2), no_overhead());
+  EXPECT_DOUBLE_EQ(ds.weights_bytes + ds.gradients_bytes + ds.optimizer_bytes, 8 * kW);
+  EXPECT_DOUBLE_EQ(z1.activations_bytes, ds.activations_bytes);
+}
+
 TEST(MemoryModel, ZeroThreeHoldsItsLargestLayerWhole) {
   // DeepSpeed's ZeRO-3 estimate: 4 bytes per parameter of the largest layer, here a
   // transformer layer (12*1024^2 + 13*1024 = 12,596,224 against the embedding's 1,024,000),

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "libmorph/planner/framework_planning.h"
 #include "libmorph/planner/sensitivity.h"
 #include "libmorph/util/error.h"
 #include "test_support.h"

@@ -103,6 +103,21 @@ TEST_F(DaemonView, MorphJobsComeFromTheirRecordsAndOtherJobsOnlyTakeCapacity) {
   EXPECT_DOUBLE_EQ(pending.waited_s, 600);
   EXPECT_EQ(pending.requested_plan.gpus(), 2);
   EXPECT_EQ(b.apps.size(), 1u);  // one model, batch and sequence: one application
+  // Megatron-LM, the records' framework: its plans and its training state.
+  const policy::AppProfile& app = b.apps.begin()->second;
+  EXPECT_EQ(app.states, StateLayout::megatron);
+  EXPECT_EQ(app.features & (kFeatureShardedZero | kFeatureOffload), 0u);
+  ClusterSnapshot deepspeed = snapshot();
+  for (SlurmJob& j : deepspeed.jobs)
+    if (j.id == 11) {
+      JobRecord r = parse_admin_comment(j.admin_comment);
+      r.request.framework = Framework::deepspeed;
+      j.admin_comment = to_admin_comment(r);
+    }
+  const BuiltView d = build_view(deepspeed, context_);
+  EXPECT_EQ(d.apps.at(d.view.jobs[0].app).states, StateLayout::deepspeed);
+  EXPECT_EQ(d.apps.at(d.view.jobs[0].app).features & kFeatureShardedZero, kFeatureShardedZero);
+  EXPECT_EQ(d.apps.size(), 2u) << "the pending job's Megatron and job 11's DeepSpeed are different applications";
   EXPECT_EQ(b.jobs.count("13"), 0u);
   bool said_broken = false, said_login = false;
   for (const std::string& s : b.skipped) {

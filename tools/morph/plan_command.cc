@@ -5,7 +5,7 @@
 
 #include "libmorph/cluster/allocation.h"
 #include "libmorph/planner/hetero_plan.h"
-#include "libmorph/plan/plan_features.h"
+#include "libmorph/planner/framework_planning.h"
 #include "libmorph/planner/plan_search.h"
 #include "libmorph/request/morph_request.h"
 #include "libmorph/util/error.h"
@@ -43,13 +43,14 @@ void run_plan(Context& context, const PlanArgs& args) {
 
   PlanSearchOptions options;
   options.features = parse_plan_features(args.plans, "--plans") & parse_plan_features(config.allowed_plans, "AllowedPlans");
+  options.max_micro_batch_size = args.max_micro_batch >= 0 ? args.max_micro_batch : config.max_micro_batch_size;
+  options.memory = config.memory;
   if (!args.framework.empty()) {
     MorphRequest request;
     set_morph_option(request, "framework", args.framework);
     options.features &= framework_plan_features(request.framework);
+    options.memory = framework_memory(config.memory, request.framework);
   }
-  options.max_micro_batch_size = args.max_micro_batch >= 0 ? args.max_micro_batch : config.max_micro_batch_size;
-  options.memory = config.memory;
   const ResolvedPerf perf = resolve_perf(args.perf_file, w, allocation.nodes.front().gpu, config.compute_efficiency, context.catalog());
   const PlanSearch search = search_plans(w, allocation, perf.perf, options);
   // Several GPU types: also JABAS's plan, each type with its own accumulation steps.
@@ -132,7 +133,8 @@ void add_plan_command(CLI::App& app, Context& context) {
   cmd->add_option("--seq", args->seq, "sequence length (default: the model's)")->check(request_check("seq"));
   cmd->add_option("--plans", args->plans, "allowed plan features: dp,zero,offload,tp,pp,3d,gc,all");
   cmd->add_option("--framework", args->framework,
-                  "only the plans this framework runs (megatron: ZeRO-1 at most, no offload), as sbatch --morph-framework")
+                  "only the plans this framework runs (megatron: ZeRO-1 at most, no offload), with its training state's memory, "
+                  "as sbatch --morph-framework")
       ->check(request_check("framework"));
   cmd->add_option("--max-micro-batch", args->max_micro_batch, "largest micro-batch size to consider (0: any)")
       ->check(CLI::Range(0, 1 << 20));
