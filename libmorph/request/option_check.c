@@ -102,18 +102,20 @@ static int key_index(span key, const char *const keys[], int count) {
   return -1;
 }
 
-/* Decimal integer in [min, max], an optional leading '+'. */
+/* Decimal integer in [min, max], an optional leading '+'. A negative one is out of range
+ * (no option takes one), not malformed. */
 static int integer(span s, int64_t min, int64_t max, int64_t *out) {
   size_t i = 0;
   int64_t v = 0;
-  if (s.n > 0 && s.p[0] == '+') i = 1;
+  const int negative = s.n > 0 && s.p[0] == '-';
+  if (s.n > 0 && (s.p[0] == '+' || negative)) i = 1;
   if (i == s.n) return -1;
   for (; i < s.n; ++i) {
     if (!isdigit((unsigned char)s.p[i])) return -1;
     if (v > (INT64_MAX - (s.p[i] - '0')) / 10) return -2; /* overflow */
     v = v * 10 + (s.p[i] - '0');
   }
-  if (v < min || v > max) return -2;
+  if ((negative && v > 0) || v < min || v > max) return -2;
   *out = v;
   return 0;
 }

@@ -319,7 +319,7 @@ expect_env_matches_record() {
   run sbatch --morph-model=gpt2 --morph-batch=abc "$JOBS/env.sh"
   assert_refused "--morph-batch" "'abc' is not an integer"
   run sbatch --morph-model=gpt2 --morph-batch=-3 "$JOBS/env.sh"
-  assert_refused "--morph-batch" "'-3' is not an integer"
+  assert_refused "--morph-batch" "'-3' is out of range [1, "
   run sbatch --morph-model=gpt2 --morph-batch=8 --morph-sla=sometimes "$JOBS/env.sh"
   assert_refused "--morph-sla" "guaranteed or best-effort"
   run sbatch --morph-model=gpt2 --morph-batch=8 --morph-gpus=4-2 "$JOBS/env.sh"

@@ -42,7 +42,8 @@ TEST(OptionCheck, RefusesBadValuesNamingTheOption) {
   };
   for (const Case& c : std::vector<Case>{
            {"batch", "abc", "--morph-batch: 'abc' is not an integer"},
-           {"batch", "-3", "'-3' is not an integer"},
+           {"batch", "-3", "--morph-batch: '-3' is out of range [1, "},
+           {"batch", "-", "'-' is not an integer"},
            {"batch", "0", "out of range"},
            {"batch", "99999999999999999999999", "out of range"},
            {"batch", "8;reboot", "not an integer"},
@@ -51,7 +52,7 @@ TEST(OptionCheck, RefusesBadValuesNamingTheOption) {
            {"iterations", "0", "--morph-iterations: '0' is out of range [1, 1000000000000]"},
            {"iterations", "1000000000001", "--morph-iterations: '1000000000001' is out of range"},
            {"iterations", "1e6", "--morph-iterations: '1e6' is not an integer"},
-           {"iterations", "-5", "--morph-iterations: '-5' is not an integer"},
+           {"iterations", "-5", "--morph-iterations: '-5' is out of range [1, 1000000000000]"},
            {"adaptive-batch", "4096:256", "--morph-adaptive-batch: '4096:256' has MAX below MIN"},
            {"adaptive-batch", "256", "'256' is not MIN:MAX"},
            {"adaptive-batch", "0:64", "'0:64' is not MIN:MAX with batch sizes from 1 to 1073741824"},
