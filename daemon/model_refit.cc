@@ -20,13 +20,6 @@ struct Point {
   std::vector<double> measured_s;  // one per job
 };
 
-double mean_relative_error(const std::vector<double>& predicted_ms, const std::vector<double>& measured_ms) {
-  double sum = 0;
-  for (std::size_t i = 0; i < measured_ms.size(); ++i)
-    sum += std::abs(predicted_ms[i] - measured_ms[i]) / measured_ms[i];
-  return measured_ms.empty() ? 0 : sum / static_cast<double>(measured_ms.size());
-}
-
 // Per model, per application (in name order), per configuration.
 using Points = std::map<std::string, std::map<std::string, std::map<std::string, Point>>>;
 
@@ -78,36 +71,31 @@ std::vector<ModelRefit> refit_models(const BuiltView& built, const RefitOptions&
     r.model = model;
     r.perf = apps.begin()->second.begin()->second.app->perf;  // one model: the same parameters in every application
     std::vector<WorkloadIterations> groups;
-    std::vector<double> predicted_ms, measured_ms;
     for (const auto& [app_name, configurations] : apps) {
       const policy::AppProfile& app = *configurations.begin()->second.app;
       WorkloadIterations group{app.workload, app.perf.forward, {}};
       for (const auto& [key, p] : configurations) {
-        const double iter_ms = median(p.measured_s) * 1e3;
-        group.observed.push_back(ObservedIteration{p.plan, p.allocation, iter_ms, key});
-        predicted_ms.push_back(
-            predict_iteration(iteration_terms(app.workload, p.plan, p.allocation, app.perf.forward), r.perf.params)
-                .iter_ms);
-        measured_ms.push_back(iter_ms);
+        group.observed.push_back(ObservedIteration{p.plan, p.allocation, median(p.measured_s) * 1e3, key});
         r.configurations.insert(key);
       }
       groups.push_back(std::move(group));
     }
-    r.error_before = mean_relative_error(predicted_ms, measured_ms);
     const auto seen = refit_on.find(model);
     const bool news = seen == refit_on.end() ||
                       std::any_of(r.configurations.begin(), r.configurations.end(),
                                   [&](const std::string& k) { return !seen->second.count(k); });
-    if (r.error_before <= options.error_threshold || !news) continue;
+    if (!news) continue;
     FitOptions fit;
     fit.prior_weight = options.prior_weight;
-    const Refit refit = refit_perf_model(r.perf, groups, fit);
-    r.error_after = mean_relative_error(refit.predicted_after_ms, measured_ms);
-    r.rmsle = refit.fit.rmsle;
-    r.accepted = r.error_after < r.error_before;
+    const GatedRefit refit = gated_refit(r.perf, groups, options.error_threshold, fit);
+    if (!refit.tried) continue;
+    r.error_before = refit.error_before;
+    r.error_after = refit.error_after;
+    r.rmsle = refit.rmsle;
+    r.accepted = refit.accepted;
     if (r.accepted) {
-      r.perf.params = refit.after.params;
-      r.perf.prior = refit.after.prior;  // the next refit's, so that it counts the evidence once
+      r.perf.params = refit.model.params;
+      r.perf.prior = refit.model.prior;  // the next refit's, so that it counts the evidence once
     }
     refits.push_back(std::move(r));
   }

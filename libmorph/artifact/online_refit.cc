@@ -59,6 +59,10 @@ bool OnlineRefitOptions::is_valid(std::string* error) const {
     *error = fmt::format("prior weight {} must be a finite number >= 0", prior_weight);
     return false;
   }
+  if (!(refit_threshold >= 0) || !std::isfinite(refit_threshold)) {
+    *error = fmt::format("refit threshold {} must be a finite number >= 0", refit_threshold);
+    return false;
+  }
   if (observed_rows < 0) {
     *error = fmt::format("observed rows {} must be >= 0", observed_rows);
     return false;
@@ -96,23 +100,25 @@ std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& v, c
       observed.push_back(observation_of(**it));
       curve.observed.push_back(row_name(**it));
     }
+    std::vector<double> measurements;
+    for (auto it = first_held_out; it != rows.end(); ++it) measurements.push_back((*it)->iter_ms);
+    PerfModel in_use = fitted;
     for (int n = 0; n <= options.observed_rows; ++n) {
-      FitOptions fit;
-      fit.prior_weight = options.prior_weight;
-      const Refit refit = refit_perf_model(fitted, job, std::span(observed).first(static_cast<std::size_t>(n)), fit);
-      double sum = 0, max = 0;
-      std::vector<double> predictions, measurements;
+      if (n > 0) {  // as morphd after each report: every row observed so far
+        FitOptions fit;
+        fit.prior_weight = options.prior_weight;
+        const WorkloadIterations seen{job, fitted.forward, {observed.begin(), observed.begin() + n}};
+        in_use = gated_refit(in_use, std::span(&seen, 1), options.refit_threshold, fit).model;
+      }
+      double max = 0;
+      std::vector<double> predictions;
       for (auto it = first_held_out; it != rows.end(); ++it) {
         const ArtifactRow& r = **it;
-        const IterationTerms terms = iteration_terms(job, r.plan, r.allocation, refit.after.forward);
-        const double predicted = predict_iteration(terms, refit.after.params).iter_ms;
-        const double error = std::abs(predicted - r.iter_ms) / r.iter_ms;
-        sum += error;
-        max = std::max(max, error);
-        predictions.push_back(predicted);
-        measurements.push_back(r.iter_ms);
+        const IterationTerms terms = iteration_terms(job, r.plan, r.allocation, in_use.forward);
+        predictions.push_back(predict_iteration(terms, in_use.params).iter_ms);
+        max = std::max(max, std::abs(predictions.back() - r.iter_ms) / r.iter_ms);
       }
-      curve.avg_error.push_back(sum / curve.held_out);
+      curve.avg_error.push_back(mean_relative_error(predictions, measurements));
       curve.max_error.push_back(max);
       if (n == 0) curve.level_floor = level_corrected_error(predictions, measurements);
     }

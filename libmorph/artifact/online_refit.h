@@ -1,9 +1,10 @@
 // The online-refit curve on the Morphling artifact (Morphling §4): how fast a fitted model
 // converges when the jobs it schedules report their iteration times. Per workload (fitted
 // as morph validate fits it) and Table 2 family with enough rows that no fit has seen, the
-// family's first rows in trace order are observed one by one and the model is refitted to
-// them and to its own points (its evidence; the saved model is the prior, as in morphd);
-// the error is measured on the family's remaining rows, which stay the same for every step.
+// family's first rows in trace order are observed one by one and, after each, the model in
+// use is refitted to them and to its own points (its evidence; the saved model is the
+// prior) and the refit kept or not as morphd decides (gated_refit); the error is measured
+// on the family's remaining rows, which stay the same for every step.
 #pragma once
 
 #include <span>
@@ -19,6 +20,10 @@ struct OnlineRefitOptions {
   double prior_weight = kDefaultPriorWeight;
   int observed_rows = 3;  // observations per family, refitted after each
   int min_rows = 5;       // families with fewer unseen measured rows are left out
+  // morphd's RefitErrorThreshold (gated_refit): after each observation the model in use is
+  // refitted only where it mispredicts the rows observed so far by more, and the refit
+  // kept only where it predicts them better. 0: a refit after every observation.
+  double refit_threshold = 0;
 
   // Ceres-style: false with a message naming the bad member.
   bool is_valid(std::string* error) const;

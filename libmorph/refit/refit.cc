@@ -49,4 +49,38 @@ Refit refit_perf_model(const PerfModel& start, std::span<const WorkloadIteration
   return r;
 }
 
+double mean_relative_error(std::span<const double> predicted_ms, std::span<const double> measured_ms) {
+  if (predicted_ms.size() != measured_ms.size())
+    throw Error(fmt::format("mean relative error: {} predictions for {} measurements", predicted_ms.size(),
+                            measured_ms.size()));
+  double sum = 0;
+  for (std::size_t i = 0; i < measured_ms.size(); ++i) {
+    if (!(measured_ms[i] > 0)) throw Error(fmt::format("mean relative error: measurement {} is {} ms", i, measured_ms[i]));
+    sum += std::abs(predicted_ms[i] - measured_ms[i]) / measured_ms[i];
+  }
+  return measured_ms.empty() ? 0 : sum / static_cast<double>(measured_ms.size());
+}
+
+GatedRefit gated_refit(const PerfModel& in_use, std::span<const WorkloadIterations> groups, double threshold,
+                       const FitOptions& options) {
+  GatedRefit g;
+  g.model = in_use;
+  std::vector<double> predicted_ms, measured_ms;
+  for (const WorkloadIterations& group : groups)
+    for (const ObservedIteration& o : group.observed) {
+      const IterationTerms terms = iteration_terms(group.workload, o.plan, o.allocation, group.forward);
+      predicted_ms.push_back(predict_iteration(terms, in_use.params).iter_ms);
+      measured_ms.push_back(o.iter_ms);
+    }
+  g.error_before = g.error_after = mean_relative_error(predicted_ms, measured_ms);
+  if (measured_ms.empty() || g.error_before <= threshold) return g;
+  const Refit refit = refit_perf_model(in_use, groups, options);
+  g.tried = true;
+  g.error_after = mean_relative_error(refit.predicted_after_ms, measured_ms);
+  g.rmsle = refit.fit.rmsle;
+  g.accepted = g.error_after < g.error_before;
+  if (g.accepted) g.model = refit.after;
+  return g;
+}
+
 }  // namespace morph

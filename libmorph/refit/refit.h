@@ -50,4 +50,24 @@ struct WorkloadIterations {
 // follow the groups' order; `start.forward` stays in `after`.
 Refit refit_perf_model(const PerfModel& start, std::span<const WorkloadIterations> groups, const FitOptions& options);
 
+// Mean |predicted - measured| / measured over the points; 0 for none. Throws when the
+// sizes differ or a measurement is not positive.
+double mean_relative_error(std::span<const double> predicted_ms, std::span<const double> measured_ms);
+
+// A refit under morphd's rule (Morphling A.3: the model "can also be updated online ...
+// when the prediction error exceeds a threshold"): `in_use` is refitted to `groups` only
+// where it mispredicts them by more than `threshold` (their mean relative error), and the
+// refit is kept only where it predicts them better. morphd (daemon/model_refit.h) and the
+// artifact's online-refit curve (libmorph/artifact/online_refit.h) decide by it.
+struct GatedRefit {
+  PerfModel model;          // in use after the decision: the refit where kept, else `in_use`
+  double error_before = 0;  // over the observations, by `in_use`
+  double error_after = 0;   // by the refit; error_before where none was tried
+  double rmsle = 0;         // of the refit's fit
+  bool tried = false;       // error_before exceeded the threshold
+  bool accepted = false;    // the refit predicts the observations better
+};
+GatedRefit gated_refit(const PerfModel& in_use, std::span<const WorkloadIterations> groups, double threshold,
+                       const FitOptions& options);
+
 }  // namespace morph

@@ -559,7 +559,7 @@ JSON
   done
 }
 
-@test "make check-fidelity's script prints a fit line per profile, the validate line and two online lines" {
+@test "make check-fidelity's script prints a fit line per profile, the validate line and four online lines" {
   require_artifact
   run --separate-stderr env MORPH="$MORPH" sh "$MORPH_SRCDIR/tests/fidelity/check_fidelity.sh" "$ARTIFACT"
   assert_ok
@@ -572,7 +572,29 @@ JSON
   for k in 3 0; do
     grep -qE "^online: K=$k families=[0-9]+ halved_after_3=[0-9]+ halvable_by_level=[0-9]+ halvable_by_fit=[0-9]+\$" \
       <<<"$output" || { show_run; fail "no online line for K=$k"; }
+    grep -qE "^online: K=$k refit_threshold=0.1 families=[0-9]+ halved_after_3=[0-9]+ " \
+      <<<"$output" || { show_run; fail "no online line for K=$k at morphd's threshold"; }
   done
+}
+
+@test "validate --online --refit-threshold: no refit where the model predicts the observed rows within it" {
+  require_artifact
+  require_jq
+  morph --json validate --artifact "$ARTIFACT" --online --refit-threshold 10
+  assert_ok
+  local f
+  f=$(save_json validate-online-gated)
+  jq_true "$f" '.refit_threshold == 10 and .halved == 0 and (.curves | length) > 20'
+  jq_true "$f" '[.curves[].avg_error | unique | length == 1] | all'
+  jq_true "$f" '.summary | startswith("online: refit_threshold=10 families=")'
+  morph --json validate --artifact "$ARTIFACT" --online
+  assert_ok
+  f=$(save_json validate-online)
+  jq_true "$f" '.refit_threshold == 0 and ([.curves[].avg_error | unique | length > 1] | any)'
+  morph validate --artifact "$ARTIFACT" --refit-threshold 0.1
+  assert_morph_error --refit-threshold --online
+  morph validate --artifact "$ARTIFACT" --online --refit-threshold -1
+  assert_morph_error --refit-threshold
 }
 
 @test "fit --save to a folder that does not exist fails" {

@@ -35,10 +35,13 @@ line=$(printf '%s\n' "$out" | sed -n 's/^overall: avg \([0-9.]*\)% max \([0-9.]*
 echo "$line"
 
 # online refit: the last line of morph validate --online, from the model fitted with K=3
-# trace rows and from the profile's fit alone (K=0, as morphd starts from morph-profile's).
-for k in 3 0; do
-  out=$("$MORPH" validate --artifact "$artifact" --extra "$k" --online) ||
-    { echo "check-fidelity: morph validate --extra $k --online failed" >&2; exit 1; }
-  printf '%s\n' "$out" | sed -n "s/^online: /online: K=$k /p" | grep . ||
-    { echo "check-fidelity: no 'online:' line in the output of morph validate --extra $k --online" >&2; exit 1; }
+# trace rows and from the profile's fit alone (K=0, as morphd starts from morph-profile's);
+# a refit after every row, then only above morphd's default RefitErrorThreshold (0.10).
+for threshold in 0 0.10; do
+  for k in 3 0; do
+    out=$("$MORPH" validate --artifact "$artifact" --extra "$k" --online --refit-threshold "$threshold") ||
+      { echo "check-fidelity: morph validate --extra $k --online --refit-threshold $threshold failed" >&2; exit 1; }
+    printf '%s\n' "$out" | sed -n "s/^online: /online: K=$k /p" | grep . ||
+      { echo "check-fidelity: no 'online:' line in the output of morph validate --extra $k --online" >&2; exit 1; }
+  done
 done

@@ -19,6 +19,10 @@ TEST(OnlineRefit, OptionsValidateThemselves) {
   EXPECT_FALSE(o.is_valid(&error));
   EXPECT_NE(error.find("prior weight"), std::string::npos) << error;
   o = OnlineRefitOptions{};
+  o.refit_threshold = -0.1;
+  EXPECT_FALSE(o.is_valid(&error));
+  EXPECT_NE(error.find("refit threshold"), std::string::npos) << error;
+  o = OnlineRefitOptions{};
   o.min_rows = o.observed_rows;
   EXPECT_FALSE(o.is_valid(&error));
   EXPECT_NE(error.find("held out"), std::string::npos) << error;
@@ -34,18 +38,22 @@ TEST(OnlineRefit, LevelCorrectedErrorIsTheBestSingleFactor) {
   EXPECT_THROW(level_corrected_error(std::vector<double>{0}, std::vector<double>{1}), Error);
 }
 
+// The artifact's bert workload fitted as morph validate fits it (K = 3).
+WorkloadValidation bert_validation(const std::string& dir) {
+  const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
+  const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
+  const ArtifactSpec spec = load_artifact_spec(test::source_dir() + "/share/morphling-artifact.json");
+  ValidationOptions validation;
+  validation.extra_rows = 3;
+  return fit_workload(dir + "/profile/bert", {dir + "/traces/bert/placements.csv"}, *spec.find("bert"), spec, catalog,
+                      config, validation);
+}
+
 // On the artifact's bert workload: the curve starts at the fitted model's own errors on the
 // held-out rows, and every family with enough unseen rows has a curve.
 TEST(OnlineRefit, BertCurvesStartAtTheFittedModelAndHoldOutTheRest) {
   MORPH_REQUIRE_ARTIFACT(dir);
-  const MorphConfig config = load_morph_conf(test::source_dir() + "/etc/morph.conf");
-  const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
-  const ArtifactSpec spec = load_artifact_spec(test::source_dir() + "/share/morphling-artifact.json");
-  const ArtifactWorkload& w = *spec.find("bert");
-  ValidationOptions validation;
-  validation.extra_rows = 3;
-  const WorkloadValidation v = fit_workload(dir + "/profile/bert", {dir + "/traces/bert/placements.csv"}, w, spec,
-                                            catalog, config, validation);
+  const WorkloadValidation v = bert_validation(dir);
   const OnlineRefitOptions options;
   const std::vector<OnlineRefitCurve> curves = online_refit_curves(v, options);
 
@@ -94,6 +102,21 @@ TEST(OnlineRefit, BertCurvesStartAtTheFittedModelAndHoldOutTheRest) {
     refits_differ |= held[i].avg_error.back() != curves[i].avg_error.back();
   }
   EXPECT_TRUE(refits_differ) << "the prior must reach the refits for the check to mean anything";
+}
+
+// morphd's threshold: a model that predicts the rows observed so far within it is not
+// refitted, so above every error the curves stay at the fitted model; at 0 they move.
+TEST(OnlineRefit, NoRefitWhereTheObservedRowsArePredictedWithinTheThreshold) {
+  MORPH_REQUIRE_ARTIFACT(dir);
+  const WorkloadValidation v = bert_validation(dir);
+  OnlineRefitOptions options;
+  options.refit_threshold = 10;
+  bool moved = false;
+  for (const OnlineRefitCurve& c : online_refit_curves(v, options))
+    for (double e : c.avg_error) EXPECT_EQ(e, c.avg_error.front()) << c.family;
+  options.refit_threshold = 0;
+  for (const OnlineRefitCurve& c : online_refit_curves(v, options)) moved |= c.avg_error.back() != c.avg_error.front();
+  EXPECT_TRUE(moved) << "without a threshold some refit must be kept for the check to mean anything";
 }
 
 }  // namespace

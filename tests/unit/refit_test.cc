@@ -256,6 +256,67 @@ TEST(Refit, NothingObservedKeepsTheModel) {
   EXPECT_EQ(r.after.params.to_array(), start.params.to_array());
 }
 
+TEST(Refit, MeanRelativeError) {
+  EXPECT_NEAR(mean_relative_error(std::vector<double>{110, 45}, std::vector<double>{100, 50}), (0.1 + 0.1) / 2, 1e-12);
+  EXPECT_EQ(mean_relative_error({}, {}), 0);
+  EXPECT_THROW(mean_relative_error(std::vector<double>{1}, std::vector<double>{1, 2}), Error);
+  EXPECT_THROW(mean_relative_error(std::vector<double>{1}, std::vector<double>{0}), Error);
+}
+
+// The observations of one workload, as morphd groups them.
+std::vector<WorkloadIterations> one_group(std::vector<ObservedIteration> observed) {
+  return {WorkloadIterations{kWorkload, kForward, std::move(observed)}};
+}
+
+TEST(GatedRefit, AModelThatPredictsItsJobsWithinTheThresholdIsNotRefitted) {
+  const PerfModel start{kForward, perturbed()};
+  const std::vector<WorkloadIterations> groups = one_group(observations());
+  FitOptions options;
+  options.prior_weight = kDefaultPriorWeight;
+  const GatedRefit held = gated_refit(start, groups, 0.99, options);
+  EXPECT_GT(held.error_before, 0.02) << "the perturbation must matter for the test to mean anything";
+  EXPECT_FALSE(held.tried);
+  EXPECT_FALSE(held.accepted);
+  EXPECT_EQ(held.error_after, held.error_before);
+  EXPECT_EQ(held.model.params.to_array(), start.params.to_array());
+
+  // Just below its error, the refit is tried and, predicting the jobs better, kept: it is
+  // refit_perf_model's.
+  const GatedRefit kept = gated_refit(start, groups, held.error_before * 0.99, options);
+  EXPECT_TRUE(kept.tried);
+  EXPECT_TRUE(kept.accepted);
+  EXPECT_LT(kept.error_after, kept.error_before);
+  EXPECT_EQ(kept.error_before, held.error_before);
+  const Refit refit = refit_perf_model(start, groups, options);
+  EXPECT_EQ(kept.model.params.to_array(), refit.after.params.to_array());
+  EXPECT_EQ(kept.model.prior.weight, kDefaultPriorWeight);
+  EXPECT_GT(kept.rmsle, 0);
+}
+
+TEST(GatedRefit, ARefitThatPredictsTheJobsWorseIsNotKept) {
+  // The model was fitted on five runs of a configuration at 0.8x the truth's time; a job
+  // of it now reports 1.05x. The refit, held by that evidence, moves towards 0.8x and
+  // away from the report, so the model in use stays.
+  const Case& c = kObserved[0];
+  PerfModel start{kForward, kTruth};
+  MeasuredPoint point;
+  point.terms = iteration_terms(kWorkload, dp_plan(c.dp, c.offload),
+                                parse_gpus_spec(c.gpus, test::test_cluster(), "t", c.cpus_per_gpu), kForward);
+  point.iter_ms = 0.8 * true_ms(c);
+  start.evidence = std::make_shared<const FitEvidence>(FitEvidence(5, point));
+  std::vector<ObservedIteration> report = observations();
+  report.resize(1);
+  report[0].iter_ms = 1.05 * true_ms(c);
+  FitOptions options;
+  options.prior_weight = kDefaultPriorWeight;
+  const GatedRefit g = gated_refit(start, one_group(report), 0.01, options);
+  EXPECT_TRUE(g.tried);
+  EXPECT_FALSE(g.accepted);
+  EXPECT_GT(g.error_after, g.error_before);
+  EXPECT_EQ(g.model.params.to_array(), start.params.to_array());
+  EXPECT_EQ(g.model.prior.weight, 0);  // nothing of the refused refit stays
+}
+
 TEST(Refit, RefusesANegativePriorWeight) {
   FitOptions options;
   options.prior_weight = -1;

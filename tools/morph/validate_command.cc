@@ -27,6 +27,7 @@ struct ValidateArgs {
   bool online = false;
   bool paper_scope = false;
   double prior_weight = kDefaultPriorWeight;
+  double refit_threshold = 0;
   int random_draws = 0;
 };
 
@@ -99,14 +100,16 @@ void print_random_spread(Context& context, const ValidateArgs& args, const Valid
 void print_online(Context& context, const ValidateArgs& args, const ValidationReport& validation) {
   OnlineRefitOptions options;
   options.prior_weight = args.prior_weight;
+  options.refit_threshold = args.refit_threshold;
   const OnlineRefitReport report = online_refit(validation.workloads, options);
   const int last = options.observed_rows;
+  const std::string gate = options.refit_threshold > 0 ? fmt::format("refit_threshold={:g} ", options.refit_threshold) : "";
   const std::string summary =
-      fmt::format("online: families={} halved_after_{}={} halvable_by_level={} halvable_by_fit={}",
+      fmt::format("online: {}families={} halved_after_{}={} halvable_by_level={} halvable_by_fit={}", gate,
                   report.curves.size(), last, report.halved, report.halvable, report.halvable_by_fit);
   if (context.json) {
     nlohmann::json j{{"extra_rows", args.extra}, {"prior_weight", options.prior_weight},
-                     {"observed_rows", options.observed_rows}, {"min_rows", options.min_rows},
+                     {"refit_threshold", options.refit_threshold}, {"observed_rows", options.observed_rows}, {"min_rows", options.min_rows},
                      {"families", report.curves.size()}, {"halved", report.halved},
                      {"halvable_by_level", report.halvable}, {"halvable_by_fit", report.halvable_by_fit},
                      {"summary", summary}};
@@ -118,12 +121,16 @@ void print_online(Context& context, const ValidateArgs& args, const ValidationRe
     std::cout << j.dump(2) << '\n';
     return;
   }
+  const std::string when = options.refit_threshold > 0
+      ? fmt::format(" where the model in use mispredicts those rows by more than {:g}% (kept where it predicts them "
+                    "better, as morphd does)", 100 * options.refit_threshold)
+      : " (kept where it predicts them better, as morphd does)";
   std::cout << fmt::format("Online refit on the Morphling artifact {}: each workload fitted on its profile + {} trace "
-                           "rows (prior weight {:g}), then refitted to those points and the first n of a family's unseen rows; "
+                           "rows (prior weight {:g}), then refitted to those points and the first n of a family's unseen rows{}; "
                            "errors on the family's other rows; level%: the least error of one factor on the "
                            "fitted model's predictions, chosen knowing those rows; fit%: the same after "
                            "refitting the model to those rows themselves (no prior)\n\n",
-                           args.artifact, args.extra, options.prior_weight);
+                           args.artifact, args.extra, options.prior_weight, when);
   std::vector<std::string> header{"workload", "family", "held_out"};
   for (int n = 0; n <= last; ++n) header.push_back(fmt::format("err{}%", n));
   header.push_back(fmt::format("ratio{}", last));
@@ -249,6 +256,11 @@ void add_validate_command(CLI::App& app, Context& context) {
                   "weight of the prior around the profile's fit in the fits that add rows to it: the K rows' and "
                   "the --online refits'")
       ->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--refit-threshold", args->refit_threshold,
+                  "with --online, refit as morphd does: only when the model mispredicts the rows observed so far by "
+                  "more than this fraction (morph.conf RefitErrorThreshold), keeping the refit only when it predicts "
+                  "them better; 0: refit after every row")
+      ->capture_default_str()->check(CLI::Range(0.0, 10.0))->needs(online);
   cmd->callback([&context, args] { run_validate(context, *args); });
 }
 
