@@ -55,7 +55,8 @@ double mean_relative_error(std::span<const double> predicted_ms, std::span<const
                             measured_ms.size()));
   double sum = 0;
   for (std::size_t i = 0; i < measured_ms.size(); ++i) {
-    if (!(measured_ms[i] > 0)) throw Error(fmt::format("mean relative error: measurement {} is {} ms", i, measured_ms[i]));
+    if (!(measured_ms[i] > 0))
+      throw Error(fmt::format("mean relative error: measurement {} is {} ms", i, measured_ms[i]));
     sum += std::abs(predicted_ms[i] - measured_ms[i]) / measured_ms[i];
   }
   return measured_ms.empty() ? 0 : sum / static_cast<double>(measured_ms.size());

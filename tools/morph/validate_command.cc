@@ -103,13 +103,15 @@ void print_online(Context& context, const ValidateArgs& args, const ValidationRe
   options.refit_threshold = args.refit_threshold;
   const OnlineRefitReport report = online_refit(validation.workloads, options);
   const int last = options.observed_rows;
-  const std::string gate = options.refit_threshold > 0 ? fmt::format("refit_threshold={:g} ", options.refit_threshold) : "";
+  const std::string gate =
+      options.refit_threshold > 0 ? fmt::format("refit_threshold={:g} ", options.refit_threshold) : "";
   const std::string summary =
       fmt::format("online: {}families={} halved_after_{}={} halvable_by_level={} halvable_by_fit={}", gate,
                   report.curves.size(), last, report.halved, report.halvable, report.halvable_by_fit);
   if (context.json) {
     nlohmann::json j{{"extra_rows", args.extra}, {"prior_weight", options.prior_weight},
-                     {"refit_threshold", options.refit_threshold}, {"observed_rows", options.observed_rows}, {"min_rows", options.min_rows},
+                     {"refit_threshold", options.refit_threshold}, {"observed_rows", options.observed_rows},
+                     {"min_rows", options.min_rows},
                      {"families", report.curves.size()}, {"halved", report.halved},
                      {"halvable_by_level", report.halvable}, {"halvable_by_fit", report.halvable_by_fit},
                      {"summary", summary}};
@@ -126,7 +128,8 @@ void print_online(Context& context, const ValidateArgs& args, const ValidationRe
                     "better, as morphd does)", 100 * options.refit_threshold)
       : " (kept where it predicts them better, as morphd does)";
   std::cout << fmt::format("Online refit on the Morphling artifact {}: each workload fitted on its profile + {} trace "
-                           "rows (prior weight {:g}), then refitted to those points and the first n of a family's unseen rows{}; "
+                           "rows (prior weight {:g}), then refitted to those points and the first n of a family's "
+                           "unseen rows{}; "
                            "errors on the family's other rows; level%: the least error of one factor on the "
                            "fitted model's predictions, chosen knowing those rows; fit%: the same after "
                            "refitting the model to those rows themselves (no prior)\n\n",
