@@ -93,10 +93,7 @@ std::vector<ModelRefit> refit_models(const BuiltView& built, const RefitOptions&
     r.error_after = refit.error_after;
     r.rmsle = refit.rmsle;
     r.accepted = refit.accepted;
-    if (r.accepted) {
-      r.perf.params = refit.model.params;
-      r.perf.prior = refit.model.prior;  // the next refit's, so that it counts the evidence once
-    }
+    r.perf = refit.model;  // where kept, with its prior: the next refit's, so that it counts the evidence once
     refits.push_back(std::move(r));
   }
   return refits;
