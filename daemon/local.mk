@@ -6,7 +6,6 @@ daemon_libmorph_daemon_la_SOURCES = \
 	%reldir%/cluster_snapshot.h \
 	%reldir%/job_measurements.h %reldir%/job_measurements.cc \
 	%reldir%/view_builder.h %reldir%/view_builder.cc \
-	%reldir%/model_refit.h %reldir%/model_refit.cc \
 	%reldir%/store/journal_state.h %reldir%/store/journal_state.cc \
 	%reldir%/reconfiguration.h %reldir%/reconfiguration.cc \
 	%reldir%/slurm_ops.h \

@@ -159,7 +159,7 @@ int run(const Options& o) {
           scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot));
       for (const std::string& line : r.lines) log_line(line);
       if (!o.dry_run) {
-        for (const morph::daemon::ModelRefit& refit : r.refits)
+        for (const morph::policy::ModelRefit& refit : r.refits)
           morph::daemon::record_refit(state, refit, snapshot->now_s);
         finish_jobs(state, *snapshot);
       }

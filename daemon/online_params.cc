@@ -8,7 +8,7 @@
 
 namespace morph::daemon {
 
-void record_refit(store::StateStore& state, const ModelRefit& refit, double now_s) {
+void record_refit(store::StateStore& state, const policy::ModelRefit& refit, double now_s) {
   state.record_fitted_params({refit.model, perf_model_to_json(refit.model, refit.perf), kOnlineRefitSource,
                               static_cast<std::int64_t>(std::floor(now_s)), refit.rmsle});
 }

@@ -6,16 +6,16 @@
 #include <map>
 #include <string>
 
-#include "daemon/model_refit.h"
 #include "daemon/store/state_store.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_params.h"
+#include "libmorph/policy/model_refit.h"
 
 namespace morph::daemon {
 
 inline constexpr const char* kOnlineRefitSource = "online";
 
-void record_refit(store::StateStore& state, const ModelRefit& refit, double now_s);
+void record_refit(store::StateStore& state, const policy::ModelRefit& refit, double now_s);
 
 // By catalog model name: the models whose latest fitted parameters are an online refit, as
 // it recorded them (parameters, evidence, the prior of its fit).

@@ -12,7 +12,11 @@ namespace morph::daemon {
 
 Scheduler::Scheduler(ViewContext context, std::unique_ptr<policy::Policy> policy, Reconfigurer& reconfigurer,
                      Journal& journal)
-    : context_(context), policy_(std::move(policy)), reconfigurer_(reconfigurer), journal_(journal) {}
+    : context_(context),
+      refitter_(policy::RefitOptions{.error_threshold = context.config.policy.refit_error_threshold}),
+      policy_(std::move(policy)),
+      reconfigurer_(reconfigurer),
+      journal_(journal) {}
 
 void Scheduler::use_refit(const std::string& model, const PerfModel& refit) {
   refitted_[model] = refit;
@@ -33,23 +37,16 @@ policy::PlanOracle& Scheduler::oracle(const std::map<std::string, policy::AppPro
 // The models that mispredict what their jobs measured are refitted; the view's
 // applications and the oracle take the new parameters at once.
 void Scheduler::refit(BuiltView& built, RoundReport& report) {
-  RefitOptions options;
-  options.error_threshold = context_.config.policy.refit_error_threshold;
-  std::vector<ModelRefit> refits;
+  std::vector<policy::ModelRefit> refits;
   try {
-    refits = refit_models(built, options, refit_on_);
+    refits = refitter_.round(built.view, built.apps);
   } catch (const Error& e) {
     report.lines.push_back(fmt::format("online refit failed: {}; the models stay", e.what()));
   }
-  for (ModelRefit& r : refits) {
-    report.lines.push_back(describe(r));
-    refit_on_[r.model] = r.configurations;
+  for (policy::ModelRefit& r : refits) {
+    report.lines.push_back(policy::describe(r));
     if (!r.accepted) continue;
-    for (auto& [name, app] : built.apps)
-      if (app.workload.model.name == r.model) {
-        app.perf.params = r.perf.params;
-        app.perf.prior = r.perf.prior;
-      }
+    policy::use_refit(built.apps, r.model, r.perf);
     use_refit(r.model, r.perf);
     report.refits.push_back(std::move(r));
   }

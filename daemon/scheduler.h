@@ -1,6 +1,6 @@
 // One scheduling round of morphd: finish the reconfigurations under way (journal), build
 // the policy's view of what Slurm says and what the jobs measured, refit the models that
-// mispredict them (model_refit.h), run the policy (the same object `morph simulate`
+// mispredict them (libmorph/policy/model_refit.h), run the policy (the same object `morph simulate`
 // drives) and start the reconfigurations it decides, leaving alone the jobs that are
 // being reconfigured. The policy lets a job pay back its last restart before it grows
 // (ClusterView::payback_s, RestartPenaltySeconds; the journal says when that restart
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/model_refit.h"
 #include "daemon/reconfigurer.h"
 #include "daemon/view_builder.h"
+#include "libmorph/policy/model_refit.h"
 #include "libmorph/policy/policy.h"
 
 namespace morph::daemon {
@@ -25,7 +25,7 @@ struct RoundReport {
   int jobs = 0;               // Morph jobs in the view
   int started = 0;            // reconfigurations started this round
   std::vector<std::string> lines;  // what was decided, skipped and why
-  std::vector<ModelRefit> refits;  // accepted online refits, in use from this round on
+  std::vector<policy::ModelRefit> refits;  // accepted online refits, in use from this round on
 };
 
 class Scheduler {
@@ -46,7 +46,7 @@ class Scheduler {
 
   ViewContext context_;
   std::map<std::string, PerfModel> refitted_;              // by catalog model name
-  std::map<std::string, std::set<std::string>> refit_on_;  // the configurations of each model's last refit
+  policy::ModelRefitter refitter_;  // remembers what the jobs measured
   std::unique_ptr<policy::Policy> policy_;
   Reconfigurer& reconfigurer_;
   Journal& journal_;

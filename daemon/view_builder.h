@@ -25,7 +25,7 @@ struct ViewContext {
   const MorphConfig& config;
   const Catalog& catalog;
   const PerfStore& perf;
-  // The models the online refit found (daemon/model_refit.h), by catalog model name: their
+  // The models the online refit found (libmorph/policy/model_refit.h), by catalog model name: their
   // parameters and the prior of their fit replace PerfStore's; the forward model and the
   // evidence stay.
   const std::map<std::string, PerfModel>* refitted = nullptr;

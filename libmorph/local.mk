@@ -86,6 +86,7 @@ libmorph_libmorph_policy_la_SOURCES = \
 	%reldir%/policy/cluster_view.h %reldir%/policy/cluster_view.cc \
 	%reldir%/policy/job_length.h %reldir%/policy/job_length.cc \
 	%reldir%/policy/plan_oracle.h %reldir%/policy/plan_oracle.cc \
+	%reldir%/policy/model_refit.h %reldir%/policy/model_refit.cc \
 	%reldir%/policy/restart_cost.h %reldir%/policy/restart_cost.cc \
 	%reldir%/policy/placement.h %reldir%/policy/placement.cc \
 	%reldir%/policy/assignment.h %reldir%/policy/assignment.cc \

@@ -8,6 +8,7 @@
 
 #include "libmorph/planner/hetero_plan.h"
 #include "libmorph/planner/plan_search.h"
+#include "libmorph/policy/model_refit.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
@@ -101,20 +102,26 @@ int JobCurve::previous(int gpus) const {
 PlanOracle::PlanOracle(std::map<std::string, AppProfile> apps, MemoryOptions memory, int max_gpus_per_job)
     : apps_(std::move(apps)), memory_(memory), max_gpus_per_job_(max_gpus_per_job) {}
 
-void PlanOracle::require_uniform_nodes() {
-  uniform_nodes_ = true;
+void PlanOracle::forget() {
   best_.clear();
   curves_.clear();
   demand_.clear();
   hetero_.clear();
 }
 
+void PlanOracle::require_uniform_nodes() {
+  uniform_nodes_ = true;
+  forget();
+}
+
 void PlanOracle::restrict_to(Admissible admissible) {
   admissible_ = std::move(admissible);
-  best_.clear();
-  curves_.clear();
-  demand_.clear();
-  hetero_.clear();
+  forget();
+}
+
+void PlanOracle::use_refit(const std::string& model, const PerfModel& refit) {
+  policy::use_refit(apps_, model, refit);
+  forget();
 }
 
 const AppProfile& PlanOracle::app(const std::string& name) const {

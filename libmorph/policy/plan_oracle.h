@@ -130,6 +130,11 @@ class PlanOracle {
   // a Morph record holds it); morphd sets this, the simulator need not.
   void require_uniform_nodes();
 
+  // An online refit of `model` (model_refit.h) in every application of it from now on;
+  // what was memoised is searched again.
+  void use_refit(const std::string& model, const PerfModel& refit);
+  const std::map<std::string, AppProfile>& apps() const { return apps_; }
+
   const OracleStats& stats() const { return stats_; }
 
  private:
@@ -139,6 +144,7 @@ class PlanOracle {
   PlanChoice search(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
                     const Shape& shape, double host_bytes_per_gpu_limit);
   MemoryOptions memory(const AppProfile& a) const;
+  void forget();  // every memoised answer
 
   std::map<std::string, AppProfile> apps_;
   MemoryOptions memory_;  // the site's; an application's is memory(app)

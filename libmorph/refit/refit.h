@@ -4,7 +4,7 @@
 // model only as far as they must and leave what its profile settled: the model's own fit
 // again, the observations added. The same function serves morph fit
 // --warm-start, the artifact's online-refit curve (libmorph/artifact/online_refit.h) and
-// morphd (daemon/model_refit.h).
+// morphd (libmorph/policy/model_refit.h).
 #pragma once
 
 #include <span>
@@ -57,7 +57,7 @@ double mean_relative_error(std::span<const double> predicted_ms, std::span<const
 // A refit under morphd's rule (Morphling A.3: the model "can also be updated online ...
 // when the prediction error exceeds a threshold"): `in_use` is refitted to `groups` only
 // where it mispredicts them by more than `threshold` (their mean relative error), and the
-// refit is kept only where it predicts them better. morphd (daemon/model_refit.h) and the
+// refit is kept only where it predicts them better. morphd (libmorph/policy/model_refit.h) and the
 // artifact's online-refit curve (libmorph/artifact/online_refit.h) decide by it.
 struct GatedRefit {
   PerfModel model;          // in use after the decision: the refit where kept, else `in_use`

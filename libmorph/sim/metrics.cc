@@ -45,6 +45,8 @@ Report summarize(const SimResult& result) {
   r.policy = result.policy;
   r.measured_runs = result.measured_runs;
   r.predicted_runs = result.predicted_runs;
+  r.refits = result.refits;
+  r.refits_kept = result.refits_kept;
   r.rounds = result.rounds;
   r.skipped_rounds = result.skipped_rounds;
   r.wall_s = result.wall_s;

@@ -28,6 +28,8 @@ struct Report {
   long measured_runs = 0;
   long predicted_runs = 0;
   double predicted_share = 0;  // of the time jobs made progress
+  long refits = 0;              // online refits tried, and kept (SimOptions::refit)
+  long refits_kept = 0;
   std::vector<std::string> never_finished;
   long rounds = 0;
   long skipped_rounds = 0;

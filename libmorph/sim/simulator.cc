@@ -84,8 +84,12 @@ class Replay {
   double next_arrival_s() const { return jobs_[order_[next_]].state.submit_time_s; }
   bool any_running() const;
 
+  // The models the policy plans with: the refitted ones where SimOptions::refit is on.
+  policy::PlanOracle& planning() { return refitted_ ? *refitted_ : oracle_; }
+
   void admit();
   void observe();
+  void refit();
   std::vector<policy::Decision> decide();
   bool apply(const std::vector<policy::Decision>& decisions);
   bool steady();
@@ -96,7 +100,9 @@ class Replay {
 
   const std::vector<SimJob>& jobs_;
   policy::Policy& policy_;
-  policy::PlanOracle& oracle_;
+  policy::PlanOracle& oracle_;  // the simulated world's model: the speeds the traces lack
+  std::optional<policy::PlanOracle> refitted_;
+  policy::ModelRefitter refitter_;
   const TraceTruth& truth_;
   const SimOptions& options_;
   std::vector<std::size_t> order_;  // jobs_ by submission time
@@ -110,8 +116,15 @@ class Replay {
 
 Replay::Replay(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes, policy::Policy& policy,
                policy::PlanOracle& oracle, const TraceTruth& truth, const SimOptions& options)
-    : jobs_(jobs), policy_(policy), oracle_(oracle), truth_(truth), options_(options), order_(jobs.size()) {
+    : jobs_(jobs),
+      policy_(policy),
+      oracle_(oracle),
+      refitter_(options.refit),
+      truth_(truth),
+      options_(options),
+      order_(jobs.size()) {
   if (options.interval_s <= 0) throw Error("the scheduling interval must be positive");
+  if (options.refit.error_threshold > 0) refitted_.emplace(oracle);
   result_.policy = policy.name();
   std::iota(order_.begin(), order_.end(), 0);
   std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
@@ -149,6 +162,7 @@ SimResult Replay::run() {
       continue;
     }
     observe();
+    refit();
     const bool changed = apply(decide());
     report();
     if (!any_running()) {
@@ -186,9 +200,21 @@ void Replay::observe() {
   }
 }
 
+// As morphd each round: the models that mispredict what the running jobs report are
+// refitted, and the policy plans with the refit it keeps.
+void Replay::refit() {
+  if (!refitted_) return;
+  for (policy::ModelRefit& r : refitter_.round(view_, refitted_->apps())) {
+    ++result_.refits;
+    if (!r.accepted) continue;
+    ++result_.refits_kept;
+    refitted_->use_refit(r.model, r.perf);
+  }
+}
+
 // The policy's decisions, checked against the view and the cluster.
 std::vector<policy::Decision> Replay::decide() {
-  std::vector<policy::Decision> decisions = policy_.schedule(view_, oracle_);
+  std::vector<policy::Decision> decisions = policy_.schedule(view_, planning());
   ++result_.rounds;
   if (decisions.size() != view_.jobs.size())
     throw Error(fmt::format("internal: policy {} decided for {} of {} jobs", policy_.name(), decisions.size(),
@@ -222,6 +248,8 @@ bool Replay::apply(const std::vector<policy::Decision>& decisions) {
     }
     const policy::ChangePath path = policy::change_path(j, view_.nodes, target.slices);
     j.current = target;
+    // The record's prediction, which tells the policy later whether a refit changed its mind.
+    j.planned_iteration_s = planning().predict_s(j, target.plan, view_.nodes, target.slices, target.groups);
     j.ready_s = now + options_.restart.of(path);
     // As morphd's journal has it: a start counts as much as a reconfiguration, and a job
     // pays its restart back from when it runs again.
@@ -245,7 +273,7 @@ bool Replay::apply(const std::vector<policy::Decision>& decisions) {
 bool Replay::steady() {
   for (const JobState& j : view_.jobs)
     if (j.running() && j.ready_s > view_.now_s) return false;
-  return policy_.steady(view_, oracle_);
+  return policy_.steady(view_, planning());
 }
 
 // Jumps over the rounds after this one that would decide the same, stopping a round or

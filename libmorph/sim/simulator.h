@@ -2,7 +2,9 @@
 // the policy runs every `interval_s` seconds (Morphling's artifact: 60 s), every start
 // and restart costs `restart` seconds, by its path, on its GPUs without progress (260 s),
 // and jobs progress at their measured iteration time where the traces have it and at the
-// model's otherwise. Rounds in which nothing can change (the policy says it is steady,
+// model's otherwise. With SimOptions::refit, the policy's models are refitted online from
+// the speeds the jobs run at, as morphd refits them from what its jobs report, while the
+// simulated world keeps the model it started with. Rounds in which nothing can change (the policy says it is steady,
 // policy::Policy::steady) are skipped up to the next arrival or completion.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "libmorph/policy/model_refit.h"
 #include "libmorph/policy/policy.h"
 #include "libmorph/sim/truth.h"
 
@@ -33,6 +36,10 @@ struct SimOptions {
   double starvation_limit_s = 0;          // ClusterView::starvation_limit_s
   double unknown_length_prior_s = 900;   // ClusterView::unknown_length_prior_s
   bool heterogeneous_jobs = false;        // ClusterView::heterogeneous_jobs
+  // morphd's online refit (model_refit.h) of the models the policy plans with; the
+  // oracle passed to simulate() stays as it is and gives the speeds the traces lack.
+  // error_threshold 0: none (morphd: RefitErrorThreshold).
+  policy::RefitOptions refit{.error_threshold = 0};
   // Called after every round the policy decides (none when empty).
   std::function<void(const SimProgress&)> on_round;
 };
@@ -63,6 +70,8 @@ struct SimResult {
   long skipped_rounds = 0;  // of `rounds`, those decided without the policy: it was steady
   long measured_runs = 0;   // (re)starts whose speed the traces measured
   long predicted_runs = 0;  // (re)starts whose speed the model predicted
+  long refits = 0;          // online refits tried (SimOptions::refit)
+  long refits_kept = 0;     // of which the policy planned with from then on
   double wall_s = 0;        // time the simulation took
 };
 
@@ -74,7 +83,8 @@ struct SimJob {
   std::string where;       // workload file:line
 };
 
-// `truth` may be empty: then every speed comes from the oracle's model.
+// `truth` may be empty: then every speed comes from the oracle's model. Throws on invalid
+// options.
 SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes,
                    policy::Policy& policy, policy::PlanOracle& oracle, const TraceTruth& truth,
                    const SimOptions& options);

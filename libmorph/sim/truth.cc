@@ -39,13 +39,17 @@ TraceTruth TraceTruth::load(const std::string& dir, const std::map<std::string, 
     for (const ArtifactRow& r : read_trace(file.string(), workload, spec, cluster)) {
       std::vector<int> gpus;
       for (const NodeShare& n : r.allocation.nodes) gpus.push_back(n.gpus);
-      // Codes are normalised through the plan, so that "ga" and "111" name one thing.
-      const std::string code = artifact_code(r.plan);
-      if (code.empty()) continue;
-      t.seconds_[{name, code + "/" + placement_code(gpus)}] = r.iter_ms / 1e3;
+      t.add(name, r.plan, gpus, r.iter_ms / 1e3);
     }
   }
   return t;
+}
+
+void TraceTruth::add(const std::string& app, const ExecutionPlan& plan, const std::vector<int>& gpus_per_node,
+                     double seconds) {
+  // Codes are normalised through the plan, so that "ga" and "111" name one thing.
+  const std::string code = artifact_code(plan);
+  if (!code.empty()) seconds_[{app, code + "/" + placement_code(gpus_per_node)}] = seconds;
 }
 
 double TraceTruth::lookup(const std::string& app, const ExecutionPlan& plan,

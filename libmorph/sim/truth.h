@@ -30,6 +30,8 @@ class TraceTruth {
   static TraceTruth load(const std::string& dir, const std::map<std::string, ArtifactWorkload>& apps,
                          const ArtifactSpec& spec, const Cluster& cluster);
 
+  // One measurement (0: the run failed); plans the artifact never names are left out.
+  void add(const std::string& app, const ExecutionPlan& plan, const std::vector<int>& gpus_per_node, double seconds);
   // Measured seconds per iteration; 0 when the traces lack the configuration or the
   // run failed there (out of memory).
   double lookup(const std::string& app, const ExecutionPlan& plan, const std::vector<int>& gpus_per_node) const;

@@ -82,6 +82,30 @@ write_workload() {
   jq_true "$file" '.payback_s == 0 and .restart_s.requeue == 260'
 }
 
+@test "simulate refits the policies' models as morphd does: at RefitErrorThreshold unless --refit-threshold says" {
+  require_artifact
+  require_jq
+  local file
+  morph --json simulate --workload "$(workload mt)" --truth "$ARTIFACT/traces" --policy morphling --measured-only
+  assert_ok
+  file=$(save_json refit)
+  jq_true "$file" '.refit_threshold == 0.1 and .policies[0].refits > 0'
+  jq_true "$file" '.policies[0].refits_kept > 0 and .policies[0].refits_kept <= .policies[0].refits'
+  jq_true "$file" '.policies[0].all.finished == 406'
+  morph --json simulate --workload "$(workload mt)" --truth "$ARTIFACT/traces" --policy morphling --measured-only \
+    --refit-threshold 0
+  assert_ok
+  file=$(save_json none)
+  jq_true "$file" '.refit_threshold == 0 and .policies[0].refits == 0 and .policies[0].refits_kept == 0'
+  morph simulate --workload "$(workload mt)" --truth "$ARTIFACT/traces" --policy fifo --refit-threshold 0.25
+  assert_ok
+  [[ "$output" == *"online refit: the policy's models are refitted when they mispredict the running jobs by more than 25%"* ]] ||
+    fail "no refit line" "$output"
+  [[ "$output" == *"online refits ("*" kept)"* ]] || fail "no refit count" "$output"
+  morph simulate --workload "$(workload mt)" --refit-threshold -1
+  assert_morph_error --refit-threshold
+}
+
 @test "simulate --json and --jobs-csv report every job" {
   require_artifact
   require_jq

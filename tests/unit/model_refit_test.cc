@@ -1,4 +1,4 @@
-// morphd's online refit (daemon/model_refit.h): when it happens, what it changes, and
+// morphd's online refit (libmorph/policy/model_refit.h): when it happens, what it changes, and
 // that the view takes the refitted parameters.
 #include <gtest/gtest.h>
 
@@ -9,14 +9,23 @@
 
 #include <unistd.h>
 
-#include "daemon/model_refit.h"
 #include "libmorph/perf/perf_store.h"
+#include "libmorph/policy/model_refit.h"
 #include "libmorph/policy/plan_oracle.h"
 #include "libmorph/util/error.h"
 #include "tests/unit/daemon_support.h"
 
 namespace morph::daemon {
 namespace {
+
+using policy::ModelRefit;
+using policy::ModelRefitter;
+using policy::RefitOptions;
+
+// A round of `refitter` on the view morphd builds.
+std::vector<ModelRefit> refit_round(ModelRefitter& refitter, const BuiltView& built) {
+  return refitter.round(built.view, built.apps);
+}
 
 const ExecutionPlan kEight = test::make_plan(8, 1, 1, 1, 1, 2);
 const ExecutionPlan kFour = test::make_plan(4, 1, 1, 1, 1, 4);
@@ -46,11 +55,10 @@ class ModelRefitTest : public test::DaemonFixture {
     return h;
   }
 
-  std::vector<ModelRefit> refits(const JobHistories& histories, double threshold,
-                                 const std::map<std::string, std::set<std::string>>& refit_on = {}) const {
-    RefitOptions options;
-    options.error_threshold = threshold;
-    return refit_models(build_view(two_jobs(), context_, histories), options, refit_on);
+  // One round of a refitter that has seen nothing before.
+  std::vector<ModelRefit> refits(const JobHistories& histories, double threshold) const {
+    ModelRefitter refitter(RefitOptions{.error_threshold = threshold});
+    return refit_round(refitter, build_view(two_jobs(), context_, histories));
   }
 };
 
@@ -116,22 +124,55 @@ TEST_F(ModelRefitTest, AJobSpanningTwoGpuTypesIsNotAPointOfTheRefit) {
   JobHistories h;
   test::report(h[11], 11, 300, r.current.plan, 1.5 * predicted.at("12"), 5);
   test::report(h[12], 12, 300, kFour, 1.5 * predicted.at("12"), 5);
-  RefitOptions options;
-  options.error_threshold = 0.10;
-  const std::vector<ModelRefit> refit = refit_models(build_view(s, context_, h), options, {});
+  ModelRefitter refitter(RefitOptions{.error_threshold = 0.10});
+  const std::vector<ModelRefit> refit = refit_round(refitter, build_view(s, context_, h));
   ASSERT_EQ(refit.size(), 1u);
   EXPECT_EQ(refit[0].configurations.size(), 1u) << describe(refit[0]);
 }
 
+// The refit sees the same evidence once: a round whose points the last refit saw does
+// not refit again (the model in use being the one before the refit, as when it was not
+// kept), one that adds a configuration does. Job 12 alone first, then both jobs.
 TEST_F(ModelRefitTest, TheSameEvidenceDoesNotRefitAModelTwice) {
   const JobHistories slow = reporting(1.5);
-  const std::vector<ModelRefit> first = refits(slow, 0.10);
+  JobHistories only_12;
+  only_12[12] = slow.at(12);
+  ModelRefitter refitter(RefitOptions{.error_threshold = 0.10});
+  const BuiltView one = build_view(two_jobs(), context_, only_12);
+  const std::vector<ModelRefit> first = refit_round(refitter, one);
   ASSERT_EQ(first.size(), 1u);
-  std::map<std::string, std::set<std::string>> refit_on{{"gpt2-1.5b", first[0].configurations}};
-  EXPECT_TRUE(refits(slow, 0.10, refit_on).empty());
-  // A configuration the last refit did not see is new evidence.
-  refit_on["gpt2-1.5b"].erase(refit_on["gpt2-1.5b"].begin());
-  EXPECT_EQ(refits(slow, 0.10, refit_on).size(), 1u);
+  EXPECT_EQ(first[0].configurations.size(), 1u);
+  EXPECT_TRUE(refit_round(refitter, one).empty());
+  const std::vector<ModelRefit> second = refit_round(refitter, build_view(two_jobs(), context_, slow));
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].configurations.size(), 2u);
+}
+
+// What a job measured stays a point after it ends: a refit fits every configuration its
+// model's jobs have run, not only those running at the time, which would pull the model
+// back and forth as jobs come and go. Job 11 reports, then ends; job 12 reports alone.
+TEST_F(ModelRefitTest, AFinishedJobsMeasurementStaysAPoint) {
+  const JobHistories slow = reporting(1.5);
+  JobHistories only_11, only_12;
+  only_11[11] = slow.at(11);
+  only_12[12] = slow.at(12);
+  ModelRefitter refitter(RefitOptions{.error_threshold = 0.10});
+  const std::vector<ModelRefit> first = refit_round(refitter, build_view(two_jobs(), context_, only_11));
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].configurations.size(), 1u);
+  const std::string eleven = *first[0].configurations.begin();
+
+  const ClusterSnapshot twelve_alone = snapshot({test::running_job(12, "a100-2", kFour, 200)});
+  const std::vector<ModelRefit> second = refit_round(refitter, build_view(twelve_alone, context_, only_12));
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].configurations.size(), 2u);
+  EXPECT_EQ(second[0].configurations.count(eleven), 1u) << describe(second[0]);
+  // Both points, each 1.5x what the model predicted: the refit predicts them as a fresh
+  // refitter does that sees both jobs at once.
+  const std::vector<ModelRefit> both = refits(slow, 0.10);
+  ASSERT_EQ(both.size(), 1u);
+  EXPECT_NEAR(second[0].error_before, both[0].error_before, 1e-9);
+  EXPECT_EQ(second[0].perf.params.to_array(), both[0].perf.params.to_array());
 }
 
 // A model saved with its evidence (PerfModelDir) is refitted to it as well: profile runs
@@ -198,7 +239,7 @@ TEST_F(ModelRefitTest, InvalidOptionsAreRefusedNamingTheMember) {
   options.error_threshold = std::nan("");
   EXPECT_FALSE(options.is_valid(&error));
   EXPECT_NE(error.find("error_threshold"), std::string::npos);
-  EXPECT_THROW(refit_models(build_view(two_jobs(), context_), options, {}), Error);
+  EXPECT_THROW(ModelRefitter{options}, Error);
 }
 
 }  // namespace

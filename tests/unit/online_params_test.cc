@@ -26,8 +26,8 @@ class OnlineParamsTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   std::string db() const { return (dir_ / "morph.db").string(); }
 
-  static ModelRefit refit(const std::string& model, double k_const_ms) {
-    ModelRefit r;
+  static policy::ModelRefit refit(const std::string& model, double k_const_ms) {
+    policy::ModelRefit r;
     r.model = model;
     r.perf.forward.per_sample_ms = 2;
     r.perf.params.k_const_ms = k_const_ms;

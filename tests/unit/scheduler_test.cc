@@ -172,7 +172,7 @@ TEST_F(SchedulerMeasurementTest, ARefittedModelIsWhatTheRoundPredictsWith) {
 
   const Round refitted = run(slow_job_11());
   ASSERT_EQ(refitted.report.refits.size(), 1u);
-  const ModelRefit& r = refitted.report.refits[0];
+  const policy::ModelRefit& r = refitted.report.refits[0];
   EXPECT_EQ(r.model, "gpt2-1.5b");
   bool logged = false;
   for (const std::string& line : refitted.report.lines)

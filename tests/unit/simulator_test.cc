@@ -180,6 +180,65 @@ TEST(Simulator, AStartIsARestartPaidBackFromWhenTheJobRunsAgain) {
   EXPECT_TRUE(requeued);
 }
 
+// A policy that decides as `name` does and notes, each round, what the model it is given
+// predicts for `j`'s requested plan on its GPUs of node 0.
+class Predicting : public policy::Policy {
+ public:
+  Predicting(const std::string& name, JobState j) : inner_(policy::make_policy(name)), job_(std::move(j)) {}
+  std::string name() const override { return inner_->name(); }
+  std::vector<policy::Decision> schedule(const policy::ClusterView& view, policy::PlanOracle& oracle) override {
+    const int gpus = job_.requested_plan.gpus();
+    predicted_s.push_back(
+        oracle.predict_s(job_, job_.requested_plan, view.nodes, {policy::Slice{0, gpus, job_.requested_cpus, 0}}));
+    return inner_->schedule(view, oracle);
+  }
+  std::vector<double> predicted_s;
+
+ private:
+  std::unique_ptr<policy::Policy> inner_;
+  JobState job_;
+};
+
+// With SimOptions::refit the policy plans, as under morphd, with a model refitted to the
+// speeds its jobs report; the jobs still run at what the world measured, and the oracle
+// the caller passed (the world's model where the traces lack a configuration) stays as
+// it was. A lone job measured 1.5x slower than the model predicts is refitted once, after
+// its start, and the policy's prediction moves towards the measurement.
+TEST(Simulator, TheOnlineRefitMovesThePolicysModelNotTheWorld) {
+  const JobState j = job("solo", Sla::best_effort, 4, 3000, 0);
+  const double model_s = requested_iteration_s(j);
+  TraceTruth truth;
+  truth.add("m", j.requested_plan, {4}, 1.5 * model_s);
+  for (const double threshold : {0.0, 0.10}) {
+    SimOptions o;
+    o.refit.error_threshold = threshold;
+    policy::PlanOracle oracle = test::make_oracle();
+    Predicting fifo("fifo", j);
+    const SimResult r = simulate({sim(j)}, test::nodes("1x8xbig"), fifo, oracle, truth, o);
+    ASSERT_TRUE(r.jobs[0].finished());
+    EXPECT_EQ(r.measured_runs, 1);
+    EXPECT_NEAR(r.jobs[0].run_seconds, 3000 * 1.5 * model_s, 1e-6) << threshold;
+    EXPECT_DOUBLE_EQ(oracle.predict_s(j, j.requested_plan, test::nodes("1x8xbig"), {policy::Slice{0, 4, 32, 0}}),
+                     model_s);
+    ASSERT_GE(fifo.predicted_s.size(), 3u);
+    EXPECT_DOUBLE_EQ(fifo.predicted_s.front(), model_s);
+    if (threshold == 0) {
+      EXPECT_EQ(r.refits, 0);
+      EXPECT_DOUBLE_EQ(fifo.predicted_s.back(), model_s);
+    } else {
+      EXPECT_EQ(r.refits, 1);  // the same point is not refitted twice
+      EXPECT_EQ(r.refits_kept, 1);
+      EXPECT_GT(fifo.predicted_s.back(), 1.1 * model_s);
+      EXPECT_LE(fifo.predicted_s.back(), 1.5 * model_s * (1 + 1e-9));
+    }
+  }
+  SimOptions bad;
+  bad.refit.prior_weight = -1;
+  policy::PlanOracle oracle = test::make_oracle();
+  auto fifo = policy::make_policy("fifo");
+  EXPECT_THROW(simulate({sim(j)}, test::nodes("1x8xbig"), *fifo, oracle, truth, bad), Error);
+}
+
 TEST(Simulator, PreemptedJobReturnsToTheQueueAndFinishes) {
   SimOptions o;
   o.restart = policy::RestartCosts::uniform(100);

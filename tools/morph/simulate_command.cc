@@ -43,6 +43,7 @@ struct SimulateArgs {
   std::string job_length = "declared";
   double starvation_limit_s = -1;      // -1: morph.conf StarvationLimitSeconds
   double unknown_length_prior_s = -1;  // -1: morph.conf UnknownLengthPriorSeconds
+  double refit_threshold = -1;         // -1: morph.conf RefitErrorThreshold
 };
 
 std::map<std::string, int> parse_quotas(const std::vector<std::string>& items) {
@@ -65,7 +66,8 @@ nlohmann::json report_json(const sim::Report& r) {
   return {{"policy", r.policy}, {"all", summary_json(r.all)}, {"guaranteed", summary_json(r.guaranteed)},
           {"best_effort", summary_json(r.best_effort)}, {"makespan_s", r.makespan_s},
           {"measured_runs", r.measured_runs}, {"predicted_runs", r.predicted_runs},
-          {"predicted_share", r.predicted_share}, {"never_finished", r.never_finished}, {"rounds", r.rounds},
+          {"predicted_share", r.predicted_share}, {"refits", r.refits}, {"refits_kept", r.refits_kept},
+          {"never_finished", r.never_finished}, {"rounds", r.rounds},
           {"skipped_rounds", r.skipped_rounds}, {"wall_s", r.wall_s}};
 }
 
@@ -75,9 +77,10 @@ std::string last_line(const sim::Report& r) {
 }
 
 std::string speeds_line(const sim::Report& r) {
-  return fmt::format("{} (re)starts at measured speeds, {} at predicted speeds ({:.1f}% of running time); {} rounds "
-                     "({} skipped: nothing could change) in {:.2f} s",
-                     r.measured_runs, r.predicted_runs, 100 * r.predicted_share, r.rounds, r.skipped_rounds, r.wall_s);
+  return fmt::format("{} (re)starts at measured speeds, {} at predicted speeds ({:.1f}% of running time); {} online "
+                     "refits ({} kept); {} rounds ({} skipped: nothing could change) in {:.2f} s",
+                     r.measured_runs, r.predicted_runs, 100 * r.predicted_share, r.refits, r.refits_kept, r.rounds,
+                     r.skipped_rounds, r.wall_s);
 }
 
 void print_one(const sim::Report& r) {
@@ -188,6 +191,8 @@ void run_simulate(Context& context, const SimulateArgs& args) {
       args.starvation_limit_s >= 0 ? args.starvation_limit_s : config.policy.starvation_limit_s;
   options.unknown_length_prior_s =
       args.unknown_length_prior_s > 0 ? args.unknown_length_prior_s : config.policy.unknown_length_prior_s;
+  // morphd refits at RefitErrorThreshold (daemon/scheduler.cc); so does the simulation unless told.
+  options.refit.error_threshold = args.refit_threshold >= 0 ? args.refit_threshold : config.policy.refit_error_threshold;
 
   policy::PlanOracle oracle(sim::profiles_of(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
   if (args.measured_only) {
@@ -223,6 +228,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                      {"min_reconfigure_gain", options.min_reconfigure_gain},
                      {"job_length", sim::to_string(job_length)}, {"starvation_limit_s", options.starvation_limit_s},
                      {"unknown_length_prior_s", options.unknown_length_prior_s},
+                     {"refit_threshold", options.refit.error_threshold},
                      {"heterogeneous_jobs", options.heterogeneous_jobs},
                      {"truth", args.truth}, {"truth_configurations", truth.size()}};
     for (const auto& [name, app] : apps) j["models"][name] = app.model_source;
@@ -239,6 +245,11 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                            args.workload, jobs.size(), args.cluster, gpus, restart, options.interval_s);
   std::cout << fmt::format("job lengths: {}; a job waiting {:g} s is overdue{}\n", sim::to_string(job_length),
                            options.starvation_limit_s, options.starvation_limit_s > 0 ? "" : " (never: 0)");
+  std::cout << (options.refit.error_threshold > 0
+                    ? fmt::format("online refit: the policy's models are refitted when they mispredict the running "
+                                  "jobs by more than {:g}%\n",
+                                  100 * options.refit.error_threshold)
+                    : std::string("online refit: none (--refit-threshold 0)\n"));
   if (options.heterogeneous_jobs)
     std::cout << "heterogeneous jobs: a best-effort job may span idle GPUs of a second type (JABAS)\n";
   std::cout << (args.truth.empty() ? std::string("speeds: the performance model (no --truth)\n")
@@ -296,6 +307,10 @@ void add_simulate_command(CLI::App& app, Context& context) {
                   "expected running seconds of a job of unknown length that has run less than that "
                   "(default: morph.conf)")
       ->check(CLI::Range(1.0, 1e9));
+  cmd->add_option("--refit-threshold", args->refit_threshold,
+                  "refit the models the policies plan with, as morphd does, when they mispredict the running jobs' "
+                  "iteration times by more than this fraction (0: never; default: morph.conf RefitErrorThreshold)")
+      ->check(CLI::Range(0.0, 10.0));
   cmd->add_flag("--heterogeneous", args->heterogeneous,
                 "Morphling may give a best-effort job idle GPUs of a second type as one data-parallel job "
                 "(JABAS; morph.conf HeterogeneousJobs); off by default, as in Table 4");

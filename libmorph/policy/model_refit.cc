@@ -1,0 +1,110 @@
+#include "libmorph/policy/model_refit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "libmorph/perf/iteration_time.h"
+#include "libmorph/util/error.h"
+#include "libmorph/util/median.h"
+
+namespace morph::policy {
+bool RefitOptions::is_valid(std::string* error) const {
+  if (!(error_threshold >= 0) || !std::isfinite(error_threshold)) {
+    *error = fmt::format("error_threshold {} must be a finite number >= 0", error_threshold);
+    return false;
+  }
+  if (!(prior_weight >= 0) || !std::isfinite(prior_weight)) {
+    *error = fmt::format("prior_weight {} must be a finite number >= 0", prior_weight);
+    return false;
+  }
+  return true;
+}
+
+ModelRefitter::ModelRefitter(RefitOptions options) : options_(options) {
+  if (std::string error; !options_.is_valid(&error)) throw Error("online refit: " + error);
+}
+
+void ModelRefitter::observe(const ClusterView& view, const std::map<std::string, AppProfile>& apps) {
+  for (const JobState& job : view.jobs) {
+    if (!job.running() || job.measured_iteration_s <= 0) continue;
+    // A job spanning two GPU types runs at its slowest group's pace (hetero_plan.h): not a
+    // point of the one-type model the refit fits.
+    if (!job.current.groups.empty()) continue;
+    const AppProfile& app = apps.at(job.app);
+    // A job that adapts its batch ran other batches than its plan's: scaled to it
+    // (daemon/view_builder.h), its iterations estimate the plan's time, they do not measure it.
+    if (app.adaptive_batch) continue;
+    const Allocation allocation = to_allocation(view.nodes, job.current.slices);
+    const std::string key = fmt::format("{} {} on {} ({} CPUs per GPU)", job.app, to_string(job.current.plan),
+                                        allocation.to_string(), allocation.min_cpus_per_gpu());
+    Application& a = observed_[app.workload.model.name][job.app];
+    a.workload = app.workload;
+    a.forward = app.perf.forward;
+    Configuration& c = a.configurations[key];
+    c.plan = job.current.plan;
+    c.allocation = allocation;
+    c.measured_s[job.id] = job.measured_iteration_s;
+  }
+}
+
+std::vector<ModelRefit> ModelRefitter::round(const ClusterView& view, const std::map<std::string, AppProfile>& apps) {
+  std::vector<ModelRefit> refits;
+  if (options_.error_threshold <= 0) return refits;
+  observe(view, apps);
+  for (const auto& [model, applications] : observed_) {
+    // The model in use: the same parameters in every application of it; none in the
+    // view, no job needs it this round.
+    const auto in_use = std::find_if(apps.begin(), apps.end(),
+                                     [&](const auto& a) { return a.second.workload.model.name == model; });
+    if (in_use == apps.end()) continue;
+    ModelRefit r;
+    r.model = model;
+    r.perf = in_use->second.perf;
+    std::vector<WorkloadIterations> groups;
+    for (const auto& [app_name, a] : applications) {
+      WorkloadIterations group{a.workload, a.forward, {}};
+      for (const auto& [key, c] : a.configurations) {
+        std::vector<double> measured;
+        for (const auto& [job, s] : c.measured_s) measured.push_back(s);
+        group.observed.push_back(ObservedIteration{c.plan, c.allocation, median(measured) * 1e3, key});
+        r.configurations.insert(key);
+      }
+      groups.push_back(std::move(group));
+    }
+    const auto seen = refit_on_.find(model);
+    const bool news = seen == refit_on_.end() ||
+                      std::any_of(r.configurations.begin(), r.configurations.end(),
+                                  [&](const std::string& k) { return !seen->second.count(k); });
+    if (!news) continue;
+    FitOptions fit;
+    fit.prior_weight = options_.prior_weight;
+    const GatedRefit refit = gated_refit(r.perf, groups, options_.error_threshold, fit);
+    if (!refit.tried) continue;
+    refit_on_[model] = r.configurations;
+    r.error_before = refit.error_before;
+    r.error_after = refit.error_after;
+    r.rmsle = refit.rmsle;
+    r.accepted = refit.accepted;
+    r.perf = refit.model;  // where kept, with its prior: the next refit's, so that it counts the evidence once
+    refits.push_back(std::move(r));
+  }
+  return refits;
+}
+
+void use_refit(std::map<std::string, AppProfile>& apps, const std::string& model, const PerfModel& refit) {
+  for (auto& [name, app] : apps)
+    if (app.workload.model.name == model) {
+      app.perf.params = refit.params;
+      app.perf.prior = refit.prior;
+    }
+}
+
+std::string describe(const ModelRefit& r) {
+  const std::size_t n = r.configurations.size();
+  return fmt::format("refit {}: error {:.1f}% -> {:.1f}% on {} point{}{}", r.model, 100 * r.error_before,
+                     100 * r.error_after, n, n == 1 ? "" : "s", r.accepted ? "" : "; not better, the model stays");
+}
+
+}  // namespace morph::policy

@@ -1,0 +1,87 @@
+// Online refit (Morphling §4, "Continuous model fitting": the model is "updated online
+// using metrics collected in real training runs when the prediction error exceeds a
+// threshold"). Each round, per model, the iteration times its running jobs measured
+// against what the model in use predicts for them; above RefitErrorThreshold, a
+// warm-start refit (libmorph/refit/refit.h) on those points and the points the model was
+// fitted on (its evidence), which the scheduler uses from then on. morphd refits so
+// (daemon/scheduler.h), and `morph simulate` does the same from the speeds its jobs run at.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "libmorph/config/morph_conf.h"
+#include "libmorph/perf/perf_model.h"
+#include "libmorph/policy/cluster_view.h"
+#include "libmorph/policy/plan_oracle.h"
+#include "libmorph/refit/refit.h"
+
+namespace morph::policy {
+
+struct RefitOptions {
+  double error_threshold = PolicyKnobs{}.refit_error_threshold;  // RefitErrorThreshold; 0: never refit
+  double prior_weight = kDefaultPriorWeight;  // FitOptions::prior_weight around the model in use
+
+  // Ceres-style: false with a message naming the bad member.
+  bool is_valid(std::string* error) const;
+};
+
+struct ModelRefit {
+  std::string model;                       // catalog name
+  PerfModel perf;                          // the refitted model (forward: one application's)
+  std::set<std::string> configurations;    // the points: application, plan and allocation
+  double error_before = 0;                 // mean |predicted - measured| / measured over the points
+  double error_after = 0;
+  double rmsle = 0;                        // of the fit
+  bool accepted = false;                   // the refit predicts the points better than the model in use
+};
+
+// What one model's jobs have measured, as the online refit remembers it: by application
+// and configuration (application, plan, allocation), each job's latest iteration time.
+// A finished job's measurement stays, so that each refit fits every configuration seen
+// so far (as the online-refit curve does, libmorph/artifact/online_refit.h) and not only
+// the jobs running at that moment, which would pull the model back and forth as they come
+// and go.
+class ModelRefitter {
+ public:
+  // Throws on invalid options.
+  explicit ModelRefitter(RefitOptions options);
+
+  // The refits this round calls for. The running jobs of `view` that measured their
+  // iteration time (JobState::measured_iteration_s) join what is remembered; `apps` holds
+  // the model in use of each JobState::app. A model is refit when its remembered points
+  // (per configuration, the median of its jobs') are mispredicted by more than the
+  // threshold on average and include a configuration its last refit did not see: the
+  // same evidence twice would pull the model past its prior. Jobs spanning two GPU types
+  // and jobs that adapt their batch are no points of a model.
+  std::vector<ModelRefit> round(const ClusterView& view, const std::map<std::string, AppProfile>& apps);
+
+ private:
+  struct Configuration {
+    ExecutionPlan plan;
+    Allocation allocation;
+    std::map<std::string, double> measured_s;  // by job id, its latest
+  };
+  struct Application {
+    Workload workload;
+    ForwardModel forward;
+    std::map<std::string, Configuration> configurations;  // by key
+  };
+
+  void observe(const ClusterView& view, const std::map<std::string, AppProfile>& apps);
+
+  RefitOptions options_;
+  std::map<std::string, std::map<std::string, Application>> observed_;  // by model, by application
+  std::map<std::string, std::set<std::string>> refit_on_;  // by model: the configurations of its last refit
+};
+
+// The refitted parameters and prior of `refit.model` in every application of that model;
+// the applications' forward models stay their own.
+void use_refit(std::map<std::string, AppProfile>& apps, const std::string& model, const PerfModel& refit);
+
+// "refit MODEL: error X% -> Y% on N points" (and that it was kept when not accepted).
+std::string describe(const ModelRefit& refit);
+
+}  // namespace morph::policy
