@@ -224,7 +224,7 @@ BENCHMARK(BM_MorphlingRoundAllPending)->Args({16384, 40000})->Iterations(2)->Uni
 // ---------------------------------------------------------------------------------------
 // The base simulation of the artifact (`morph simulate --workload .../workload-base.csv
 // --truth .../traces --policy morphling --cluster 8x8xa800 --restart-penalty 260
-// --interval 60`)
+// --interval 60`: morphd's payback wait and online refit, as morph.conf sets them)
 
 // $MORPH_ARTIFACT_DIR or ../shared/data/morphling-artifact beside the source tree.
 std::string artifact_dir() {
@@ -262,6 +262,8 @@ BaseSimulation load_base_simulation() {
   b.nodes = policy::nodes_from_spec("8x8xa800", config().cluster, "bench");
   b.options.restart = policy::RestartCosts::uniform(260);
   b.options.interval_s = 60;
+  b.options.payback_s = 260;
+  b.options.refit.error_threshold = config().policy.refit_error_threshold;
   int gpus = 0;
   for (const policy::NodeState& n : b.nodes) gpus += n.type.gpus;
   b.max_gpus_per_job = std::max(config().max_gpus_per_job, gpus);
