@@ -45,8 +45,23 @@ void ModelRefitter::observe(const ClusterView& view, const std::map<std::string,
     Configuration& c = a.configurations[key];
     c.plan = job.current.plan;
     c.allocation = allocation;
-    c.measured_s[job.id] = job.measured_iteration_s;
+    auto& m = c.measured_s;
+    const auto same = std::find_if(m.begin(), m.end(), [&](const auto& x) { return x.first == job.id; });
+    if (same != m.end()) m.erase(same);
+    m.emplace_back(job.id, job.measured_iteration_s);
+    if (m.size() > kJobsPerConfiguration) m.erase(m.begin());
   }
+}
+
+std::map<std::string, std::map<std::string, std::vector<double>>> ModelRefitter::remembered(
+    const std::string& model) const {
+  std::map<std::string, std::map<std::string, std::vector<double>>> out;
+  const auto it = observed_.find(model);
+  if (it == observed_.end()) return out;
+  for (const auto& [app, a] : it->second)
+    for (const auto& [key, c] : a.configurations)
+      for (const auto& [job, s] : c.measured_s) out[app][key].push_back(s);
+  return out;
 }
 
 std::vector<ModelRefit> ModelRefitter::round(const ClusterView& view, const std::map<std::string, AppProfile>& apps) {

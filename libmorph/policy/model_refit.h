@@ -7,9 +7,11 @@
 // (daemon/scheduler.h), and `morph simulate` does the same from the speeds its jobs run at.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "libmorph/config/morph_conf.h"
@@ -46,6 +48,8 @@ struct ModelRefit {
 // and go.
 class ModelRefitter {
  public:
+  static constexpr std::size_t kJobsPerConfiguration = 16;
+
   // Throws on invalid options.
   explicit ModelRefitter(RefitOptions options);
 
@@ -58,11 +62,17 @@ class ModelRefitter {
   // and jobs that adapt their batch are no points of a model.
   std::vector<ModelRefit> round(const ClusterView& view, const std::map<std::string, AppProfile>& apps);
 
+  // What is remembered of `model`: by application and configuration, the latest iteration
+  // time of each job that ran it, oldest first.
+  std::map<std::string, std::map<std::string, std::vector<double>>> remembered(const std::string& model) const;
+
  private:
   struct Configuration {
     ExecutionPlan plan;
     Allocation allocation;
-    std::map<std::string, double> measured_s;  // by job id, its latest
+    // (job id, its latest), the jobs that measured it last at the end: a long-lived
+    // daemon keeps the last kJobsPerConfiguration.
+    std::vector<std::pair<std::string, double>> measured_s;
   };
   struct Application {
     Workload workload;

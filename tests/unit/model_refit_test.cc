@@ -228,6 +228,41 @@ TEST_F(ModelRefitTest, TheModelsSavedEvidenceIsFittedAgain) {
   EXPECT_EQ(in_use.evidence->size(), evidence->size());
 }
 
+// A configuration keeps the latest measurement of each of the last
+// kJobsPerConfiguration jobs that ran it, so that a long-lived morphd's memory stays
+// bounded: 20 jobs of one application, one after the other on 4 GPUs, leave the last 16,
+// and a job that reports again replaces its own measurement.
+TEST(ModelRefitter, EachConfigurationKeepsTheLatestJobsThatRanIt) {
+  const Workload workload{ModelSpec{"m", 8, 1024, 16, 512, 1000, frenzy_parameter_count(8, 1024, 1000)}, 64, 512};
+  const std::map<std::string, policy::AppProfile> apps{
+      {"m", policy::AppProfile{workload, PerfModel{ForwardModel{0, 10, 1}, PerfParams{}}}}};
+  policy::ClusterView view;
+  view.nodes = policy::nodes_from_spec("1x8xbig", test::test_cluster(), "test");
+  ModelRefitter refitter(RefitOptions{.error_threshold = 0.10});
+  auto report = [&](int id, double seconds) {
+    policy::JobState j;
+    j.id = std::to_string(id);
+    j.app = "m";
+    j.workload = workload;
+    j.current.plan = test::make_plan(4, 1, 1, 1, 1, 16);
+    j.current.slices = {policy::Slice{0, 4, 32, 0}};
+    j.measured_iteration_s = seconds;
+    view.jobs = {j};
+    refitter.round(view, apps);
+  };
+  for (int id = 1; id <= 20; ++id) report(id, id);
+  report(20, 25);
+  const auto remembered = refitter.remembered("m");
+  ASSERT_EQ(remembered.size(), 1u);
+  ASSERT_EQ(remembered.at("m").size(), 1u);
+  const std::vector<double>& times = remembered.at("m").begin()->second;
+  ASSERT_EQ(times.size(), ModelRefitter::kJobsPerConfiguration);
+  EXPECT_EQ(times.front(), 5);
+  EXPECT_EQ(times[times.size() - 2], 19);
+  EXPECT_EQ(times.back(), 25);
+  EXPECT_TRUE(refitter.remembered("bert-336m").empty());
+}
+
 TEST_F(ModelRefitTest, InvalidOptionsAreRefusedNamingTheMember) {
   RefitOptions options;
   std::string error;
