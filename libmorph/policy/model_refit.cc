@@ -10,6 +10,7 @@
 #include "libmorph/util/median.h"
 
 namespace morph::policy {
+
 bool RefitOptions::is_valid(std::string* error) const {
   if (!(error_threshold >= 0) || !std::isfinite(error_threshold)) {
     *error = fmt::format("error_threshold {} must be a finite number >= 0", error_threshold);
