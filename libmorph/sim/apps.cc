@@ -13,7 +13,8 @@ namespace morph::sim {
 namespace fs = std::filesystem;
 
 std::map<std::string, App> artifact_apps(const ArtifactSpec& spec, const Catalog& catalog, const MorphConfig& config,
-                                         const std::string& artifact_dir, const PerfStore& store, int extra_rows) {
+                                         const std::string& artifact_dir, const PerfStore& store, int extra_rows,
+                                         bool every_row) {
   const NodeType* node = config.cluster.find_node_type(spec.node_type);
   if (node == nullptr) throw Error(fmt::format("the configuration has no NodeType {}", quote(spec.node_type)));
   const GpuType& gpu = config.cluster.gpu_of(*node);
@@ -31,10 +32,12 @@ std::map<std::string, App> artifact_apps(const ArtifactSpec& spec, const Catalog
         if (fs::exists(f)) traces.push_back(f.string());
       }
       ValidationOptions options;
-      options.extra_rows = extra_rows;
+      options.extra_rows = every_row ? 0 : extra_rows;
+      options.in_sample = every_row;
       const WorkloadValidation v = fit_workload(profile.string(), traces, w, spec, catalog, config, options);
       app.profile.perf = fitted_perf_model(v);
-      app.model_source = fmt::format("fitted on profile/{} + {} trace rows", w.profile, extra_rows);
+      app.model_source = every_row ? fmt::format("fitted on profile/{} + every trace row", w.profile)
+                                   : fmt::format("fitted on profile/{} + {} trace rows", w.profile, extra_rows);
     } else {
       app.profile.perf = store.model_for(model, w.seq_len, gpu, config.compute_efficiency);
       app.model_source = store.has(model.name) ? "PerfModelDir" : "FLOP estimate";

@@ -24,9 +24,12 @@ struct App {
 };
 
 // `artifact_dir`: the folder holding profile/ and traces/ ("" : models from `store`, or
-// FLOP estimates). Throws when a profile exists but cannot be read.
+// FLOP estimates). `every_row`: fitted on the profile and every trace row instead
+// (ValidationOptions::in_sample), the model's floor on what was measured: a simulated
+// world that no policy's model equals. Throws when a profile exists but cannot be read.
 std::map<std::string, App> artifact_apps(const ArtifactSpec& spec, const Catalog& catalog, const MorphConfig& config,
-                                         const std::string& artifact_dir, const PerfStore& store, int extra_rows);
+                                         const std::string& artifact_dir, const PerfStore& store, int extra_rows,
+                                         bool every_row = false);
 
 std::map<std::string, policy::AppProfile> profiles_of(const std::map<std::string, App>& apps);
 

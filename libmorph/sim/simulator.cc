@@ -73,7 +73,7 @@ struct Tracked {
 class Replay {
  public:
   Replay(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes, policy::Policy& policy,
-         policy::PlanOracle& oracle, const TraceTruth& truth, const SimOptions& options);
+         policy::PlanOracle& oracle, const TraceTruth& truth, const SimOptions& options, policy::PlanOracle* world);
   SimResult run();
 
  private:
@@ -100,7 +100,8 @@ class Replay {
 
   const std::vector<SimJob>& jobs_;
   policy::Policy& policy_;
-  policy::PlanOracle& oracle_;  // the simulated world's model: the speeds the traces lack
+  policy::PlanOracle& oracle_;  // the models the policy starts with
+  policy::PlanOracle& world_;   // the simulated world's models: the speeds the traces lack
   std::optional<policy::PlanOracle> refitted_;
   policy::ModelRefitter refitter_;
   const TraceTruth& truth_;
@@ -115,10 +116,12 @@ class Replay {
 };
 
 Replay::Replay(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes, policy::Policy& policy,
-               policy::PlanOracle& oracle, const TraceTruth& truth, const SimOptions& options)
+               policy::PlanOracle& oracle, const TraceTruth& truth, const SimOptions& options,
+               policy::PlanOracle* world)
     : jobs_(jobs),
       policy_(policy),
       oracle_(oracle),
+      world_(world != nullptr ? *world : oracle),
       refitter_(options.refit),
       truth_(truth),
       options_(options),
@@ -255,9 +258,9 @@ bool Replay::apply(const std::vector<policy::Decision>& decisions) {
     // pays its restart back from when it runs again.
     j.last_restart_s = j.ready_s;
     x.held_since_s = now;
-    x.speed = speed_of(j, target, view_.nodes, oracle_, truth_);
+    x.speed = speed_of(j, target, view_.nodes, world_, truth_);
     if (j.sla == Sla::guaranteed) {
-      const double promised = promised_iteration_s(j, target, view_.nodes, oracle_, truth_);
+      const double promised = promised_iteration_s(j, target, view_.nodes, world_, truth_);
       x.speed.below_sla = promised > 0 && x.speed.iteration_s > promised * (1 + 1e-9);
     }
     ++(x.speed.predicted ? result_.predicted_runs : result_.measured_runs);
@@ -362,8 +365,8 @@ void Replay::report() const {
 
 SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes,
                    policy::Policy& policy, policy::PlanOracle& oracle, const TraceTruth& truth,
-                   const SimOptions& options) {
-  return Replay(jobs, nodes, policy, oracle, truth, options).run();
+                   const SimOptions& options, policy::PlanOracle* world) {
+  return Replay(jobs, nodes, policy, oracle, truth, options, world).run();
 }
 
 }  // namespace morph::sim

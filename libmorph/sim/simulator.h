@@ -2,10 +2,11 @@
 // the policy runs every `interval_s` seconds (Morphling's artifact: 60 s), every start
 // and restart costs `restart` seconds, by its path, on its GPUs without progress (260 s),
 // and jobs progress at their measured iteration time where the traces have it and at the
-// model's otherwise. With SimOptions::refit, the policy's models are refitted online from
-// the speeds the jobs run at, as morphd refits them from what its jobs report, while the
-// simulated world keeps the model it started with. Rounds in which nothing can change (the policy says it is steady,
-// policy::Policy::steady) are skipped up to the next arrival or completion.
+// world's model's otherwise (the policy's starting models unless told). With
+// SimOptions::refit, the policy's models are refitted online from the speeds the jobs run
+// at, as morphd refits them from what its jobs report; the world's never change. Rounds
+// in which nothing can change (the policy says it is steady, policy::Policy::steady) are
+// skipped up to the next arrival or completion.
 #pragma once
 
 #include <functional>
@@ -36,9 +37,9 @@ struct SimOptions {
   double starvation_limit_s = 0;          // ClusterView::starvation_limit_s
   double unknown_length_prior_s = 900;   // ClusterView::unknown_length_prior_s
   bool heterogeneous_jobs = false;        // ClusterView::heterogeneous_jobs
-  // morphd's online refit (model_refit.h) of the models the policy plans with; the
-  // oracle passed to simulate() stays as it is and gives the speeds the traces lack.
-  // error_threshold 0: none (morphd: RefitErrorThreshold).
+  // morphd's online refit (model_refit.h) of the models the policy plans with, in a copy:
+  // the oracle passed to simulate() stays as it is. error_threshold 0: none (morphd:
+  // RefitErrorThreshold).
   policy::RefitOptions refit{.error_threshold = 0};
   // Called after every round the policy decides (none when empty).
   std::function<void(const SimProgress&)> on_round;
@@ -83,10 +84,11 @@ struct SimJob {
   std::string where;       // workload file:line
 };
 
-// `truth` may be empty: then every speed comes from the oracle's model. Throws on invalid
+// `oracle`: the models the policy starts with. The speeds `truth` lacks (all of them when
+// it is empty) come from `world`, else from `oracle`'s starting models. Throws on invalid
 // options.
 SimResult simulate(const std::vector<SimJob>& jobs, const std::vector<policy::NodeState>& nodes,
                    policy::Policy& policy, policy::PlanOracle& oracle, const TraceTruth& truth,
-                   const SimOptions& options);
+                   const SimOptions& options, policy::PlanOracle* world = nullptr);
 
 }  // namespace morph::sim

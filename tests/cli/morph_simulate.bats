@@ -106,6 +106,26 @@ write_workload() {
   assert_morph_error --refit-threshold
 }
 
+@test "simulate --world-model in-sample: the speeds the traces lack come from models no policy sees" {
+  require_artifact
+  require_jq
+  local file
+  morph --json simulate --workload "$(workload base)" --truth "$ARTIFACT/traces" --policy morphling \
+    --world-model in-sample
+  assert_ok
+  file=$(save_json world)
+  jq_true "$file" '.world_model == "in-sample" and (.world_models.vit | test("every trace row"))'
+  jq_true "$file" '.models.vit | test("3 trace rows")'
+  jq_true "$file" '.policies[0].all.finished == 406 and .policies[0].predicted_share > 0.5'
+  morph simulate --workload "$(workload base)" --truth "$ARTIFACT/traces" --policy fifo --world-model in-sample
+  assert_ok
+  [[ "$output" == *"models fitted on every trace row (which no policy sees) elsewhere"* ]] || fail "no world line" "$output"
+  morph simulate --workload "$(workload base)" --policy fifo --world-model in-sample
+  assert_morph_error --world-model --truth
+  morph simulate --workload "$(workload base)" --truth "$ARTIFACT/traces" --world-model measured
+  assert_morph_error --world-model
+}
+
 @test "simulate --json and --jobs-csv report every job" {
   require_artifact
   require_jq

@@ -239,6 +239,26 @@ TEST(Simulator, TheOnlineRefitMovesThePolicysModelNotTheWorld) {
   EXPECT_THROW(simulate({sim(j)}, test::nodes("1x8xbig"), *fifo, oracle, truth, bad), Error);
 }
 
+// A world model of its own (`morph simulate --world-model in-sample`) gives the speeds the
+// traces lack, while the policy plans with the oracle: a world whose forward pass takes
+// twice as long runs the job at the world's speed, and the policy never sees it.
+TEST(Simulator, TheWorldsModelGivesTheSpeedsTheTracesLack) {
+  const JobState j = job("solo", Sla::best_effort, 4, 1000, 0);
+  const double model_s = requested_iteration_s(j);
+  policy::PlanOracle world({{"m", policy::AppProfile{test::app_workload(),
+                                                     PerfModel{ForwardModel{0, 20, 1}, PerfParams{}}}}});
+  const double world_s = world.predict_s(j, j.requested_plan, test::nodes("1x8xbig"), {policy::Slice{0, 4, 32, 0}});
+  ASSERT_GT(world_s, 1.2 * model_s);
+  policy::PlanOracle oracle = test::make_oracle();
+  Predicting fifo("fifo", j);
+  const SimResult r = simulate({sim(j)}, test::nodes("1x8xbig"), fifo, oracle, TraceTruth{}, {}, &world);
+  ASSERT_TRUE(r.jobs[0].finished());
+  EXPECT_EQ(r.predicted_runs, 1);
+  EXPECT_NEAR(r.jobs[0].run_seconds, 1000 * world_s, 1e-6);
+  ASSERT_FALSE(fifo.predicted_s.empty());
+  for (const double s : fifo.predicted_s) EXPECT_DOUBLE_EQ(s, model_s);
+}
+
 TEST(Simulator, PreemptedJobReturnsToTheQueueAndFinishes) {
   SimOptions o;
   o.restart = policy::RestartCosts::uniform(100);

@@ -44,6 +44,7 @@ struct SimulateArgs {
   double starvation_limit_s = -1;      // -1: morph.conf StarvationLimitSeconds
   double unknown_length_prior_s = -1;  // -1: morph.conf UnknownLengthPriorSeconds
   double refit_threshold = -1;         // -1: morph.conf RefitErrorThreshold
+  std::string world_model = "fitted";  // the speeds the traces lack: fitted (the policies') or in-sample
 };
 
 std::map<std::string, int> parse_quotas(const std::vector<std::string>& items) {
@@ -161,6 +162,14 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   const PerfStore store = PerfStore::load_dir(config.perf_model_dir);
   const std::map<std::string, sim::App> apps =
       sim::artifact_apps(spec, context.catalog(), config, artifact_dir, store, args.fit_rows);
+  // The world the policies do not see: where the traces lack a configuration, models
+  // fitted on every trace row.
+  const bool in_sample_world = args.world_model == "in-sample";
+  if (in_sample_world && artifact_dir.empty())
+    throw Error("--world-model in-sample needs --truth to be the traces/ folder of a Morphling artifact (profile/ beside it)");
+  const std::map<std::string, sim::App> world_apps =
+      in_sample_world ? sim::artifact_apps(spec, context.catalog(), config, artifact_dir, store, 0, true)
+                      : std::map<std::string, sim::App>{};
 
   std::vector<sim::SimJob> jobs;
   for (const sim::TraceJob& row : sim::read_workload(args.workload)) jobs.push_back(sim::sim_job(row, apps));
@@ -195,6 +204,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   options.refit.error_threshold = args.refit_threshold >= 0 ? args.refit_threshold : config.policy.refit_error_threshold;
 
   policy::PlanOracle oracle(sim::profiles_of(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
+  policy::PlanOracle world(sim::profiles_of(world_apps), config.memory, std::max(config.max_gpus_per_job, gpus));
   if (args.measured_only) {
     if (args.truth.empty()) throw Error("--measured-only needs --truth");
     oracle.restrict_to([&truth](const std::string& app, const ExecutionPlan& plan, const std::vector<int>& gpus_per_node) {
@@ -213,7 +223,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
         });
       };
     auto p = policy::make_policy(name);
-    results.push_back(sim::simulate(jobs, nodes, *p, oracle, truth, options));
+    results.push_back(sim::simulate(jobs, nodes, *p, oracle, truth, options, in_sample_world ? &world : nullptr));
     reports.push_back(sim::summarize(results.back()));
   }
   progress.clear();
@@ -230,8 +240,10 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                      {"unknown_length_prior_s", options.unknown_length_prior_s},
                      {"refit_threshold", options.refit.error_threshold},
                      {"heterogeneous_jobs", options.heterogeneous_jobs},
-                     {"truth", args.truth}, {"truth_configurations", truth.size()}};
+                     {"truth", args.truth}, {"truth_configurations", truth.size()},
+                     {"world_model", args.world_model}};
     for (const auto& [name, app] : apps) j["models"][name] = app.model_source;
+    for (const auto& [name, app] : world_apps) j["world_models"][name] = app.model_source;
     for (const sim::Report& r : reports) j["policies"].push_back(report_json(r));
     std::cout << j.dump(2) << '\n';
     return;
@@ -253,8 +265,10 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   if (options.heterogeneous_jobs)
     std::cout << "heterogeneous jobs: a best-effort job may span idle GPUs of a second type (JABAS)\n";
   std::cout << (args.truth.empty() ? std::string("speeds: the performance model (no --truth)\n")
-                                   : fmt::format("speeds: {} measured configurations from {}, the fitted model elsewhere\n",
-                                                 truth.size(), args.truth))
+                                   : fmt::format("speeds: {} measured configurations from {}, {} elsewhere\n",
+                                                 truth.size(), args.truth,
+                                                 in_sample_world ? "models fitted on every trace row (which no policy sees)"
+                                                                 : "the fitted model"))
             << '\n';
   if (reports.size() == 1) {
     print_one(reports.front());
@@ -311,6 +325,12 @@ void add_simulate_command(CLI::App& app, Context& context) {
                   "refit the models the policies plan with, as morphd does, when they mispredict the running jobs' "
                   "iteration times by more than this fraction (0: never; default: morph.conf RefitErrorThreshold)")
       ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--world-model", args->world_model,
+                  "speeds of the configurations the --truth traces lack: fitted (the models the policies start "
+                  "with: the profile and --fit-rows trace rows) or in-sample (models fitted on every trace row, "
+                  "which no policy sees)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fitted", "in-sample"}));
   cmd->add_flag("--heterogeneous", args->heterogeneous,
                 "Morphling may give a best-effort job idle GPUs of a second type as one data-parallel job "
                 "(JABAS; morph.conf HeterogeneousJobs); off by default, as in Table 4");
