@@ -1,7 +1,7 @@
 // Online refit (Morphling §4, "Continuous model fitting": the model is "updated online
 // using metrics collected in real training runs when the prediction error exceeds a
-// threshold"). Each round, per model, the iteration times its running jobs measured
-// against what the model in use predicts for them; above RefitErrorThreshold, a
+// threshold"). Each round, per model, the iteration times its jobs have measured (those
+// running now and those before them) against what the model in use predicts for them; above RefitErrorThreshold, a
 // warm-start refit (libmorph/refit/refit.h) on those points and the points the model was
 // fitted on (its evidence), which the scheduler uses from then on. morphd refits so
 // (daemon/scheduler.h), and `morph simulate` does the same from the speeds its jobs run at.

@@ -99,7 +99,7 @@ write_workload() {
   jq_true "$file" '.refit_threshold == 0 and .policies[0].refits == 0 and .policies[0].refits_kept == 0'
   morph simulate --workload "$(workload mt)" --truth "$ARTIFACT/traces" --policy fifo --refit-threshold 0.25
   assert_ok
-  [[ "$output" == *"online refit: the policy's models are refitted when they mispredict the running jobs by more than 25%"* ]] ||
+  [[ "$output" == *"online refit: the policy's models are refitted when they mispredict their jobs by more than 25%"* ]] ||
     fail "no refit line" "$output"
   [[ "$output" == *"online refits ("*" kept)"* ]] || fail "no refit count" "$output"
   morph simulate --workload "$(workload mt)" --refit-threshold -1

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -170,6 +171,9 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   const std::map<std::string, sim::App> world_apps =
       in_sample_world ? sim::artifact_apps(spec, context.catalog(), config, artifact_dir, store, 0, true)
                       : std::map<std::string, sim::App>{};
+  std::optional<policy::PlanOracle> world;
+  if (in_sample_world)
+    world.emplace(sim::profiles_of(world_apps), config.memory, std::max(config.max_gpus_per_job, gpus));
 
   std::vector<sim::SimJob> jobs;
   for (const sim::TraceJob& row : sim::read_workload(args.workload)) jobs.push_back(sim::sim_job(row, apps));
@@ -204,7 +208,6 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   options.refit.error_threshold = args.refit_threshold >= 0 ? args.refit_threshold : config.policy.refit_error_threshold;
 
   policy::PlanOracle oracle(sim::profiles_of(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
-  policy::PlanOracle world(sim::profiles_of(world_apps), config.memory, std::max(config.max_gpus_per_job, gpus));
   if (args.measured_only) {
     if (args.truth.empty()) throw Error("--measured-only needs --truth");
     oracle.restrict_to([&truth](const std::string& app, const ExecutionPlan& plan, const std::vector<int>& gpus_per_node) {
@@ -223,7 +226,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
         });
       };
     auto p = policy::make_policy(name);
-    results.push_back(sim::simulate(jobs, nodes, *p, oracle, truth, options, in_sample_world ? &world : nullptr));
+    results.push_back(sim::simulate(jobs, nodes, *p, oracle, truth, options, world ? &*world : nullptr));
     reports.push_back(sim::summarize(results.back()));
   }
   progress.clear();
@@ -258,8 +261,8 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   std::cout << fmt::format("job lengths: {}; a job waiting {:g} s is overdue{}\n", sim::to_string(job_length),
                            options.starvation_limit_s, options.starvation_limit_s > 0 ? "" : " (never: 0)");
   std::cout << (options.refit.error_threshold > 0
-                    ? fmt::format("online refit: the policy's models are refitted when they mispredict the running "
-                                  "jobs by more than {:g}%\n",
+                    ? fmt::format("online refit: the policy's models are refitted when they mispredict their jobs "
+                                  "by more than {:g}%\n",
                                   100 * options.refit.error_threshold)
                     : std::string("online refit: none (--refit-threshold 0)\n"));
   if (options.heterogeneous_jobs)
@@ -322,8 +325,8 @@ void add_simulate_command(CLI::App& app, Context& context) {
                   "(default: morph.conf)")
       ->check(CLI::Range(1.0, 1e9));
   cmd->add_option("--refit-threshold", args->refit_threshold,
-                  "refit the models the policies plan with, as morphd does, when they mispredict the running jobs' "
-                  "iteration times by more than this fraction (0: never; default: morph.conf RefitErrorThreshold)")
+                  "refit the models the policies plan with, as morphd does, when they mispredict the iteration "
+                  "times their jobs have reported by more than this fraction (0: never; default: morph.conf RefitErrorThreshold)")
       ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--world-model", args->world_model,
                   "speeds of the configurations the --truth traces lack: fitted (the models the policies start "
