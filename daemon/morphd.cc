@@ -110,6 +110,15 @@ int run(const Options& o) {
     scheduler.use_refit(model, refit);
     log_line(fmt::format("model {}: the parameters of its latest online refit (state database)", model));
   }
+  {
+    std::vector<std::string> skipped;
+    const auto points = morph::daemon::load_refit_points(state, {config, catalog, perf}, &skipped);
+    for (const std::string& s : skipped) log_line(s);
+    scheduler.restore(points);
+    if (!points.empty())
+      log_line(fmt::format("online refit: {} point{} its jobs measured before (state database)", points.size(),
+                           points.size() == 1 ? "" : "s"));
+  }
   log_line(fmt::format("started: policy {}, {}, state {}, round every {:.0f} s", o.policy, conf_path, state.path(),
                        config.policy.scheduling_interval_s));
   // What a predecessor left half done is finished (or rolled back) before anything new.
@@ -159,6 +168,7 @@ int run(const Options& o) {
           scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot));
       for (const std::string& line : r.lines) log_line(line);
       if (!o.dry_run) {
+        morph::daemon::record_refit_points(state, r.learned, snapshot->now_s);
         for (const morph::policy::ModelRefit& refit : r.refits)
           morph::daemon::record_refit(state, refit, snapshot->now_s);
         finish_jobs(state, *snapshot);

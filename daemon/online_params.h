@@ -1,11 +1,16 @@
-// The online refit's parameters in the state database (fitted_params, source "online"):
-// morphd records each accepted refit, and a restarted morphd takes up the latest one of
-// each model, so that what its jobs taught it survives.
+// The online refit in the state database, so that what morphd's jobs taught it survives a
+// restart: its parameters (fitted_params, source "online"), each accepted refit, of which
+// a restarted morphd takes up the latest of each model; and the points it fits
+// (refit_points), each job's latest iteration time per configuration, which the restarted
+// refitter remembers as its predecessor did (libmorph/policy/model_refit.h).
 #pragma once
 
 #include <map>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "daemon/view_builder.h"
 #include "daemon/store/state_store.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_params.h"
@@ -20,5 +25,16 @@ void record_refit(store::StateStore& state, const policy::ModelRefit& refit, dou
 // By catalog model name: the models whose latest fitted parameters are an online refit, as
 // it recorded them (parameters, evidence, the prior of its fit).
 std::map<std::string, PerfModel> load_online_refits(const store::StateStore& state, const Catalog& catalog);
+
+// What the refitter learned in a round (ModelRefitter::learned), stamped `now_s`; each
+// configuration keeps the newest ModelRefitter::kJobsPerConfiguration, as the refitter does.
+void record_refit_points(store::StateStore& state, std::span<const policy::RefitPoint> points, double now_s);
+
+// The points recorded, oldest first, for ModelRefitter::restore, each with its
+// application's forward model as `context` gives it. A point whose model, node type, GPU
+// count or plan this catalog and morph.conf no longer know is left out, with a line in
+// `skipped` naming the job and why.
+std::vector<policy::RefitPoint> load_refit_points(const store::StateStore& state, const ViewContext& context,
+                                                  std::vector<std::string>* skipped);
 
 }  // namespace morph::daemon

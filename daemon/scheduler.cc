@@ -23,6 +23,10 @@ void Scheduler::use_refit(const std::string& model, const PerfModel& refit) {
   oracle_.reset();
 }
 
+void Scheduler::restore(const std::vector<policy::RefitPoint>& points) {
+  for (const policy::RefitPoint& p : points) refitter_.restore(p);
+}
+
 policy::PlanOracle& Scheduler::oracle(const std::map<std::string, policy::AppProfile>& apps) {
   std::set<std::string> names;
   for (const auto& [name, app] : apps) names.insert(name);
@@ -43,6 +47,7 @@ void Scheduler::refit(BuiltView& built, RoundReport& report) {
   } catch (const Error& e) {
     report.lines.push_back(fmt::format("online refit failed: {}; the models stay", e.what()));
   }
+  report.learned = refitter_.learned();
   for (policy::ModelRefit& r : refits) {
     report.lines.push_back(policy::describe(r));
     if (!r.accepted) continue;

@@ -26,6 +26,7 @@ struct RoundReport {
   int started = 0;            // reconfigurations started this round
   std::vector<std::string> lines;  // what was decided, skipped and why
   std::vector<policy::ModelRefit> refits;  // accepted online refits, in use from this round on
+  std::vector<policy::RefitPoint> learned; // what the online refit learned this round (ModelRefitter::learned)
 };
 
 class Scheduler {
@@ -34,6 +35,9 @@ class Scheduler {
   // `model` as refitted before (morphd: the latest online refit in the state database):
   // its parameters and prior in place of PerfStore's.
   void use_refit(const std::string& model, const PerfModel& refit);
+  // What the online refit remembered before (morphd: refit_points of the state database),
+  // oldest first.
+  void restore(const std::vector<policy::RefitPoint>& points);
   // `dry_run`: decide and report, take no action. `histories`: what the state database
   // holds about the snapshot's Morph jobs.
   RoundReport round(const ClusterSnapshot& snapshot, bool dry_run = false, const JobHistories& histories = {});

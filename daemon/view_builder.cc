@@ -1,6 +1,7 @@
 #include "daemon/view_builder.h"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 
 #include <fmt/format.h>
@@ -76,6 +77,43 @@ JobHistory at_batch(JobHistory history, std::int64_t batch) {
 
 }  // namespace
 
+NodeType usable_capacity(const NodeType& type, int usable) {
+  if (usable >= type.gpus) return type;
+  NodeType capacity = type;
+  capacity.name = fmt::format("{}~{}", type.name, usable);
+  capacity.cpus = type.cpus * usable / type.gpus;
+  capacity.host_memory_bytes = type.host_memory_bytes * usable / type.gpus;
+  capacity.gpus = usable;
+  return capacity;
+}
+
+const NodeType* usable_capacity_of(std::string_view name, const Cluster& cluster, NodeType* capacity) {
+  const std::size_t tilde = name.find('~');
+  const NodeType* type = cluster.find_node_type(name.substr(0, tilde));
+  if (type == nullptr) return nullptr;
+  int usable = type->gpus;
+  if (tilde != std::string_view::npos) {
+    const std::string_view count = name.substr(tilde + 1);
+    const auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), usable);
+    if (ec != std::errc() || end != count.data() + count.size() || usable < 1 || usable >= type->gpus)
+      return nullptr;
+  }
+  *capacity = usable_capacity(*type, usable);
+  return type;
+}
+
+PerfModel model_in_use(const ModelSpec& model, std::int64_t seq_len, const ViewContext& c) {
+  const GpuType* reference = reference_gpu(c.config);
+  if (reference == nullptr) throw Error("morph.conf defines no node type");
+  PerfModel perf = c.perf.model_for(model, seq_len, *reference, c.config.compute_efficiency);
+  if (c.refitted != nullptr && c.refitted->count(model.name)) {
+    const PerfModel& refit = c.refitted->at(model.name);
+    perf.params = refit.params;
+    perf.prior = refit.prior;
+  }
+  return perf;
+}
+
 std::string app_key(const MorphRequest& r) {
   std::string key = fmt::format("{}:b{}:s{}", r.model, r.global_batch, r.seq_len);
   // Jobs whose users bound their GPUs or plans differently are different applications.
@@ -124,7 +162,6 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     }
     const NodeType* type = c.config.cluster.find_node_type(named->node_type);
     if (type == nullptr) continue;  // morph.conf checks this when it loads
-    NodeType capacity = *type;
     const int mine = morph_gpus.count(n.name) ? morph_gpus.at(n.name) : 0;
     const int others = std::max(0, n.gpus_in_use - mine);
     const int usable = n.usable ? std::max(mine, type->gpus - others) : mine;
@@ -133,17 +170,10 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
                                         n.usable ? "" : ", not usable"));
       continue;
     }
-    if (usable < type->gpus) {
-      capacity.name = fmt::format("{}~{}", type->name, usable);
-      capacity.cpus = type->cpus * usable / type->gpus;
-      capacity.host_memory_bytes = type->host_memory_bytes * usable / type->gpus;
-      capacity.gpus = usable;
-    }
     node_index[n.name] = static_cast<int>(v.nodes.size());
-    v.nodes.push_back(policy::NodeState{n.name, capacity, c.config.cluster.gpu_of(*type)});
+    v.nodes.push_back(policy::NodeState{n.name, usable_capacity(*type, usable), c.config.cluster.gpu_of(*type)});
   }
 
-  const GpuType* reference = reference_gpu(c.config);
   for (const SlurmJob& j : snapshot.jobs) {
     if (j.phase == JobPhase::done || !is_job_record(j.admin_comment)) continue;
     const std::string id = std::to_string(j.id);
@@ -180,14 +210,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       const std::int64_t seq = r.request.seq_len > 0 ? r.request.seq_len : model.seq_len;
       s.workload = Workload{model, bounds.global_batch, seq};
       if (!out.apps.count(s.app)) {
-        if (reference == nullptr) throw Error("morph.conf defines no node type");
-        PerfModel perf = c.perf.model_for(model, seq, *reference, c.config.compute_efficiency);
-        if (c.refitted != nullptr && c.refitted->count(model.name)) {
-          const PerfModel& refit = c.refitted->at(model.name);
-          perf.params = refit.params;
-          perf.prior = refit.prior;
-        }
-        out.apps[s.app] = app_profile(bounds, s.workload, std::move(perf), c.config);
+        out.apps[s.app] = app_profile(bounds, s.workload, model_in_use(model, seq, c), c.config);
       }
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/cluster_snapshot.h"
@@ -53,6 +54,19 @@ struct BuiltView {
 
 // The application key of a request: jobs of one model, batch and sequence share curves.
 std::string app_key(const MorphRequest& request);
+
+// A node of `type` of which only `usable` GPUs are Morph's (others' jobs hold the rest,
+// or it is down): a type of its own, "TYPE~USABLE", with that share of CPUs and host
+// memory, since nodes of one type are alike. `type` itself when all are usable.
+NodeType usable_capacity(const NodeType& type, int usable);
+// The node type a view named `name` ("TYPE" or "TYPE~USABLE") into `capacity`; returns
+// morph.conf's TYPE, or nullptr when it names no node type of `cluster` or a bad count.
+const NodeType* usable_capacity_of(std::string_view name, const Cluster& cluster, NodeType* capacity);
+
+// The model jobs of `model` at `seq_len` are predicted with: PerfStore's (PerfModelDir, or
+// the FLOP estimate for morph.conf's first GPU type), with the online refit's parameters
+// and prior where context.refitted holds one. Throws when morph.conf defines no node type.
+PerfModel model_in_use(const ModelSpec& model, std::int64_t seq_len, const ViewContext& context);
 
 // `histories`: what the state database holds about the jobs (job_measurements.h); a job
 // without one is not measured.

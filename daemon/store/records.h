@@ -64,6 +64,21 @@ struct Observation {
   std::string layout;  // the plan the step ran under
 };
 
+// One job's latest iteration time on one configuration, as the online refit remembers it
+// (policy::RefitPoint, daemon/online_params.h writes and reads it).
+struct RefitPointRow {
+  std::string model;          // catalog name
+  std::string app;            // the policy's application key
+  std::string configuration;  // the refitter's key: application, plan, allocation, CPUs per GPU
+  std::string job;            // the policy's job id
+  std::int64_t global_batch = 0;
+  std::int64_t seq_len = 0;
+  std::string plan;        // to_string(ExecutionPlan)
+  std::string allocation;  // JSON array of {node, node_type, gpus, cpus}
+  double iteration_s = 0;
+  double recorded_at = 0;  // Unix seconds
+};
+
 struct Decision {
   std::int64_t id = 0;  // assigned by record_decision
   std::int64_t time = 0;

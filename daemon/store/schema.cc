@@ -92,7 +92,29 @@ CREATE TABLE job_waits (
 );
 )sql";
 
-constexpr std::array kMigrations = {Migration{1, kSchemaV1}, Migration{2, kSchemaV2}};
+// v3: what the online refit remembers (libmorph/policy/model_refit.h): per model,
+// application and configuration, each job's latest iteration time, so that a restarted
+// morphd refits from what ended jobs measured too. `job` is the policy's job id (text),
+// not a reference: a point outlives its job's row in nothing, but may come from a
+// simulated or imported one. `plan` is Morph's plan text, `allocation` a JSON array of
+// {node, node_type, gpus, cpus}.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE refit_points (
+  model TEXT NOT NULL,
+  app TEXT NOT NULL,
+  configuration TEXT NOT NULL,
+  job TEXT NOT NULL,
+  global_batch INTEGER NOT NULL CHECK (global_batch > 0),
+  seq_len INTEGER NOT NULL CHECK (seq_len > 0),
+  plan TEXT NOT NULL,
+  allocation TEXT NOT NULL,
+  iteration_s REAL NOT NULL CHECK (iteration_s > 0),
+  recorded_at REAL NOT NULL,
+  PRIMARY KEY (model, app, configuration, job)
+);
+)sql";
+
+constexpr std::array kMigrations = {Migration{1, kSchemaV1}, Migration{2, kSchemaV2}, Migration{3, kSchemaV3}};
 
 }  // namespace
 

@@ -154,6 +154,18 @@ std::vector<Observation> StateStore::observations(JobId job_id, std::int64_t fro
   return {newest_first.rbegin(), newest_first.rend()};
 }
 
+std::vector<RefitPointRow> StateStore::refit_points() const {
+  Statement rows = db_.prepare("SELECT model, app, configuration, job, global_batch, seq_len, plan, allocation, "
+                               "iteration_s, recorded_at FROM refit_points ORDER BY recorded_at, rowid",
+                               "read the points of the online refit");
+  std::vector<RefitPointRow> points;
+  while (rows.step())
+    points.push_back({rows.column_text(0), rows.column_text(1), rows.column_text(2), rows.column_text(3),
+                      rows.column_int(4), rows.column_int(5), rows.column_text(6), rows.column_text(7),
+                      rows.column_real(8), rows.column_real(9)});
+  return points;
+}
+
 std::optional<JobThroughput> StateStore::job_throughput(JobId job_id, int last_observations) const {
   const std::string operation = fmt::format("read the throughput of job {}", job_id);
   if (last_observations < 1)

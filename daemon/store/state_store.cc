@@ -154,6 +154,31 @@ void StateStore::record_observations(std::span<const Observation> observations) 
   transaction.commit();
 }
 
+void StateStore::record_refit_points(std::span<const RefitPointRow> points, int keep) {
+  const std::string operation = fmt::format("record {} points of the online refit", points.size());
+  if (keep < 1)
+    throw Error(fmt::format("{}: {}: keep at least 1 point per configuration, not {}", path(), operation, keep));
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  Statement replace = db_.prepare(
+      "INSERT OR REPLACE INTO refit_points (model, app, configuration, job, global_batch, seq_len, plan, allocation, "
+      "iteration_s, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+      operation);
+  Statement trim = db_.prepare(
+      "DELETE FROM refit_points WHERE model = ?1 AND app = ?2 AND configuration = ?3 AND job NOT IN "
+      "(SELECT job FROM refit_points WHERE model = ?1 AND app = ?2 AND configuration = ?3 "
+      "ORDER BY recorded_at DESC, rowid DESC LIMIT ?4)",
+      operation);
+  for (const RefitPointRow& p : points) {
+    replace.bind_text(1, p.model).bind_text(2, p.app).bind_text(3, p.configuration).bind_text(4, p.job);
+    replace.bind_int(5, p.global_batch).bind_int(6, p.seq_len).bind_text(7, p.plan).bind_text(8, p.allocation);
+    replace.bind_real(9, p.iteration_s).bind_real(10, p.recorded_at).run();
+    replace.reset();
+    trim.bind_text(1, p.model).bind_text(2, p.app).bind_text(3, p.configuration).bind_int(4, keep).run();
+    trim.reset();
+  }
+  transaction.commit();
+}
+
 std::int64_t StateStore::record_decision(const Decision& decision) {
   const std::string operation = fmt::format("record a decision on job {}", decision.job_id);
   if (!nlohmann::json::accept(decision.alternatives_json) ||

@@ -55,6 +55,11 @@ class StateStore {
                                         int last) const;
   std::int64_t record_decision(const Decision& decision);  // returns its id
 
+  // What the online refit remembers. Each point replaces its job's on the same
+  // configuration; a configuration then keeps its `keep` newest. All or none.
+  void record_refit_points(std::span<const RefitPointRow> points, int keep);
+  std::vector<RefitPointRow> refit_points() const;  // oldest first
+
   // The reconfiguration journal: begin before the first Slurm action, advance after each.
   // One unfinished entry per job; states only move forward (journal_state.h).
   std::int64_t journal_begin(JobId job_id, ReconfigurationPath path, const std::string& from_record,

@@ -37,21 +37,41 @@ void ModelRefitter::observe(const ClusterView& view, const std::map<std::string,
     // A job that adapts its batch ran other batches than its plan's: scaled to it
     // (daemon/view_builder.h), its iterations estimate the plan's time, they do not measure it.
     if (app.adaptive_batch) continue;
-    const Allocation allocation = to_allocation(view.nodes, job.current.slices);
-    const std::string key = fmt::format("{} {} on {} ({} CPUs per GPU)", job.app, to_string(job.current.plan),
-                                        allocation.to_string(), allocation.min_cpus_per_gpu());
-    Application& a = observed_[app.workload.model.name][job.app];
-    a.workload = app.workload;
-    a.forward = app.perf.forward;
-    Configuration& c = a.configurations[key];
-    c.plan = job.current.plan;
-    c.allocation = allocation;
-    auto& m = c.measured_s;
-    const auto same = std::find_if(m.begin(), m.end(), [&](const auto& x) { return x.first == job.id; });
-    if (same != m.end()) m.erase(same);
-    m.emplace_back(job.id, job.measured_iteration_s);
-    if (m.size() > kJobsPerConfiguration) m.erase(m.begin());
+    RefitPoint point{app.workload.model.name, job.app, job.id, app.workload, app.perf.forward, job.current.plan,
+                     to_allocation(view.nodes, job.current.slices), job.measured_iteration_s};
+    if (remember(point)) learned_.push_back(std::move(point));
   }
+}
+
+std::string configuration_key(const RefitPoint& point) {
+  return fmt::format("{} {} on {} ({} CPUs per GPU)", point.app, to_string(point.plan), point.allocation.to_string(),
+                     point.allocation.min_cpus_per_gpu());
+}
+
+bool ModelRefitter::remember(const RefitPoint& point) {
+  const std::string key = configuration_key(point);
+  Application& a = observed_[point.model][point.app];
+  a.workload = point.workload;
+  a.forward = point.forward;
+  Configuration& c = a.configurations[key];
+  c.plan = point.plan;
+  c.allocation = point.allocation;
+  auto& m = c.measured_s;
+  const auto same = std::find_if(m.begin(), m.end(), [&](const auto& x) { return x.first == point.job; });
+  const bool known = same != m.end() && same->second == point.iteration_s;
+  if (same != m.end()) m.erase(same);
+  m.emplace_back(point.job, point.iteration_s);
+  if (m.size() > kJobsPerConfiguration) m.erase(m.begin());
+  return !known;
+}
+
+void ModelRefitter::restore(const RefitPoint& point) {
+  if (point.model.empty() || point.app.empty())
+    throw Error(fmt::format("online refit: a remembered point of job {} names no model or application", point.job));
+  if (!(point.iteration_s > 0) || !std::isfinite(point.iteration_s))
+    throw Error(fmt::format("online refit: job {}'s remembered iteration time {} s must be > 0", point.job,
+                            point.iteration_s));
+  remember(point);
 }
 
 std::map<std::string, std::map<std::string, std::vector<double>>> ModelRefitter::remembered(
@@ -67,6 +87,7 @@ std::map<std::string, std::map<std::string, std::vector<double>>> ModelRefitter:
 
 std::vector<ModelRefit> ModelRefitter::round(const ClusterView& view, const std::map<std::string, AppProfile>& apps) {
   std::vector<ModelRefit> refits;
+  learned_.clear();
   if (options_.error_threshold <= 0) return refits;
   observe(view, apps);
   for (const auto& [model, applications] : observed_) {

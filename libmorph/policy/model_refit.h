@@ -40,6 +40,23 @@ struct ModelRefit {
   bool accepted = false;                   // the refit predicts the points better than the model in use
 };
 
+// One job's latest iteration time on one configuration, as the refitter remembers it.
+// morphd keeps these in its state database (refit_points), so that a restarted morphd
+// refits from what its predecessor's jobs measured as well (daemon/online_params.h).
+struct RefitPoint {
+  std::string model;      // catalog name
+  std::string app;        // JobState::app
+  std::string job;        // JobState::id
+  Workload workload;
+  ForwardModel forward;   // of the application's model in use
+  ExecutionPlan plan;
+  Allocation allocation;
+  double iteration_s = 0;
+};
+
+// The configuration a point measured: "APP PLAN on GPUS (N CPUs per GPU)".
+std::string configuration_key(const RefitPoint& point);
+
 // What one model's jobs have measured, as the online refit remembers it: by application
 // and configuration (application, plan, allocation), each job's latest iteration time.
 // A finished job's measurement stays, so that each refit fits every configuration seen
@@ -62,6 +79,15 @@ class ModelRefitter {
   // and jobs that adapt their batch are no points of a model.
   std::vector<ModelRefit> round(const ClusterView& view, const std::map<std::string, AppProfile>& apps);
 
+  // The points the last round() added or changed (a job's first measurement of a
+  // configuration, or a new value): what morphd writes to its state database.
+  const std::vector<RefitPoint>& learned() const { return learned_; }
+
+  // A point remembered before, as if a round had observed it (morphd: from its state
+  // database at start). Restored oldest first, the last kJobsPerConfiguration of a
+  // configuration stay. Throws on a point without a model, an application or a positive time.
+  void restore(const RefitPoint& point);
+
   // What is remembered of `model`: by application and configuration, the latest iteration
   // time of each job that ran it, oldest first.
   std::map<std::string, std::map<std::string, std::vector<double>>> remembered(const std::string& model) const;
@@ -81,10 +107,13 @@ class ModelRefitter {
   };
 
   void observe(const ClusterView& view, const std::map<std::string, AppProfile>& apps);
+  // `point` into its configuration; false when that job's measurement there was already it.
+  bool remember(const RefitPoint& point);
 
   RefitOptions options_;
   std::map<std::string, std::map<std::string, Application>> observed_;  // by model, by application
   std::map<std::string, std::set<std::string>> refit_on_;  // by model: the configurations of its last refit
+  std::vector<RefitPoint> learned_;                        // by the last round
 };
 
 // The refitted parameters and prior of `refit.model` in every application of that model;

@@ -40,7 +40,9 @@ teardown() {
   stop_morphd
   # Online refits (test 5 plants one) would steer the next test's morphd.
   [ ! -s "$MORPH_TESTCLUSTER_DIR/morph.db" ] || python3 -c 'import sqlite3, sys
-with sqlite3.connect(sys.argv[1]) as db: db.execute("DELETE FROM fitted_params WHERE source = ?", ("online",))' \
+with sqlite3.connect(sys.argv[1]) as db:
+    db.execute("DELETE FROM fitted_params WHERE source = ?", ("online",))
+    db.execute("DELETE FROM refit_points")' \
     "$MORPH_TESTCLUSTER_DIR/morph.db"
   local jobs
   jobs=$(squeue -h -o %A)
@@ -84,7 +86,8 @@ PY
 
 # plant_dp_refit DB: an online refit of bert-336m, as a previous morphd would have stored
 # it, whose gradient synchronisation is 20 times slower (k_dp=20): under it a pipeline
-# beats data parallelism on 4 GPUs.
+# beats data parallelism on 4 GPUs. With it two points of its refit (refit_points), one
+# on a node type this cluster does not have, which the next morphd leaves out.
 plant_dp_refit() {
   "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1  # the schema
   python3 - "$1" <<'PY'
@@ -96,6 +99,12 @@ model = {"format": "morph-perf-model/1", "model": "bert-336m", "params": params,
 with sqlite3.connect(sys.argv[1]) as db:
     db.execute("INSERT INTO fitted_params (model, params_json, source, fitted_at, rmsle) VALUES (?, ?, 'online', ?, 0.01)",
                ("bert-336m", json.dumps(model), int(time.time())))
+    for job, node_type in (("9001", "emu-a100-80g-4"), ("9002", "emu-h100-8")):
+        nodes = json.dumps([{"node": "n1", "node_type": node_type, "gpus": 4, "cpus": 16}])
+        db.execute("INSERT INTO refit_points (model, app, configuration, job, global_batch, seq_len, plan, allocation, "
+                   "iteration_s, recorded_at) VALUES ('bert-336m', 'bert-336m b64', ?, ?, 64, 512, "
+                   "'dp=4 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=16', ?, 0.5, ?)",
+                   ("planted " + job, job, nodes, time.time()))
 PY
 }
 
@@ -321,6 +330,10 @@ PY
   plant_dp_refit "$db"
   start_morphd
   wait_grep "$WORK/morphd.log" "job $r: inplace: .*-> 1 node x 4 a100-80g GPUs (dp=1 tp=1 pp=4" 60
+  # The refit's points came back with it, but the one on a node type this cluster lacks.
+  grep -q "online refit: 1 point its jobs measured before" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+  grep -q "refit point of job 9002 .*left out: node type emu-h100-8 is not one of morph.conf" "$WORK/morphd.log" ||
+    fail "$(cat "$WORK/morphd.log")"
   wait_grep "$WORK/r/metrics" "start layout=dp=1,tp=1,pp=4" 120
   wait_done "$r" r
   # Where it ran: no requeue, one reshard; the model, now of one mind, left it there.

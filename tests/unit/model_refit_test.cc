@@ -55,6 +55,11 @@ class ModelRefitTest : public test::DaemonFixture {
     return h;
   }
 
+  // The history of `job` alone.
+  static JobHistories only(const JobHistories& histories, std::uint32_t job) {
+    return JobHistories{{job, histories.at(job)}};
+  }
+
   // One round of a refitter that has seen nothing before.
   std::vector<ModelRefit> refits(const JobHistories& histories, double threshold) const {
     ModelRefitter refitter(RefitOptions{.error_threshold = threshold});
@@ -135,8 +140,7 @@ TEST_F(ModelRefitTest, AJobSpanningTwoGpuTypesIsNotAPointOfTheRefit) {
 // kept), one that adds a configuration does. Job 12 alone first, then both jobs.
 TEST_F(ModelRefitTest, TheSameEvidenceDoesNotRefitAModelTwice) {
   const JobHistories slow = reporting(1.5);
-  JobHistories only_12;
-  only_12[12] = slow.at(12);
+  const JobHistories only_12 = only(slow, 12);
   ModelRefitter refitter(RefitOptions{.error_threshold = 0.10});
   const BuiltView one = build_view(two_jobs(), context_, only_12);
   const std::vector<ModelRefit> first = refit_round(refitter, one);
@@ -153,9 +157,7 @@ TEST_F(ModelRefitTest, TheSameEvidenceDoesNotRefitAModelTwice) {
 // back and forth as jobs come and go. Job 11 reports, then ends; job 12 reports alone.
 TEST_F(ModelRefitTest, AFinishedJobsMeasurementStaysAPoint) {
   const JobHistories slow = reporting(1.5);
-  JobHistories only_11, only_12;
-  only_11[11] = slow.at(11);
-  only_12[12] = slow.at(12);
+  const JobHistories only_11 = only(slow, 11), only_12 = only(slow, 12);
   ModelRefitter refitter(RefitOptions{.error_threshold = 0.10});
   const std::vector<ModelRefit> first = refit_round(refitter, build_view(two_jobs(), context_, only_11));
   ASSERT_EQ(first.size(), 1u);
@@ -173,6 +175,56 @@ TEST_F(ModelRefitTest, AFinishedJobsMeasurementStaysAPoint) {
   ASSERT_EQ(both.size(), 1u);
   EXPECT_NEAR(second[0].error_before, both[0].error_before, 1e-9);
   EXPECT_EQ(second[0].perf.params.to_array(), both[0].perf.params.to_array());
+}
+
+// What a refitter learned, restored into a new one (a restarted morphd: from its state
+// database), refits as the refitter that measured it: job 11 reports and ends; a new
+// refitter that restored what the first learned sees job 12 alone and refits both
+// configurations, to the first refitter's parameters.
+TEST_F(ModelRefitTest, RestoredPointsRefitAsTheRefitterThatLearnedThem) {
+  const JobHistories slow = reporting(1.5);
+  const JobHistories only_11 = only(slow, 11), only_12 = only(slow, 12);
+  ModelRefitter first(RefitOptions{.error_threshold = 0.10});
+  const BuiltView eleven = build_view(two_jobs(), context_, only_11);
+  refit_round(first, eleven);
+  ASSERT_EQ(first.learned().size(), 1u);
+  const policy::RefitPoint learned = first.learned()[0];
+  EXPECT_EQ(learned.model, "gpt2-1.5b");
+  EXPECT_EQ(learned.job, "11");
+  EXPECT_EQ(learned.plan, kEight);
+  EXPECT_EQ(learned.allocation.gpus(), 8);
+  EXPECT_DOUBLE_EQ(learned.iteration_s, eleven.view.jobs[0].measured_iteration_s);
+  refit_round(first, eleven);
+  EXPECT_TRUE(first.learned().empty()) << "the same measurement again is nothing new";
+
+  const ClusterSnapshot twelve_alone = snapshot({test::running_job(12, "a100-2", kFour, 200)});
+  const BuiltView twelve = build_view(twelve_alone, context_, only_12);
+  const std::vector<ModelRefit> by_first = refit_round(first, twelve);
+  ASSERT_EQ(by_first.size(), 1u);
+
+  ModelRefitter restarted(RefitOptions{.error_threshold = 0.10});
+  restarted.restore(learned);
+  const auto remembered = restarted.remembered("gpt2-1.5b");
+  ASSERT_EQ(remembered.size(), 1u);
+  ASSERT_EQ(remembered.begin()->second.size(), 1u);
+  EXPECT_EQ(remembered.begin()->second.begin()->second, std::vector<double>{learned.iteration_s});
+  const std::vector<ModelRefit> by_restarted = refit_round(restarted, twelve);
+  ASSERT_EQ(by_restarted.size(), 1u);
+  EXPECT_EQ(by_restarted[0].configurations, by_first[0].configurations);
+  EXPECT_EQ(by_restarted[0].perf.params.to_array(), by_first[0].perf.params.to_array());
+  // A refitter that forgot job 11 fits job 12 alone, to other parameters.
+  ModelRefitter forgetful(RefitOptions{.error_threshold = 0.10});
+  const std::vector<ModelRefit> alone = refit_round(forgetful, twelve);
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0].configurations.size(), 1u);
+  EXPECT_NE(alone[0].perf.params.to_array(), by_first[0].perf.params.to_array());
+
+  policy::RefitPoint bad = learned;
+  bad.iteration_s = 0;
+  EXPECT_THROW(restarted.restore(bad), Error);
+  bad = learned;
+  bad.model.clear();
+  EXPECT_THROW(restarted.restore(bad), Error);
 }
 
 // A model saved with its evidence (PerfModelDir) is refitted to it as well: profile runs

@@ -1,5 +1,5 @@
-// The online refit's parameters in the state database (daemon/online_params.h): recorded,
-// and taken up again by a restarted morphd.
+// The online refit in the state database (daemon/online_params.h): its parameters and its
+// points recorded, and taken up again by a restarted morphd.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -7,7 +7,9 @@
 #include <memory>
 
 #include "daemon/online_params.h"
+#include "libmorph/perf/iteration_time.h"
 #include "libmorph/perf/perf_store.h"
+#include "tests/unit/daemon_support.h"
 #include "tests/unit/test_support.h"
 
 namespace morph::daemon {
@@ -75,6 +77,98 @@ TEST_F(OnlineParamsTest, TheLatestOnlineRefitOfEachModelIsTakenUpAfterARestart) 
   state.record_fitted_params({"bert-336m", perf_model_to_json("bert-336m", profiled), "morph-profile", 300, 0.02});
   EXPECT_EQ(load_online_refits(state, catalog_).count("bert-336m"), 0u);
   EXPECT_EQ(load_online_refits(state, catalog_).count("gpt2-1.5b"), 1u);
+}
+
+// What the refitter learned comes back from the database as it was: the same
+// configurations, times, forward models and iteration terms, on a node a job of others
+// shares ("emu-a100~6") as on a whole one. Points that this catalog or morph.conf no longer
+// describe are left out, each with a line that names its job and why.
+class RefitPointsTest : public test::DaemonFixture {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "morph-points-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(RefitPointsTest, WhatTheRefitterLearnedComesBackAsItWas) {
+  const ExecutionPlan eight = test::make_plan(8, 1, 1, 1, 1, 2);
+  const ExecutionPlan four = test::make_plan(4, 1, 1, 1, 1, 4);
+  ClusterSnapshot s =
+      snapshot({test::running_job(11, "a100-1", eight, 200), test::running_job(12, "a100-2", four, 200)});
+  s.nodes[1].gpus_in_use += 2;  // another job's, not Morph's
+  JobHistories h;
+  test::report(h[11], 11, 300, eight, 0.5, 5);
+  test::report(h[12], 12, 300, four, 0.75, 5);
+  const BuiltView built = build_view(s, context_, h);
+  policy::ModelRefitter refitter(policy::RefitOptions{.error_threshold = 0.10});
+  refitter.round(built.view, built.apps);
+  const std::vector<policy::RefitPoint> learned = refitter.learned();
+  ASSERT_EQ(learned.size(), 2u);
+  EXPECT_EQ(learned[1].allocation.nodes[0].node_type.name, "emu-a100~6");
+
+  const std::string path = (dir_ / "morph.db").string();
+  record_refit_points(*std::make_unique<store::StateStore>(store::StateStore::open(path)), learned, 1000);
+  const store::StateStore state = store::StateStore::open(path);
+  std::vector<std::string> skipped;
+  const std::vector<policy::RefitPoint> loaded = load_refit_points(state, context_, &skipped);
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(loaded.size(), learned.size());
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    const policy::RefitPoint& a = learned[i];
+    const policy::RefitPoint& b = loaded[i];
+    EXPECT_EQ(policy::configuration_key(b), policy::configuration_key(a));
+    EXPECT_EQ(b.model, a.model);
+    EXPECT_EQ(b.app, a.app);
+    EXPECT_EQ(b.job, a.job);
+    EXPECT_EQ(b.plan, a.plan);
+    EXPECT_DOUBLE_EQ(b.iteration_s, a.iteration_s);
+    EXPECT_EQ(b.workload.model.name, a.workload.model.name);
+    EXPECT_EQ(b.workload.global_batch, a.workload.global_batch);
+    EXPECT_EQ(b.workload.seq_len, a.workload.seq_len);
+    EXPECT_DOUBLE_EQ(b.forward.per_sample_ms, a.forward.per_sample_ms);
+    ASSERT_EQ(b.allocation.nodes.size(), a.allocation.nodes.size());
+    EXPECT_EQ(b.allocation.nodes[0].node, a.allocation.nodes[0].node);
+    EXPECT_EQ(b.allocation.nodes[0].node_type.name, a.allocation.nodes[0].node_type.name);
+    EXPECT_EQ(b.allocation.nodes[0].node_type.gpus, a.allocation.nodes[0].node_type.gpus);
+    EXPECT_EQ(b.allocation.nodes[0].cpus, a.allocation.nodes[0].cpus);
+    const PerfParams params;
+    EXPECT_DOUBLE_EQ(predict_iteration(iteration_terms(b.workload, b.plan, b.allocation, b.forward), params).iter_ms,
+                     predict_iteration(iteration_terms(a.workload, a.plan, a.allocation, a.forward), params).iter_ms);
+  }
+
+  // Rows this morph.conf or catalog cannot read: each left out with its job named.
+  auto row = [&](const std::string& job, const std::string& model, const std::string& plan,
+                 const std::string& allocation) {
+    return store::RefitPointRow{model, "x", "c" + job, job, 16, 1024, plan, allocation, 1, 2000};
+  };
+  const std::string node = R"([{"node":"a100-1","node_type":"emu-a100","gpus":8,"cpus":32}])";
+  store::StateStore writer = store::StateStore::open(path);
+  writer.record_refit_points(
+      std::vector<store::RefitPointRow>{
+          row("21", "no-such-model", to_string(eight), node),
+          row("22", "gpt2-1.5b", to_string(eight), R"([{"node":"h","node_type":"emu-h100","gpus":8,"cpus":32}])"),
+          row("23", "gpt2-1.5b", to_string(eight), R"([{"node":"h","node_type":"emu-a100~9","gpus":8,"cpus":32}])"),
+          row("24", "gpt2-1.5b", to_string(four), node),
+          row("25", "gpt2-1.5b", to_string(eight), "{"),
+          row("26", "gpt2-1.5b", "dp=banana", node),
+          row("27", "gpt2-1.5b", to_string(eight), node)},
+      16);
+  skipped.clear();
+  const std::vector<policy::RefitPoint> again = load_refit_points(writer, context_, &skipped);
+  ASSERT_EQ(again.size(), 3u) << ::testing::PrintToString(skipped);
+  EXPECT_EQ(again.back().job, "27");
+  ASSERT_EQ(skipped.size(), 6u);
+  EXPECT_PRED_FORMAT2(::testing::IsSubstring, "refit point of job 21", skipped[0]);
+  EXPECT_PRED_FORMAT2(::testing::IsSubstring, "no-such-model", skipped[0]);
+  EXPECT_PRED_FORMAT2(::testing::IsSubstring, "node type emu-h100 is not one of morph.conf", skipped[1]);
+  EXPECT_PRED_FORMAT2(::testing::IsSubstring, "node type emu-a100~9 is not one of morph.conf", skipped[2]);
+  EXPECT_PRED_FORMAT2(::testing::IsSubstring, "its allocation holds 8 GPUs, its plan uses 4", skipped[3]);
+  EXPECT_PRED_FORMAT2(::testing::IsSubstring, "not a JSON array", skipped[4]);
+  EXPECT_PRED_FORMAT2(::testing::IsSubstring, "refit point of job 26", skipped[5]);
 }
 
 }  // namespace

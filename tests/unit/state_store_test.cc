@@ -48,6 +48,10 @@ class StateStoreTest : public ::testing::Test {
     perf.forward.reference_speed = 1;
     return perf_model_to_json(model, perf);
   }
+  static RefitPointRow refit_point(const std::string& job, double seconds, double at) {
+    return {"gpt2-1.5b", "gpt2-1.5b b16", "gpt2 dp=8 on 8xa100 (4 CPUs per GPU)", job, 16, 1024, "dp=8", "[]",
+            seconds, at};
+  }
   // The message of the morph::Error `f` throws ("" when it throws none).
   template <typename F>
   static std::string error_of(F&& f) {
@@ -67,7 +71,7 @@ class StateStoreTest : public ::testing::Test {
 
 TEST_F(StateStoreTest, CreatesAPrivateWriteAheadLoggedDatabase) {
   StateStore store = StateStore::open(db_path_);
-  EXPECT_EQ(store.schema_version(), 2);
+  EXPECT_EQ(store.schema_version(), 3);
   store.record_job(job(1));
   struct stat st {};
   ASSERT_EQ(::stat(db_path_.c_str(), &st), 0);
@@ -323,13 +327,13 @@ TEST_F(StateStoreTest, AnInterruptedReconfigurationIsFoundAfterACrash) {
   EXPECT_TRUE(store.unfinished_reconfigurations().empty());
 }
 
-constexpr Migration kFakeV3{3, R"sql(
+constexpr Migration kFakeV4{4, R"sql(
 ALTER TABLE jobs ADD COLUMN partition TEXT NOT NULL DEFAULT 'gpu';
 CREATE TABLE node_events (id INTEGER PRIMARY KEY, node TEXT NOT NULL, time INTEGER NOT NULL);
 )sql"};
 
 TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
-  ASSERT_EQ(schema_migrations().size(), 2u);
+  ASSERT_EQ(schema_migrations().size(), 3u);
   {
     StateStore v1 = StateStore::open(db_path_, schema_migrations().first(1));
     EXPECT_EQ(v1.schema_version(), 1);
@@ -339,32 +343,79 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
     v1.journal_advance(id, JournalState::updated, 101);
   }
   {
-    StateStore v2 = StateStore::open(db_path_);  // this Morph's version 2: the waiting times
+    StateStore v2 = StateStore::open(db_path_, schema_migrations().first(2));  // the waiting times
     EXPECT_EQ(v2.schema_version(), 2);
     EXPECT_FALSE(v2.job_wait(21));
     v2.record_waits(std::vector<JobWait>{{21, 30, 1000, true}});
   }
-  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], kFakeV3};
   {
-    StateStore v3 = StateStore::open(db_path_, migrations);
+    StateStore v3 = StateStore::open(db_path_);  // this Morph's version 3: the refit's points
     EXPECT_EQ(v3.schema_version(), 3);
-    ASSERT_TRUE(v3.job(21));
-    EXPECT_EQ(v3.job(21)->global_batch, 512);
-    EXPECT_EQ(v3.job_timeline(21).size(), 1u);
-    ASSERT_EQ(v3.unfinished_reconfigurations().size(), 1u);
-    EXPECT_EQ(v3.unfinished_reconfigurations()[0].state, JournalState::updated);
-    ASSERT_TRUE(v3.job_wait(21));
-    EXPECT_DOUBLE_EQ(v3.job_wait(21)->waited_s, 30);
-    v3.record_job(job(22));  // the new column's default fills in
+    EXPECT_TRUE(v3.refit_points().empty());
+    v3.record_refit_points(std::vector<RefitPointRow>{refit_point("21", 0.5, 1000)}, 16);
+  }
+  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2], kFakeV4};
+  {
+    StateStore v4 = StateStore::open(db_path_, migrations);
+    EXPECT_EQ(v4.schema_version(), 4);
+    ASSERT_TRUE(v4.job(21));
+    EXPECT_EQ(v4.job(21)->global_batch, 512);
+    EXPECT_EQ(v4.job_timeline(21).size(), 1u);
+    ASSERT_EQ(v4.unfinished_reconfigurations().size(), 1u);
+    EXPECT_EQ(v4.unfinished_reconfigurations()[0].state, JournalState::updated);
+    ASSERT_TRUE(v4.job_wait(21));
+    EXPECT_DOUBLE_EQ(v4.job_wait(21)->waited_s, 30);
+    EXPECT_EQ(v4.refit_points().size(), 1u);
+    v4.record_job(job(22));  // the new column's default fills in
   }
   {
     StateStore again = StateStore::open(db_path_, migrations);  // nothing left to apply
     EXPECT_EQ(again.all_timelines().size(), 2u);
   }
-  // This Morph knows version 2: a database written by a newer one is refused.
+  // This Morph knows version 3: a database written by a newer one is refused.
   const std::string error = error_of([&] { StateStore::open(db_path_); });
   EXPECT_CONTAINS(error, db_path_);
-  EXPECT_CONTAINS(error, "schema version 3, newer than the 2 this Morph knows");
+  EXPECT_CONTAINS(error, "schema version 4, newer than the 3 this Morph knows");
+}
+
+// The online refit's points: a job's new value replaces its old one on the same
+// configuration, a configuration keeps its newest `keep`, oldest first when read.
+TEST_F(StateStoreTest, RefitPointsReplaceTheirJobsAndKeepTheNewest) {
+  StateStore store = StateStore::open(db_path_);
+  std::vector<RefitPointRow> rows;
+  for (int job = 1; job <= 5; ++job) rows.push_back(refit_point(std::to_string(job), job, 1000 + job));
+  RefitPointRow other = refit_point("9", 9, 1000);
+  other.configuration = "gpt2 dp=4 on 4xa100 (4 CPUs per GPU)";
+  rows.push_back(other);
+  store.record_refit_points(rows, 3);
+  std::vector<RefitPointRow> read = store.refit_points();
+  ASSERT_EQ(read.size(), 4u);  // jobs 3, 4, 5 and the other configuration's 9
+  EXPECT_EQ(read[0].job, "9");
+  EXPECT_EQ(read[1].job, "3");
+  EXPECT_EQ(read[3].job, "5");
+  EXPECT_EQ(read[3].model, "gpt2-1.5b");
+  EXPECT_EQ(read[3].app, "gpt2-1.5b b16");
+  EXPECT_EQ(read[3].global_batch, 16);
+  EXPECT_EQ(read[3].seq_len, 1024);
+  EXPECT_EQ(read[3].plan, "dp=8");
+  EXPECT_EQ(read[3].allocation, "[]");
+  EXPECT_DOUBLE_EQ(read[3].iteration_s, 5);
+  EXPECT_DOUBLE_EQ(read[3].recorded_at, 1005);
+  // Job 3 reports again: its value replaces the old one and it is now the newest.
+  store.record_refit_points(std::vector<RefitPointRow>{refit_point("3", 3.5, 1010)}, 3);
+  read = store.refit_points();
+  ASSERT_EQ(read.size(), 4u);
+  EXPECT_EQ(read.back().job, "3");
+  EXPECT_DOUBLE_EQ(read.back().iteration_s, 3.5);
+  // A bad point refuses the whole batch; keep must be at least 1.
+  EXPECT_CONTAINS(error_of([&] {
+                    store.record_refit_points(std::vector<RefitPointRow>{refit_point("6", 6, 1020),
+                                                                         refit_point("7", -1, 1020)},
+                                              3);
+                  }),
+                  "CHECK constraint failed");
+  EXPECT_EQ(store.refit_points().size(), 4u);
+  EXPECT_CONTAINS(error_of([&] { store.record_refit_points(rows, 0); }), "keep at least 1 point per configuration");
 }
 
 TEST_F(StateStoreTest, WaitingTimesAreReplacedAllOrNone) {
