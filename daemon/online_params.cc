@@ -70,10 +70,11 @@ void record_refit_points(store::StateStore& state, std::span<const policy::Refit
 }
 
 std::vector<policy::RefitPoint> load_refit_points(const store::StateStore& state, const ViewContext& context,
-                                                  std::vector<std::string>* skipped) {
+                                                  std::vector<std::string>* skipped, std::string_view model) {
   std::vector<policy::RefitPoint> points;
   std::map<std::pair<std::string, std::int64_t>, ForwardModel> forwards;  // by model and sequence length
   for (const store::RefitPointRow& row : state.refit_points()) {
+    if (!model.empty() && row.model != model) continue;
     const std::string what = fmt::format("{}: refit point of job {} ({})", state.path(), row.job, row.configuration);
     try {
       policy::RefitPoint p;

@@ -8,6 +8,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/view_builder.h"
@@ -33,8 +34,8 @@ void record_refit_points(store::StateStore& state, std::span<const policy::Refit
 // The points recorded, oldest first, for ModelRefitter::restore, each with its
 // application's forward model as `context` gives it. A point whose model, node type, GPU
 // count or plan this catalog and morph.conf no longer know is left out, with a line in
-// `skipped` naming the job and why.
+// `skipped` naming the job and why. `model` non-empty: that catalog model's points only.
 std::vector<policy::RefitPoint> load_refit_points(const store::StateStore& state, const ViewContext& context,
-                                                  std::vector<std::string>* skipped);
+                                                  std::vector<std::string>* skipped, std::string_view model = {});
 
 }  // namespace morph::daemon

@@ -3,10 +3,15 @@
 //            1 x 8 a100; observed at 64 samples/s: below its promise. Its start decision
 //            lists the chosen configuration and two that lost.
 //   job 102  best-effort, waiting for GPUs.
+// And what morphd's online refit left (morph models): gpt2-1.5b refitted online (k_dp 3),
+// its jobs 101 (0.25 s on 8 a100) and 103 and 104 (0.40 and 0.44 s on 4); bert-336m, not
+// refitted, measured by job 105 (0.10 s, dp=8 on 8 a100), and a point of job 106 on a
+// node type morph.conf lacks.
 #include <cstdio>
 #include <exception>
 
 #include "daemon/store/state_store.h"
+#include "libmorph/perf/perf_store.h"
 #include "libmorph/policy/alternatives.h"
 #include "libmorph/record/job_record.h"
 
@@ -20,6 +25,33 @@ morph::Placement on_a100(int gpus, double iter_ms) {
   plan.dp = gpus;
   plan.micro_batch_size = 16 / gpus;
   return {"a100-80g", 1, gpus, 4, plan, iter_ms};
+}
+
+// A point as daemon/online_params.cc records it, on `gpus` GPUs of one dgx-a100.
+morph::store::RefitPointRow point(const std::string& model, std::int64_t batch, std::int64_t seq,
+                                  const std::string& job, const std::string& plan, int gpus, double seconds,
+                                  double at, const std::string& node_type = "dgx-a100") {
+  const std::string allocation = R"([{"node":"a100-1","node_type":")" + node_type + R"(","gpus":)" +
+                                 std::to_string(gpus) + R"(,"cpus":)" + std::to_string(16 * gpus) + "}]";
+  const std::string configuration = model + " " + plan + " on " + std::to_string(gpus) + "x a100";
+  return {model, model + " b" + std::to_string(batch), configuration, job, batch, seq, plan, allocation, seconds, at};
+}
+
+void write_refit(morph::store::StateStore& state) {
+  morph::PerfModel refit;
+  refit.forward.per_sample_ms = 1;
+  refit.params.k_dp = 3;
+  state.record_fitted_params({"gpt2-1.5b", morph::perf_model_to_json("gpt2-1.5b", refit), "online", 1030, 0.02});
+  const std::string eight = "dp=8 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=2";
+  const std::string four = "dp=4 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=4";
+  const std::string bert = "dp=8 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=8";
+  state.record_refit_points(
+      std::vector<morph::store::RefitPointRow>{point("gpt2-1.5b", 16, 1024, "101", eight, 8, 0.25, 1020),
+                                               point("gpt2-1.5b", 16, 1024, "103", four, 4, 0.40, 1021),
+                                               point("gpt2-1.5b", 16, 1024, "104", four, 4, 0.44, 1022),
+                                               point("bert-336m", 64, 512, "105", bert, 8, 0.10, 1023),
+                                               point("bert-336m", 64, 512, "106", bert, 8, 0.10, 1024, "no-such-node")},
+      16);
 }
 
 void write(const std::string& path) {
@@ -46,6 +78,7 @@ void write(const std::string& path) {
       {"a100-80g", 4, morph::to_string(on_a100(4, 200).plan), 0.2, 80, Loss::no_room, "needs 4 GPUs, 0 free"}};
   state.record_decision({0, 1011, 102, "wait", morph::policy::wait_reason(wait),
                          morph::policy::alternatives_to_json(wait)});
+  write_refit(state);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# morph status and explain on a state database as morphd leaves it (make_state_db.cc):
-# the alternatives of each decision, and the status of each job with its SLA state.
+# morph status, explain and models on a state database as morphd leaves it
+# (make_state_db.cc): the alternatives of each decision, the status of each job with its
+# SLA state, and each model's parameters with what its jobs measured against them.
 # Environment and helpers: common.bash.
 
 bats_require_minimum_version 1.5.0
@@ -68,4 +69,55 @@ setup_file() {
   assert_ok
   grep -qE '^101 +gpt2-1.5b +guaranteed +8 a100-80g .* 160\.00 +64\.00 +below promise ' <<<"$output" ||
     { show_run; fail "no row for job 101"; }
+}
+
+@test "models lists each model's parameters and what its jobs measured, leaving out what morph.conf lacks" {
+  morph models --state "$STATE_DB"
+  [ "$status" -eq 0 ] || { show_run; fail "morph models failed"; }
+  grep -qE '^gpt2-1.5b +online refit +[0-9-]+ [0-9:]+ +0\.0200 +2 +3 ' <<<"$output" || { show_run; fail "no gpt2 row"; }
+  grep -qE '^bert-336m +FLOP estimate +- +- +1 +1 ' <<<"$output" || { show_run; fail "no bert row"; }
+  # Jobs 103 and 104 ran one configuration: the median of their times.
+  grep -qE '^gpt2-1.5b b16 dp=4 .* on 4xa100-80g \(16 CPUs per GPU\) +2 +0\.420 ' <<<"$output" ||
+    { show_run; fail "no row for the 4-GPU configuration"; }
+  [[ $stderr == *"refit point of job 106"*"left out: node type no-such-node is not one of morph.conf"* ]] ||
+    { show_run; fail "job 106's point was not said to be left out"; }
+}
+
+@test "models --json predicts each configuration as morph plan does, with the refit's parameters" {
+  require_jq
+  morph --json models --state "$STATE_DB"
+  assert_ok
+  local file bert_plan plan_ms
+  file=$(save_json models)
+  jq_true "$file" '[.models[].model] == ["bert-336m", "gpt2-1.5b"]'
+  jq_true "$file" '.models[1] | .parameters == "online refit" and .params.k_dp == 3 and .fitted_at == 1030 and .jobs == 3'
+  jq_true "$file" '.models[0] | .parameters == "FLOP estimate" and .fitted_at == null and .params.k_dp == 1'
+  jq_true "$file" '[.models[].configurations[] | ((.predicted_s - .measured_s) / .measured_s - .error) | fabs < 1e-12] | all'
+  jq_true "$file" '.models[] | .mean_error - ([.configurations[].error | fabs] | add / length) | fabs < 1e-12'
+  jq_true "$file" '(.left_out | length) == 1 and (.left_out[0] | contains("job 106"))'
+  # bert-336m has no refit: its prediction is morph plan's for the same plan and GPUs.
+  bert_plan=$(jq -r '.models[0].configurations[0].configuration' "$file")
+  [[ $bert_plan == *"dp=8 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=8 on 8xa100-80g"* ]] || fail "$bert_plan"
+  morph --json plan --model bert-336m --batch 64 --gpus 8xa100 --cpus-per-gpu 16 --all
+  assert_ok
+  plan_ms=$(jq '.feasible[] | select(.plan.text == "dp=8 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=8") | .time_ms.iteration' <<<"$output")
+  [ -n "$plan_ms" ] || fail "morph plan does not list the plan"
+  jq_true "$file" '(.models[0].configurations[0].predicted_s * 1000 - $ms) | fabs < 1e-9' --argjson ms "$plan_ms"
+  # gpt2-1.5b's refit (gradient synchronisation 3x slower) predicts its 8-GPU run slower
+  # than morph plan's default parameters do.
+  morph --json plan --model gpt2-1.5b --batch 16 --gpus 8xa100 --cpus-per-gpu 16 --all
+  assert_ok
+  plan_ms=$(jq '.feasible[] | select(.plan.text == "dp=8 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=2") | .time_ms.iteration' <<<"$output")
+  [ -n "$plan_ms" ] || fail "morph plan does not list gpt2's plan"
+  morph --json models --state "$STATE_DB" --model gpt2
+  assert_ok
+  jq -e '[.models[].model] == ["gpt2-1.5b"] and .left_out == []' <<<"$output" >/dev/null ||
+    fail "--model gpt2 kept other models: $output"
+  jq -e --argjson ms "$plan_ms" '.models[0].configurations[] | select(.configuration | contains("dp=8 ")) |
+    .predicted_s * 1000 > $ms * 1.05' <<<"$output" >/dev/null || fail "the refit's parameters were not used: $output"
+}
+
+@test "models names an unknown model" {
+  morph models --state "$STATE_DB" --model no-such-model
+  assert_morph_error "no-such-model"
 }

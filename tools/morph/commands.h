@@ -16,5 +16,7 @@ void add_reshard_command(CLI::App& app, Context& context);
 void add_hetero_command(CLI::App& app, Context& context);
 // status, timeline and explain (built with SQLite: morphd's state database).
 void add_state_commands(CLI::App& app, Context& context);
+// models: the parameters morphd predicts with and what its jobs measured (SQLite too).
+void add_models_command(CLI::App& app, Context& context);
 
 }  // namespace morph::cli

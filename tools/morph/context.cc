@@ -23,11 +23,13 @@ void Context::resolve_paths() {
 }
 
 const MorphConfig& Context::config() {
+  if (config_path.empty()) resolve_paths();  // a subcommand that did not (status: without --state)
   if (!config_) config_ = load_morph_conf(config_path);
   return *config_;
 }
 
 const Catalog& Context::catalog() {
+  if (catalog_path.empty()) resolve_paths();
   if (!catalog_) catalog_ = Catalog::load_file(catalog_path);
   return *catalog_;
 }

@@ -1,6 +1,10 @@
-// morph: plan, fit, validate, curve, simulate, reshard and hetero from the command line. See morph(1).
+// morph: plan, fit, validate, curve, simulate, reshard and hetero from the command line, and
+// what morphd did (status, timeline, explain, models). See morph(1).
+#include <algorithm>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -11,8 +15,12 @@
 
 namespace {
 
-// CLI11 reports "a subcommand is required" for `morph frobnicate`; name the word instead.
-const char* unknown_subcommand(int argc, char** argv) {
+// CLI11 reports "a subcommand is required" for `morph frobnicate`; name the word instead,
+// and the subcommands `app` has.
+bool unknown_subcommand(int argc, char** argv, CLI::App& app) {
+  std::vector<std::string> known;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    known.push_back(sub->get_name());
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--config" || arg == "--catalog" || arg == "--spec") {
@@ -20,20 +28,19 @@ const char* unknown_subcommand(int argc, char** argv) {
       continue;
     }
     if (arg.empty() || arg[0] == '-') continue;
-    for (const char* known : {"plan", "fit", "validate", "curve", "simulate", "reshard", "hetero", "status", "timeline", "explain"})
-      if (arg == known) return nullptr;
-    return argv[i];
+    if (std::find(known.begin(), known.end(), arg) != known.end()) return false;
+    std::string list;
+    for (std::size_t k = 0; k < known.size(); ++k)
+      list += (k == 0 ? "" : k + 1 == known.size() ? " or " : ", ") + known[k];
+    std::cerr << "morph: unknown subcommand " << morph::quote(arg) << " (expected " << list << ")\n";
+    return true;
   }
-  return nullptr;
+  return false;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (const char* word = unknown_subcommand(argc, argv)) {
-    std::cerr << "morph: unknown subcommand " << morph::quote(word) << " (expected plan, fit, validate, curve, simulate, reshard, hetero, status, timeline or explain)\n";
-    return 2;
-  }
   morph::cli::Context context;
   CLI::App app{"morph: execution plans, memory and iteration time of deep-learning training jobs", "morph"};
   app.set_version_flag("--version", PACKAGE_STRING);
@@ -55,7 +62,9 @@ int main(int argc, char** argv) {
   morph::cli::add_hetero_command(app, context);
 #ifdef HAVE_SQLITE
   morph::cli::add_state_commands(app, context);
+  morph::cli::add_models_command(app, context);
 #endif
+  if (unknown_subcommand(argc, argv, app)) return 2;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

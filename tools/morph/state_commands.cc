@@ -1,7 +1,6 @@
 // morph status, timeline and explain: what morphd did and why, from its state database
 // (morph.conf StateDatabase, or --state; docs/state.md). The database is morphd's (mode
 // 0600): these commands run as root or SlurmUser.
-#include <ctime>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -31,13 +30,6 @@ struct StateArgs {
 store::StateStore open_state(Context& context, const StateArgs& args) {
   const std::string path = !args.state.empty() ? args.state : context.config().state_database;
   return store::StateStore::open(path);
-}
-
-std::string when(std::int64_t unix_s) {
-  char text[32];
-  const std::time_t t = static_cast<std::time_t>(unix_s);
-  std::strftime(text, sizeof text, "%F %T", std::localtime(&t));
-  return text;
 }
 
 // "dp=4 tp=2 pp=1 zero=1 ..." of a stored record, or the record itself when it is not one.
@@ -82,7 +74,8 @@ void run_status(Context& context, const StateArgs& args) {
     table.add({std::to_string(t.job.job_id), t.job.model, to_string(t.job.sla),
                plan ? fmt::format("{} {}", gpus, plan->gpu_type) : "-", plan ? plan_of(plan->record) : "-",
                plan ? rate(plan->predicted_samples_per_s) : "-", observed ? rate(observed_per_s) : "-",
-               to_string(sla.state), decision ? fmt::format("{} {}", when(decision->time), decision->action) : "-"});
+               to_string(sla.state),
+               decision ? fmt::format("{} {}", local_time(decision->time), decision->action) : "-"});
   }
   if (context.json) {
     std::cout << nlohmann::json{{"jobs", jobs}}.dump(2) << '\n';
@@ -111,7 +104,7 @@ void run_timeline(Context& context, const StateArgs& args) {
                      {"until", p.until_time ? nlohmann::json(*p.until_time) : nlohmann::json(nullptr)},
                      {"gpu_type", p.gpu_type}, {"nodes", p.nodes}, {"gpus_per_node", p.gpus_per_node},
                      {"plan", plan_of(p.record)}, {"predicted_samples_per_s", p.predicted_samples_per_s}});
-      table.add({std::to_string(p.job_id), when(p.from_time), p.until_time ? when(*p.until_time) : "now",
+      table.add({std::to_string(p.job_id), local_time(p.from_time), p.until_time ? local_time(*p.until_time) : "now",
                  fmt::format("{}x{} {}", p.nodes, p.gpus_per_node, p.gpu_type), plan_of(p.record),
                  rate(p.predicted_samples_per_s)});
     }
@@ -146,7 +139,7 @@ void run_explain(Context& context, const StateArgs& args) {
     out.push_back({{"time", d.time}, {"action", d.action}, {"reason", d.reason},
                    {"alternatives", nlohmann::json::parse(d.alternatives_json)}});
     if (context.json) continue;
-    std::cout << fmt::format("{}  {:<8} {}\n", when(d.time), d.action, d.reason);
+    std::cout << fmt::format("{}  {:<8} {}\n", local_time(d.time), d.action, d.reason);
     print_alternatives(alternatives);
   }
   if (context.json) std::cout << nlohmann::json{{"job", args.job}, {"decisions", out}}.dump(2) << '\n';

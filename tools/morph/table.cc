@@ -1,6 +1,7 @@
 #include "tools/morph/table.h"
 
 #include <algorithm>
+#include <ctime>
 
 #include <fmt/format.h>
 
@@ -30,5 +31,12 @@ std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0
 std::string millis(double ms) { return ms >= 1000 ? fmt::format("{:.3f} s", ms / 1e3) : fmt::format("{:.1f} ms", ms); }
 
 std::string percent(double ratio) { return fmt::format("{:.2f}", 100 * ratio); }
+
+std::string local_time(std::int64_t unix_s) {
+  char text[32];
+  const std::time_t t = static_cast<std::time_t>(unix_s);
+  std::strftime(text, sizeof text, "%F %T", std::localtime(&t));
+  return text;
+}
 
 }  // namespace morph::cli

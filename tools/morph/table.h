@@ -1,6 +1,7 @@
 // Plain-text tables with aligned columns for human output.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,5 +23,6 @@ class Table {
 std::string gib(double bytes);     // "61.2 GiB"
 std::string millis(double ms);     // "812.4 ms" / "3.210 s"
 std::string percent(double ratio); // "7.35"
+std::string local_time(std::int64_t unix_s);  // "2026-11-28 17:49:38", local time
 
 }  // namespace morph::cli
