@@ -17,6 +17,7 @@ tools_morph_morph_SOURCES = \
 	%reldir%/morph/reshard_command.cc \
 	%reldir%/morph/hetero_command.cc
 if HAVE_SQLITE
-tools_morph_morph_SOURCES += %reldir%/morph/state_commands.cc %reldir%/morph/models_command.cc
+tools_morph_morph_SOURCES += %reldir%/morph/state_file.h %reldir%/morph/state_file.cc \
+	%reldir%/morph/state_commands.cc %reldir%/morph/models_command.cc
 tools_morph_morph_LDADD += daemon/libmorph_store.la daemon/libmorph_daemon.la $(SQLITE_LIBS)
 endif

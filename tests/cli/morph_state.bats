@@ -117,6 +117,15 @@ setup_file() {
     .predicted_s * 1000 > $ms * 1.05' <<<"$output" >/dev/null || fail "the refit's parameters were not used: $output"
 }
 
+@test "a state database that does not exist is named, not created" {
+  local missing="$BATS_TEST_TMPDIR/missing.db"
+  morph status --state "$missing"
+  assert_morph_error "$missing: --state: no such state database"
+  morph models --state "$missing"
+  assert_morph_error "$missing: --state: no such state database"
+  [ ! -e "$missing" ] || fail "morph created $missing"
+}
+
 @test "models names an unknown model" {
   morph models --state "$STATE_DB" --model no-such-model
   assert_morph_error "no-such-model"

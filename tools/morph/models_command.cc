@@ -21,6 +21,7 @@
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/util/median.h"
 #include "tools/morph/commands.h"
+#include "tools/morph/state_file.h"
 #include "tools/morph/table.h"
 
 namespace morph::cli {
@@ -59,8 +60,7 @@ void run_models(Context& context, const ModelsArgs& args) {
   const MorphConfig& config = context.config();
   const Catalog& catalog = context.catalog();
   const std::string only = args.model.empty() ? "" : catalog.resolve(args.model, "--model").name;
-  const store::StateStore state =
-      store::StateStore::open(!args.state.empty() ? args.state : config.state_database);
+  const store::StateStore state = open_morphd_state(context, args.state);
   const PerfStore perf = PerfStore::load_dir(config.perf_model_dir);
   const std::map<std::string, PerfModel> refitted = daemon::load_online_refits(state, catalog);
   const daemon::ViewContext view{config, catalog, perf, &refitted};

@@ -16,6 +16,7 @@
 #include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
 #include "tools/morph/commands.h"
+#include "tools/morph/state_file.h"
 #include "tools/morph/table.h"
 
 namespace morph::cli {
@@ -26,11 +27,6 @@ struct StateArgs {
   std::uint32_t job = 0;    // timeline, explain
   bool all = false;         // timeline --all, status --all (finished jobs too)
 };
-
-store::StateStore open_state(Context& context, const StateArgs& args) {
-  const std::string path = !args.state.empty() ? args.state : context.config().state_database;
-  return store::StateStore::open(path);
-}
 
 // "dp=4 tp=2 pp=1 zero=1 ..." of a stored record, or the record itself when it is not one.
 std::string plan_of(const std::string& record) {
@@ -44,7 +40,7 @@ std::string plan_of(const std::string& record) {
 std::string rate(double samples_per_s) { return fmt::format("{:.2f}", samples_per_s); }
 
 void run_status(Context& context, const StateArgs& args) {
-  store::StateStore state = open_state(context, args);
+  store::StateStore state = open_morphd_state(context, args.state);
   nlohmann::json jobs = nlohmann::json::array();
   Table table({"job", "model", "sla", "GPUs", "plan", "predicted/s", "observed/s", "SLA state", "last decision"});
   for (const store::JobTimeline& t : state.all_timelines()) {
@@ -87,7 +83,7 @@ void run_status(Context& context, const StateArgs& args) {
 
 void run_timeline(Context& context, const StateArgs& args) {
   if (!args.all && args.job == 0) throw Error("timeline: give a job id or --all");
-  store::StateStore state = open_state(context, args);
+  store::StateStore state = open_morphd_state(context, args.state);
   std::vector<store::JobTimeline> timelines;
   if (args.all) {
     timelines = state.all_timelines();
@@ -128,7 +124,7 @@ void print_alternatives(const std::vector<policy::Alternative>& alternatives) {
 }
 
 void run_explain(Context& context, const StateArgs& args) {
-  store::StateStore state = open_state(context, args);
+  store::StateStore state = open_morphd_state(context, args.state);
   const std::vector<store::Decision> decisions = state.decisions(args.job);
   if (decisions.empty())
     throw Error(fmt::format("explain: morphd has made no decision on job {} (in {})", args.job, state.path()));
