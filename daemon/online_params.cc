@@ -81,11 +81,11 @@ std::vector<policy::RefitPoint> load_refit_points(const store::StateStore& state
       p.model = row.model;
       p.app = row.app;
       p.job = row.job;
-      p.workload = Workload{context.catalog.resolve(row.model, what), row.global_batch, row.seq_len};
+      p.workload = Workload{context.catalog.resolve(row.model, "its model"), row.global_batch, row.seq_len};
       const auto key = std::make_pair(row.model, row.seq_len);
       if (!forwards.count(key)) forwards[key] = model_in_use(p.workload.model, row.seq_len, context).forward;
       p.forward = forwards.at(key);
-      p.plan = parse_plan(row.plan, what + ": plan");
+      p.plan = parse_plan(row.plan, "its plan");
       p.allocation = allocation_from_json(row.allocation, context.config.cluster);
       if (p.allocation.gpus() != p.plan.gpus())
         throw Error(fmt::format("its allocation holds {} GPUs, its plan uses {}", p.allocation.gpus(), p.plan.gpus()));
