@@ -62,3 +62,15 @@ morph_artifact_dir() {
   local dir="$MORPH_TOP/../shared/data/morphling-artifact"
   if [ -d "$dir/profile" ]; then (cd "$dir" && pwd); fi
 }
+
+# morph_check_failed DIR: after a failed `make check` in DIR, the last lines of every test's
+# log, then each failing test's log at more length, last: a CI log that is cut in the
+# middle keeps its end.
+morph_check_failed() {
+  local dir=$1 trs
+  find "$dir/tests" "$dir/python" -name '*.log' ! -name test-suite.log -exec tail -n 30 {} + >&2 2>/dev/null
+  grep -lE '^:test-result: (FAIL|ERROR|XPASS)' $(find "$dir" -name '*.trs') 2>/dev/null | while read -r trs; do
+    morph_log "FAILED: ${trs%.trs} (its log's last 250 lines)" >&2
+    tail -n 250 "${trs%.trs}.log" >&2
+  done
+}

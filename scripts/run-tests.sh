@@ -26,7 +26,7 @@ morph_build "$MORPH_TOP/build/asan" --enable-sanitizers --enable-werror CFLAGS="
 if [ "$(id -u)" -eq 0 ]; then "$MORPH_TOP/build/asan/tests/cluster/testcluster" munge; fi
 morph_log "make check with -fsanitize=address,undefined"
 if ! make -C "$MORPH_TOP/build/asan" -j"$MORPH_JOBS" check; then
-  find "$MORPH_TOP/build/asan/tests" -name '*.log' -exec tail -n 40 {} + >&2
+  morph_check_failed "$MORPH_TOP/build/asan"
   exit 1
 fi
 
@@ -35,7 +35,7 @@ fi
 morph_build "$MORPH_TOP/build/dist" CFLAGS="-g1 -O2" CXXFLAGS="-g1 -O2"
 morph_log "make check"
 if ! make -C "$MORPH_TOP/build/dist" -j"$MORPH_JOBS" check; then
-  find "$MORPH_TOP/build/dist/tests" -name '*.log' -exec tail -n 60 {} + >&2
+  morph_check_failed "$MORPH_TOP/build/dist"
   exit 1
 fi
 # morphd's scenario on a cluster of its own, alone: beside the other cluster tests its MPI
