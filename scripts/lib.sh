@@ -68,9 +68,10 @@ morph_artifact_dir() {
 # middle keeps its end.
 morph_check_failed() {
   local dir=$1 trs
-  find "$dir/tests" "$dir/python" -name '*.log' ! -name test-suite.log -exec tail -n 30 {} + >&2 2>/dev/null
-  grep -lE '^:test-result: (FAIL|ERROR|XPASS)' $(find "$dir" -name '*.trs') 2>/dev/null | while read -r trs; do
+  find "$dir/tests" "$dir/python" -name '*.log' ! -name test-suite.log -exec tail -n 30 {} + >&2 2>/dev/null || true
+  # lib.sh runs under `set -e`: no lookup here may end the report early.
+  for trs in $(find "$dir" -name '*.trs' -exec grep -lE '^:test-result: (FAIL|ERROR|XPASS)' {} + || true); do
     morph_log "FAILED: ${trs%.trs} (its log's last 250 lines)" >&2
-    tail -n 250 "${trs%.trs}.log" >&2
+    tail -n 250 "${trs%.trs}.log" >&2 || true
   done
 }
