@@ -60,6 +60,27 @@ StateStore StateStore::open(const std::string& path, std::span<const Migration> 
   return StateStore(std::move(db));
 }
 
+StateStore StateStore::open_read_only(const std::string& path) { return open_read_only(path, schema_migrations()); }
+
+StateStore StateStore::open_read_only(const std::string& path, std::span<const Migration> migrations) {
+  check_private_file(path);
+  Database db = Database::open(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX);
+  if (sqlite3_busy_timeout(db.get(), kBusyTimeoutMs) != SQLITE_OK) db.fail("set the busy timeout");
+  const int current = morph::store::schema_version(db);
+  const int latest = static_cast<int>(migrations.size());
+  if (current > latest)
+    throw Error(fmt::format("{}: the state database has schema version {}, newer than the {} this Morph knows; "
+                            "it was written by a newer morphd: read it with that version's morph",
+                            path, current, latest));
+  if (current == 0)
+    throw Error(fmt::format("{}: no state database morphd has written (schema version 0, an empty file)", path));
+  if (current < latest)
+    throw Error(fmt::format("{}: the state database has schema version {}, older than this Morph's {}; morphd "
+                            "migrates it when this version of morphd starts (this command only reads)",
+                            path, current, latest));
+  return StateStore(std::move(db));
+}
+
 int StateStore::schema_version() const { return morph::store::schema_version(db_); }
 
 void StateStore::record_fitted_params(const FittedParams& fit) {

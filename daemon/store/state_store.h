@@ -30,6 +30,12 @@ class StateStore {
   static StateStore open(const std::string& path);
   // The same with another list of migrations (tests; a future schema).
   static StateStore open(const std::string& path, std::span<const Migration> migrations);
+  // For the commands that only read what morphd wrote (morph status, explain, models):
+  // an existing file, opened read-only and never migrated, since migrating would change
+  // the schema under a running older morphd. A schema other than this Morph's last is
+  // refused, saying which side is older. Writes through it fail.
+  static StateStore open_read_only(const std::string& path);
+  static StateStore open_read_only(const std::string& path, std::span<const Migration> migrations);
 
   const std::string& path() const { return db_.path(); }
   int schema_version() const;

@@ -126,6 +126,19 @@ setup_file() {
   [ ! -e "$missing" ] || fail "morph created $missing"
 }
 
+@test "a database of an older schema is refused, not migrated: the reading commands never write" {
+  local old="$BATS_TEST_TMPDIR/old.db"
+  cp "$STATE_DB" "$old"
+  /usr/bin/python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("PRAGMA user_version = 2"); c.commit()' "$old"
+  local before
+  before=$(sha256sum <"$old")
+  morph status --state "$old"
+  assert_morph_error "$old: the state database has schema version 2, older than this Morph's 3"
+  morph models --state "$old"
+  assert_morph_error "older than this Morph's 3"
+  [ "$(sha256sum <"$old")" = "$before" ] || fail "morph changed $old"
+}
+
 @test "models names an unknown model" {
   morph models --state "$STATE_DB" --model no-such-model
   assert_morph_error "no-such-model"

@@ -378,6 +378,33 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
   EXPECT_CONTAINS(error, "schema version 4, newer than the 3 this Morph knows");
 }
 
+// morph status, explain and models open the database read-only: they never migrate it
+// (a running older morphd keeps the schema it knows) and cannot write it.
+TEST_F(StateStoreTest, ReadOnlyOpeningNeverMigratesNorWrites) {
+  { std::ofstream(db_path_).flush(); }
+  ::chmod(db_path_.c_str(), 0600);
+  EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only(db_path_); }), "schema version 0, an empty file");
+  { StateStore::open(db_path_, schema_migrations().first(2)).record_job(job(31)); }
+  const std::string older = error_of([&] { StateStore::open_read_only(db_path_); });
+  EXPECT_CONTAINS(older, db_path_);
+  EXPECT_CONTAINS(older, "schema version 2, older than this Morph's 3");
+  // Still version 2: the refusal changed nothing.
+  EXPECT_EQ(StateStore::open_read_only(db_path_, schema_migrations().first(2)).schema_version(), 2);
+  { StateStore::open(db_path_); }  // morphd of this version migrates it
+  StateStore reader = StateStore::open_read_only(db_path_);
+  EXPECT_EQ(reader.schema_version(), 3);
+  ASSERT_TRUE(reader.job(31));
+  EXPECT_EQ(reader.job(31)->global_batch, 512);
+  EXPECT_CONTAINS(error_of([&] { reader.record_job(job(32)); }), "readonly");
+  EXPECT_FALSE(StateStore::open(db_path_).job(32));
+  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2], kFakeV4};
+  { StateStore::open(db_path_, migrations); }
+  EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only(db_path_); }),
+                  "schema version 4, newer than the 3 this Morph knows");
+  EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only((dir_ / "none.db").string()); }),
+                  "No such file or directory");
+}
+
 // The online refit's points: a job's new value replaces its old one on the same
 // configuration, a configuration keeps its newest `keep`, oldest first when read.
 TEST_F(StateStoreTest, RefitPointsReplaceTheirJobsAndKeepTheNewest) {

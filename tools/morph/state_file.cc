@@ -16,7 +16,7 @@ store::StateStore open_morphd_state(Context& context, const std::string& state_f
                     ? fmt::format("{}: no state database at morph.conf's StateDatabase: has morphd run? (or give --state)",
                                   path)
                     : fmt::format("{}: --state: no such state database", path));
-  return store::StateStore::open(path);
+  return store::StateStore::open_read_only(path);
 }
 
 }  // namespace morph::cli

@@ -9,8 +9,9 @@
 
 namespace morph::cli {
 
-// Opens `state_flag` or StateDatabase. A file that does not exist is an error naming it,
-// not a new database: these commands read what morphd wrote.
+// Opens `state_flag` or StateDatabase read-only. A file that does not exist is an error
+// naming it, not a new database, and an older schema is not migrated: these commands read
+// what morphd wrote.
 store::StateStore open_morphd_state(Context& context, const std::string& state_flag);
 
 }  // namespace morph::cli
