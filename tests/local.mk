@@ -220,10 +220,12 @@ EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh 
 
 # The local Slurm cluster (tests/cluster/testcluster, configured with this build's paths)
 # and the integration tests that run on it (they skip without root or Slurm).
-EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/cluster.bash %reldir%/cluster/slurm_integration.bats \
+EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/cluster.bash %reldir%/cluster/mpi_init_retry %reldir%/cluster/slurm_integration.bats \
 	%reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats %reldir%/cluster/launcher.bats \
 	%reldir%/cluster/morphd.bats %reldir%/cluster/morphd.bash %reldir%/cluster/job_control.bash %reldir%/cluster/morphd_hetero.bats %reldir%/cluster/overhead.py %reldir%/cluster/fidelity.sh \
 	%reldir%/launcher/check_launcher.sh
+TESTS += %reldir%/cluster/mpi_init_retry.bats
+EXTRA_DIST += %reldir%/cluster/mpi_init_retry.bats
 TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats \
 	%reldir%/cluster/launcher.bats
 

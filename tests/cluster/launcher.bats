@@ -116,7 +116,8 @@ EOS
   # The trainer owns the step's MPI world: only morphrun --driver may reshard for it.
   run timeout 60 srun -N2 --ntasks-per-node=2 --mpi=pmix -p gpu "$MORPHRUN" --plan dp=4 --mpi-trainer --checkpoint "$ck" -- true
   [ "$status" -eq 78 ] && [[ $output == *"morphrun --driver"* ]] || fail "$output"
-  run timeout 60 srun -l -N2 --ntasks-per-node=2 --mpi=pmix -p gpu "$MORPHRUN" --plan dp=4 --checkpoint "$ck" -- \
+  run timeout 120 "$MORPH_SRCDIR/tests/cluster/mpi_init_retry" \
+    srun -l -N2 --ntasks-per-node=2 --mpi=pmix -p gpu "$MORPHRUN" --plan dp=4 --checkpoint "$ck" -- \
     sh -c 'echo "load=$MORPH_CHECKPOINT"'
   [ "$status" -eq 0 ] || fail "$output"
   [[ $output == *"resharded $ck/step_7 (dp=1,tp=1,pp=1,zero=0) -> $ck/step_7.dp4-tp1-pp1-z0"*"on 4 processes"* ]] || fail "$output"

@@ -502,7 +502,7 @@ expect_env_matches_record() {
 
 @test "fact: srun --mpi=pmix starts Open MPI across emulated nodes" {
   [ -x "$MORPH_BUILDDIR/tests/cluster/mpi_hello" ] || skip "configure found no Open MPI"
-  OMPI_MCA_btl=self,tcp run timeout 120 srun --mpi=pmix -N 2 -n 4 --ntasks-per-node=2 -p gpu \
+  OMPI_MCA_btl=self,tcp run timeout 120 "$MORPH_SRCDIR/tests/cluster/mpi_init_retry" srun --mpi=pmix -N 2 -n 4 --ntasks-per-node=2 -p gpu \
     "$MORPH_BUILDDIR/tests/cluster/mpi_hello"
   [ "$status" -eq 0 ] || { printf 'srun exited %s (124: timed out):\n%s\n' "$status" "$output" >&2; false; }
   [ "$(grep -c 'of 4 on .* sum 6$' <<<"$output")" -eq 4 ]

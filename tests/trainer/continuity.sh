@@ -18,7 +18,7 @@
 #   RESHARD     a command used instead of "$MORPH reshard" (e.g. an MPI launch of morph-reshard-mpi)
 #   MPIRUN      the MPI launcher and its flags (default: mpirun --oversubscribe
 #               [--allow-run-as-root when root] -x OMPI_MCA_btl=self,vader; under Slurm,
-#               when SLURM_CONF is set, srun --mpi=pmix)
+#               when SLURM_CONF is set, srun --mpi=pmix through tests/cluster/mpi_init_retry)
 #   STEPS, SAVE_AT   N and K (default 12 and 5); TOLERANCE (default 1e-5)
 #   KEEP_WORK=1 keeps the work folder (logs, loss logs, checkpoints)
 # Exit status: 0 all within tolerance, 1 a difference or a failed run, 77 no MPI launcher.
@@ -59,7 +59,9 @@ if [[ -n ${MPIRUN:-} ]]; then
   read -r -a launcher <<<"$MPIRUN"
   launch() { "${launcher[@]}" -np "$1" "${@:2}"; }
 elif [[ -n ${SLURM_CONF:-} ]] && command -v srun >/dev/null; then
-  launch() { srun --mpi=pmix -n "$1" "${@:2}"; }
+  # A step that hits Open MPI's TCP start-up failure on emulated nodes runs once more.
+  retry=$(cd "$(dirname "${BASH_SOURCE[0]}")/../cluster" && pwd)/mpi_init_retry
+  launch() { "$retry" srun --mpi=pmix -n "$1" "${@:2}"; }
 else
   # Exit status 77: automake's "skipped".
   command -v mpirun >/dev/null || { echo "continuity: SKIP: no mpirun (set MPIRUN)" >&2; exit 77; }
