@@ -21,6 +21,7 @@ daemon_libmorph_store_la_SOURCES = \
 	%reldir%/store/schema.h %reldir%/store/schema.cc \
 	%reldir%/store/records.h \
 	%reldir%/store/state_store.h %reldir%/store/state_store.cc \
+	%reldir%/store/writer_lock.h %reldir%/store/writer_lock.cc \
 	%reldir%/store/state_journal.cc \
 	%reldir%/store/state_queries.cc \
 	%reldir%/store/sla_state.h %reldir%/store/sla_state.cc \

@@ -31,6 +31,7 @@
 #include "daemon/slurm_client.h"
 #include "daemon/sqlite_journal.h"
 #include "daemon/store/state_store.h"
+#include "daemon/store/writer_lock.h"
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
@@ -90,14 +91,16 @@ int run(const Options& o) {
                                 : std::getenv("MORPH_CONF") != nullptr ? std::getenv("MORPH_CONF")
                                                                        : MORPH_SYSCONFDIR "/morph.conf";
   const morph::MorphConfig config = morph::load_morph_conf(conf_path);
+  const std::string state_path = !o.state_path.empty() ? o.state_path : config.state_database;
+  const morph::store::WriterLock lock = morph::store::WriterLock::acquire(
+      state_path, "stop it, or give this morphd a database of its own (--state)");
   const std::string catalog_path =
       !config.model_catalog.empty() ? config.model_catalog : std::string(MORPH_PKGDATADIR) + "/models.json";
   const morph::Catalog catalog = morph::Catalog::load_file(catalog_path);
   const morph::PerfStore perf = morph::PerfStore::load_dir(config.perf_model_dir);
 
   morph::daemon::SlurmClient slurm;
-  morph::store::StateStore state = morph::store::StateStore::open(!o.state_path.empty() ? o.state_path
-                                                                                       : config.state_database);
+  morph::store::StateStore state = morph::store::StateStore::open(state_path);
   morph::daemon::SqliteJournal journal(state);
   morph::daemon::JobTracker tracker(state);
   const char* crash_after = std::getenv("MORPHD_CRASH_AFTER");

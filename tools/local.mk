@@ -18,6 +18,6 @@ tools_morph_morph_SOURCES = \
 	%reldir%/morph/hetero_command.cc
 if HAVE_SQLITE
 tools_morph_morph_SOURCES += %reldir%/morph/state_file.h %reldir%/morph/state_file.cc \
-	%reldir%/morph/state_commands.cc %reldir%/morph/models_command.cc
+	%reldir%/morph/state_commands.cc %reldir%/morph/models_command.cc %reldir%/morph/forget_command.cc
 tools_morph_morph_LDADD += daemon/libmorph_store.la daemon/libmorph_daemon.la $(SQLITE_LIBS)
 endif

@@ -200,6 +200,21 @@ void StateStore::record_refit_points(std::span<const RefitPointRow> points, int 
   transaction.commit();
 }
 
+StateStore::Forgotten StateStore::forget_learnt(const std::string& model, const std::string& source) {
+  const std::string operation = fmt::format("forget what the jobs of {} taught", model);
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  Forgotten forgotten;
+  db_.prepare("DELETE FROM fitted_params WHERE model = ?1 AND source = ?2", operation)
+      .bind_text(1, model)
+      .bind_text(2, source)
+      .run();
+  forgotten.fitted_params = sqlite3_changes(db_.get());
+  db_.prepare("DELETE FROM refit_points WHERE model = ?1", operation).bind_text(1, model).run();
+  forgotten.refit_points = sqlite3_changes(db_.get());
+  transaction.commit();
+  return forgotten;
+}
+
 std::int64_t StateStore::record_decision(const Decision& decision) {
   const std::string operation = fmt::format("record a decision on job {}", decision.job_id);
   if (!nlohmann::json::accept(decision.alternatives_json) ||

@@ -65,6 +65,13 @@ class StateStore {
   // configuration; a configuration then keeps its `keep` newest. All or none.
   void record_refit_points(std::span<const RefitPointRow> points, int keep);
   std::vector<RefitPointRow> refit_points() const;  // oldest first
+  // Forgets what was learnt of `model` from its jobs: its fitted parameters from `source`
+  // (the online refits) and its refit points, in one transaction. Returns how many of each.
+  struct Forgotten {
+    int fitted_params = 0;
+    int refit_points = 0;
+  };
+  Forgotten forget_learnt(const std::string& model, const std::string& source);
 
   // The reconfiguration journal: begin before the first Slurm action, advance after each.
   // One unfinished entry per job; states only move forward (journal_state.h).

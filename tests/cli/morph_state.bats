@@ -139,6 +139,46 @@ setup_file() {
   [ "$(sha256sum <"$old")" = "$before" ] || fail "morph changed $old"
 }
 
+@test "morphd refuses a state database another morphd holds, before it reads Slurm" {
+  local morphd="$MORPH_BUILDDIR/daemon/morphd"
+  [ -x "$morphd" ] || skip "morphd was not built (configure found no Slurm, SQLite or MUNGE)"
+  [ "$(id -u)" -eq 0 ] || skip "morphd runs as root or SlurmUser"
+  command -v flock >/dev/null || skip "no flock(1)"
+  local db="$BATS_TEST_TMPDIR/held.db"
+  cp "$STATE_DB" "$db"
+  printf '4242\n' >"$db.lock"
+  run timeout 20 flock -n "$db.lock" "$morphd" -D --once --dry-run --config "$MORPH_CONF" --state "$db"
+  [ "$status" -eq 1 ] || fail "morphd ran beside the holder: $output"
+  [[ $output == *"$db: morphd (pid 4242) runs on this state database ($db.lock is locked): stop it, or give this morphd a database of its own (--state)"* ]] || fail "$output"
+}
+
+@test "forget drops a model's online refits and points, the other models' stay; never beside morphd" {
+  require_jq
+  local db="$BATS_TEST_TMPDIR/forget.db"
+  cp "$STATE_DB" "$db"
+  if command -v flock >/dev/null; then
+    run --separate-stderr flock -n "$db.lock" "$MORPH" forget --model gpt2 --state "$db"
+    assert_morph_error "$db: morphd (pid unknown) runs on this state database ($db.lock is locked): stop morphd first"
+    morph --json models --state "$db" --model gpt2
+    jq -e '.models[0] | .parameters == "online refit" and .jobs == 3' <<<"$output" >/dev/null || fail "forgot beside morphd: $output"
+  fi
+  morph forget --model gpt2 --state "$db"
+  assert_ok
+  [[ $output == "$db: forgot 1 online refit and 3 refit points of gpt2-1.5b;"* ]] || fail "$output"
+  morph --json models --state "$db"
+  assert_ok
+  jq -e '[.models[].model] == ["bert-336m"] and .models[0].jobs == 1' <<<"$output" >/dev/null ||
+    fail "gpt2 was not forgotten, or bert was: $output"
+  morph forget --model gpt2-1.5b --state "$db"
+  assert_ok
+  [ "$output" = "$db: morphd had learnt nothing about gpt2-1.5b online" ] || fail "$output"
+  morph forget --model no-such-model --state "$db"
+  assert_morph_error "no-such-model"
+  morph forget --model bert --state "$BATS_TEST_TMPDIR/missing.db"
+  assert_morph_error "missing.db: no such state database"
+  [ ! -e "$BATS_TEST_TMPDIR/missing.db" ] || fail "forget created the database"
+}
+
 @test "models names an unknown model" {
   morph models --state "$STATE_DB" --model no-such-model
   assert_morph_error "no-such-model"

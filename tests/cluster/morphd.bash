@@ -117,8 +117,17 @@ start_morphd() {
   env "$@" "$MORPH_BUILDDIR/daemon/morphd" -D --poll 0.5 >>"$WORK/morphd.log" 2>&1 &
   echo $! >"$WORK/morphd.pid"
 }
+# stop_morphd: SIGTERM, then waits until it has exited (its lock on the state database
+# with it) for at most 30 s.
 stop_morphd() {
-  [ ! -s "$WORK/morphd.pid" ] || kill "$(cat "$WORK/morphd.pid")" 2>/dev/null || true
+  local pid i
+  [ -s "$WORK/morphd.pid" ] || return 0
+  pid=$(cat "$WORK/morphd.pid")
+  kill "$pid" 2>/dev/null || true
+  for i in $(seq 150); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
   rm -f "$WORK/morphd.pid"
 }
 

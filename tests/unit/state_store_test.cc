@@ -1,7 +1,8 @@
 // morphd's state database (daemon/store): round trips, the journal and its recovery,
-// migrations, file mode, damaged files and two connections at once.
+// migrations, file mode, damaged files, two connections at once and one writer at a time.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,12 +12,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "daemon/store/journal_state.h"
 #include "daemon/store/state_store.h"
+#include "daemon/store/writer_lock.h"
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/util/error.h"
 
@@ -403,6 +406,77 @@ TEST_F(StateStoreTest, ReadOnlyOpeningNeverMigratesNorWrites) {
                   "schema version 4, newer than the 3 this Morph knows");
   EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only((dir_ / "none.db").string()); }),
                   "No such file or directory");
+}
+
+// morph forget: a model's rows of one source and its refit points go, in one transaction;
+// its other fits and the other models' points stay.
+TEST_F(StateStoreTest, ForgettingAModelKeepsItsOtherFitsAndTheOtherModels) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_fitted_params({"gpt2-1.5b", params_json("gpt2-1.5b", 2), "morph-profile", 100, 0.1});
+  store.record_fitted_params({"gpt2-1.5b", params_json("gpt2-1.5b", 3), "online", 200, 0.05});
+  store.record_fitted_params({"gpt2-1.5b", params_json("gpt2-1.5b", 4), "online", 300, 0.04});
+  store.record_fitted_params({"bert-336m", params_json("bert-336m", 1), "online", 300, 0.04});
+  RefitPointRow bert = refit_point("7", 0.2, 1000);
+  bert.model = "bert-336m";
+  store.record_refit_points(std::vector<RefitPointRow>{refit_point("5", 0.5, 1000), refit_point("6", 0.6, 1001), bert},
+                            16);
+  const StateStore::Forgotten forgotten = store.forget_learnt("gpt2-1.5b", "online");
+  EXPECT_EQ(forgotten.fitted_params, 2);
+  EXPECT_EQ(forgotten.refit_points, 2);
+  ASSERT_TRUE(store.latest_params("gpt2-1.5b"));
+  EXPECT_EQ(store.latest_params("gpt2-1.5b")->source, "morph-profile");  // the profile's fit is in use again
+  ASSERT_TRUE(store.latest_params("bert-336m"));
+  EXPECT_EQ(store.latest_params("bert-336m")->source, "online");
+  ASSERT_EQ(store.refit_points().size(), 1u);
+  EXPECT_EQ(store.refit_points()[0].model, "bert-336m");
+  const StateStore::Forgotten again = store.forget_learnt("gpt2-1.5b", "online");
+  EXPECT_EQ(again.fitted_params + again.refit_points, 0);
+}
+
+// One morphd per state database (writer_lock.h): the second is refused with the first
+// one's pid, and the lock of a holder that dies goes with it.
+TEST_F(StateStoreTest, ASecondWriterIsRefusedNamingTheFirstUntilItIsGone) {
+  const auto lock_file_text = [&] {
+    std::ifstream in(db_path_ + ".lock");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string me = std::to_string(::getpid());
+  {
+    WriterLock first = WriterLock::acquire(db_path_, "stop it");
+    EXPECT_EQ(first.path(), db_path_ + ".lock");
+    EXPECT_EQ(lock_file_text(), me + "\n");
+    const std::string error = error_of([&] { WriterLock::acquire(db_path_, "stop it"); });
+    EXPECT_CONTAINS(error, db_path_ + ": morphd (pid " + me + ") runs on this state database (" + db_path_ +
+                               ".lock is locked): stop it");
+    const WriterLock moved(std::move(first));
+    EXPECT_NE(error_of([&] { WriterLock::acquire(db_path_, "stop it"); }), "");  // the moved lock still holds
+  }
+  EXPECT_EQ(error_of([&] { WriterLock::acquire(db_path_, "stop it"); }), "");
+
+  // A holder killed with SIGKILL leaves nothing to clean up.
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const WriterLock lock = WriterLock::acquire(db_path_, "stop it");
+    (void)!::write(ready[1], "x", 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  EXPECT_CONTAINS(error_of([&] { WriterLock::acquire(db_path_, "stop it"); }), "morphd (pid " + std::to_string(child) + ")");
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  const WriterLock next = WriterLock::acquire(db_path_, "stop it");
+  EXPECT_EQ(lock_file_text(), me + "\n");
+
+  const std::string nowhere = (dir_ / "none" / "morph.db").string();
+  EXPECT_CONTAINS(error_of([&] { WriterLock::acquire(nowhere, "stop it"); }),
+                  nowhere + ".lock: open morphd's lock file: No such file or directory");
 }
 
 // The online refit's points: a job's new value replaces its old one on the same

@@ -18,5 +18,7 @@ void add_hetero_command(CLI::App& app, Context& context);
 void add_state_commands(CLI::App& app, Context& context);
 // models: the parameters morphd predicts with and what its jobs measured (SQLite too).
 void add_models_command(CLI::App& app, Context& context);
+// forget: drop a model's online refits and their points (morphd stopped; SQLite too).
+void add_forget_command(CLI::App& app, Context& context);
 
 }  // namespace morph::cli

@@ -1,5 +1,5 @@
 // morph: plan, fit, validate, curve, simulate, reshard and hetero from the command line, and
-// what morphd did (status, timeline, explain, models). See morph(1).
+// what morphd did (status, timeline, explain, models), and forget, which drops what it learnt online. See morph(1).
 #include <algorithm>
 #include <exception>
 #include <iostream>
@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
 #ifdef HAVE_SQLITE
   morph::cli::add_state_commands(app, context);
   morph::cli::add_models_command(app, context);
+  morph::cli::add_forget_command(app, context);
 #endif
   if (unknown_subcommand(argc, argv, app)) return 2;
   try {

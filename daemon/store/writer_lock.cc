@@ -1,0 +1,54 @@
+#include "daemon/store/writer_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "libmorph/util/error.h"
+
+namespace morph::store {
+namespace {
+
+// The pid the holder wrote, or "unknown" (a lock taken by something else than morphd).
+std::string holder_of(int fd) {
+  char text[32] = {};
+  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  std::string pid(text, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+  const bool digits = !pid.empty() && pid.find_first_not_of("0123456789") == std::string::npos;
+  return digits ? pid : "unknown";
+}
+
+}  // namespace
+
+WriterLock WriterLock::acquire(const std::string& database_path, std::string_view advice) {
+  std::string path = database_path + ".lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) throw Error(fmt::format("{}: open morphd's lock file: {}", path, std::strerror(errno)));
+  WriterLock lock(fd, std::move(path));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK)
+      throw Error(fmt::format("{}: lock it: {}", lock.path_, std::strerror(errno)));
+    throw Error(fmt::format("{}: morphd (pid {}) runs on this state database ({} is locked): {}", database_path,
+                            holder_of(fd), lock.path_, advice));
+  }
+  const std::string pid = fmt::format("{}\n", ::getpid());
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()))
+    throw Error(fmt::format("{}: write morphd's pid: {}", lock.path_, std::strerror(errno)));
+  return lock;
+}
+
+WriterLock::WriterLock(WriterLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+
+WriterLock::~WriterLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace morph::store

@@ -1,0 +1,70 @@
+// morph forget: drops what morphd learnt online about a model, its refitted parameters
+// (fitted_params of source "online") and the points of its refit (refit_points), after
+// a change that makes them wrong (new GPUs, drivers, NCCL, or a new model code under the
+// same name). morphd then predicts the model from PerfModelDir, or the FLOP estimate,
+// until its jobs teach it again. morphd keeps the points in memory and would write them
+// back, so this takes morphd's lock (daemon/store/writer_lock.h) and refuses to run
+// beside it. The database is morphd's (mode 0600): run as root or SlurmUser.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/online_params.h"
+#include "daemon/store/state_store.h"
+#include "daemon/store/writer_lock.h"
+#include "libmorph/util/error.h"
+#include "tools/morph/commands.h"
+
+namespace morph::cli {
+namespace {
+
+struct ForgetArgs {
+  std::string state;  // --state: the database ("": morph.conf StateDatabase)
+  std::string model;  // catalog name or alias
+};
+
+void run_forget(Context& context, const ForgetArgs& args) {
+  const std::string model = context.catalog().resolve(args.model, "--model").name;
+  const std::string path = !args.state.empty() ? args.state : context.config().state_database;
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) throw Error(fmt::format("{}: no such state database", path));
+  const store::WriterLock lock = store::WriterLock::acquire(
+      path, "stop morphd first: it keeps what it learnt in memory and would write it back");
+  store::StateStore state = store::StateStore::open(path);
+  const store::StateStore::Forgotten forgotten = state.forget_learnt(model, daemon::kOnlineRefitSource);
+  if (context.json) {
+    std::cout << nlohmann::json{{"model", model},
+                                {"state", path},
+                                {"fitted_params", forgotten.fitted_params},
+                                {"refit_points", forgotten.refit_points}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  if (forgotten.fitted_params == 0 && forgotten.refit_points == 0) {
+    std::cout << fmt::format("{}: morphd had learnt nothing about {} online\n", path, model);
+    return;
+  }
+  std::cout << fmt::format(
+      "{}: forgot {} online refit{} and {} refit point{} of {}; morphd predicts it from PerfModelDir (or the FLOP "
+      "estimate) until its jobs report again\n",
+      path, forgotten.fitted_params, forgotten.fitted_params == 1 ? "" : "s", forgotten.refit_points,
+      forgotten.refit_points == 1 ? "" : "s", model);
+}
+
+}  // namespace
+
+void add_forget_command(CLI::App& app, Context& context) {
+  auto args = std::make_shared<ForgetArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "forget", "drop what morphd learnt online about a model (its refits and their points); morphd must be stopped");
+  cmd->add_option("--model", args->model, "the catalog model (name or alias)")->required();
+  cmd->add_option("--state", args->state, "morphd's state database (default: morph.conf StateDatabase)");
+  cmd->callback([&context, args] { run_forget(context, *args); });
+}
+
+}  // namespace morph::cli
