@@ -8,6 +8,11 @@ fail() {
   return 1
 }
 
+# job_field JOB KEY and job_record JOB: one field of `scontrol show job` and the Morph
+# record in its AdminComment (the files define their own waits).
+# shellcheck source=tests/cluster/job_control.bash
+source "$(dirname "${BASH_SOURCE[0]}")/job_control.bash"
+
 # cluster_unavailable [BUILT_PROGRAM...]: why the file is skipped (empty: it can run).
 cluster_unavailable() {
   [ -z "${MORPH_SKIP_CLUSTER_TESTS:-}" ] || { echo "MORPH_SKIP_CLUSTER_TESTS is set"; return; }

@@ -1,7 +1,7 @@
 # Following and steering one Morph job on the test cluster, for the scripts that change a
 # running job's plan as morphd does (tests/launcher/check_launcher.sh,
 # tests/torch/check_torch.sh). Sourced; the script defines die() and $work, where each
-# job writes $work/JOB.out.
+# job writes $work/JOB.out. The cluster's bats files have it through cluster.bash.
 
 # shellcheck disable=SC2154  # $work is the sourcing script's
 

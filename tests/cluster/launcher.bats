@@ -28,14 +28,12 @@ setup() {
 
 teardown_file() { cluster_teardown; }
 
-field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s|^$2=||p" | head -n 1; }
-record() { scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'; }
 # wait_done JOB: the job ends, in whatever state, within 5 minutes (these jobs take seconds
 # alone; beside the other cluster tests on CI's two cores, many times that).
 wait_done() {
   local i state
   for i in $(seq 1500); do
-    state=$(field "$1" JobState)
+    state=$(job_field "$1" JobState)
     case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) return 0 ;; esac
     sleep 0.2
   done
@@ -75,14 +73,14 @@ EOS
   local job
   job=$(sbatch --parsable --hold -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh")
   local r
-  r=$(record "$job")
+  r=$(job_record "$job")
   for kv in type=a100-80g nodes=2 gpus_per_node=2 dp=4 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=4; do
     r=$(sed -E "s/ ${kv%%=*}=[^ ]+/ $kv/" <<<"$r")
   done
   scontrol update job="$job" AdminComment="$r"
   scontrol release "$job"
   wait_done "$job" || fail "$(cat "$JOBS/$job.out")"
-  [ "$(field "$job" ExitCode)" = 0:0 ] || fail "$(cat "$JOBS/$job.out")"
+  [ "$(job_field "$job" ExitCode)" = 0:0 ] || fail "$(cat "$JOBS/$job.out")"
   check_env "$JOBS/$job.out"
   grep -q "^ *0: MORPH_PLAN=dp=4 " "$JOBS/$job.out" || fail "no MORPH_PLAN"
 }
@@ -164,7 +162,7 @@ EOS
     scontrol release "$job"
     wait_done "$job" || fail "job $job did not end: $(cat "$JOBS/$job.out")"
     rm -f "$MORPH_TESTCLUSTER_DIR"/spool/*/stepd.slurm.pmix."$job".0
-    [ "$(field "$job" ExitCode)" = 0:0 ] || fail "$(cat "$JOBS/$job.out")"
+    [ "$(job_field "$job" ExitCode)" = 0:0 ] || fail "$(cat "$JOBS/$job.out")"
     grep -q "launch failed" "$JOBS/$job.out" || fail "step 0 started on $nodes: $(cat "$JOBS/$job.out")"
     [ "$(grep -c "restart reason=failed-start" "$JOBS/stale.$job.metrics")" -eq 1 ] &&
       [ "$(grep -c "dp=4,tp=1,pp=1,zero=0$" "$JOBS/stale.$job.metrics")" -eq 5 ] &&
@@ -190,7 +188,7 @@ EOS
     # From $JOBS: morphrun writes the job's metrics file in the submission folder.
     job=$(cd "$JOBS" && sbatch --parsable --hold -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b \
       --morph-batch=32 --morph-framework=torch "$JOBS/train.sh")
-    r=$(record "$job")
+    r=$(job_record "$job")
     for kv in type=a100-80g nodes=2 gpus_per_node=2 dp=4 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=8; do
       r=$(sed -E "s/ ${kv%%=*}=[^ ]+/ $kv/" <<<"$r")
     done
@@ -205,16 +203,16 @@ EOS
   # Slurm's expression: an untyped GRES, the same count on every node, and a count
   # constraint on the node features (docs/slurm.md).
   scontrol show job "$job" | grep -q "TresPerNode=gres:gpu:2$" || fail "$(scontrol show job "$job")"
-  [ "$(field "${jobs[homogeneous]}" Features)" = a100-80g ] || fail "Features=$(field "${jobs[homogeneous]}" Features)"
-  [ "$(field "$job" Features)" = "[a100-80g*1&v100-32g*1]" ] || fail "Features=$(field "$job" Features)"
+  [ "$(job_field "${jobs[homogeneous]}" Features)" = a100-80g ] || fail "Features=$(job_field "${jobs[homogeneous]}" Features)"
+  [ "$(job_field "$job" Features)" = "[a100-80g*1&v100-32g*1]" ] || fail "Features=$(job_field "$job" Features)"
   scontrol release "${jobs[homogeneous]}" "$job"
   wait_done "${jobs[homogeneous]}" && wait_done "$job" ||
     fail "jobs did not end: $(cat "$JOBS/${jobs[homogeneous]}.out" "$JOBS/$job.out")"
   for kind in homogeneous heterogeneous; do
-    [ "$(field "${jobs[$kind]}" ExitCode)" = 0:0 ] || fail "$kind: $(cat "$JOBS/${jobs[$kind]}.out")"
+    [ "$(job_field "${jobs[$kind]}" ExitCode)" = 0:0 ] || fail "$kind: $(cat "$JOBS/${jobs[$kind]}.out")"
     [ "$(wc -l <"$JOBS/${jobs[$kind]}.loss")" -eq 6 ] || fail "$kind: $(cat "$JOBS/${jobs[$kind]}.out")"
   done
-  [ "$(field "$job" NodeList)" = "a100-[1-2]" ] && fail "the heterogeneous job ran on two a100 nodes"
+  [ "$(job_field "$job" NodeList)" = "a100-[1-2]" ] && fail "the heterogeneous job ran on two a100 nodes"
   scontrol show job "$job" | grep -qE "NodeList=(a100-[12],v100-[12]|v100-[12],a100-[12])$" ||
     fail "$(scontrol show job "$job" | grep NodeList)"
   # The a100 ranks (0 and 1, on the first node) took 12 samples each, the v100 ranks 4.
@@ -222,6 +220,6 @@ EOS
   local worst
   worst=$(paste "$JOBS/${jobs[homogeneous]}.loss" "$JOBS/$job.loss" |
     awk '{ d = ($2 - $4) / $2; if (d < 0) d = -d; if (d > m) m = d; if ($1 != $3) m = 1 } END { printf "%.3g", m }')
-  echo "# heterogeneous: nodes $(field "$job" NodeList), largest relative loss difference $worst over 6 steps" >&3
+  echo "# heterogeneous: nodes $(job_field "$job" NodeList), largest relative loss difference $worst over 6 steps" >&3
   awk -v w="$worst" 'BEGIN { exit !(w <= 1e-5) }' || fail "$(paste "$JOBS/${jobs[homogeneous]}.loss" "$JOBS/$job.loss")"
 }

@@ -27,13 +27,11 @@ morphd_setup() {
     --steps "${REFERENCE_STEPS:-3000}" --quiet --loss-log "$WORK/reference.loss" >"$WORK/reference.out" 2>&1
 }
 
-field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s|^$2=||p" | head -n 1; }
-record() { scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'; }
 
 wait_state() {  # JOB STATE SECONDS
   local i state
   for i in $(seq $(($3 * 5))); do
-    state=$(field "$1" JobState)
+    state=$(job_field "$1" JobState)
     [ "$state" = "$2" ] && return 0
     case $state in FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
       break ;;
@@ -50,7 +48,7 @@ wait_state() {  # JOB STATE SECONDS
 wait_done() {
   local job=$1 metrics="$WORK/$2/metrics" state size last=-1 quiet=0
   while :; do
-    state=$(field "$job" JobState)
+    state=$(job_field "$job" JobState)
     [ "$state" = COMPLETED ] && return 0
     case $state in FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
       break ;;

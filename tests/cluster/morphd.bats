@@ -67,7 +67,7 @@ wait_crash() {
 # emulated at EMULATE times the predicted time. The median step under every plan it ran
 # must be as fast, within 5% for the emulation's own overhead.
 promise_kept() {
-  python3 - "$WORK/$1/metrics" "$(record "$2")" "${EMULATE:-0.5}" <<'PY' || fail "job $2 ran below its promise"
+  python3 - "$WORK/$1/metrics" "$(job_record "$2")" "${EMULATE:-0.5}" <<'PY' || fail "job $2 ran below its promise"
 import statistics, sys
 rec = dict(kv.split("=", 1) for kv in sys.argv[2].split()[1:])
 promise = float(sys.argv[3]) * float(rec.get("base_iter_ms", rec["iter_ms"])) / 1e3
@@ -119,8 +119,8 @@ PY
   local be g1 g2
   be=$(submit be --morph-sla=best-effort --morph-gpus=1-8)
   wait_state "$be" RUNNING 60
-  [ "$(field "$be" NumNodes)" = 1 ] && grep -q "gpus_per_node=1 " <<<"$(record "$be")" ||
-    fail "job_submit_morph did not start it on 1 GPU: $(record "$be")"
+  [ "$(job_field "$be" NumNodes)" = 1 ] && grep -q "gpus_per_node=1 " <<<"$(job_record "$be")" ||
+    fail "job_submit_morph did not start it on 1 GPU: $(job_record "$be")"
   wait_grep "$WORK/be/metrics" "dp=1,tp=1,pp=1,zero=0$" 60 3  # a checkpoint to reshard
   start_morphd
   # 1. The best-effort job grows to 8 GPUs, its bound (requeue: 4 GPUs per node).
@@ -139,7 +139,7 @@ PY
   wait_done "$be" be
 
   # No job lost, none left held, each loss as in the uninterrupted run.
-  for j in "$be" "$g1" "$g2"; do [ "$(field "$j" Priority)" != 0 ] || fail "job $j was left held"; done
+  for j in "$be" "$g1" "$g2"; do [ "$(job_field "$j" Priority)" != 0 ] || fail "job $j was left held"; done
   loss_continues be 1500
   loss_continues g1 1000
   loss_continues g2 150
@@ -241,8 +241,8 @@ PY
   wait_grep "$WORK/morphd.log" "job $f: requeue released -> done" 60
   [ "$(grep -c "resuming 1 unfinished reconfiguration" "$WORK/morphd.log")" -eq 4 ] || fail "$(cat "$WORK/morphd.log")"
   wait_done "$f" f
-  [ "$(field "$f" Priority)" != 0 ] || fail "job $f was left held"
-  [ "$(field "$f" Restarts)" = 1 ] || fail "job $f restarted $(field "$f" Restarts) times"
+  [ "$(job_field "$f" Priority)" != 0 ] || fail "job $f was left held"
+  [ "$(job_field "$f" Restarts)" = 1 ] || fail "job $f restarted $(job_field "$f" Restarts) times"
   [ "$(grep -c "job $f: requeue planned -> signalled" "$WORK/morphd.log")" -eq 1 ]
   grep -q "start layout=dp=4.* nodes=1" "$WORK/f/metrics" || fail "$(grep '^#' "$WORK/f/metrics")"
   loss_continues f 600
@@ -264,7 +264,7 @@ PY
   wait_grep "$WORK/morphd.log" "job $f: requeue signalled -> rolled_back: it started again on its old plan" 30
   wait_grep "$WORK/morphd.log" "job $f: requeue released -> done" 120
   wait_done "$f" f
-  [ "$(field "$f" Priority)" != 0 ] || fail "job $f was left held"
+  [ "$(job_field "$f" Priority)" != 0 ] || fail "job $f was left held"
   grep -q "start layout=dp=4.* nodes=1" "$WORK/f/metrics" || fail "$(grep '^#' "$WORK/f/metrics")"
   loss_continues f 800
 }
@@ -308,8 +308,8 @@ PY
   "$MORPH_BUILDDIR/tests/cluster/testcluster" restart-slurmctld 5
   wait_grep "$WORK/morphd.log" "job $s: requeue released -> done" 120
   wait_done "$s" s
-  [ "$(field "$s" Priority)" != 0 ] || fail "job $s was left held"
-  [ "$(field "$s" Restarts)" = 1 ] || fail "job $s restarted $(field "$s" Restarts) times"
+  [ "$(job_field "$s" Priority)" != 0 ] || fail "job $s was left held"
+  [ "$(job_field "$s" Restarts)" = 1 ] || fail "job $s restarted $(job_field "$s" Restarts) times"
   grep -q "start layout=dp=4.* nodes=1" "$WORK/s/metrics" || fail "$(grep '^#' "$WORK/s/metrics")"
   loss_continues s 600
 }
@@ -325,7 +325,7 @@ PY
   local r
   r=$(submit r --morph-sla=best-effort --morph-gpus=4)
   wait_state "$r" RUNNING 60
-  grep -q " dp=4 tp=1 pp=1 " <<<"$(record "$r")" || fail "job_submit_morph's plan changed: $(record "$r")"
+  grep -q " dp=4 tp=1 pp=1 " <<<"$(job_record "$r")" || fail "job_submit_morph's plan changed: $(job_record "$r")"
   wait_grep "$WORK/r/metrics" "dp=4,tp=1,pp=1,zero=" 60 5  # measured, with a checkpoint to reshard
   plant_dp_refit "$db"
   start_morphd
@@ -337,7 +337,7 @@ PY
   wait_grep "$WORK/r/metrics" "start layout=dp=1,tp=1,pp=4" 120
   wait_done "$r" r
   # Where it ran: no requeue, one reshard; the model, now of one mind, left it there.
-  [ "$(field "$r" Restarts)" = 0 ] || fail "job $r was requeued"
+  [ "$(job_field "$r" Restarts)" = 0 ] || fail "job $r was requeued"
   [ "$(grep -c "reshard from=" "$WORK/r/metrics")" -eq 1 ] || fail "$(grep '^#' "$WORK/r/metrics")"
   [ "$(grep -c "job $r: inplace:" "$WORK/morphd.log")" -eq 1 ] || fail "$(cat "$WORK/morphd.log")"
   loss_continues r 500

@@ -67,9 +67,9 @@ teardown_file() { cluster_teardown; }
   wait_grep "$WORK/morphd.log" "job $be: requeue released -> done" 120
   wait_grep "$WORK/be/metrics" "start layout=dp=8,.* nodes=2" 120
   local r
-  r=$(record "$be")
+  r=$(job_record "$be")
   [[ $r == *" type=- "* && $r == *" groups=a100-80g:nodes=1:"*",v100-32g:nodes=1:"* ]] || fail "record: $r"
-  [ "$(field "$be" Features)" = "[a100-80g*1&v100-32g*1]" ] || fail "Features=$(field "$be" Features)"
+  [ "$(job_field "$be" Features)" = "[a100-80g*1&v100-32g*1]" ] || fail "Features=$(job_field "$be" Features)"
   scontrol show job "$be" | grep -qE "NodeList=(a100-1,v100-1|v100-1,a100-1)$" ||
     fail "$(scontrol show job "$be" | grep NodeList)"
   scontrol show job "$be" | grep -q "TresPerNode=gres:gpu:4$" || fail "$(scontrol show job "$be")"
@@ -86,7 +86,7 @@ PY
   g=$(submit g --morph-sla=guaranteed --morph-gpus=4 --morph-gpu-type=v100-32g)
   wait_grep "$WORK/morphd.log" "job $be: requeue released -> done" 120 2
   wait_state "$g" RUNNING 120
-  [ "$(field "$g" NodeList)" = v100-1 ] || fail "the guaranteed job runs on $(field "$g" NodeList)"
+  [ "$(job_field "$g" NodeList)" = v100-1 ] || fail "the guaranteed job runs on $(job_field "$g" NodeList)"
   wait_done "$g" g
   wait_done "$be" be
 
@@ -98,7 +98,7 @@ PY
   [ "$(grep -c "reshard from=" "$WORK/be/metrics")" -ge 2 ] || fail "$(grep '^#' "$WORK/be/metrics")"
   grep "start layout=" "$WORK/be/metrics" | grep -A1 "layout=dp=8,.* nodes=2" | grep -q "nodes=1" ||
     fail "$(grep '^#' "$WORK/be/metrics")"
-  for j in "$be" "$g"; do [ "$(field "$j" Priority)" != 0 ] || fail "job $j was left held"; done
+  for j in "$be" "$g"; do [ "$(job_field "$j" Priority)" != 0 ] || fail "job $j was left held"; done
   local be_loss g_loss
   be_loss=$(loss_continues be 300) || return 1
   g_loss=$(loss_continues g 40) || return 1
@@ -120,7 +120,7 @@ PY
   ad=$(BATCH=16 submit ad --morph-sla=best-effort --morph-gpus=1-4 --morph-gpu-type=a100-80g --morph-plans=dp \
     --morph-framework=torch --morph-adaptive-batch=16:128)
   wait_state "$ad" RUNNING 120
-  [ "$(field "$ad" NumNodes)" = 1 ] && scontrol show job "$ad" | grep -q "TresPerNode=gres:gpu:2$" ||
+  [ "$(job_field "$ad" NumNodes)" = 1 ] && scontrol show job "$ad" | grep -q "TresPerNode=gres:gpu:2$" ||
     fail "the adaptive job does not run on the 2 free GPUs: $(scontrol show job "$ad")"
   wait_grep "$WORK/morphd.log" "job $ad: adaptive batch after epoch [0-9]*: planned for batch" 120
   local planned
@@ -132,7 +132,7 @@ PY
   wait_state "$other" COMPLETED 120
   wait_grep "$WORK/ad/metrics" "start layout=dp=4," 180
   local r batch
-  r=$(record "$ad")
+  r=$(job_record "$ad")
   batch=$(python3 -c "import sys; r = dict(kv.split('=', 1) for kv in sys.argv[1].split()[1:]); \
 print(int(r['dp']) * int(r['ga']) * int(r['mb']) * int(r['mbs']))" "$r")
   [[ $r == *" batch=16 "* && $r == *" adaptive_batch=16:128"* && $r == *" dp=4 "* ]] || fail "record: $r"

@@ -8,6 +8,7 @@
 # every test is skipped with the reason.
 
 bats_require_minimum_version 1.5.0
+load job_control  # job_field, job_record
 
 # Why the whole file is skipped, or empty (bats 1.8 cannot skip from setup_file).
 cluster_unavailable() {
@@ -78,26 +79,16 @@ submit() {
   job=${output##*$'\n'}
 }
 
-# field JOB KEY: one field of `scontrol show job -o`.
-field() {
-  scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s|^$2=||p" | head -n 1
-}
-
-# record JOB: the AdminComment (it holds spaces, so it is the rest of its line).
-record() {
-  scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'
-}
-
 # record_value JOB KEY: one key of the Morph record.
 record_value() {
-  record "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+  job_record "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
 }
 
 # wait_state JOB STATE [SECONDS]
 wait_state() {
   local i state
   for i in $(seq $((${3:-60} * 2))); do
-    state=$(field "$1" JobState)
+    state=$(job_field "$1" JobState)
     [ "$state" = "$2" ] && return 0
     case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY)
       [ "$state" = "$2" ] || { echo "job $1 ended $state, expected $2" >&2; cat "$JOBS/$1.out" >&2 2>/dev/null; return 1; } ;;
@@ -218,7 +209,7 @@ expect_env_matches_record() {
   grep -q "morph: gpt2-1.5b batch 16 -> " <<<"$output"
   wait_state "$job" COMPLETED
   [ "$(record_value "$job" model)" = gpt2-1.5b ]
-  [ "$(field "$job" TresPerNode)" = "gres:gpu:$(record_value "$job" type):$(record_value "$job" gpus_per_node)" ]
+  [ "$(job_field "$job" TresPerNode)" = "gres:gpu:$(record_value "$job" type):$(record_value "$job" gpus_per_node)" ]
   expect_plan_feasible "$job"
   expect_env_matches_record "$job"
 }
@@ -230,7 +221,7 @@ expect_env_matches_record() {
   wait_state "$job" COMPLETED
   expect_plan_feasible "$job"
   expect_env_matches_record "$job"
-  [ "$(field "$job" NumTasks)" -eq "$(( $(record_value "$job" nodes) * $(record_value "$job" gpus_per_node) ))" ]
+  [ "$(job_field "$job" NumTasks)" -eq "$(( $(record_value "$job" nodes) * $(record_value "$job" gpus_per_node) ))" ]
 }
 
 @test "a job on several nodes gets whole nodes and one step per node sees the plan" {
@@ -238,7 +229,7 @@ expect_env_matches_record() {
   [ "$status" -eq 0 ]
   wait_state "$job" COMPLETED
   [ "$(record_value "$job" nodes)" -eq 2 ]
-  [ "$(field "$job" NumNodes)" = 2 ]
+  [ "$(job_field "$job" NumNodes)" = 2 ]
   expect_env_matches_record "$job"
 }
 
@@ -268,7 +259,7 @@ expect_env_matches_record() {
   [ "$(record_value "$declared" iterations)" = 25000 ]
   submit --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
   [ "$status" -eq 0 ]
-  [ "$(record "$declared" | sed 's/ iterations=25000$//')" = "$(record "$job")" ]
+  [ "$(job_record "$declared" | sed 's/ iterations=25000$//')" = "$(job_record "$job")" ]
   run sbatch --morph-model=gpt2-1.5b --morph-batch=16 --morph-iterations=0 "$JOBS/env.sh"
   assert_refused "--morph-iterations" "'0' is out of range"
   wait_state "$declared" COMPLETED
@@ -299,11 +290,11 @@ expect_env_matches_record() {
   [ "$status" -eq 0 ]
   ! grep -q morph: <<<"$output"
   wait_state "$job" COMPLETED
-  [ "$(field "$job" TresPerNode)" = gres:gpu:v100-32g:2 ]
-  [ "$(field "$job" NumTasks)" = 2 ]
-  [ "$(field "$job" CPUs/Task)" = 3 ]
-  [ "$(field "$job" MinMemoryNode)" = 5G ]
-  [ -z "$(record "$job")" ]
+  [ "$(job_field "$job" TresPerNode)" = gres:gpu:v100-32g:2 ]
+  [ "$(job_field "$job" NumTasks)" = 2 ]
+  [ "$(job_field "$job" CPUs/Task)" = 3 ]
+  [ "$(job_field "$job" MinMemoryNode)" = 5G ]
+  [ -z "$(job_record "$job")" ]
   ! grep -q '^MORPH_PLAN=' "$JOBS/$job.out"
 }
 
@@ -430,7 +421,7 @@ expect_env_matches_record() {
 @test "fact: a GPU request needs the gres: prefix; the plugin writes it and the job gets its GPUs" {
   submit --morph-model=bert-336m --morph-batch=64 --morph-gpus=2 "$JOBS/env.sh"
   wait_state "$job" COMPLETED
-  [[ $(field "$job" TresPerNode) == gres:gpu:* ]]
+  [[ $(job_field "$job" TresPerNode) == gres:gpu:* ]]
   [ "$(sed -n 's/^CUDA_VISIBLE_DEVICES=//p' "$JOBS/$job.out" | tr ',' '\n' | wc -l)" -eq 2 ]
 }
 
@@ -447,13 +438,13 @@ expect_env_matches_record() {
   wait_state "$job" PENDING
   # The new plan: two GPUs, dp=2, half the accumulation steps (same global batch).
   local new
-  new=$(record "$job" | sed 's/gpus_per_node=1 /gpus_per_node=2 /; s/ dp=1 / dp=2 /' |
+  new=$(job_record "$job" | sed 's/gpus_per_node=1 /gpus_per_node=2 /; s/ dp=1 / dp=2 /' |
     sed -E "s/ ga=([0-9]+) / ga=$(( $(record_value "$job" ga) / 2 )) /")
   run scontrol update job="$job" AdminComment="$new"
   [ "$status" -eq 0 ]
   # job_modify made the request follow the record.
-  [ "$(field "$job" TresPerNode)" = gres:gpu:a100-80g:2 ]
-  [ "$(field "$job" NumTasks)" = 2 ]
+  [ "$(job_field "$job" TresPerNode)" = gres:gpu:a100-80g:2 ]
+  [ "$(job_field "$job" NumTasks)" = 2 ]
   local released=$SECONDS
   scontrol release "$job"
   wait_state "$job" COMPLETED 90
@@ -470,15 +461,15 @@ expect_env_matches_record() {
   [ "$status" -eq 0 ]
   run scontrol update job="$job" AdminComment="morph:v1 model=gpt2 batch=16"
   [ "$status" -ne 0 ]
-  run scontrol update job="$job" AdminComment="$(record "$job" | sed 's/ dp=1 / dp=3 /')"
+  run scontrol update job="$job" AdminComment="$(job_record "$job" | sed 's/ dp=1 / dp=3 /')"
   [ "$status" -ne 0 ]
   grep -q "update refused: morph: AdminComment: plan uses 3 GPUs" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
-  run scontrol update job="$job" AdminComment="$(record "$job")" TresPerNode=gres:gpu:a100-80g:4
+  run scontrol update job="$job" AdminComment="$(job_record "$job")" TresPerNode=gres:gpu:a100-80g:4
   [ "$status" -ne 0 ]
   # A note must not replace the record the job's tasks read their plan from ...
   run scontrol update job="$job" AdminComment="reviewed by ops"
   [ "$status" -ne 0 ]
-  [[ $(record "$job") == morph:v1* ]]
+  [[ $(job_record "$job") == morph:v1* ]]
   scancel "$job"
   # ... while on a job that is not Morph's it passes through.
   submit -H --wrap=true
@@ -492,8 +483,8 @@ expect_env_matches_record() {
   run runuser -u nobody -- sbatch --parsable -H -D "$JOBS" -o /dev/null --morph-model=gpt2-1.5b --morph-batch=16 --wrap=true
   [ "$status" -eq 0 ]
   local user_job=${output##*$'\n'}
-  [[ $(record "$user_job") == morph:v1* ]]
-  run runuser -u nobody -- scontrol update job="$user_job" AdminComment="$(record "$user_job" | sed 's/ dp=1 / dp=2 /')"
+  [[ $(job_record "$user_job") == morph:v1* ]]
+  run runuser -u nobody -- scontrol update job="$user_job" AdminComment="$(job_record "$user_job" | sed 's/ dp=1 / dp=2 /')"
   [ "$status" -ne 0 ]
   grep -qi "denied\|permission" <<<"$output"
   [ "$(record_value "$user_job" dp)" = 1 ]
@@ -555,10 +546,10 @@ expect_env_matches_record() {
   # It ran after the stall (its batch step waited for its plan), with its plan, on its
   # first start.
   local run_time
-  run_time=$(field "$job" RunTime)
+  run_time=$(job_field "$job" RunTime)
   [ $((10#${run_time: -2} + 60 * 10#${run_time: -5:2})) -ge 15 ] || { echo "RunTime=$run_time" >&2; false; }
   grep -q '^MORPH_PLAN=' "$JOBS/$job.out"
-  [ "$(field "$job" Restarts)" = 0 ]
+  [ "$(job_field "$job" Restarts)" = 0 ]
   [ -z "$(drained_nodes)" ]
 }
 
@@ -576,10 +567,10 @@ expect_env_matches_record() {
   # the second ran with its plan.
   grep -q "morph: job $job: slurmctld did not give the job's plan (1 try" "$JOBS/$job.out"
   grep -q "exits with 75" "$JOBS/$job.out"
-  [ "$(field "$job" Restarts)" -ge 1 ]
+  [ "$(job_field "$job" Restarts)" -ge 1 ]
   grep -q '^SLURM_RESTART_COUNT=1$' "$JOBS/$job.out"
   grep -q '^MORPH_PLAN=' "$JOBS/$job.out"
-  [ "$(field "$job" ExitCode)" = 0:0 ]
+  [ "$(job_field "$job" ExitCode)" = 0:0 ]
   [ -z "$(drained_nodes)" ]
 }
 
@@ -617,7 +608,7 @@ EOF
   jobs+=("$job")
   for j in "${jobs[@]}"; do
     wait_state "$j" COMPLETED
-    grep -qx "MORPH_PLAN=$(record "$j" | tr ' ' '\n' | grep -E '^(dp|tp|pp|zero|offload|gc|ga|mb|mbs)=' | tr '\n' ' ' | sed 's/ $//')" "$JOBS/$j.out" ||
+    grep -qx "MORPH_PLAN=$(job_record "$j" | tr ' ' '\n' | grep -E '^(dp|tp|pp|zero|offload|gc|ga|mb|mbs)=' | tr '\n' ' ' | sed 's/ $//')" "$JOBS/$j.out" ||
       { echo "job $j:" >&2; cat "$JOBS/$j.out" >&2; false; }
   done
 }
@@ -650,8 +641,8 @@ EOF
     "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
   run runuser -u nobody -- scontrol update job="$user_job" NumNodes=2
   [ "$status" -ne 0 ]
-  [ "$(field "$user_job" TresPerNode)" = gres:gpu:a100-80g:1 ]
-  [ "$(field "$user_job" NumNodes)" = 1-1 ]
+  [ "$(job_field "$user_job" TresPerNode)" = gres:gpu:a100-80g:1 ]
+  [ "$(job_field "$user_job" NumNodes)" = 1-1 ]
   # What does not touch the plan still goes through.
   run runuser -u nobody -- scontrol update job="$user_job" TimeLimit=30
   [ "$status" -eq 0 ]
@@ -673,7 +664,7 @@ EOF
   [ "$status" -eq 0 ]
   wait_state "$job" COMPLETED
   [ "$(record_value "$job" type)" = a100-80g ]
-  [ "$(field "$job" CPUs/Task)" = 20 ]
+  [ "$(job_field "$job" CPUs/Task)" = 20 ]
   # --mincpus=64: no node has 64 CPUs.
   run sbatch --mincpus=64 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
   assert_refused "fewer than --mincpus=64"
@@ -689,13 +680,13 @@ EOF
   # --cpus-per-gpu=2 becomes CPUs per task, without a CpusPerTres beside it.
   submit -H --cpus-per-gpu=2 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
   [ "$status" -eq 0 ]
-  [ "$(field "$job" CPUs/Task)" = 2 ]
+  [ "$(job_field "$job" CPUs/Task)" = 2 ]
   ! scontrol show job "$job" | grep -q 'CpusPerTres='
   scancel "$job"
   # Licences and the user's other requests are kept.
   submit -H -L morphlic:1 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
   [ "$status" -eq 0 ]
-  [ "$(field "$job" Licenses)" = morphlic:1 ]
+  [ "$(job_field "$job" Licenses)" = morphlic:1 ]
   scancel "$job"
   run sbatch -n 4 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
   assert_refused "-n/--ntasks" "one task per GPU"
@@ -704,15 +695,15 @@ EOF
 @test "issue 10 (8): job_modify canonicalises records and checks their counts" {
   submit -H --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
   [ "$status" -eq 0 ]
-  run scontrol update job="$job" AdminComment="$(record "$job" | sed 's/ type=a100-80g / type=A100 /')"
+  run scontrol update job="$job" AdminComment="$(job_record "$job" | sed 's/ type=a100-80g / type=A100 /')"
   [ "$status" -eq 0 ]
-  [ "$(field "$job" TresPerNode)" = gres:gpu:a100-80g:1 ]
+  [ "$(job_field "$job" TresPerNode)" = gres:gpu:a100-80g:1 ]
   [ "$(record_value "$job" type)" = a100-80g ]
-  run scontrol update job="$job" AdminComment="$(record "$job" | sed 's/ cpus_per_gpu=4 / cpus_per_gpu=65540 /')"
+  run scontrol update job="$job" AdminComment="$(job_record "$job" | sed 's/ cpus_per_gpu=4 / cpus_per_gpu=65540 /')"
   [ "$status" -ne 0 ]
-  run scontrol update job="$job" AdminComment="$(record "$job" | sed 's/ nodes=1 / nodes=3 /; s/ pp=1 / pp=3 /; s/ ga=4 / ga=1 /; s/ mb=1 / mb=4 /')"
+  run scontrol update job="$job" AdminComment="$(job_record "$job" | sed 's/ nodes=1 / nodes=3 /; s/ pp=1 / pp=3 /; s/ ga=4 / ga=1 /; s/ mb=1 / mb=4 /')"
   [ "$status" -ne 0 ]
   grep -q "nodes=3 but morph.conf lists 2 nodes" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
-  [ "$(field "$job" CPUs/Task)" = 4 ]
+  [ "$(job_field "$job" CPUs/Task)" = 4 ]
   scancel "$job"
 }
