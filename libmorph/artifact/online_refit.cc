@@ -128,6 +128,24 @@ std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& v, c
   return curves;
 }
 
+std::vector<OnlineRefitModel> online_refit_by_model(std::span<const OnlineRefitCurve> curves) {
+  std::vector<OnlineRefitModel> models;
+  for (const OnlineRefitCurve& c : curves) {
+    if (models.empty() || models.back().workload != c.workload) models.push_back({c.workload});
+    OnlineRefitModel& m = models.back();
+    ++m.families;
+    if (c.avg_error.back() <= 0.5 * c.avg_error.front()) ++m.halved;
+    m.held_out += c.held_out;
+    m.avg_error_before += c.held_out * c.avg_error.front();
+    m.avg_error_after += c.held_out * c.avg_error.back();
+  }
+  for (OnlineRefitModel& m : models) {
+    m.avg_error_before /= std::max(m.held_out, 1);
+    m.avg_error_after /= std::max(m.held_out, 1);
+  }
+  return models;
+}
+
 OnlineRefitReport online_refit(const std::vector<WorkloadValidation>& workloads, const OnlineRefitOptions& options) {
   OnlineRefitReport report;
   report.options = options;

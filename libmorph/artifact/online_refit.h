@@ -55,6 +55,21 @@ struct OnlineRefitReport {
   int halvable_by_fit = 0;  // the same for fit_floor
 };
 
+// The curves of one workload taken together, as issue 11 asks the curve "shown per
+// model": the mean errors over all its families' held-out rows (each family weighed by
+// its rows) before and after the last observation, and how many families halved.
+struct OnlineRefitModel {
+  std::string workload;
+  int families = 0;
+  int halved = 0;
+  int held_out = 0;
+  double avg_error_before = 0;
+  double avg_error_after = 0;
+};
+// In the order of `curves`, whose curves of one workload are consecutive (as
+// online_refit gives them).
+std::vector<OnlineRefitModel> online_refit_by_model(std::span<const OnlineRefitCurve> curves);
+
 // min over c > 0 of mean_i |c p_i - m_i| / m_i, for predictions p and measurements m (> 0).
 // The mean is convex and piecewise linear in c, so its minimum is at some c = m_i / p_i.
 double level_corrected_error(std::span<const double> predicted, std::span<const double> measured);

@@ -591,6 +591,11 @@ JSON
   assert_ok
   f=$(save_json validate-online)
   jq_true "$f" '.refit_threshold == 0 and ([.curves[].avg_error | unique | length > 1] | any)'
+  # Per model: every family counted once, the held-out rows summed, the halved ones too.
+  jq_true "$f" '([.models[].families] | add) == (.curves | length) and ([.models[].halved] | add) == .halved'
+  jq_true "$f" '[.models[] as $m | ([.curves[] | select(.workload == $m.workload) | .held_out] | add) == $m.held_out] | all'
+  jq_true "$f" '[.models[] as $m | ([.curves[] | select(.workload == $m.workload) | .held_out * .avg_error[0]] | add)
+                / $m.held_out - $m.avg_error_before | fabs < 1e-12] | all'
   morph validate --artifact "$ARTIFACT" --refit-threshold 0.1
   assert_morph_error --refit-threshold --online
   morph validate --artifact "$ARTIFACT" --online --refit-threshold -1

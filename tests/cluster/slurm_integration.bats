@@ -8,34 +8,12 @@
 # every test is skipped with the reason.
 
 bats_require_minimum_version 1.5.0
-load job_control  # job_field, job_record
-
-# Why the whole file is skipped, or empty (bats 1.8 cannot skip from setup_file).
-cluster_unavailable() {
-  [ -z "${MORPH_SKIP_CLUSTER_TESTS:-}" ] || { echo "MORPH_SKIP_CLUSTER_TESTS is set"; return; }
-  [ "$(id -u)" -eq 0 ] || { echo "needs root to run slurmctld and slurmd"; return; }
-  command -v slurmctld >/dev/null || { echo "Slurm is not installed (scripts/run-tests.sh installs it)"; return; }
-  [ -x "$MORPH_BUILDDIR/tests/cluster/testcluster" ] || { echo "no tests/cluster/testcluster in $MORPH_BUILDDIR"; return; }
-  [ -f "$MORPH_BUILDDIR/plugins/.libs/job_submit_morph.so" ] ||
-    { echo "the plugins were not built (configure found no Slurm)"; return; }
-  [ -z "${MORPH_SANITIZERS:-}" ] ||
-    { echo "a sanitizer build: the system's slurmctld cannot load sanitized plugins (the plain build runs these)"; return; }
-}
+load cluster
 
 setup_file() {
-  : "${MORPH_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
-  : "${MORPH_BUILDDIR:=$MORPH_SRCDIR/build}"
-  export MORPH_SRCDIR MORPH_BUILDDIR
-  MORPH_CLUSTER_SKIP=$(cluster_unavailable)
-  export MORPH_CLUSTER_SKIP
-  [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
   # Not under BATS_FILE_TMPDIR (mode 700): jobs of other users must reach their folder.
-  export MORPH_TESTCLUSTER_DIR=/tmp/morph-testcluster-bats
-  "$MORPH_BUILDDIR/tests/cluster/testcluster" down >/dev/null 2>&1 || true
-  local up
-  up=$("$MORPH_BUILDDIR/tests/cluster/testcluster" up) || { echo "$up" >&3; return 1; }
-  export SLURM_CONF=${up##*SLURM_CONF=}
-  export MORPH_CONF="$MORPH_TESTCLUSTER_DIR/morph.conf"
+  cluster_setup 18170 /tmp/morph-testcluster-bats
+  [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
   export JOBS="$MORPH_TESTCLUSTER_DIR/jobs"
   install -d -m 1777 "$JOBS"
   # Prints the job's MORPH_* variables, its GPUs and, from one srun step per node, what a
@@ -68,7 +46,7 @@ teardown_file() {
   if [ -n "${BATS_SUITE_TEST_NUMBER:-}" ] && [ -d "$MORPH_TESTCLUSTER_DIR/log" ]; then
     cp -r "$MORPH_TESTCLUSTER_DIR/log" "${MORPH_BUILDDIR}/tests/cluster/last-logs" 2>/dev/null || true
   fi
-  "$MORPH_BUILDDIR/tests/cluster/testcluster" down >/dev/null 2>&1 || true
+  cluster_teardown
 }
 
 # --- helpers ----------------------------------------------------------------------------

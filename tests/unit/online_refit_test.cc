@@ -28,6 +28,32 @@ TEST(OnlineRefit, OptionsValidateThemselves) {
   EXPECT_NE(error.find("held out"), std::string::npos) << error;
 }
 
+// Per model, the families' errors weighed by their held-out rows: vit (10 rows at 20% -> 8%,
+// halved; 30 rows at 10% -> 6%) gives 12.5% -> 6.5% over 40 rows; bert's one family stays.
+TEST(OnlineRefit, PerModelTheFamiliesWeighByTheirHeldOutRows) {
+  const auto curve = [](std::string workload, int held_out, std::vector<double> avg_error) {
+    OnlineRefitCurve c;
+    c.workload = std::move(workload);
+    c.held_out = held_out;
+    c.avg_error = std::move(avg_error);
+    return c;
+  };
+  const std::vector<OnlineRefitCurve> curves{curve("vit", 10, {0.20, 0.12, 0.08}), curve("vit", 30, {0.10, 0.07, 0.06}),
+                                             curve("bert", 5, {0.04, 0.05})};
+  const std::vector<OnlineRefitModel> models = online_refit_by_model(curves);
+  ASSERT_EQ(models.size(), 2u);
+  EXPECT_EQ(models[0].workload, "vit");
+  EXPECT_EQ(models[0].families, 2);
+  EXPECT_EQ(models[0].halved, 1);
+  EXPECT_EQ(models[0].held_out, 40);
+  EXPECT_NEAR(models[0].avg_error_before, 0.125, 1e-12);
+  EXPECT_NEAR(models[0].avg_error_after, 0.065, 1e-12);
+  EXPECT_EQ(models[1].workload, "bert");
+  EXPECT_EQ(models[1].halved, 0);
+  EXPECT_NEAR(models[1].avg_error_after, 0.05, 1e-12);
+  EXPECT_TRUE(online_refit_by_model({}).empty());
+}
+
 TEST(OnlineRefit, LevelCorrectedErrorIsTheBestSingleFactor) {
   // c = 1: 0, 1/2, 3/4 -> 5/12; c = 2: 1, 0, 1/2 -> 1/2; c = 4: 3, 1, 0 -> 4/3
   const std::vector<double> p{1, 1, 1}, m{1, 2, 4};

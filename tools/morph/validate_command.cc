@@ -102,6 +102,7 @@ void print_online(Context& context, const ValidateArgs& args, const ValidationRe
   options.prior_weight = args.prior_weight;
   options.refit_threshold = args.refit_threshold;
   const OnlineRefitReport report = online_refit(validation.workloads, options);
+  const std::vector<OnlineRefitModel> models = online_refit_by_model(report.curves);
   const int last = options.observed_rows;
   const std::string gate =
       options.refit_threshold > 0 ? fmt::format("refit_threshold={:g} ", options.refit_threshold) : "";
@@ -120,6 +121,11 @@ void print_online(Context& context, const ValidateArgs& args, const ValidationRe
       j["curves"].push_back({{"workload", c.workload}, {"family", c.family}, {"observed", c.observed},
                              {"held_out", c.held_out}, {"avg_error", c.avg_error}, {"max_error", c.max_error},
                              {"level_floor", c.level_floor}, {"fit_floor", c.fit_floor}});
+    j["models"] = nlohmann::json::array();
+    for (const OnlineRefitModel& m : models)
+      j["models"].push_back({{"workload", m.workload}, {"families", m.families}, {"halved", m.halved},
+                             {"held_out", m.held_out}, {"avg_error_before", m.avg_error_before},
+                             {"avg_error_after", m.avg_error_after}});
     std::cout << j.dump(2) << '\n';
     return;
   }
@@ -149,6 +155,14 @@ void print_online(Context& context, const ValidateArgs& args, const ValidationRe
     table.add(row);
   }
   table.print(std::cout);
+  std::cout << fmt::format("\nPer model: its families together, each weighed by its held-out rows\n\n");
+  Table per_model({"workload", "families", fmt::format("halved_after_{}", last), "held_out", "err0%",
+                   fmt::format("err{}%", last), fmt::format("ratio{}", last)});
+  for (const OnlineRefitModel& m : models)
+    per_model.add({m.workload, std::to_string(m.families), std::to_string(m.halved), std::to_string(m.held_out),
+                   percent(m.avg_error_before), percent(m.avg_error_after),
+                   m.avg_error_before > 0 ? fmt::format("{:.2f}", m.avg_error_after / m.avg_error_before) : "-"});
+  per_model.print(std::cout);
   std::cout << '\n' << summary << '\n';
 }
 
