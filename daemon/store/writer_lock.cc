@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -32,6 +33,13 @@ WriterLock WriterLock::acquire(const std::string& database_path, std::string_vie
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) throw Error(fmt::format("{}: open morphd's lock file: {}", path, std::strerror(errno)));
   WriterLock lock(fd, std::move(path));
+  // root (morph forget, a morphd started by hand) leaves the file to the database's owner,
+  // so that the morphd of the systemd unit, SlurmUser, can still open it.
+  struct stat database {}, file {};
+  if (::geteuid() == 0 && ::stat(database_path.c_str(), &database) == 0 && ::fstat(fd, &file) == 0 &&
+      (file.st_uid != database.st_uid || file.st_gid != database.st_gid) &&
+      ::fchown(fd, database.st_uid, database.st_gid) != 0)
+    throw Error(fmt::format("{}: give it to the owner of {}: {}", lock.path_, database_path, std::strerror(errno)));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK)
       throw Error(fmt::format("{}: lock it: {}", lock.path_, std::strerror(errno)));

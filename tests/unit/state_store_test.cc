@@ -466,13 +466,25 @@ TEST_F(StateStoreTest, ASecondWriterIsRefusedNamingTheFirstUntilItIsGone) {
   }
   char c;
   ASSERT_EQ(::read(ready[0], &c, 1), 1);
-  EXPECT_CONTAINS(error_of([&] { WriterLock::acquire(db_path_, "stop it"); }), "morphd (pid " + std::to_string(child) + ")");
+  EXPECT_CONTAINS(error_of([&] { WriterLock::acquire(db_path_, "stop it"); }),
+                  "morphd (pid " + std::to_string(child) + ")");
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   ::close(ready[0]);
   ::close(ready[1]);
   const WriterLock next = WriterLock::acquire(db_path_, "stop it");
   EXPECT_EQ(lock_file_text(), me + "\n");
+
+  // root leaves the lock file to the database's owner (SlurmUser's morphd must open it).
+  if (::geteuid() == 0) {
+    { std::ofstream(db_path_ + ".other").flush(); }
+    ASSERT_EQ(::chown((db_path_ + ".other").c_str(), 65534, 65534), 0);
+    { const WriterLock as_root = WriterLock::acquire(db_path_ + ".other", "stop it"); }
+    struct stat st {};
+    ASSERT_EQ(::stat((db_path_ + ".other.lock").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+  }
 
   const std::string nowhere = (dir_ / "none" / "morph.db").string();
   EXPECT_CONTAINS(error_of([&] { WriterLock::acquire(nowhere, "stop it"); }),

@@ -1,5 +1,6 @@
-// morph: plan, fit, validate, curve, simulate, reshard and hetero from the command line, and
-// what morphd did (status, timeline, explain, models), and forget, which drops what it learnt online. See morph(1).
+// morph: plan, fit, validate, curve, simulate, reshard and hetero from the command line;
+// what morphd did (status, timeline, explain, models); forget, which drops what it learnt
+// online. See morph(1).
 #include <algorithm>
 #include <exception>
 #include <iostream>
