@@ -175,7 +175,7 @@ setup_file() {
   morph forget --model no-such-model --state "$db"
   assert_morph_error "no-such-model"
   morph forget --model bert --state "$BATS_TEST_TMPDIR/missing.db"
-  assert_morph_error "missing.db: no such state database"
+  assert_morph_error "missing.db: --state: no such state database"
   [ ! -e "$BATS_TEST_TMPDIR/missing.db" ] || fail "forget created the database"
 }
 

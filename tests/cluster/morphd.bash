@@ -27,7 +27,6 @@ morphd_setup() {
     --steps "${REFERENCE_STEPS:-3000}" --quiet --loss-log "$WORK/reference.loss" >"$WORK/reference.out" 2>&1
 }
 
-
 wait_state() {  # JOB STATE SECONDS
   local i state
   for i in $(seq $(($3 * 5))); do

@@ -18,7 +18,8 @@ setup_file() {
   export WORK="$MORPH_TESTCLUSTER_DIR/profile"
   install -d -m 1777 "$WORK"
   # One run for all tests: 2 a100 nodes x 2 ranks, a short sweep.
-  OMPI_MCA_btl=self,tcp timeout 300 "$MORPH_SRCDIR/tests/cluster/mpi_init_retry" srun --mpi=pmix -N 2 --ntasks-per-node=2 -C a100-80g -p gpu \
+  OMPI_MCA_btl=self,tcp timeout 300 "$MORPH_SRCDIR/tests/cluster/mpi_init_retry" \
+    srun --mpi=pmix -N 2 --ntasks-per-node=2 -C a100-80g -p gpu \
     "$MORPH_BUILDDIR/profiler/morph-profile" bandwidth --sizes 4K:4M --iters 10 --out "$WORK/fragment.conf" \
     >"$WORK/report.txt" 2>"$WORK/stderr.txt"
   echo $? >"$WORK/status"
@@ -89,7 +90,8 @@ rows() { awk -v l="$1" -v t="$2" -v s="$3" '$1 == l && $2 == t && $3 == s' "$WOR
 @test "bandwidth: a node that morph.conf does not list is a one-line error after the report" {
   printf 'GpuType=a100-80g MemoryGiB=80 Speed=1 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 PcieBandwidthGBps=24\n' \
     >"$WORK/other.conf"
-  OMPI_MCA_btl=self,tcp run --separate-stderr timeout 120 "$MORPH_SRCDIR/tests/cluster/mpi_init_retry" srun --mpi=pmix -N 1 -n 2 -C a100-80g -p gpu \
+  OMPI_MCA_btl=self,tcp run --separate-stderr timeout 120 "$MORPH_SRCDIR/tests/cluster/mpi_init_retry" \
+    srun --mpi=pmix -N 1 -n 2 -C a100-80g -p gpu \
     "$MORPH_BUILDDIR/profiler/morph-profile" --config "$WORK/other.conf" bandwidth --sizes 4K:16K --iters 2
   [ "$status" -ne 0 ] || { echo "$output" >&2; false; }
   [[ "$output" == *"MPI      pingpong   intra"* ]] || { echo "$output" >&2; false; }

@@ -5,7 +5,6 @@
 // until its jobs teach it again. morphd keeps the points in memory and would write them
 // back, so this takes morphd's lock (daemon/store/writer_lock.h) and refuses to run
 // beside it. The database is morphd's (mode 0600): run as root or SlurmUser.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -16,8 +15,8 @@
 #include "daemon/online_params.h"
 #include "daemon/store/state_store.h"
 #include "daemon/store/writer_lock.h"
-#include "libmorph/util/error.h"
 #include "tools/morph/commands.h"
+#include "tools/morph/state_file.h"
 
 namespace morph::cli {
 namespace {
@@ -29,9 +28,7 @@ struct ForgetArgs {
 
 void run_forget(Context& context, const ForgetArgs& args) {
   const std::string model = context.catalog().resolve(args.model, "--model").name;
-  const std::string path = !args.state.empty() ? args.state : context.config().state_database;
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) throw Error(fmt::format("{}: no such state database", path));
+  const std::string path = morphd_state_path(context, args.state);
   const store::WriterLock lock = store::WriterLock::acquire(
       path, "stop morphd first: it keeps what it learnt in memory and would write it back");
   store::StateStore state = store::StateStore::open(path);

@@ -8,7 +8,7 @@
 
 namespace morph::cli {
 
-store::StateStore open_morphd_state(Context& context, const std::string& state_flag) {
+std::string morphd_state_path(Context& context, const std::string& state_flag) {
   const std::string path = !state_flag.empty() ? state_flag : context.config().state_database;
   std::error_code error;
   if (!std::filesystem::exists(path, error))
@@ -16,7 +16,11 @@ store::StateStore open_morphd_state(Context& context, const std::string& state_f
                     ? fmt::format("{}: no state database at morph.conf's StateDatabase: has morphd run? (or give --state)",
                                   path)
                     : fmt::format("{}: --state: no such state database", path));
-  return store::StateStore::open_read_only(path);
+  return path;
+}
+
+store::StateStore open_morphd_state(Context& context, const std::string& state_flag) {
+  return store::StateStore::open_read_only(morphd_state_path(context, state_flag));
 }
 
 }  // namespace morph::cli

@@ -9,7 +9,11 @@
 
 namespace morph::cli {
 
-// Opens `state_flag` or StateDatabase read-only. A file that does not exist is an error
+// `state_flag` or StateDatabase, which must exist: an error naming it otherwise (these
+// commands act on what morphd wrote, and never create a database).
+std::string morphd_state_path(Context& context, const std::string& state_flag);
+
+// Opens morphd_state_path() read-only. A file that does not exist is an error
 // naming it, not a new database, and an older schema is not migrated: these commands read
 // what morphd wrote.
 store::StateStore open_morphd_state(Context& context, const std::string& state_flag);
