@@ -15,12 +15,17 @@ double ms(double bytes, double bandwidth_Bps) { return bytes > 0 ? bytes / bandw
 
 bool has_odd_placement(const Allocation& a) {
   const auto odd = [](const NodeShare& n) { return n.gpus % 2 == 1; };
-  const auto one = [](const NodeShare& n) { return n.gpus == 1; };
-  return a.nodes.size() > 1 && std::any_of(a.nodes.begin(), a.nodes.end(), odd) &&
-         !std::all_of(a.nodes.begin(), a.nodes.end(), one);
+  return a.nodes.size() > 1 && std::any_of(a.nodes.begin(), a.nodes.end(), odd) && a.max_gpus_on_a_node() > 1;
 }
 
 double ring_factor(double members) { return 2 * (members - 1) / members; }
+
+double placement_stall_factor(const Allocation& a) {
+  if (has_odd_placement(a)) return ring_factor(a.max_gpus_on_a_node());
+  // One GPU on every node: the ring factor of the node count over that of two nodes.
+  if (a.nodes.size() > 1 && a.max_gpus_on_a_node() == 1) return ring_factor(static_cast<double>(a.nodes.size())) - 1;
+  return 0;
+}
 
 double critical_path_samples(std::int64_t global_batch, const ExecutionPlan& p) {
   const double m = p.micro_batches;
@@ -76,7 +81,7 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   x.dp_net = d > 1 && bw.dp_crosses_nodes;
   x.tp_net = t > 1 && bw.tp_crosses_nodes;
   x.pp_net = pp > 1 && bw.pp_crosses_nodes;
-  if (x.dp_net && !p.offload && has_odd_placement(a)) x.odd_ring = ring_factor(a.max_gpus_on_a_node());
+  if (x.dp_net && !p.offload) x.odd_ring = placement_stall_factor(a);
 
   const double mparams = P / 1e6;
   x.offload = p.offload;

@@ -45,9 +45,8 @@ struct IterationTerms {
   bool dp_net = false;            // the group crosses nodes
   bool tp_net = false;
   bool pp_net = false;
-  // The DP group crosses nodes, some node holds an odd number of the job's GPUs and not
-  // every node holds one; GPU-resident synchronisation only (docs/models.md, "Odd
-  // placements"): the ring factor 2(g-1)/g of the node with the most of them, else 0.
+  // The DP group crosses nodes and synchronises on the GPUs: placement_stall_factor,
+  // which the stall k_odd multiplies (docs/models.md, "Odd placements"); else 0.
   double odd_ring = 0;
   bool offload = false;
   double opt_mparams = 0;         // P / x, million parameters updated by one GPU
@@ -69,6 +68,11 @@ bool has_odd_placement(const Allocation& allocation);
 
 // A ring all-reduce's traffic per member over its buffer, 2(n-1)/n (Morphling A.1's V_dp).
 double ring_factor(double members);
+
+// How much a data-parallel group across nodes stalls, in units of k_odd: the ring factor
+// 2(g-1)/g of the fullest node (g GPUs) on odd placements; with one GPU on each of n
+// nodes 2(n-1)/n - 1 = (n-2)/n, nothing on two; 0 on even placements and on one node.
+double placement_stall_factor(const Allocation& allocation);
 
 // Whole-model samples that one GPU pushes through its critical path per iteration:
 // B / (d t p) scaled by the 1F1B fill and drain (m + p - 1) / m.

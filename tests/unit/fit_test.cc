@@ -58,6 +58,7 @@ std::vector<MeasuredPoint> synthetic_points(const PerfParams& truth) {
   add("8xbig", 8, 1, 1, 0, true, 8);
   add("2x2xbig", 4, 1, 1, 0, true, 2);
   add("4x4xbig", 16, 1, 1, 0, true, 4);
+  add("4x1xbig", 4, 1, 1, 0, false, 0);
   return points;
 }
 
@@ -144,6 +145,18 @@ TEST(Fit, OddPlacementStallIsFittedOnlyBesideAnEvenGroupAcrossNodes) {
   EXPECT_TRUE(told.fitted[15]);
   EXPECT_NEAR(told.params.k_odd_ms, kTruth.k_odd_ms, 0.02 * kTruth.k_odd_ms);
   EXPECT_NEAR(told.params.k_net, kTruth.k_net, 0.02 * kTruth.k_net);
+}
+
+TEST(Fit, OneGpuOnEveryNodeTellsTheStallFromTheNetworkBesideAnEvenGroup) {
+  const std::vector<MeasuredPoint> all = synthetic_points(kTruth);
+  // One node, 2x4xbig (even) and 4x1xbig (stall factor 0.5), no odd placement.
+  const std::vector<MeasuredPoint> points{all[0], all[1], all[2], all[3], all[5], all.back()};
+  ASSERT_EQ(all.back().label, "4x1xbig");
+  EXPECT_DOUBLE_EQ(all.back().terms.odd_ring, 0.5);
+  const FitResult r = fit_perf_params(points);
+  EXPECT_TRUE(r.fitted[15]);
+  EXPECT_NEAR(r.params.k_odd_ms, kTruth.k_odd_ms, 0.02 * kTruth.k_odd_ms);
+  EXPECT_NEAR(r.params.k_net, kTruth.k_net, 0.02 * kTruth.k_net);
 }
 
 TEST(Fit, OddPlacementStallHasNoPrior) {

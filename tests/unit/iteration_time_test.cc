@@ -240,6 +240,23 @@ TEST(IterationTime, OddPlacementsAreThoseWithAnOddNodeNotAllOnes) {
   EXPECT_FALSE(has_odd_placement(parse_gpus_spec("3xbig", c, "--gpus")));    // one node
 }
 
+TEST(IterationTime, OneGpuOnEveryNodeStallsByTheNodeRingOverTwoNodes) {
+  const Cluster& c = test::test_cluster();
+  EXPECT_DOUBLE_EQ(placement_stall_factor(parse_gpus_spec("2x1xbig", c, "--gpus")), 0);    // 2 (2-1)/2 - 1
+  EXPECT_DOUBLE_EQ(placement_stall_factor(parse_gpus_spec("4x1xbig", c, "--gpus")), 0.5);  // 2 (4-1)/4 - 1
+  EXPECT_DOUBLE_EQ(placement_stall_factor(parse_gpus_spec("8x1xbig", c, "--gpus")), 0.75);
+  EXPECT_DOUBLE_EQ(placement_stall_factor(parse_gpus_spec("1xbig+3xbig", c, "--gpus")), 4.0 / 3);  // odd
+  EXPECT_DOUBLE_EQ(placement_stall_factor(parse_gpus_spec("2x4xbig", c, "--gpus")), 0);
+  EXPECT_DOUBLE_EQ(placement_stall_factor(parse_gpus_spec("1xbig", c, "--gpus")), 0);  // one node
+  // The DP group's terms carry it; ZeRO-Offload's do not.
+  const Allocation ones = parse_gpus_spec("4x1xbig", c, "--gpus");
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), ones, kForward).odd_ring, 0.5);
+  ExecutionPlan offload = plan(4, 1, 1, 2, 1, 1);
+  offload.zero_stage = 2;
+  offload.offload = true;
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), offload, ones, kForward).odd_ring, 0);
+}
+
 TEST(IterationTime, RingFactorIsAllReduceTrafficPerMember) {
   EXPECT_DOUBLE_EQ(ring_factor(1), 0);
   EXPECT_DOUBLE_EQ(ring_factor(2), 1);
