@@ -24,6 +24,7 @@
 #include "libmorph/launch/framework.h"
 #include "libmorph/launch/metrics_line.h"
 #include "libmorph/launch/plan_source.h"
+#include "libmorph/launch/precision.h"
 #include "libmorph/launch/rank_env.h"
 #include "libmorph/launch/step_layout.h"
 #include "libmorph/record/plan_env.h"
@@ -139,7 +140,8 @@ int run_task(const Options& o) {
     }
   } cleanup{scratch};
 
-  launch::RenderContext render{record, o.checkpoint_dir, checkpoint ? checkpoint->resume : std::string{}, scratch};
+  launch::RenderContext render{record, o.checkpoint_dir, checkpoint ? checkpoint->resume : std::string{}, scratch,
+                               launch::computes_in_bf16(config.cluster, record.current)};
   const launch::Rendering rendering = framework.render(render);
   for (const auto& [path, content] : rendering.files) {
     std::ofstream out(path);

@@ -130,6 +130,7 @@ libmorph_libmorph_launch_la_SOURCES = \
 	%reldir%/launch/metrics_line.h %reldir%/launch/metrics_line.cc \
 	%reldir%/launch/render_context.h \
 	%reldir%/launch/placeholders.h %reldir%/launch/placeholders.cc \
+	%reldir%/launch/precision.h %reldir%/launch/precision.cc \
 	%reldir%/launch/predicate.h %reldir%/launch/predicate.cc \
 	%reldir%/launch/template.h %reldir%/launch/template.cc \
 	%reldir%/launch/framework.h %reldir%/launch/framework.cc

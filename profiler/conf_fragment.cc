@@ -38,6 +38,7 @@ std::string gpu_record(const GpuType& g, const MeasuredBandwidth& m) {
           " PeakTflops=" + number(g.peak_tflops) + " Link=" + to_string(g.link);
   line += " LinkBandwidthGBps=" + (m.intra ? measured_number(m.intra->GBps) : number(g.link_bandwidth_Bps / kGBps));
   line += " PcieBandwidthGBps=" + (m.pcie ? measured_number(m.pcie->GBps) : number(g.pcie_bandwidth_Bps / kGBps));
+  if (!g.bf16) line += " Bf16=no";
   return line;
 }
 

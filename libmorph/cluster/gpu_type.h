@@ -18,6 +18,7 @@ struct GpuType {
   IntraLink link = IntraLink::nvlink;  // GPU-to-GPU link inside a node
   double link_bandwidth_Bps = 0;       // effective all-reduce bus bandwidth inside a node
   double pcie_bandwidth_Bps = 0;       // GPU <-> host memory, per GPU
+  bool bf16 = true;                    // computes in bfloat16 (compute capability 8.0 and later)
 };
 
 const char* to_string(IntraLink link);

@@ -86,7 +86,8 @@ GpuType parse_gpu_type(Record r, const std::string& name) {
   else throw Error(fmt::format("{}: Link: {} is not nvlink or pcie", r.where(), quote(link)));
   g.link_bandwidth_Bps = r.number("LinkBandwidthGBps", 1e-3, 1e5) * kGBps;
   g.pcie_bandwidth_Bps = r.number("PcieBandwidthGBps", 1e-3, 1e5) * kGBps;
-  r.finish("Aliases, MemoryGiB, Speed, PeakTflops, Link, LinkBandwidthGBps, PcieBandwidthGBps");
+  if (auto bf16 = r.take("Bf16")) g.bf16 = parse_bool(*bf16, fmt::format("{}: Bf16", r.where()));
+  r.finish("Aliases, MemoryGiB, Speed, PeakTflops, Link, LinkBandwidthGBps, PcieBandwidthGBps, Bf16");
   return g;
 }
 

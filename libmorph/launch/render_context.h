@@ -22,6 +22,7 @@ struct RenderContext {
   std::string checkpoint_dir;   // where the trainer saves (--save); may be empty
   std::string resume_dir;       // the checkpoint to load (--load); may be empty
   std::string config_dir;       // a private folder where generated files go (DeepSpeed JSON)
+  bool bf16 = true;             // every GPU type of the placement computes in bfloat16 (GpuType Bf16=)
 };
 
 struct Rendering {

@@ -25,10 +25,10 @@ setup() {
 # value NAME: from `run` output of "NAME=VALUE" lines
 rank_line() { grep -E "^rank=$1 " <<<"$output"; }
 
-# A Morph record: gpt2-1.5b, batch 16, one node of 4 a100-80g, dp=4 mbs=4.
+# A Morph record: gpt2-1.5b, batch 16, one node of 4 a100-80g, dp=4 mbs=4 (model, nodes, GPU type).
 record() {
   echo "morph:v1 model=${1:-gpt2-1.5b} batch=16 seq=1024 sla=best-effort sla_given=0 framework=megatron plans=all" \
-    "gpus=1-0 gpu_types=- base_plan=- type=a100-80g nodes=${2:-1} gpus_per_node=4 cpus_per_gpu=4 dp=$((4 * ${2:-1}))" \
+    "gpus=1-0 gpu_types=- base_plan=- type=${3:-a100-80g} nodes=${2:-1} gpus_per_node=4 cpus_per_gpu=4 dp=$((4 * ${2:-1}))" \
     "tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=$((4 / ${2:-1})) iter_ms=100.000"
 }
 
@@ -134,6 +134,19 @@ record() {
     '[ "$RANK" = 0 ] || exit 0; while [ "$1" != --deepspeed_config ]; do shift; done; cat "$2"' trainer
   [ "$status" -eq 0 ] || fail "$output"
   jq -e '.train_batch_size == 16 and .train_micro_batch_size_per_gpu == 4 and .gradient_accumulation_steps == 1' <<<"$output" >/dev/null || fail "$output"
+}
+
+@test "on GPUs without bf16 (etc/morph.conf's V100) DeepSpeed trains in fp16 with loss scaling; A100s keep bf16" {
+  local show='[ "$RANK" = 0 ] || exit 0; echo "precision=$MORPH_PRECISION"; printf "%s\n" "$@" | grep -x -e --bf16 -e --fp16
+    while [ "$1" != --deepspeed_config ]; do shift; done; jq -c "{bf16, fp16}" "$2"'
+  MORPH_RECORD=$(record gpt2-1.5b 1 v100-32g) run "$MORPHRUN" --hosts a --framework deepspeed -- sh -c "$show" trainer
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(sed -n 1,2p <<<"$output")" = $'precision=fp16\n--fp16' ] || fail "$output"
+  jq -e '.bf16 == null and .fp16.enabled and .fp16.loss_scale == 0' <<<"$(sed -n 3p <<<"$output")" >/dev/null || fail "$output"
+  MORPH_RECORD=$(record gpt2-1.5b 1 a100-80g) run "$MORPHRUN" --hosts a --framework deepspeed -- sh -c "$show" trainer
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(sed -n 1,2p <<<"$output")" = $'precision=bf16\n--bf16' ] || fail "$output"
+  jq -e '.bf16.enabled and .fp16 == null' <<<"$(sed -n 3p <<<"$output")" >/dev/null || fail "$output"
 }
 
 @test "ranks of a node are bound to disjoint CPUs, OMP_NUM_THREADS as many" {

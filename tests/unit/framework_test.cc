@@ -109,8 +109,8 @@ TEST(Framework, ThreeDPlan) {
   // Without data parallelism there is no gradient reduction to overlap.
   EXPECT_EQ(framework("megatron").render(context_of(plan_of(1, 2, 2, 0, false, false, 1, 4, 2))).args,
             megatron_base(2, 2, 2, 8));
-  const std::vector<std::pair<std::string, std::string>> env{{"MORPH_FRAMEWORK", "megatron"},
-                                                             {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
+  const std::vector<std::pair<std::string, std::string>> env{
+      {"MORPH_FRAMEWORK", "megatron"}, {"MORPH_PRECISION", "bf16"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
   EXPECT_EQ(m.env, env);
 
   const Rendering d = framework("deepspeed").render(context_of(plan));
@@ -118,7 +118,8 @@ TEST(Framework, ThreeDPlan) {
   // A pipeline's micro-batch count is DeepSpeed's gradient accumulation.
   EXPECT_EQ(deepspeed_config(plan, d), deepspeed_expected(16, 2, 4, {{"stage", 0}}));
   const std::vector<std::pair<std::string, std::string>> ds_env{
-      {"MORPH_FRAMEWORK", "deepspeed"}, {"LOCAL_SIZE", "8"}, {"CROSS_SIZE", "1"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
+      {"MORPH_FRAMEWORK", "deepspeed"},           {"LOCAL_SIZE", "8"},         {"CROSS_SIZE", "1"},
+      {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}, {"MORPH_PRECISION", "bf16"}};
   EXPECT_EQ(d.env, ds_env);
 }
 
@@ -211,7 +212,30 @@ TEST(Framework, TorchGetsOnlyEnvironment) {
   const Rendering t = framework("torch").render(context_of(plan_of(8, 1, 1, 3, false, true, 1, 1, 1)));
   EXPECT_TRUE(t.args.empty());
   EXPECT_TRUE(t.files.empty());
-  EXPECT_EQ(t.env, (std::vector<std::pair<std::string, std::string>>{{"MORPH_FRAMEWORK", "torch"}}));
+  EXPECT_EQ(t.env, (std::vector<std::pair<std::string, std::string>>{{"MORPH_FRAMEWORK", "torch"},
+                                                                     {"MORPH_PRECISION", "bf16"}}));
+}
+
+TEST(Framework, GpusWithoutBf16TrainInFp16WithLossScaling) {
+  const ExecutionPlan plan = plan_of(8, 1, 1, 1, false, false, 1, 1, 4);  // 32
+  RenderContext c = context_of(plan);
+  c.bf16 = false;
+  const Rendering d = framework("deepspeed").render(c);
+  Args want = deepspeed_base(1, 1, 4, 32, 1);
+  want.back() = "--fp16";
+  EXPECT_EQ(d.args, want);
+  const json config = deepspeed_config(plan, d);
+  EXPECT_FALSE(config.contains("bf16"));
+  EXPECT_EQ(config["fp16"]["enabled"], true);
+  EXPECT_EQ(config["fp16"]["loss_scale"], 0);  // dynamic
+  EXPECT_EQ(d.env.back(), (std::pair<std::string, std::string>{"MORPH_PRECISION", "fp16"}));
+  for (const char* name : {"megatron", "torch"}) {
+    const Rendering r = framework(name).render(c);
+    EXPECT_EQ(r.env.at(1), (std::pair<std::string, std::string>{"MORPH_PRECISION", "fp16"})) << name;
+  }
+  // Megatron's precision stays the script's: no argument either way.
+  c.bf16 = true;
+  EXPECT_EQ(framework("megatron").render(c).args, framework("megatron").render(context_of(plan)).args);
 }
 
 TEST(Framework, RefusesAPlanThatDoesNotRunTheJobsBatch) {

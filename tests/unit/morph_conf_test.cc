@@ -89,6 +89,16 @@ TEST(MorphConf, RefitErrorThreshold) {
 }
 
 // JABAS jobs on two GPU types need the type as a node feature (GpuTypeBy=feature).
+TEST(MorphConf, Bf16IsAGpuTypesOwnAndDefaultsToYes) {
+  EXPECT_TRUE(parse_morph_conf(kGpu, "m").cluster.find_gpu_type("g")->bf16);
+  const std::string v100 =
+      "GpuType=v100 MemoryGiB=32 Speed=0.4 PeakTflops=125 Link=nvlink LinkBandwidthGBps=120 PcieBandwidthGBps=12 Bf16=no\n";
+  EXPECT_FALSE(parse_morph_conf(v100, "m").cluster.find_gpu_type("v100")->bf16);
+  std::string bad = v100;
+  bad.replace(bad.find("Bf16=no"), 7, "Bf16=maybe");
+  EXPECT_NE(error_of(bad).find("Bf16: 'maybe' is not a boolean"), std::string::npos) << error_of(bad);
+}
+
 TEST(MorphConf, HeterogeneousJobsNeedGpuTypesAsFeatures) {
   EXPECT_FALSE(parse_morph_conf("", "m").policy.heterogeneous_jobs);
   const std::string node = "NodeType=n Gpu=g Gpus=8 Cpus=96 MemoryGiB=1600 NetworkBandwidthGBps=50 Nics=4 Features=gf\n";

@@ -13,7 +13,8 @@ namespace {
 const char* kConf =
     "GpuType=a100-80g Aliases=a100,a100-sxm MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 "
     "PcieBandwidthGBps=24\n"
-    "GpuType=v100 MemoryGiB=32 Speed=0.4 PeakTflops=125 Link=nvlink LinkBandwidthGBps=120 PcieBandwidthGBps=12\n"
+    "GpuType=v100 MemoryGiB=32 Speed=0.4 PeakTflops=125 Link=nvlink LinkBandwidthGBps=120 PcieBandwidthGBps=12 "
+    "Bf16=no\n"
     "NodeType=emu-a100 Gpu=a100-80g Gpus=8 Cpus=32 MemoryGiB=256 NetworkBandwidthGBps=25 Nics=2 Features=a100-80g\n"
     "NodeType=emu-v100 Gpu=v100 Gpus=4 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25 HostBandwidthGBps=30\n"
     "NodeName=a100-[1-2] NodeType=emu-a100\n"
@@ -68,6 +69,8 @@ TEST(ConfFragment, MeasuredValuesReplaceConfiguredAndTheRestIsKept) {
   EXPECT_DOUBLE_EQ(gpu->link_bandwidth_Bps, 230e9);
   EXPECT_DOUBLE_EQ(gpu->pcie_bandwidth_Bps, 24e9);
   EXPECT_DOUBLE_EQ(gpu->memory_bytes, 80.0 * (1u << 30));
+  EXPECT_TRUE(gpu->bf16);
+  EXPECT_EQ(text.find("Bf16"), std::string::npos) << text;
   const NodeType* node = back.cluster.find_node_type("emu-a100");
   ASSERT_NE(node, nullptr);
   EXPECT_DOUBLE_EQ(node->network_bandwidth_Bps, 3.46e9);
@@ -86,6 +89,7 @@ TEST(ConfFragment, MeasuredGpuValuesAndExplicitHostBandwidth) {
   const MorphConfig back = parse_morph_conf(text, "fragment");
   EXPECT_DOUBLE_EQ(back.cluster.find_gpu_type("v100")->link_bandwidth_Bps, 210.5e9);
   EXPECT_DOUBLE_EQ(back.cluster.find_gpu_type("v100")->pcie_bandwidth_Bps, 22.25e9);
+  EXPECT_FALSE(back.cluster.find_gpu_type("v100")->bf16);  // written only when no
   EXPECT_DOUBLE_EQ(back.cluster.find_node_type("emu-v100")->host_bandwidth_Bps, 30e9);  // explicit: kept
   EXPECT_DOUBLE_EQ(back.cluster.find_node_type("emu-v100")->network_bandwidth_Bps, 25e9);
 }
