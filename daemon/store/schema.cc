@@ -126,6 +126,13 @@ int schema_version(const Database& db) {
   return static_cast<int>(version.column_int(0));
 }
 
+void refuse_newer_schema(const Database& db, int current, int latest, std::string_view advice) {
+  if (current > latest)
+    throw Error(fmt::format("{}: the state database has schema version {}, newer than the {} this Morph knows; "
+                            "it was written by a newer morphd: {}",
+                            db.path(), current, latest, advice));
+}
+
 void migrate(const Database& db, std::span<const Migration> migrations) {
   for (std::size_t i = 0; i < migrations.size(); ++i)
     if (migrations[i].version != static_cast<int>(i) + 1)
@@ -133,10 +140,7 @@ void migrate(const Database& db, std::span<const Migration> migrations) {
                               migrations[i].version));
   const int latest = static_cast<int>(migrations.size());
   const int current = schema_version(db);
-  if (current > latest)
-    throw Error(fmt::format("{}: the state database has schema version {}, newer than the {} this Morph knows; "
-                            "it was written by a newer morphd: run that version, or set StateDatabase= to another file",
-                            db.path(), current, latest));
+  refuse_newer_schema(db, current, latest, "run that version, or set StateDatabase= to another file");
   for (const Migration& migration : migrations.subspan(static_cast<std::size_t>(current))) {
     const std::string operation = fmt::format("migrate the schema to version {}", migration.version);
     Transaction transaction(db, Transaction::Kind::write, operation);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 
 #include "daemon/store/sqlite_handle.h"
 
@@ -22,5 +23,9 @@ std::span<const Migration> schema_migrations();
 void migrate(const Database& db, std::span<const Migration> migrations);
 
 int schema_version(const Database& db);
+
+// Throws morph::Error when `current` is newer than `latest`: written by a newer morphd;
+// `advice` says what to do about it.
+void refuse_newer_schema(const Database& db, int current, int latest, std::string_view advice);
 
 }  // namespace morph::store

@@ -68,10 +68,7 @@ StateStore StateStore::open_read_only(const std::string& path, std::span<const M
   if (sqlite3_busy_timeout(db.get(), kBusyTimeoutMs) != SQLITE_OK) db.fail("set the busy timeout");
   const int current = morph::store::schema_version(db);
   const int latest = static_cast<int>(migrations.size());
-  if (current > latest)
-    throw Error(fmt::format("{}: the state database has schema version {}, newer than the {} this Morph knows; "
-                            "it was written by a newer morphd: read it with that version's morph",
-                            path, current, latest));
+  morph::store::refuse_newer_schema(db, current, latest, "read it with that version's morph");
   if (current == 0)
     throw Error(fmt::format("{}: no state database morphd has written (schema version 0, an empty file)", path));
   if (current < latest)

@@ -379,6 +379,7 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
   const std::string error = error_of([&] { StateStore::open(db_path_); });
   EXPECT_CONTAINS(error, db_path_);
   EXPECT_CONTAINS(error, "schema version 4, newer than the 3 this Morph knows");
+  EXPECT_CONTAINS(error, "written by a newer morphd: run that version, or set StateDatabase= to another file");
 }
 
 // morph status, explain and models open the database read-only: they never migrate it
@@ -402,8 +403,10 @@ TEST_F(StateStoreTest, ReadOnlyOpeningNeverMigratesNorWrites) {
   EXPECT_FALSE(StateStore::open(db_path_).job(32));
   const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2], kFakeV4};
   { StateStore::open(db_path_, migrations); }
-  EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only(db_path_); }),
-                  "schema version 4, newer than the 3 this Morph knows");
+  const std::string newer = error_of([&] { StateStore::open_read_only(db_path_); });
+  EXPECT_CONTAINS(newer, db_path_);
+  EXPECT_CONTAINS(newer, "schema version 4, newer than the 3 this Morph knows");
+  EXPECT_CONTAINS(newer, "written by a newer morphd: read it with that version's morph");
   EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only((dir_ / "none.db").string()); }),
                   "No such file or directory");
 }
