@@ -171,7 +171,7 @@ int run(const Options& o) {
           scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot));
       for (const std::string& line : r.lines) log_line(line);
       if (!o.dry_run) {
-        morph::daemon::record_refit_points(state, r.learned, snapshot->now_s);
+        morph::daemon::record_refit_points(state, r.learned, snapshot->now_s, config.policy.refit_point_max_age_s);
         for (const morph::policy::ModelRefit& refit : r.refits)
           morph::daemon::record_refit(state, refit, snapshot->now_s);
         finish_jobs(state, *snapshot);

@@ -61,12 +61,14 @@ std::map<std::string, PerfModel> load_online_refits(const store::StateStore& sta
   return refits;
 }
 
-void record_refit_points(store::StateStore& state, std::span<const policy::RefitPoint> points, double now_s) {
+void record_refit_points(store::StateStore& state, std::span<const policy::RefitPoint> points, double now_s,
+                         double max_age_s) {
   std::vector<store::RefitPointRow> rows;
   for (const policy::RefitPoint& p : points)
     rows.push_back({p.model, p.app, policy::configuration_key(p), p.job, p.workload.global_batch, p.workload.seq_len,
                     to_string(p.plan), allocation_to_json(p.allocation), p.iteration_s, now_s});
   if (!rows.empty()) state.record_refit_points(rows, policy::ModelRefitter::kJobsPerConfiguration);
+  if (max_age_s > 0) state.expire_refit_points(now_s - max_age_s);
 }
 
 std::vector<policy::RefitPoint> load_refit_points(const store::StateStore& state, const ViewContext& context,
@@ -90,6 +92,7 @@ std::vector<policy::RefitPoint> load_refit_points(const store::StateStore& state
       if (p.allocation.gpus() != p.plan.gpus())
         throw Error(fmt::format("its allocation holds {} GPUs, its plan uses {}", p.allocation.gpus(), p.plan.gpus()));
       p.iteration_s = row.iteration_s;
+      p.measured_at_s = row.recorded_at;
       points.push_back(std::move(p));
     } catch (const Error& e) {
       if (skipped != nullptr) skipped->push_back(fmt::format("{}: left out: {}", what, e.what()));

@@ -28,8 +28,12 @@ void record_refit(store::StateStore& state, const policy::ModelRefit& refit, dou
 std::map<std::string, PerfModel> load_online_refits(const store::StateStore& state, const Catalog& catalog);
 
 // What the refitter learned in a round (ModelRefitter::learned), stamped `now_s`; each
-// configuration keeps the newest ModelRefitter::kJobsPerConfiguration, as the refitter does.
-void record_refit_points(store::StateStore& state, std::span<const policy::RefitPoint> points, double now_s);
+// configuration keeps the newest ModelRefitter::kJobsPerConfiguration, as the refitter does,
+// and with `max_age_s` > 0 (RefitPointMaxAgeDays) points recorded longer ago are deleted.
+// A running job's unchanged measurement is not recorded again: after a restart morphd
+// sees it anew from the job.
+void record_refit_points(store::StateStore& state, std::span<const policy::RefitPoint> points, double now_s,
+                         double max_age_s);
 
 // The points recorded, oldest first, for ModelRefitter::restore, each with its
 // application's forward model as `context` gives it. A point whose model, node type, GPU

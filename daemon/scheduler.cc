@@ -13,7 +13,8 @@ namespace morph::daemon {
 Scheduler::Scheduler(ViewContext context, std::unique_ptr<policy::Policy> policy, Reconfigurer& reconfigurer,
                      Journal& journal)
     : context_(context),
-      refitter_(policy::RefitOptions{.error_threshold = context.config.policy.refit_error_threshold}),
+      refitter_(policy::RefitOptions{.error_threshold = context.config.policy.refit_error_threshold,
+                                     .max_age_s = context.config.policy.refit_point_max_age_s}),
       policy_(std::move(policy)),
       reconfigurer_(reconfigurer),
       journal_(journal) {}

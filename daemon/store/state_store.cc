@@ -172,6 +172,15 @@ void StateStore::record_observations(std::span<const Observation> observations) 
   transaction.commit();
 }
 
+int StateStore::expire_refit_points(double before_s) {
+  const std::string operation = fmt::format("expire the refit points recorded before {:.0f}", before_s);
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  db_.prepare("DELETE FROM refit_points WHERE recorded_at < ?1", operation).bind_real(1, before_s).run();
+  const int expired = sqlite3_changes(db_.get());
+  transaction.commit();
+  return expired;
+}
+
 void StateStore::record_refit_points(std::span<const RefitPointRow> points, int keep) {
   const std::string operation = fmt::format("record {} points of the online refit", points.size());
   if (keep < 1)

@@ -65,6 +65,8 @@ class StateStore {
   // configuration; a configuration then keeps its `keep` newest. All or none.
   void record_refit_points(std::span<const RefitPointRow> points, int keep);
   std::vector<RefitPointRow> refit_points() const;  // oldest first
+  // Deletes the refit points recorded before `before_s` (RefitPointMaxAgeDays); returns how many.
+  int expire_refit_points(double before_s);
   // Forgets what was learnt of `model` from its jobs: its fitted parameters from `source`
   // (the online refits) and its refit points, in one transaction. Returns how many of each.
   struct Forgotten {

@@ -22,6 +22,9 @@ struct PolicyKnobs {
   // RefitErrorThreshold=: morphd refits a model when it mispredicts its jobs' measured
   // iteration times by more than this mean relative error (0: never).
   double refit_error_threshold = 0.10;
+  // RefitPointMaxAgeDays=: the refit forgets a job's measurement this much later, in
+  // seconds here (0: never; newer jobs of the same configuration still push it out).
+  double refit_point_max_age_s = 0;
   // HeterogeneousJobs=yes|no: morphd may give a best-effort job idle GPUs of a second type
   // as one data-parallel job (JABAS; policy::ClusterView::heterogeneous_jobs). Needs
   // GpuTypeBy=feature.

@@ -20,6 +20,10 @@ bool RefitOptions::is_valid(std::string* error) const {
     *error = fmt::format("prior_weight {} must be a finite number >= 0", prior_weight);
     return false;
   }
+  if (!(max_age_s >= 0) || !std::isfinite(max_age_s)) {
+    *error = fmt::format("max_age_s {} must be a finite number >= 0", max_age_s);
+    return false;
+  }
   return true;
 }
 
@@ -38,7 +42,7 @@ void ModelRefitter::observe(const ClusterView& view, const std::map<std::string,
     // (daemon/view_builder.h), its iterations estimate the plan's time, they do not measure it.
     if (app.adaptive_batch) continue;
     RefitPoint point{app.workload.model.name, job.app, job.id, app.workload, app.perf.forward, job.current.plan,
-                     to_allocation(view.nodes, job.current.slices), job.measured_iteration_s};
+                     to_allocation(view.nodes, job.current.slices), job.measured_iteration_s, view.now_s};
     if (remember(point)) learned_.push_back(std::move(point));
   }
 }
@@ -56,13 +60,24 @@ bool ModelRefitter::remember(const RefitPoint& point) {
   Configuration& c = a.configurations[key];
   c.plan = point.plan;
   c.allocation = point.allocation;
-  auto& m = c.measured_s;
-  const auto same = std::find_if(m.begin(), m.end(), [&](const auto& x) { return x.first == point.job; });
-  const bool known = same != m.end() && same->second == point.iteration_s;
+  auto& m = c.measured;
+  const auto same = std::find_if(m.begin(), m.end(), [&](const Measurement& x) { return x.job == point.job; });
+  const bool known = same != m.end() && same->iteration_s == point.iteration_s;
   if (same != m.end()) m.erase(same);
-  m.emplace_back(point.job, point.iteration_s);
+  m.push_back({point.job, point.iteration_s, point.measured_at_s});
   if (m.size() > kJobsPerConfiguration) m.erase(m.begin());
   return !known;
+}
+
+void ModelRefitter::forget_older_than(double now_s) {
+  if (options_.max_age_s <= 0) return;
+  const double cutoff = now_s - options_.max_age_s;
+  for (auto& [model, applications] : observed_)
+    for (auto& [app, a] : applications) {
+      for (auto& [key, c] : a.configurations)
+        std::erase_if(c.measured, [&](const Measurement& m) { return m.at_s < cutoff; });
+      std::erase_if(a.configurations, [](const auto& entry) { return entry.second.measured.empty(); });
+    }
 }
 
 void ModelRefitter::restore(const RefitPoint& point) {
@@ -81,7 +96,7 @@ std::map<std::string, std::map<std::string, std::vector<double>>> ModelRefitter:
   if (it == observed_.end()) return out;
   for (const auto& [app, a] : it->second)
     for (const auto& [key, c] : a.configurations)
-      for (const auto& [job, s] : c.measured_s) out[app][key].push_back(s);
+      for (const Measurement& m : c.measured) out[app][key].push_back(m.iteration_s);
   return out;
 }
 
@@ -90,6 +105,7 @@ std::vector<ModelRefit> ModelRefitter::round(const ClusterView& view, const std:
   learned_.clear();
   if (options_.error_threshold <= 0) return refits;
   observe(view, apps);
+  forget_older_than(view.now_s);
   for (const auto& [model, applications] : observed_) {
     // The model in use: the same parameters in every application of it; none in the
     // view, no job needs it this round.
@@ -104,12 +120,13 @@ std::vector<ModelRefit> ModelRefitter::round(const ClusterView& view, const std:
       WorkloadIterations group{a.workload, a.forward, {}};
       for (const auto& [key, c] : a.configurations) {
         std::vector<double> measured;
-        for (const auto& [job, s] : c.measured_s) measured.push_back(s);
+        for (const Measurement& m : c.measured) measured.push_back(m.iteration_s);
         group.observed.push_back(ObservedIteration{c.plan, c.allocation, median(measured) * 1e3, key});
         r.configurations.insert(key);
       }
-      groups.push_back(std::move(group));
+      if (!group.observed.empty()) groups.push_back(std::move(group));
     }
+    if (groups.empty()) continue;  // everything it measured has expired
     const auto seen = refit_on_.find(model);
     const bool news = seen == refit_on_.end() ||
                       std::any_of(r.configurations.begin(), r.configurations.end(),

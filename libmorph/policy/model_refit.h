@@ -25,6 +25,9 @@ namespace morph::policy {
 struct RefitOptions {
   double error_threshold = PolicyKnobs{}.refit_error_threshold;  // RefitErrorThreshold; 0: never refit
   double prior_weight = kDefaultPriorWeight;  // FitOptions::prior_weight around the model in use
+  // RefitPointMaxAgeDays in seconds: a measurement older than this is forgotten (the GPUs,
+  // drivers or NCCL may have changed since); 0: kept until newer ones of its configuration push it out.
+  double max_age_s = PolicyKnobs{}.refit_point_max_age_s;
 
   // Ceres-style: false with a message naming the bad member.
   bool is_valid(std::string* error) const;
@@ -52,6 +55,7 @@ struct RefitPoint {
   ExecutionPlan plan;
   Allocation allocation;
   double iteration_s = 0;
+  double measured_at_s = 0;  // ClusterView::now_s of the round that last saw it
 };
 
 // The configuration a point measured: "APP PLAN on GPUS (N CPUs per GPU)".
@@ -85,7 +89,8 @@ class ModelRefitter {
 
   // A point remembered before, as if a round had observed it (morphd: from its state
   // database at start). Restored oldest first, the last kJobsPerConfiguration of a
-  // configuration stay. Throws on a point without a model, an application or a positive time.
+  // configuration stay; the next round forgets those older than max_age_s. Throws on a
+  // point without a model, an application or a positive time.
   void restore(const RefitPoint& point);
 
   // What is remembered of `model`: by application and configuration, the latest iteration
@@ -93,12 +98,17 @@ class ModelRefitter {
   std::map<std::string, std::map<std::string, std::vector<double>>> remembered(const std::string& model) const;
 
  private:
+  struct Measurement {
+    std::string job;
+    double iteration_s = 0;  // the job's latest
+    double at_s = 0;         // when a round last saw it
+  };
   struct Configuration {
     ExecutionPlan plan;
     Allocation allocation;
-    // (job id, its latest), the jobs that measured it last at the end: a long-lived
-    // daemon keeps the last kJobsPerConfiguration.
-    std::vector<std::pair<std::string, double>> measured_s;
+    // The jobs that measured it last at the end: a long-lived daemon keeps the last
+    // kJobsPerConfiguration.
+    std::vector<Measurement> measured;
   };
   struct Application {
     Workload workload;
@@ -107,6 +117,8 @@ class ModelRefitter {
   };
 
   void observe(const ClusterView& view, const std::map<std::string, AppProfile>& apps);
+  // Drops measurements older than max_age_s before `now_s`, and configurations left without any.
+  void forget_older_than(double now_s);
   // `point` into its configuration; false when that job's measurement there was already it.
   bool remember(const RefitPoint& point);
 

@@ -284,23 +284,36 @@ TEST_F(ModelRefitTest, TheModelsSavedEvidenceIsFittedAgain) {
 // kJobsPerConfiguration jobs that ran it, so that a long-lived morphd's memory stays
 // bounded: 20 jobs of one application, one after the other on 4 GPUs, leave the last 16,
 // and a job that reports again replaces its own measurement.
-TEST(ModelRefitter, EachConfigurationKeepsTheLatestJobsThatRanIt) {
+// One application "m" on one node of eight GPUs; job(id, gpus, seconds) runs data-parallel
+// on the first `gpus` of them and has measured `seconds` per iteration.
+struct OneApplication {
   const Workload workload{ModelSpec{"m", 8, 1024, 16, 512, 1000, frenzy_parameter_count(8, 1024, 1000)}, 64, 512};
   const std::map<std::string, policy::AppProfile> apps{
       {"m", policy::AppProfile{workload, PerfModel{ForwardModel{0, 10, 1}, PerfParams{}}}}};
-  policy::ClusterView view;
-  view.nodes = policy::nodes_from_spec("1x8xbig", test::test_cluster(), "test");
-  ModelRefitter refitter(RefitOptions{.error_threshold = 0.10});
-  auto report = [&](int id, double seconds) {
+  policy::ClusterView view = [] {
+    policy::ClusterView v;
+    v.nodes = policy::nodes_from_spec("1x8xbig", test::test_cluster(), "test");
+    return v;
+  }();
+
+  policy::JobState job(int id, int gpus, double seconds) const {
     policy::JobState j;
     j.id = std::to_string(id);
     j.app = "m";
     j.workload = workload;
-    j.current.plan = test::make_plan(4, 1, 1, 1, 1, 16);
-    j.current.slices = {policy::Slice{0, 4, 32, 0}};
+    j.current.plan = test::make_plan(gpus, 1, 1, 1, 1, 64 / gpus);
+    j.current.slices = {policy::Slice{0, gpus, 8 * gpus, 0}};
     j.measured_iteration_s = seconds;
-    view.jobs = {j};
-    refitter.round(view, apps);
+    return j;
+  }
+};
+
+TEST(ModelRefitter, EachConfigurationKeepsTheLatestJobsThatRanIt) {
+  OneApplication m;
+  ModelRefitter refitter(RefitOptions{.error_threshold = 0.10});
+  auto report = [&](int id, double seconds) {
+    m.view.jobs = {m.job(id, 4, seconds)};
+    refitter.round(m.view, m.apps);
   };
   for (int id = 1; id <= 20; ++id) report(id, id);
   report(20, 25);
@@ -315,6 +328,48 @@ TEST(ModelRefitter, EachConfigurationKeepsTheLatestJobsThatRanIt) {
   EXPECT_TRUE(refitter.remembered("bert-336m").empty());
 }
 
+// RefitPointMaxAgeDays: a measurement no round has seen for max_age_s is forgotten, the
+// configuration with it; one a running job keeps reporting stays, however old its first.
+TEST(ModelRefitter, MeasurementsOlderThanTheMaximumAgeAreForgotten) {
+  OneApplication m;
+  ModelRefitter refitter(RefitOptions{.error_threshold = 0.10, .max_age_s = 100});
+  auto times = [&] {
+    std::vector<double> all;
+    const auto remembered = refitter.remembered("m");
+    if (remembered.count("m"))
+      for (const auto& [key, measured] : remembered.at("m")) all.insert(all.end(), measured.begin(), measured.end());
+    std::sort(all.begin(), all.end());
+    return all;
+  };
+  auto round = [&](double now_s, std::vector<policy::JobState> jobs) {
+    m.view.now_s = now_s;
+    m.view.jobs = std::move(jobs);
+    refitter.round(m.view, m.apps);
+  };
+  round(1000, {m.job(1, 4, 2.0), m.job(2, 2, 3.0)});
+  EXPECT_EQ(times(), (std::vector<double>{2.0, 3.0}));
+  round(1090, {m.job(1, 4, 2.0)});  // job 1 still runs, job 2 ended
+  EXPECT_EQ(times(), (std::vector<double>{2.0, 3.0}));
+  round(1150, {});  // job 2's point is 150 s old; job 1's was seen 60 s ago
+  EXPECT_EQ(times(), std::vector<double>{2.0});
+  EXPECT_EQ(refitter.remembered("m")["m"].size(), 1u);  // job 2's configuration is gone
+  round(1191, {});
+  EXPECT_TRUE(times().empty());
+  // Restored points keep their time: an old one is gone at the next round.
+  const policy::RefitPoint old{"m", "m", "3", m.workload, ForwardModel{0, 10, 1}, test::make_plan(8, 1, 1, 1, 1, 8),
+                               policy::to_allocation(m.view.nodes, {policy::Slice{0, 8, 64, 0}}), 1.5, 1000};
+  refitter.restore(old);
+  EXPECT_EQ(times(), std::vector<double>{1.5});
+  round(1191, {});
+  EXPECT_TRUE(times().empty());
+  // Without a maximum age nothing is forgotten.
+  ModelRefitter keeper(RefitOptions{.error_threshold = 0.10});
+  keeper.restore(old);
+  m.view.now_s = 1e9;
+  keeper.round(m.view, m.apps);
+  EXPECT_EQ(keeper.remembered("m")["m"].size(), 1u);
+}
+
 TEST_F(ModelRefitTest, InvalidOptionsAreRefusedNamingTheMember) {
   RefitOptions options;
   std::string error;
@@ -323,6 +378,10 @@ TEST_F(ModelRefitTest, InvalidOptionsAreRefusedNamingTheMember) {
   EXPECT_FALSE(options.is_valid(&error));
   EXPECT_NE(error.find("prior_weight"), std::string::npos);
   options.prior_weight = 1;
+  options.max_age_s = -1;
+  EXPECT_FALSE(options.is_valid(&error));
+  EXPECT_NE(error.find("max_age_s"), std::string::npos);
+  options.max_age_s = 0;
   options.error_threshold = std::nan("");
   EXPECT_FALSE(options.is_valid(&error));
   EXPECT_NE(error.find("error_threshold"), std::string::npos);

@@ -89,6 +89,12 @@ TEST(MorphConf, RefitErrorThreshold) {
 }
 
 // JABAS jobs on two GPU types need the type as a node feature (GpuTypeBy=feature).
+TEST(MorphConf, RefitPointMaxAgeIsGivenInDaysAndOffByDefault) {
+  EXPECT_DOUBLE_EQ(parse_morph_conf("", "m").policy.refit_point_max_age_s, 0);
+  EXPECT_DOUBLE_EQ(parse_morph_conf("RefitPointMaxAgeDays=30\n", "m").policy.refit_point_max_age_s, 30 * 86400.0);
+  EXPECT_NE(error_of("RefitPointMaxAgeDays=-1\n").find("RefitPointMaxAgeDays"), std::string::npos);
+}
+
 TEST(MorphConf, Bf16IsAGpuTypesOwnAndDefaultsToYes) {
   EXPECT_TRUE(parse_morph_conf(kGpu, "m").cluster.find_gpu_type("g")->bf16);
   const std::string v100 =

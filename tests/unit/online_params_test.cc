@@ -111,7 +111,7 @@ TEST_F(RefitPointsTest, WhatTheRefitterLearnedComesBackAsItWas) {
   EXPECT_EQ(learned[1].allocation.nodes[0].node_type.name, "emu-a100~6");
 
   const std::string path = (dir_ / "morph.db").string();
-  record_refit_points(*std::make_unique<store::StateStore>(store::StateStore::open(path)), learned, 1000);
+  record_refit_points(*std::make_unique<store::StateStore>(store::StateStore::open(path)), learned, 1000, 0);
   const store::StateStore state = store::StateStore::open(path);
   std::vector<std::string> skipped;
   const std::vector<policy::RefitPoint> loaded = load_refit_points(state, context_, &skipped);
@@ -126,6 +126,7 @@ TEST_F(RefitPointsTest, WhatTheRefitterLearnedComesBackAsItWas) {
     EXPECT_EQ(b.job, a.job);
     EXPECT_EQ(b.plan, a.plan);
     EXPECT_DOUBLE_EQ(b.iteration_s, a.iteration_s);
+    EXPECT_DOUBLE_EQ(b.measured_at_s, 1000);  // when it was recorded: RefitPointMaxAgeDays counts from it
     EXPECT_EQ(b.workload.model.name, a.workload.model.name);
     EXPECT_EQ(b.workload.global_batch, a.workload.global_batch);
     EXPECT_EQ(b.workload.seq_len, a.workload.seq_len);
@@ -169,6 +170,16 @@ TEST_F(RefitPointsTest, WhatTheRefitterLearnedComesBackAsItWas) {
   EXPECT_PRED_FORMAT2(::testing::IsSubstring, "its allocation holds 8 GPUs, its plan uses 4", skipped[3]);
   EXPECT_PRED_FORMAT2(::testing::IsSubstring, "not a JSON array", skipped[4]);
   EXPECT_PRED_FORMAT2(::testing::IsSubstring, "refit point of job 26", skipped[5]);
+
+  // With a maximum age, recording deletes what was recorded longer ago: the two points
+  // of 1000 go at 1000 + 1500 with 1000 s, those of 2000 stay.
+  record_refit_points(writer, {}, 2500, 1000);
+  EXPECT_EQ(writer.refit_points().size(), 7u);
+  record_refit_points(writer, std::vector<policy::RefitPoint>{learned[0]}, 2500, 1000);
+  const std::vector<store::RefitPointRow> kept = writer.refit_points();
+  ASSERT_EQ(kept.size(), 8u);  // learned[0], recorded again at 2500, beside the seven of 2000
+  EXPECT_EQ(kept.back().job, learned[0].job);
+  EXPECT_DOUBLE_EQ(kept.back().recorded_at, 2500);
 }
 
 }  // namespace

@@ -532,6 +532,13 @@ TEST_F(StateStoreTest, RefitPointsReplaceTheirJobsAndKeepTheNewest) {
                   "CHECK constraint failed");
   EXPECT_EQ(store.refit_points().size(), 4u);
   EXPECT_CONTAINS(error_of([&] { store.record_refit_points(rows, 0); }), "keep at least 1 point per configuration");
+  // RefitPointMaxAgeDays: points recorded before the cutoff go (9 at 1000, 4 and 5 at 1004
+  // and 1005), the newer stay.
+  EXPECT_EQ(store.expire_refit_points(1006), 3);
+  read = store.refit_points();
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].job, "3");
+  EXPECT_EQ(store.expire_refit_points(1010), 0);  // recorded at 1010: not before it
 }
 
 TEST_F(StateStoreTest, WaitingTimesAreReplacedAllOrNone) {

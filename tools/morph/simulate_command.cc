@@ -206,6 +206,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
       args.unknown_length_prior_s > 0 ? args.unknown_length_prior_s : config.policy.unknown_length_prior_s;
   // morphd refits at RefitErrorThreshold (daemon/scheduler.cc); so does the simulation unless told.
   options.refit.error_threshold = args.refit_threshold >= 0 ? args.refit_threshold : config.policy.refit_error_threshold;
+  options.refit.max_age_s = config.policy.refit_point_max_age_s;  // as morphd forgets, in simulated time
 
   policy::PlanOracle oracle(sim::profiles_of(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
   if (args.measured_only) {
