@@ -41,6 +41,7 @@ struct Results {
   std::vector<BandwidthRow> rows;  // complete on world rank 0
   std::string gpu_reason;          // why no GPU test ran ("" when they did)
   double pcie_GBps = 0;            // slowest rank's peak min(h2d, d2h); 0: not measured
+  int compute_capability = 0;      // the lowest of every rank's GPUs; 0: not measured
 };
 
 double peak_busbw(const std::vector<BandwidthRow>& rows, const char* library, Collective c, const char* scope) {
@@ -80,6 +81,8 @@ int agree_on_gpus(Results& results) {
   int fewest = probe.devices;
   MPI_Allreduce(&probe.devices, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (fewest == 0) results.gpu_reason = probe.devices == 0 ? probe.reason : "a rank has no CUDA device";
+  // A rank that could not read its GPUs' capability (0) makes it unknown for all.
+  MPI_Allreduce(&probe.compute_capability, &results.compute_capability, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return fewest;
 }
 
@@ -138,6 +141,7 @@ hw::MeasuredBandwidth measured_values(const Results& results, const hw::NodeLayo
                                                layout.node_names.size(), ranks, range)};
   }
   if (layout.node_names.size() < 2) reasons.emplace_back("one node: nothing measured across nodes");
+  m.compute_capability = results.compute_capability;
   if (results.pcie_GBps > 0)
     m.pcie = hw::MeasuredValue{results.pcie_GBps, fmt::format("slowest rank's peak of pinned cudaMemcpyAsync host<->device, {}", range)};
   for (const std::string& r : reasons) m.not_measured_reason += (m.not_measured_reason.empty() ? "" : "; ") + r;

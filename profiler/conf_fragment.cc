@@ -38,7 +38,8 @@ std::string gpu_record(const GpuType& g, const MeasuredBandwidth& m) {
           " PeakTflops=" + number(g.peak_tflops) + " Link=" + to_string(g.link);
   line += " LinkBandwidthGBps=" + (m.intra ? measured_number(m.intra->GBps) : number(g.link_bandwidth_Bps / kGBps));
   line += " PcieBandwidthGBps=" + (m.pcie ? measured_number(m.pcie->GBps) : number(g.pcie_bandwidth_Bps / kGBps));
-  if (!g.bf16) line += " Bf16=no";
+  const bool bf16 = m.compute_capability > 0 ? m.compute_capability >= kBf16ComputeCapability : g.bf16;
+  if (!bf16) line += " Bf16=no";
   return line;
 }
 
@@ -67,6 +68,12 @@ std::string comment_lines(const MeasuredBandwidth& m, const std::vector<std::str
   say(m.intra, "LinkBandwidthGBps (B_intra)");
   say(m.inter, "NetworkBandwidthGBps (B_inter)");
   say(m.pcie, "PcieBandwidthGBps (B_pcie)");
+  if (m.compute_capability > 0)
+    out += fmt::format("# Measured: Bf16 = {} (compute capability {}.{}; bfloat16 needs {}.{}).\n",
+                       m.compute_capability >= kBf16ComputeCapability ? "yes" : "no", m.compute_capability / 10,
+                       m.compute_capability % 10, kBf16ComputeCapability / 10, kBf16ComputeCapability % 10);
+  else
+    kept.emplace_back("Bf16");
   if (!kept.empty())
     out += fmt::format("# As configured, not measured{}: {}.\n",
                        m.not_measured_reason.empty() ? "" : " (" + m.not_measured_reason + ")", join(kept, ", "));

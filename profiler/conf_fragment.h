@@ -15,10 +15,14 @@ struct MeasuredValue {
   std::string how;  // for the comment: "peak MPI allreduce busbw across 2 nodes, 1K..64M"
 };
 
+// bfloat16 needs compute capability 8.0 (Ampere) or later.
+inline constexpr int kBf16ComputeCapability = 80;
+
 struct MeasuredBandwidth {
   std::optional<MeasuredValue> intra;  // B_intra -> GpuType LinkBandwidthGBps
   std::optional<MeasuredValue> inter;  // B_inter -> NodeType NetworkBandwidthGBps
   std::optional<MeasuredValue> pcie;   // B_pcie  -> GpuType PcieBandwidthGBps
+  int compute_capability = 0;          // the lowest rank's, major * 10 + minor -> GpuType Bf16; 0: unknown
   std::string not_measured_reason;     // why intra or pcie is missing ("no CUDA device")
 };
 

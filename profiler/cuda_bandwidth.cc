@@ -48,7 +48,16 @@ GpuProbe probe_gpus() {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) return {0, fmt::format("no CUDA device (cudaGetDeviceCount: {})", cudaGetErrorString(status))};
   if (count == 0) return {0, "no CUDA device (cudaGetDeviceCount: 0)"};
-  return {count, ""};
+  GpuProbe probe{count, "", 0};
+  for (int device = 0; device < count; ++device) {
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+      return probe;  // capability unknown: 0
+    const int capability = major * 10 + minor;
+    probe.compute_capability = device == 0 ? capability : std::min(probe.compute_capability, capability);
+  }
+  return probe;
 }
 
 std::vector<BandwidthRow> cuda_pcie_bandwidth(int device, const SweepOptions& sweep) {

@@ -15,6 +15,7 @@ namespace morph::hw {
 struct GpuProbe {
   int devices = 0;      // CUDA devices this rank sees
   std::string reason;   // why there is none: "no CUDA device (...)", "built without CUDA"
+  int compute_capability = 0;  // the lowest of those devices', major * 10 + minor (80 = 8.0)
 };
 GpuProbe probe_gpus();
 

@@ -58,7 +58,7 @@ TEST(ConfFragment, MeasuredValuesReplaceConfiguredAndTheRestIsKept) {
   const std::string text = conf_fragment(config, "morph.conf", {"a100-1", "a100-2"}, m);
   EXPECT_NE(text.find("NetworkBandwidthGBps=3.46"), std::string::npos) << text;
   EXPECT_NE(text.find("# Measured: NetworkBandwidthGBps (B_inter) = peak MPI"), std::string::npos) << text;
-  EXPECT_NE(text.find("not measured (no CUDA device): LinkBandwidthGBps (B_intra), PcieBandwidthGBps (B_pcie)"),
+  EXPECT_NE(text.find("not measured (no CUDA device): LinkBandwidthGBps (B_intra), PcieBandwidthGBps (B_pcie), Bf16"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("v100"), std::string::npos) << "only the measured nodes' types: " << text;
@@ -70,7 +70,7 @@ TEST(ConfFragment, MeasuredValuesReplaceConfiguredAndTheRestIsKept) {
   EXPECT_DOUBLE_EQ(gpu->pcie_bandwidth_Bps, 24e9);
   EXPECT_DOUBLE_EQ(gpu->memory_bytes, 80.0 * (1u << 30));
   EXPECT_TRUE(gpu->bf16);
-  EXPECT_EQ(text.find("Bf16"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Bf16="), std::string::npos) << text;
   const NodeType* node = back.cluster.find_node_type("emu-a100");
   ASSERT_NE(node, nullptr);
   EXPECT_DOUBLE_EQ(node->network_bandwidth_Bps, 3.46e9);
@@ -78,6 +78,22 @@ TEST(ConfFragment, MeasuredValuesReplaceConfiguredAndTheRestIsKept) {
   EXPECT_EQ(node->cpus, 32);
   EXPECT_DOUBLE_EQ(node->host_bandwidth_Bps, 8 * 24e9);
   EXPECT_EQ(node->features, (std::vector<std::string>{"a100-80g"}));
+}
+
+// The devices' compute capability decides Bf16 over the configured value: 7.0 (V100) no,
+// 8.0 (A100) yes, whatever morph.conf said.
+TEST(ConfFragment, MeasuredComputeCapabilityDecidesBf16) {
+  const MorphConfig config = parse_morph_conf(kConf, "morph.conf");
+  MeasuredBandwidth m;
+  m.compute_capability = 70;
+  std::string text = conf_fragment(config, "morph.conf", {"a100-1"}, m);
+  EXPECT_FALSE(parse_morph_conf(text, "fragment").cluster.find_gpu_type("a100-80g")->bf16) << text;
+  EXPECT_NE(text.find("# Measured: Bf16 = no (compute capability 7.0; bfloat16 needs 8.0)."), std::string::npos) << text;
+  m.compute_capability = 80;
+  text = conf_fragment(config, "morph.conf", {"v100-1"}, m);
+  EXPECT_TRUE(parse_morph_conf(text, "fragment").cluster.find_gpu_type("v100")->bf16) << text;
+  EXPECT_EQ(text.find("Bf16=no"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Bf16 (as configured"), std::string::npos) << text;
 }
 
 TEST(ConfFragment, MeasuredGpuValuesAndExplicitHostBandwidth) {
