@@ -30,11 +30,14 @@ std::vector<JournalEntry> MemoryJournal::unfinished() const {
   return out;
 }
 
-double MemoryJournal::last_done_s(std::uint32_t job) const {
-  double last = 0;
-  for (const auto& [id, e] : entries_)
-    if (e.change.job == job && e.step == Step::done) last = std::max(last, e.updated_s);
-  return last;
+Journal::Done MemoryJournal::done(std::uint32_t job) const {
+  Done d;
+  for (const auto& [id, e] : entries_) {
+    if (e.change.job != job || e.step != Step::done) continue;
+    d.last_s = std::max(d.last_s, e.updated_s);
+    if (e.change.path != Path::start) ++d.restarts;
+  }
+  return d;
 }
 
 void MemoryJournal::record_decision(const DecisionNote& note, const std::string& /*record*/) {

@@ -43,8 +43,13 @@ class Journal {
   // Throws morph::Error when the entry's path does not go from its step to `step`.
   virtual void advance(std::int64_t id, Step step, double now_s) = 0;
   virtual std::vector<JournalEntry> unfinished() const = 0;
-  // When the job's last reconfiguration was done (0: never).
-  virtual double last_done_s(std::uint32_t job) const = 0;
+  // When the job's last reconfiguration was done (0: never) and how many restarted it
+  // (every path but start: ClusterView's JobState::restarts counts the same).
+  struct Done {
+    double last_s = 0;
+    int restarts = 0;
+  };
+  virtual Done done(std::uint32_t job) const = 0;
   // A decision that starts no reconfiguration (a job left waiting); `record` is the job's
   // AdminComment, for a job the journal has not seen yet.
   virtual void record_decision(const DecisionNote& note, const std::string& record) = 0;
@@ -57,7 +62,7 @@ class MemoryJournal : public Journal {
   std::int64_t begin(const Reconfiguration& change, double now_s) override;
   void advance(std::int64_t id, Step step, double now_s) override;
   std::vector<JournalEntry> unfinished() const override;
-  double last_done_s(std::uint32_t job) const override;
+  Done done(std::uint32_t job) const override;
   void record_decision(const DecisionNote& note, const std::string& record) override;
   std::string last_reason(std::uint32_t job) const override;
   const std::map<std::int64_t, JournalEntry>& entries() const { return entries_; }

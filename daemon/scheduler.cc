@@ -81,10 +81,14 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
   }
   forecast_epochs_ = std::move(epochs);
   if (built.view.jobs.empty()) return report;
-  // What the policy needs to let a job pay back its last restart (ClusterView::payback_s).
+  // What the policy needs to let a job pay back its last restart (ClusterView::payback_s)
+  // and to back off from restarting it again: Slurm counts its requeues only.
   for (policy::JobState& j : built.view.jobs)
-    if (const auto tracked = built.jobs.find(j.id); tracked != built.jobs.end())
-      if (const double done = journal_.last_done_s(tracked->second.slurm_id); done > 0) j.last_restart_s = done;
+    if (const auto tracked = built.jobs.find(j.id); tracked != built.jobs.end()) {
+      const Journal::Done done = journal_.done(tracked->second.slurm_id);
+      if (done.last_s > 0) j.last_restart_s = done.last_s;
+      j.restarts = std::max(j.restarts, done.restarts);
+    }
   refit(built, report);
   policy::PlanOracle& plans = oracle(built.apps);
   const std::vector<policy::Decision> decisions = policy_->schedule(built.view, plans);

@@ -74,8 +74,9 @@ std::vector<JournalEntry> SqliteJournal::unfinished() const {
   return out;
 }
 
-double SqliteJournal::last_done_s(std::uint32_t job) const {
-  return static_cast<double>(store_.last_done_at(job).value_or(0));
+Journal::Done SqliteJournal::done(std::uint32_t job) const {
+  const store::DoneReconfigurations d = store_.done_reconfigurations(job);
+  return Done{static_cast<double>(d.last_at.value_or(0)), d.restarts};
 }
 
 }  // namespace morph::daemon

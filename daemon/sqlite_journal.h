@@ -18,7 +18,7 @@ class SqliteJournal : public Journal {
   std::int64_t begin(const Reconfiguration& change, double now_s) override;
   void advance(std::int64_t id, Step step, double now_s) override;
   std::vector<JournalEntry> unfinished() const override;
-  double last_done_s(std::uint32_t job) const override;
+  Done done(std::uint32_t job) const override;
   void record_decision(const DecisionNote& note, const std::string& record) override;
   std::string last_reason(std::uint32_t job) const override;
 

@@ -132,6 +132,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
   v.now_s = snapshot.now_s;
   v.restart = c.config.policy.restart_costs;
   v.payback_s = c.config.policy.restart_penalty_s;
+  v.restart_backoff = c.config.policy.restart_backoff;
   v.min_reconfigure_gain = c.config.policy.min_reconfigure_gain;
   v.starvation_limit_s = c.config.policy.starvation_limit_s;
   v.unknown_length_prior_s = c.config.policy.unknown_length_prior_s;

@@ -99,6 +99,12 @@ struct JournalEntry {
   std::int64_t updated_at = 0;
 };
 
+// A job's reconfigurations that were carried out (journal state done).
+struct DoneReconfigurations {
+  std::optional<std::int64_t> last_at;  // when the last was done; none if none was
+  int restarts = 0;                     // those of a running job: every path but start
+};
+
 struct JobTimeline {
   JobRow job;
   std::vector<PlanPeriod> plans;  // by from_time

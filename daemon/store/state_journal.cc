@@ -81,11 +81,17 @@ std::vector<JournalEntry> StateStore::unfinished_reconfigurations() const {
   return entries;
 }
 
-std::optional<std::int64_t> StateStore::last_done_at(JobId job_id) const {
-  Statement row = db_.prepare("SELECT MAX(updated_at) FROM journal WHERE job_id = ?1 AND state = 'done'",
-                              fmt::format("read job {}'s last reconfiguration", job_id));
+DoneReconfigurations StateStore::done_reconfigurations(JobId job_id) const {
+  Statement row = db_.prepare(
+      "SELECT MAX(updated_at), COALESCE(SUM(path <> 'start'), 0) FROM journal WHERE job_id = ?1 AND state = 'done'",
+      fmt::format("read job {}'s reconfigurations", job_id));
   row.bind_int(1, job_id);
-  return row.step() ? row.column_optional_int(0) : std::nullopt;
+  DoneReconfigurations done;
+  if (row.step()) {
+    done.last_at = row.column_optional_int(0);
+    done.restarts = static_cast<int>(row.column_int(1));
+  }
+  return done;
 }
 
 }  // namespace morph::store

@@ -82,8 +82,7 @@ class StateStore {
   void journal_advance(std::int64_t id, JournalState state, std::int64_t now);
   JournalEntry journal_entry(std::int64_t id) const;
   std::vector<JournalEntry> unfinished_reconfigurations() const;  // by id
-  // When the job's last reconfiguration was done; none if it never was.
-  std::optional<std::int64_t> last_done_at(JobId job_id) const;
+  DoneReconfigurations done_reconfigurations(JobId job_id) const;
 
   // What morph status and morph explain show.
   std::vector<PlanPeriod> job_timeline(JobId job_id) const;  // by from_time, until_time filled

@@ -167,6 +167,8 @@ void parse_globals(Record r, MorphConfig& c) {
   }
   if (auto v = r.take("HeterogeneousJobs"))
     c.policy.heterogeneous_jobs = parse_bool(*v, fmt::format("{}: HeterogeneousJobs", r.where()));
+  if (auto v = r.take("RestartBackoff"))
+    c.policy.restart_backoff = parse_bool(*v, fmt::format("{}: RestartBackoff", r.where()));
   r.finish("GpuType, NodeType, NodeName or a parameter of morph.conf(5)");
 }
 

@@ -29,6 +29,9 @@ struct PolicyKnobs {
   // as one data-parallel job (JABAS; policy::ClusterView::heterogeneous_jobs). Needs
   // GpuTypeBy=feature.
   bool heterogeneous_jobs = false;
+  // RestartBackoff=yes|no: a job restarted n times gives up GPUs to another's growth only
+  // after n restart penalties of running (policy::ClusterView::restart_backoff).
+  bool restart_backoff = true;
   // AdaptiveEpochSteps=: morphd plans a job of --morph-adaptive-batch for the mean batch
   // its forecaster predicts over the next this many adaptation steps, decided anew after
   // each such epoch (libmorph/adaptive/epoch_batch.h); 0: for its starting batch.

@@ -105,6 +105,11 @@ struct ClusterView {
   // shrink or be preempted, but not grow or change plan: its restart is paid back first
   // (morphd: RestartPenaltySeconds). 0: no such wait (Table 4, as the artifact).
   double payback_s = 0;
+  // Restart backoff (morph.conf RestartBackoff): a job restarted n times may be shrunk or
+  // preempted for another job's growth only once it has run n payback_s since its last
+  // restart, unless for a guaranteed job's minimum or an overdue job. Policies whose
+  // ElasticOptions::restart_backoff is false (sia) ignore it.
+  bool restart_backoff = true;
   // A running job is moved only when its value rises by this fraction (morph.conf
   // MinReconfigureGain): a margin against the model's error.
   double min_reconfigure_gain = 0.05;

@@ -28,6 +28,9 @@ struct Item {
   PlanFreedom freedom = PlanFreedom::any;
   bool resize = true;
   bool settling = false;  // reconfigured less than ClusterView::payback_s ago: it may not grow
+  // Restarted n times, it has run less than n payback_s since the last: only a guaranteed
+  // minimum or an overdue job may shrink it (restart backoff, docs/policy.md item 4).
+  bool backing_off = false;
   std::vector<const JobCurve*> curves;  // per GPU type, filled on first use
   std::vector<int> min;                 // per GPU type, -1: not computed
   int version = 0;                      // bumped on every change; stale heap entries are skipped
@@ -70,7 +73,7 @@ class Round {
   ChangePath path_to(const Item& it, int type, int gpus) const;
   int shrink_target(Item& it);
   void push_victim(std::size_t i);
-  bool pop_victim(int type, std::size_t requester, Victim* out);
+  bool pop_victim(int type, std::size_t requester, bool for_minimum, Victim* out);
   void set(std::size_t i, int type, int gpus);
   void add_free(int type, int delta);
   void rollback(std::size_t mark);
@@ -172,8 +175,9 @@ void Round::push_victim(std::size_t i) {
   victims_[static_cast<std::size_t>(it.type)].push({loss, i, it.version});
 }
 
-// GetLowestSlopeOverMinJob: the cheapest job to shrink on `type`, other than `requester`.
-bool Round::pop_victim(int type, std::size_t requester, Victim* out) {
+// GetLowestSlopeOverMinJob: the cheapest job to shrink on `type`, other than `requester`;
+// one backing off only `for_minimum` (a requester below its minimum).
+bool Round::pop_victim(int type, std::size_t requester, bool for_minimum, Victim* out) {
   auto& heap = victims_[static_cast<std::size_t>(type)];
   std::vector<Victim> skipped;
   bool found = false;
@@ -181,7 +185,7 @@ bool Round::pop_victim(int type, std::size_t requester, Victim* out) {
     Victim v = heap.top();
     heap.pop();
     if (v.version != items_[v.item].version || items_[v.item].type != type) continue;  // stale
-    if (v.item == requester) {
+    if (v.item == requester || (items_[v.item].backing_off && !for_minimum)) {
       skipped.push_back(v);
       continue;
     }
@@ -251,7 +255,7 @@ bool Round::grow(std::size_t i, int type, bool to_min_only) {
     int rest = need - from_free;
     while (rest > 0) {
       Victim v;
-      if (!pop_victim(type, i, &v)) break;
+      if (!pop_victim(type, i, below_min, &v)) break;
       if (!below_min && !(gain > v.slope)) {
         victims_[static_cast<std::size_t>(type)].push(v);
         break;
@@ -316,6 +320,9 @@ void Round::init() {
     }
     it.ready_left = std::max(0.0, j.ready_s - view_.now_s);
     it.settling = view_.payback_s > 0 && j.last_restart_s >= 0 && view_.now_s - j.last_restart_s < view_.payback_s;
+    it.backing_off = options_.restart_backoff && view_.restart_backoff && view_.payback_s > 0 && j.restarts > 0 &&
+                     j.last_restart_s >= 0 &&
+                     view_.now_s - j.last_restart_s < view_.payback_s * j.restarts;
     const double s = j.measured_iteration_s > 0
                          ? j.measured_iteration_s
                          : oracle_.predict_s(j, j.current.plan, view_.nodes, j.current.slices, j.current.groups);

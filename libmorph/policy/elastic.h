@@ -49,6 +49,8 @@ struct ElasticOptions {
   // since the plan was chosen, predicts a better plan that pays back the restart (the
   // in-place path); see Round::hold_or_replan.
   bool replan_in_place = true;
+  // Morph's restart backoff (ClusterView::restart_backoff, where the view has it on).
+  bool restart_backoff = true;
 };
 
 std::vector<Decision> elastic_round(const ClusterView& view, PlanOracle& oracle, const ElasticOptions& options);

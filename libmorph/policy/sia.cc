@@ -24,6 +24,7 @@ class Sia : public Policy {
     o.freedom = FreedomRule::sia;
     o.admit_at_minimum = true;
     o.measured_guarantee = false;  // Sia has no guarantee of its own
+    o.restart_backoff = false;     // nor a backoff: its goodput prices each restart alone
     return o;
   }
 };

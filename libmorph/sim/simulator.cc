@@ -149,6 +149,7 @@ Replay::Replay(const std::vector<SimJob>& jobs, const std::vector<policy::NodeSt
   view_.starvation_limit_s = options.starvation_limit_s;
   view_.unknown_length_prior_s = options.unknown_length_prior_s;
   view_.heterogeneous_jobs = options.heterogeneous_jobs;
+  view_.restart_backoff = options.restart_backoff;
 }
 
 bool Replay::any_running() const {

@@ -31,6 +31,7 @@ struct SimProgress {
 struct SimOptions {
   policy::RestartCosts restart;  // per path (policy/restart_cost.h)
   double payback_s = 0;          // ClusterView::payback_s (morphd: RestartPenaltySeconds)
+  bool restart_backoff = true;   // ClusterView::restart_backoff (morph.conf RestartBackoff)
   double min_reconfigure_gain = 0.05;
   double interval_s = 60;
   std::map<std::string, int> quota_gpus;  // guaranteed GPUs per tenant

@@ -88,11 +88,17 @@ TEST(MorphConf, RefitErrorThreshold) {
   EXPECT_NE(error_of("RefitErrorThreshold=lots\n").find("RefitErrorThreshold"), std::string::npos);
 }
 
-// JABAS jobs on two GPU types need the type as a node feature (GpuTypeBy=feature).
 TEST(MorphConf, RefitPointMaxAgeIsGivenInDaysAndOffByDefault) {
   EXPECT_DOUBLE_EQ(parse_morph_conf("", "m").policy.refit_point_max_age_s, 0);
   EXPECT_DOUBLE_EQ(parse_morph_conf("RefitPointMaxAgeDays=30\n", "m").policy.refit_point_max_age_s, 30 * 86400.0);
   EXPECT_NE(error_of("RefitPointMaxAgeDays=-1\n").find("RefitPointMaxAgeDays"), std::string::npos);
+}
+
+TEST(MorphConf, RestartBackoffIsOnUnlessSaidNo) {
+  EXPECT_TRUE(parse_morph_conf("", "m").policy.restart_backoff);
+  EXPECT_FALSE(parse_morph_conf("RestartBackoff=no\n", "m").policy.restart_backoff);
+  EXPECT_TRUE(parse_morph_conf("RestartBackoff=yes\n", "m").policy.restart_backoff);
+  EXPECT_NE(error_of("RestartBackoff=sometimes\n").find("RestartBackoff"), std::string::npos);
 }
 
 TEST(MorphConf, Bf16IsAGpuTypesOwnAndDefaultsToYes) {
@@ -105,6 +111,7 @@ TEST(MorphConf, Bf16IsAGpuTypesOwnAndDefaultsToYes) {
   EXPECT_NE(error_of(bad).find("Bf16: 'maybe' is not a boolean"), std::string::npos) << error_of(bad);
 }
 
+// JABAS jobs on two GPU types need the type as a node feature (GpuTypeBy=feature).
 TEST(MorphConf, HeterogeneousJobsNeedGpuTypesAsFeatures) {
   EXPECT_FALSE(parse_morph_conf("", "m").policy.heterogeneous_jobs);
   const std::string node = "NodeType=n Gpu=g Gpus=8 Cpus=96 MemoryGiB=1600 NetworkBandwidthGBps=50 Nics=4 Features=gf\n";

@@ -185,6 +185,41 @@ TEST(Morphling, AJobPaysBackItsLastRestartBeforeItGrows) {
   EXPECT_LE(target_of(d, "be").gpus(), 4);
 }
 
+// Restart backoff (ElasticOptions::restart_backoff): a job restarted n times gives up
+// GPUs to another job's growth only once it has run n payback waits since its last
+// restart; a guaranteed job's minimum and an overdue job take them at once.
+TEST(Morphling, AJobRestartedNTimesIsNoVictimForNPaybackWaits) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 1000;
+  v.payback_s = 100;
+  v.jobs = {running(job("long", Sla::best_effort, 8, 1e6), 0), job("short", Sla::best_effort, 2, 100, 990)};
+  v.jobs[0].last_restart_s = 750;  // 250 s ago
+  ASSERT_LT(target_of(round("morphling", v, oracle), "long").gpus(), 8);  // never restarted: it shrinks
+  ASSERT_GT(target_of(round("morphling", v, oracle), "short").gpus(), 0);
+  v.jobs[0].restarts = 3;  // 250 s < 3 x 100 s
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "long"), v.jobs[0].current);
+  EXPECT_TRUE(target_of(round("morphling", v, oracle), "short").empty());
+  EXPECT_EQ(target_of(round("morphling-e", v, oracle), "long"), v.jobs[0].current);
+  v.jobs[0].restarts = 2;  // 250 s >= 2 x 100 s: paid back
+  EXPECT_LT(target_of(round("morphling", v, oracle), "long").gpus(), 8);
+  v.jobs[0].restarts = 3;
+  v.payback_s = 0;  // no payback wait, no backoff (the artifact's simulator)
+  EXPECT_LT(target_of(round("morphling", v, oracle), "long").gpus(), 8);
+  v.payback_s = 100;
+  v.restart_backoff = false;  // morph.conf RestartBackoff=no
+  EXPECT_LT(target_of(round("morphling", v, oracle), "long").gpus(), 8);
+  v.restart_backoff = true;
+  // Backing off, it still gives GPUs to a guaranteed job's minimum and to an overdue job.
+  v.jobs[1].sla = Sla::guaranteed;
+  EXPECT_GT(target_of(round("morphling", v, oracle), "short").gpus(), 0);
+  v.jobs[1].sla = Sla::best_effort;
+  v.starvation_limit_s = 5;
+  v.jobs[1].waited_s = 10;
+  EXPECT_GT(target_of(round("morphling", v, oracle), "short").gpus(), 0);
+}
+
 // Morphling §4: once an online refit changes the model's mind about the plan a job runs
 // where it runs, the job is replanned there (the in-place path), if that pays back.
 TEST(Morphling, ReplansInPlaceOnlyWhenARefitChangedTheModelsMind) {

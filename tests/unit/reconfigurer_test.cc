@@ -73,7 +73,8 @@ TEST_F(ReconfigurerTest, InPlaceAndShrinkOnlyRewriteTheRecord) {
     EXPECT_EQ(slurm.signals, 0);
   }
   EXPECT_TRUE(journal.unfinished().empty());
-  EXPECT_DOUBLE_EQ(journal.last_done_s(7), 10);
+  EXPECT_DOUBLE_EQ(journal.done(7).last_s, 10);
+  EXPECT_EQ(journal.done(7).restarts, 2);
 }
 
 TEST_F(ReconfigurerTest, RequeueWaitsForTheCheckpointThenHoldsUpdatesReleases) {

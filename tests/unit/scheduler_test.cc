@@ -89,6 +89,32 @@ TEST_F(SchedulerTest, AWaitingJobIsRecordedOnceWithItsAlternatives) {
   EXPECT_EQ(start.alternatives[0].loss, policy::Loss::none);
 }
 
+// The restart backoff reads what the journal has done to a job: a best-effort job on the
+// whole node, restarted twice in place (Slurm counts no requeue), gives no GPUs to a
+// waiting job until it has run two restart penalties since the last.
+TEST_F(SchedulerTest, TheJournalsRestartsBackOffTheNextOne) {
+  ClusterSnapshot s = snapshot(1000);
+  s.jobs[0].admin_comment = record(8, Sla::best_effort);
+  const auto shrunk = [&](double now_s) {
+    s.now_s = now_s;
+    MemoryJournal journal;
+    for (int k = 0; k < 2; ++k) {  // both done at 900 s
+      const std::int64_t id = journal.begin({11, Path::inplace, s.jobs[0].admin_comment, s.jobs[0].admin_comment, "t"}, 800);
+      journal.advance(id, Step::updated, 900);
+      journal.advance(id, Step::done, 900);
+    }
+    Reconfigurer reconfigurer(slurm_, journal, {}, nullptr);
+    Scheduler scheduler({config_, catalog_, perf_}, policy::make_policy("morphling"), reconfigurer, journal);
+    for (const std::string& line : scheduler.round(s, true).lines)
+      if (line.rfind("job 11:", 0) == 0) return true;
+    return false;
+  };
+  const double penalty = config_.policy.restart_penalty_s;
+  ASSERT_GT(penalty, 0);
+  EXPECT_FALSE(shrunk(900 + 1.5 * penalty));
+  EXPECT_TRUE(shrunk(900 + 2.5 * penalty));
+}
+
 const ExecutionPlan kEight = test::make_plan(8, 1, 1, 1, 1, 2);
 const ExecutionPlan kTwo = test::make_plan(2, 1, 1, 1, 1, 8);
 

@@ -112,7 +112,8 @@ TEST(SqliteJournal, ASuccessorReopensTheDatabaseAndFinishesARequeue) {
     EXPECT_EQ(unfinished[0].change.to_record, record(4));
     Reconfigurer(slurm, journal, {}, nullptr).advance_all(130);
     EXPECT_TRUE(journal.unfinished().empty());
-    EXPECT_DOUBLE_EQ(journal.last_done_s(7), 130);
+    EXPECT_DOUBLE_EQ(journal.done(7).last_s, 130);
+    EXPECT_EQ(journal.done(7).restarts, 1);
     // The job, the decision and the new plan are in the database for morph status.
     ASSERT_TRUE(state.job(7));
     EXPECT_EQ(state.job(7)->model, "gpt2-1.5b");

@@ -272,6 +272,29 @@ TEST_F(StateStoreTest, TheJournalMovesOnlyForward) {
   EXPECT_THROW(store.journal_advance(12345, JournalState::done, 1), Error);
 }
 
+// What the restart backoff reads (ClusterView's JobState::restarts, last_restart_s): the
+// reconfigurations done, a start not counted as a restart, one rolled back not at all.
+TEST_F(StateStoreTest, DoneReconfigurationsCountTheRestarts) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_job(job(3));
+  EXPECT_FALSE(store.done_reconfigurations(3).last_at);
+  EXPECT_EQ(store.done_reconfigurations(3).restarts, 0);
+  const auto finish = [&](ReconfigurationPath path, JournalState last, std::int64_t at) {
+    const auto id = store.journal_begin(3, path, "a", "b", at);
+    store.journal_advance(id, last, at + 5);
+  };
+  finish(ReconfigurationPath::start, JournalState::updated, 100);
+  store.journal_advance(1, JournalState::done, 110);
+  EXPECT_EQ(store.done_reconfigurations(3).last_at, 110);
+  EXPECT_EQ(store.done_reconfigurations(3).restarts, 0);
+  finish(ReconfigurationPath::inplace, JournalState::updated, 200);
+  store.journal_advance(2, JournalState::done, 210);
+  finish(ReconfigurationPath::shrink, JournalState::rolled_back, 300);
+  EXPECT_EQ(store.done_reconfigurations(3).last_at, 210);
+  EXPECT_EQ(store.done_reconfigurations(3).restarts, 1);
+  EXPECT_EQ(store.done_reconfigurations(4).restarts, 0);
+}
+
 TEST(StateStoreJournalState, EachPathsSteps) {
   using enum JournalState;
   EXPECT_EQ(journal_steps(ReconfigurationPath::inplace).size(), 3u);

@@ -35,6 +35,7 @@ struct SimulateArgs {
   double restart_penalty_s = -1;  // -1: morph.conf RestartPenaltySeconds
   std::string restart_costs;      // PATH=SECONDS,... over the penalty
   double payback_s = -1;          // ClusterView::payback_s; -1: the restart penalty, as morphd
+  std::string restart_backoff;    // yes|no; "": morph.conf RestartBackoff
   double interval_s = -1;         // -1: morph.conf SchedulingIntervalSeconds
   std::vector<std::string> quotas;
   int fit_rows = 3;
@@ -196,6 +197,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   options.payback_s = args.payback_s >= 0 ? args.payback_s
                       : args.restart_penalty_s >= 0 ? args.restart_penalty_s
                                                     : config.policy.restart_penalty_s;
+  options.restart_backoff = args.restart_backoff.empty() ? config.policy.restart_backoff : args.restart_backoff == "yes";
   options.min_reconfigure_gain = config.policy.min_reconfigure_gain;
   options.interval_s = args.interval_s > 0 ? args.interval_s : config.policy.scheduling_interval_s;
   options.quota_gpus = parse_quotas(args.quotas);
@@ -239,6 +241,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                       {{"start", options.restart.start_s}, {"inplace", options.restart.inplace_s},
                        {"shrink", options.restart.shrink_s}, {"requeue", options.restart.requeue_s}}},
                      {"interval_s", options.interval_s}, {"payback_s", options.payback_s},
+                     {"restart_backoff", options.restart_backoff},
                      {"min_reconfigure_gain", options.min_reconfigure_gain},
                      {"job_length", sim::to_string(job_length)}, {"starvation_limit_s", options.starvation_limit_s},
                      {"unknown_length_prior_s", options.unknown_length_prior_s},
@@ -268,6 +271,8 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                     : std::string("online refit: none (--refit-threshold 0)\n"));
   if (options.heterogeneous_jobs)
     std::cout << "heterogeneous jobs: a best-effort job may span idle GPUs of a second type (JABAS)\n";
+  if (!options.restart_backoff || options.payback_s <= 0)
+    std::cout << "restart backoff: none (a job gives up GPUs to another's growth however often it restarted)\n";
   std::cout << (args.truth.empty() ? std::string("speeds: the performance model (no --truth)\n")
                                    : fmt::format("speeds: {} measured configurations from {}, {} elsewhere\n",
                                                  truth.size(), args.truth,
@@ -307,6 +312,10 @@ void add_simulate_command(CLI::App& app, Context& context) {
                   "seconds a reconfigured job runs before it may grow again, as under morphd "
                   "(default: the restart penalty, as morphd; 0 as the artifact's simulator)")
       ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--restart-backoff", args->restart_backoff,
+                  "yes: a job restarted n times gives up GPUs to another job's growth only after n --payback "
+                  "waits of running, as under morphd; no: at once (default: morph.conf RestartBackoff, yes)")
+      ->check(CLI::IsMember({"yes", "no"}));
   cmd->add_option("--interval", args->interval_s, "seconds between scheduling rounds (default: morph.conf)")
       ->check(CLI::Range(1e-3, 1e6));
   cmd->add_option("--quota", args->quotas, "guaranteed GPUs of a tenant, TENANT=GPUS (repeatable)");
