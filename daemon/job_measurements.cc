@@ -18,8 +18,22 @@ namespace {
 struct Period {
   std::int64_t from = std::numeric_limits<std::int64_t>::min();
   std::optional<ExecutionPlan> plan;  // none: a record morphd cannot read
+  bool fewest_nodes = true;           // its placement spans the fewest nodes of its type
   std::vector<double> iteration_s;    // reported under its layout, in time order
 };
+
+// Whether `p` spans the fewest nodes of its GPU type in `nodes` (policy::on_fewest_nodes);
+// a placement of a type none of them has counts as packed.
+bool fewest_nodes(const Placement& p, const std::vector<policy::NodeState>& nodes) {
+  if (p.heterogeneous()) return false;
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    if (nodes[n].gpu.name == p.gpu_type)
+      return policy::on_fewest_nodes(
+          nodes, policy::JobAllocation{std::vector<policy::Slice>(static_cast<std::size_t>(p.nodes),
+                                                                  policy::Slice{static_cast<int>(n), p.gpus_per_node}),
+                                       p.plan});
+  return true;
+}
 
 std::string layout_text(const ExecutionPlan& plan) { return state::to_string(state::layout_of(plan)); }
 
@@ -44,14 +58,18 @@ std::vector<const store::Observation*> by_time(const std::vector<store::Observat
 
 // The request first (the plan the job was submitted with), then each plan morphd gave it.
 std::vector<Period> periods_of(const policy::JobState& job, const JobHistory& history,
-                               const std::vector<const store::Observation*>& observations) {
+                               const std::vector<const store::Observation*>& observations,
+                               const std::vector<policy::NodeState>& nodes, const Placement* requested) {
   std::vector<Period> periods{Period{}};
   periods.front().plan = job.requested_plan;
+  if (requested != nullptr) periods.front().fewest_nodes = fewest_nodes(*requested, nodes);
   for (const store::PlanPeriod& p : history.plans) {
     Period next;
     next.from = p.from_time;
     try {
-      next.plan = parse_admin_comment(p.record).current.plan;
+      const Placement placement = parse_admin_comment(p.record).current;
+      next.plan = placement.plan;
+      next.fewest_nodes = fewest_nodes(placement, nodes);
     } catch (const Error&) {
       // Its iterations are attributed to nothing.
     }
@@ -72,10 +90,12 @@ std::vector<Period> periods_of(const policy::JobState& job, const JobHistory& hi
 
 }  // namespace
 
-JobMeasurement measure_job(const policy::JobState& job, const JobHistory& history, const MeasurementOptions& options) {
+JobMeasurement measure_job(const policy::JobState& job, const JobHistory& history,
+                           const std::vector<policy::NodeState>& nodes, const Placement* requested,
+                           const MeasurementOptions& options) {
   JobMeasurement m;
   const std::vector<const store::Observation*> observations = by_time(history.observations);
-  const std::vector<Period> periods = periods_of(job, history, observations);
+  const std::vector<Period> periods = periods_of(job, history, observations, nodes, requested);
 
   if (job.running()) {
     const auto since = std::max(static_cast<std::int64_t>(std::floor(job.ready_s)), periods.back().from);
@@ -95,7 +115,7 @@ JobMeasurement measure_job(const policy::JobState& job, const JobHistory& histor
     const double iteration_s = recent_median(p.iteration_s, options);
     if (!p.plan || iteration_s <= 0) continue;
     replay.current = policy::JobAllocation{{policy::Slice{0, p.plan->gpus(), 0, 0}}, *p.plan};
-    policy::observe_iteration(replay, iteration_s);
+    policy::observe_iteration(replay, iteration_s, p.fewest_nodes);
   }
   m.promised_iteration_s = replay.promised_iteration_s;
   m.held_to_request = replay.held_to_request;

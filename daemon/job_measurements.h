@@ -14,6 +14,7 @@
 #include "daemon/store/records.h"
 #include "libmorph/adaptive/batch_trajectory.h"
 #include "libmorph/policy/cluster_view.h"
+#include "libmorph/record/job_record.h"
 
 namespace morph::daemon {
 
@@ -48,8 +49,11 @@ struct JobMeasurement {
 // the first job_plans row, then each row's record) and counts only when it was reported
 // under that plan's layout (state::layout_of), which drops what an earlier plan
 // reported late. The current plan's median is over what came after the job's latest
-// (re)start (JobState::ready_s, the latest job_plans row).
+// (re)start (JobState::ready_s, the latest job_plans row). A period's placement on more
+// nodes of its type than it needs (`nodes`: the cluster's) sets no promise; `requested` is
+// the request's placement (none: unknown, counted as on the fewest nodes).
 JobMeasurement measure_job(const policy::JobState& job, const JobHistory& history,
+                           const std::vector<policy::NodeState>& nodes, const Placement* requested,
                            const MeasurementOptions& options = {});
 
 // The measurement into the job's state, as observe_iteration() leaves it in the simulator.

@@ -267,8 +267,10 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     if (history != nullptr && history->waited_s) s.waited_s = *history->waited_s;
     else if (j.phase == JobPhase::pending) s.waited_s = std::max(0.0, snapshot.now_s - j.submit_time_s);
     if (history != nullptr) {
-      out.measured[id] =
-          measure_job(s, r.request.adaptive_batch() ? at_batch(*history, bounds.global_batch) : *history);
+      // The request's placement: the user's own, else the record's until morphd changed it.
+      const Placement* requested = r.baseline ? &*r.baseline : history->plans.empty() ? &r.current : nullptr;
+      out.measured[id] = measure_job(s, r.request.adaptive_batch() ? at_batch(*history, bounds.global_batch) : *history,
+                                     v.nodes, requested);
       apply_measurement(s, out.measured[id]);
     }
     out.jobs[id] = tracked;

@@ -67,11 +67,18 @@ std::vector<NodeState> nodes_from_spec(std::string_view spec, const Cluster& clu
   return nodes;
 }
 
-void observe_iteration(JobState& job, double iteration_s) {
+bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a) {
+  if (a.slices.empty()) return false;
+  const int per_node = nodes.at(static_cast<std::size_t>(a.slices.front().node)).type.gpus;
+  if (per_node <= 0) return false;
+  return static_cast<int>(a.slices.size()) == (a.gpus() + per_node - 1) / per_node;
+}
+
+void observe_iteration(JobState& job, double iteration_s, bool fewest_nodes) {
   job.measured_iteration_s = iteration_s;
   if (job.sla != Sla::guaranteed || iteration_s <= 0 || !job.running()) return;
   if (job.runs_request()) {
-    if (job.promised_iteration_s <= 0) job.promised_iteration_s = iteration_s;
+    if (job.promised_iteration_s <= 0 && fewest_nodes) job.promised_iteration_s = iteration_s;
   } else if (job.promised_iteration_s > 0 && iteration_s > job.promised_iteration_s * (1 + kPromiseTolerance)) {
     job.held_to_request = true;
   }

@@ -88,12 +88,17 @@ struct JobState {
   bool runs_request() const { return current.plan == requested_plan && current.gpus() == requested_plan.gpus(); }
 };
 
-// What a running job reports, once its (re)start is over: its measured iteration time.
-// A guaranteed job measured on its own request learns its promise there; measured more
-// than kPromiseTolerance slower than its promise elsewhere, it is held to its request
-// from then on (the model was wrong about it).
+// Whether `a` spans the fewest nodes of its GPU type that hold its GPUs, as Slurm places a
+// request of whole nodes (packed_shape(), plan_oracle.h): where a request is promised.
+bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a);
+
+// What a running job reports, once its (re)start is over: its measured iteration time,
+// and whether it runs on the fewest nodes (on_fewest_nodes()). A guaranteed job measured
+// on its own request on the fewest nodes learns its promise there (spread over more, it
+// runs slower than the user asked for); measured more than kPromiseTolerance slower than
+// its promise elsewhere, it is held to its request from then on (the model was wrong).
 constexpr double kPromiseTolerance = 0.01;
-void observe_iteration(JobState& job, double iteration_s);
+void observe_iteration(JobState& job, double iteration_s, bool fewest_nodes);
 
 struct ClusterView {
   double now_s = 0;

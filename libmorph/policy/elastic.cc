@@ -85,6 +85,8 @@ class Round {
   void schedule_by_slope();
   void spill_to_other_types();
   void hold_or_replan(const Item& it);
+  bool runs_request_spread(const Item& it) const;
+  void repack(const Item& it);
   std::vector<Decision> place();
 
   const ClusterView& view_;
@@ -523,20 +525,47 @@ void Round::hold_or_replan(const Item& it) {
   assignment_.hold(it.job);
 }
 
+// A guaranteed job learns its promise on its request on the fewest nodes
+// (observe_iteration); until then it runs its request where it started, spread over more
+// nodes when they were fragmented. It moves onto the fewest nodes once their GPUs are free
+// and the speed gained over its expected remaining work pays for the restart.
+bool Round::runs_request_spread(const Item& it) const {
+  const JobState& j = view_.jobs[it.job];
+  return options_.measured_guarantee && it.guaranteed && it.freedom == PlanFreedom::exact &&
+         j.promised_iteration_s <= 0 && j.runs_request() && !it.spans_types_now() &&
+         !on_fewest_nodes(view_.nodes, j.current);
+}
+
+void Round::repack(const Item& it) {
+  const JobState& j = view_.jobs[it.job];
+  assignment_.release(it.job);
+  const std::vector<Slice> slices = pool().place(it.current_type, it.current_gpus);
+  const bool fewer = !slices.empty() && on_fewest_nodes(view_.nodes, JobAllocation{slices, j.requested_plan});
+  const double packed_s = fewer ? oracle_.predict_s(j, j.requested_plan, view_.nodes, slices) : 0;
+  const bool pays = packed_s > 0 && it.current_rate > 0 &&
+                    it.remaining * (1 / it.current_rate - packed_s) >
+                        view_.restart.of(change_path(j, view_.nodes, slices));
+  if (!pays || !assignment_.start_on(it.job, slices)) assignment_.hold(it.job);
+}
+
 // Lines 18-24: unchanged jobs stay put; the others are placed by HAS, largest first
 // (guaranteed and overdue jobs before the others), each falling back down its curve when the
 // nodes are too fragmented or AllocMem fails.
 std::vector<Decision> Round::place() {
-  std::vector<std::size_t> moving;
+  std::vector<std::size_t> spread, moving;
   for (Item& it : items_) {
     if (it.gpus == 0) continue;
     // A job held to its request on the GPUs it has goes back to its request there.
     const bool back = it.freedom == PlanFreedom::exact && !view_.jobs[it.job].runs_request();
-    if (it.unchanged() && !back)
-      hold_or_replan(it);
-    else
+    if (!it.unchanged() || back)
       moving.push_back(it.job);
+    else if (runs_request_spread(it))
+      spread.push_back(it.job);
+    else
+      hold_or_replan(it);
   }
+  for (std::size_t i : spread) assignment_.hold(i);
+  for (std::size_t i : spread) repack(items_[i]);  // after every job that stays, before those that move
   std::stable_sort(moving.begin(), moving.end(), [&](std::size_t a, std::size_t b) {
     const Item& x = items_[a];
     const Item& y = items_[b];
@@ -578,6 +607,7 @@ bool Round::steady() {
       continue;
     }
     if (it.type != it.current_type) return false;               // held to its request: it moves back
+    if (runs_request_spread(it) && free_[static_cast<std::size_t>(it.type)] > 0) return false;  // it may repack
     if (it.gpus < min_gpus(it, it.type)) return false;          // it grows to its minimum
     const int next = curve(it, it.type).next(it.gpus);
     if (next == 0) continue;                                     // no larger useful count

@@ -199,7 +199,8 @@ void Replay::observe() {
   for (std::size_t k = 0; k < view_.jobs.size(); ++k) {
     JobState& j = view_.jobs[k];
     const Tracked& x = tracked_[k];
-    policy::observe_iteration(j, j.running() && view_.now_s >= j.ready_s ? x.speed.iteration_s : 0);
+    policy::observe_iteration(j, j.running() && view_.now_s >= j.ready_s ? x.speed.iteration_s : 0,
+                              policy::on_fewest_nodes(view_.nodes, j.current));
     j.waited_s = now_ - j.submit_time_s - x.held_s - (j.running() ? now_ - x.held_since_s : 0);
   }
 }

@@ -43,18 +43,20 @@ TEST(Morphling, GuaranteedJobGetsItsMinimumAndItsRequestedSpeed) {
 // a move measured slower than that promise.
 TEST(Guarantee, ObservedSpeedsSetThePromiseAndTheHold) {
   JobState g = running(job("g", Sla::guaranteed, 4, 1e6), 0);
-  observe_iteration(g, 2.0);
+  observe_iteration(g, 2.5, false);  // its request spread over more nodes than it needs
+  EXPECT_DOUBLE_EQ(g.promised_iteration_s, 0);
+  observe_iteration(g, 2.0, true);
   EXPECT_DOUBLE_EQ(g.promised_iteration_s, 2.0);
-  observe_iteration(g, 3.0);  // still its request: the first measurement stays the promise
+  observe_iteration(g, 3.0, true);  // still its request: the first measurement stays the promise
   EXPECT_DOUBLE_EQ(g.promised_iteration_s, 2.0);
   g.current.slices[0].gpus = 2;
   g.current.plan = test::make_plan(2, 1, 1, 1, 1, 32);
-  observe_iteration(g, 2.0 * (1 + kPromiseTolerance / 2));
+  observe_iteration(g, 2.0 * (1 + kPromiseTolerance / 2), true);
   EXPECT_FALSE(g.held_to_request);
-  observe_iteration(g, 2.1);
+  observe_iteration(g, 2.1, true);
   EXPECT_TRUE(g.held_to_request);
   JobState be = running(job("be", Sla::best_effort, 4, 1e6), 0);
-  observe_iteration(be, 2.0);
+  observe_iteration(be, 2.0, true);
   EXPECT_DOUBLE_EQ(be.promised_iteration_s, 0);
   EXPECT_DOUBLE_EQ(be.measured_iteration_s, 2.0);
 }
@@ -70,16 +72,58 @@ TEST(Guarantee, UnmeasuredOrHeldJobsRunTheirRequest) {
   // Measured on its request, alone on the cluster, it grows ...
   v.now_s = 600;
   v.jobs[0].current = first;
-  observe_iteration(v.jobs[0], oracle.predict_s(v.jobs[0], first.plan, v.nodes, first.slices));
+  observe_iteration(v.jobs[0], oracle.predict_s(v.jobs[0], first.plan, v.nodes, first.slices),
+                    on_fewest_nodes(v.nodes, first));
   const JobAllocation grown = target_of(round("morphling", v, oracle), "g");
   EXPECT_GT(grown.gpus(), 4);
   // ... and measured slower there than its promise, it returns to its request for good.
   v.jobs[0].current = grown;
-  observe_iteration(v.jobs[0], v.jobs[0].promised_iteration_s * 1.5);
+  observe_iteration(v.jobs[0], v.jobs[0].promised_iteration_s * 1.5, on_fewest_nodes(v.nodes, grown));
   ASSERT_TRUE(v.jobs[0].held_to_request);
   const JobAllocation back = target_of(round("morphling", v, oracle), "g");
   EXPECT_EQ(back.plan, g.requested_plan);
   EXPECT_EQ(back.gpus(), 4);
+}
+
+// A request started over more nodes than it needs (the nodes were fragmented) learns no
+// promise there; it moves onto the fewest nodes once they are free, if what the move
+// gains over its remaining work pays for the restart, and keeps its GPUs until then.
+TEST(Guarantee, ARequestSpreadOverNodesMovesOntoOneOnceFreeIfThatPaysBack) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig");
+  v.now_s = 6000;
+  JobState g = job("g", Sla::guaranteed, 4, 1e6);
+  g.current.slices = {Slice{0, 2, 16, 0}, Slice{1, 2, 16, 0}};
+  g.current.plan = g.requested_plan;
+  ASSERT_FALSE(on_fewest_nodes(v.nodes, g.current));
+  const double spread_s = oracle.predict_s(g, g.requested_plan, v.nodes, g.current.slices);
+  ASSERT_GT(spread_s, oracle.predict_s(g, g.requested_plan, v.nodes, {Slice{1, 4, 32, 0}}));
+  observe_iteration(g, spread_s, on_fewest_nodes(v.nodes, g.current));
+  ASSERT_DOUBLE_EQ(g.promised_iteration_s, 0);
+  auto gpus_by_node = [](const JobAllocation& a) {
+    std::vector<std::pair<int, int>> out;
+    for (const Slice& s : a.slices) out.emplace_back(s.node, s.gpus);
+    return out;
+  };
+  // Guaranteed jobs held to their requests fill both nodes.
+  auto held = [](const std::string& id, int gpus, int node) {
+    JobState j = running(job(id, Sla::guaranteed, gpus, 1e6), node);
+    j.promised_iteration_s = 1;
+    j.held_to_request = true;
+    return j;
+  };
+  v.jobs = {g, held("a0", 4, 0), held("b0", 2, 0), held("a1", 4, 1), held("b1", 2, 1)};
+  EXPECT_EQ(gpus_by_node(target_of(round("morphling", v, oracle), "g")), gpus_by_node(g.current));  // nowhere to go
+  v.jobs.resize(3);  // a1 and b1 ended: node 1 is free
+  EXPECT_FALSE(make_policy("morphling")->steady(v, oracle));  // the simulator may not skip this round
+  const JobAllocation packed = target_of(round("morphling", v, oracle), "g");
+  ASSERT_EQ(packed.slices.size(), 1u);
+  EXPECT_EQ(packed.gpus(), 4);
+  EXPECT_EQ(packed.plan, g.requested_plan);
+  v.jobs[0].declared_iterations = 3;  // nearly done: the move would not pay back
+  v.jobs[0].attained_iterations = 1;
+  EXPECT_EQ(gpus_by_node(target_of(round("morphling", v, oracle), "g")), gpus_by_node(g.current));
 }
 
 // Replanned on the GPUs it has (an in-place replan), then held: its own plan again there.
@@ -446,7 +490,8 @@ TEST(Steady, ALoneJobThatCannotGrowKeepsItsPlaceForAnyRemainingWork) {
     v.now_s = 600;
     v.jobs = {running(job("solo", Sla::best_effort, 8, 1e12), 0)};
     const JobAllocation& where = v.jobs[0].current;
-    observe_iteration(v.jobs[0], oracle.predict_s(v.jobs[0], where.plan, v.nodes, where.slices));
+    observe_iteration(v.jobs[0], oracle.predict_s(v.jobs[0], where.plan, v.nodes, where.slices),
+                      on_fewest_nodes(v.nodes, where));
     EXPECT_TRUE(make_policy(name)->steady(v, oracle)) << name;
     for (double left : {1e12, 1e6, 1e3, 1.0}) {
       v.jobs[0].declared_iterations = left;
