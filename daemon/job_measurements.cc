@@ -18,20 +18,22 @@ namespace {
 struct Period {
   std::int64_t from = std::numeric_limits<std::int64_t>::min();
   std::optional<ExecutionPlan> plan;  // none: a record morphd cannot read
-  bool fewest_nodes = true;           // its placement spans the fewest nodes of its type
+  std::string gpu_type;               // where it ran; nodes 0: as the request asked (its own
+                                      // period, or one spanning GPU types)
+  int nodes = 0;
   std::vector<double> iteration_s;    // reported under its layout, in time order
 };
 
-// Whether `p` spans the fewest nodes of its GPU type in `nodes` (policy::on_fewest_nodes);
-// a placement of a type none of them has counts as packed.
-bool fewest_nodes(const Placement& p, const std::vector<policy::NodeState>& nodes) {
-  if (p.heterogeneous()) return false;
+// Whether the job ran `p` on the nodes its request asks for (policy::on_requested_nodes):
+// the request's own period is, and so is a placement on a GPU type `nodes` lacks.
+bool on_requested_nodes(policy::JobState job, const Period& p, const std::vector<policy::NodeState>& nodes) {
+  if (p.nodes <= 0 || !p.plan) return true;
   for (std::size_t n = 0; n < nodes.size(); ++n)
-    if (nodes[n].gpu.name == p.gpu_type)
-      return policy::on_fewest_nodes(
-          nodes, policy::JobAllocation{std::vector<policy::Slice>(static_cast<std::size_t>(p.nodes),
-                                                                  policy::Slice{static_cast<int>(n), p.gpus_per_node}),
-                                       p.plan});
+    if (nodes[n].gpu.name == p.gpu_type) {
+      const policy::Slice slice{static_cast<int>(n), p.plan->gpus() / p.nodes, 0, 0};
+      job.current = policy::JobAllocation{std::vector<policy::Slice>(static_cast<std::size_t>(p.nodes), slice), *p.plan};
+      return policy::on_requested_nodes(nodes, job);
+    }
   return true;
 }
 
@@ -58,18 +60,19 @@ std::vector<const store::Observation*> by_time(const std::vector<store::Observat
 
 // The request first (the plan the job was submitted with), then each plan morphd gave it.
 std::vector<Period> periods_of(const policy::JobState& job, const JobHistory& history,
-                               const std::vector<const store::Observation*>& observations,
-                               const std::vector<policy::NodeState>& nodes, const Placement* requested) {
+                               const std::vector<const store::Observation*>& observations) {
   std::vector<Period> periods{Period{}};
   periods.front().plan = job.requested_plan;
-  if (requested != nullptr) periods.front().fewest_nodes = fewest_nodes(*requested, nodes);
   for (const store::PlanPeriod& p : history.plans) {
     Period next;
     next.from = p.from_time;
     try {
       const Placement placement = parse_admin_comment(p.record).current;
       next.plan = placement.plan;
-      next.fewest_nodes = fewest_nodes(placement, nodes);
+      if (!placement.heterogeneous()) {
+        next.gpu_type = placement.gpu_type;
+        next.nodes = placement.nodes;
+      }
     } catch (const Error&) {
       // Its iterations are attributed to nothing.
     }
@@ -91,11 +94,10 @@ std::vector<Period> periods_of(const policy::JobState& job, const JobHistory& hi
 }  // namespace
 
 JobMeasurement measure_job(const policy::JobState& job, const JobHistory& history,
-                           const std::vector<policy::NodeState>& nodes, const Placement* requested,
-                           const MeasurementOptions& options) {
+                           const std::vector<policy::NodeState>& nodes, const MeasurementOptions& options) {
   JobMeasurement m;
   const std::vector<const store::Observation*> observations = by_time(history.observations);
-  const std::vector<Period> periods = periods_of(job, history, observations, nodes, requested);
+  const std::vector<Period> periods = periods_of(job, history, observations);
 
   if (job.running()) {
     const auto since = std::max(static_cast<std::int64_t>(std::floor(job.ready_s)), periods.back().from);
@@ -115,7 +117,7 @@ JobMeasurement measure_job(const policy::JobState& job, const JobHistory& histor
     const double iteration_s = recent_median(p.iteration_s, options);
     if (!p.plan || iteration_s <= 0) continue;
     replay.current = policy::JobAllocation{{policy::Slice{0, p.plan->gpus(), 0, 0}}, *p.plan};
-    policy::observe_iteration(replay, iteration_s, p.fewest_nodes);
+    policy::observe_iteration(replay, iteration_s, on_requested_nodes(replay, p, nodes));
   }
   m.promised_iteration_s = replay.promised_iteration_s;
   m.held_to_request = replay.held_to_request;

@@ -14,7 +14,6 @@
 #include "daemon/store/records.h"
 #include "libmorph/adaptive/batch_trajectory.h"
 #include "libmorph/policy/cluster_view.h"
-#include "libmorph/record/job_record.h"
 
 namespace morph::daemon {
 
@@ -49,12 +48,10 @@ struct JobMeasurement {
 // the first job_plans row, then each row's record) and counts only when it was reported
 // under that plan's layout (state::layout_of), which drops what an earlier plan
 // reported late. The current plan's median is over what came after the job's latest
-// (re)start (JobState::ready_s, the latest job_plans row). A period's placement on more
-// nodes of its type than it needs (`nodes`: the cluster's) sets no promise; `requested` is
-// the request's placement (none: unknown, counted as on the fewest nodes).
+// (re)start (JobState::ready_s, the latest job_plans row). A period on more nodes of
+// `nodes` than the request asks for (policy::on_requested_nodes) sets no promise.
 JobMeasurement measure_job(const policy::JobState& job, const JobHistory& history,
-                           const std::vector<policy::NodeState>& nodes, const Placement* requested,
-                           const MeasurementOptions& options = {});
+                           const std::vector<policy::NodeState>& nodes, const MeasurementOptions& options = {});
 
 // The measurement into the job's state, as observe_iteration() leaves it in the simulator.
 void apply_measurement(policy::JobState& job, const JobMeasurement& measurement);

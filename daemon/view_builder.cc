@@ -220,6 +220,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     // The request: the user's own plan when one came with the job, else the plan Morph
     // gave it at submission.
     s.requested_plan = r.baseline ? r.baseline->plan : r.current.plan;
+    s.requested_nodes = r.baseline ? r.baseline->nodes : 0;
     const auto planned = [&](const ExecutionPlan& plan) {
       return r.request.adaptive_batch() ? with_global_batch(plan, bounds.global_batch).value_or(plan) : plan;
     };
@@ -267,10 +268,8 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     if (history != nullptr && history->waited_s) s.waited_s = *history->waited_s;
     else if (j.phase == JobPhase::pending) s.waited_s = std::max(0.0, snapshot.now_s - j.submit_time_s);
     if (history != nullptr) {
-      // The request's placement: the user's own, else the record's until morphd changed it.
-      const Placement* requested = r.baseline ? &*r.baseline : history->plans.empty() ? &r.current : nullptr;
       out.measured[id] = measure_job(s, r.request.adaptive_batch() ? at_batch(*history, bounds.global_batch) : *history,
-                                     v.nodes, requested);
+                                     v.nodes);
       apply_measurement(s, out.measured[id]);
     }
     out.jobs[id] = tracked;

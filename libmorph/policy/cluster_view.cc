@@ -74,11 +74,16 @@ bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a
   return static_cast<int>(a.slices.size()) == (a.gpus() + per_node - 1) / per_node;
 }
 
-void observe_iteration(JobState& job, double iteration_s, bool fewest_nodes) {
+bool on_requested_nodes(const std::vector<NodeState>& nodes, const JobState& job) {
+  if (!job.running()) return false;
+  return static_cast<int>(job.current.slices.size()) <= job.requested_nodes || on_fewest_nodes(nodes, job.current);
+}
+
+void observe_iteration(JobState& job, double iteration_s, bool requested_nodes) {
   job.measured_iteration_s = iteration_s;
   if (job.sla != Sla::guaranteed || iteration_s <= 0 || !job.running()) return;
   if (job.runs_request()) {
-    if (job.promised_iteration_s <= 0 && fewest_nodes) job.promised_iteration_s = iteration_s;
+    if (job.promised_iteration_s <= 0 && requested_nodes) job.promised_iteration_s = iteration_s;
   } else if (job.promised_iteration_s > 0 && iteration_s > job.promised_iteration_s * (1 + kPromiseTolerance)) {
     job.held_to_request = true;
   }

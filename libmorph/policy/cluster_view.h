@@ -55,6 +55,8 @@ struct JobState {
   // performance a guaranteed job is promised.
   ExecutionPlan requested_plan;
   int requested_cpus = 0;
+  // The nodes its user asked for (morphd: the request's record); 0: the fewest that hold it.
+  int requested_nodes = 0;
   JobAllocation current;  // empty: pending
   double submit_time_s = 0;
   // What is known of the job's length (job_length.h), as morphd will know it: the
@@ -89,16 +91,20 @@ struct JobState {
 };
 
 // Whether `a` spans the fewest nodes of its GPU type that hold its GPUs, as Slurm places a
-// request of whole nodes (packed_shape(), plan_oracle.h): where a request is promised.
+// request of whole nodes (packed_shape(), plan_oracle.h).
 bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a);
+// Whether a running job spans no more nodes than its request asks for: the fewest, or
+// JobState::requested_nodes when its user asked for more. Where a request is promised.
+bool on_requested_nodes(const std::vector<NodeState>& nodes, const JobState& job);
 
 // What a running job reports, once its (re)start is over: its measured iteration time,
-// and whether it runs on the fewest nodes (on_fewest_nodes()). A guaranteed job measured
-// on its own request on the fewest nodes learns its promise there (spread over more, it
-// runs slower than the user asked for); measured more than kPromiseTolerance slower than
-// its promise elsewhere, it is held to its request from then on (the model was wrong).
+// and whether it runs on no more nodes than its request asks for (the fewest that hold
+// it, on_fewest_nodes(), unless its user asked for more). A guaranteed job measured on
+// its own request there learns its promise (spread over more nodes, it runs slower than
+// the user asked for); measured more than kPromiseTolerance slower than its promise
+// elsewhere, it is held to its request from then on (the model was wrong about it).
 constexpr double kPromiseTolerance = 0.01;
-void observe_iteration(JobState& job, double iteration_s, bool fewest_nodes);
+void observe_iteration(JobState& job, double iteration_s, bool requested_nodes);
 
 struct ClusterView {
   double now_s = 0;

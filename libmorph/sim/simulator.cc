@@ -200,7 +200,7 @@ void Replay::observe() {
     JobState& j = view_.jobs[k];
     const Tracked& x = tracked_[k];
     policy::observe_iteration(j, j.running() && view_.now_s >= j.ready_s ? x.speed.iteration_s : 0,
-                              policy::on_fewest_nodes(view_.nodes, j.current));
+                              policy::on_requested_nodes(view_.nodes, j));
     j.waited_s = now_ - j.submit_time_s - x.held_s - (j.running() ? now_ - x.held_since_s : 0);
   }
 }

@@ -73,7 +73,7 @@ TEST_F(JobHistoriesTest, HistoriesHoldEachPlansLastIterationsAndSurviveAReopen) 
   job.requested_plan = kEight;
   job.current = policy::JobAllocation{{policy::Slice{0, 8, 32, 0}}, kPipelined};
   job.ready_s = 100;
-  const JobMeasurement m = measure_job(job, h, {}, nullptr);
+  const JobMeasurement m = measure_job(job, h, {});
   EXPECT_DOUBLE_EQ(m.promised_iteration_s, 1.0);
   EXPECT_DOUBLE_EQ(m.iteration_s, 0.5);
   EXPECT_EQ(m.observations, 20);

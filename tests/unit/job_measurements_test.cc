@@ -38,9 +38,8 @@ std::vector<policy::NodeState> nodes() {
   return {n, n};
 }
 
-JobMeasurement measured(const policy::JobState& j, const JobHistory& h, const MeasurementOptions& o = {},
-                        const Placement* requested = nullptr) {
-  return measure_job(j, h, nodes(), requested, o);
+JobMeasurement measured(const policy::JobState& j, const JobHistory& h, const MeasurementOptions& o = {}) {
+  return measure_job(j, h, nodes(), o);
 }
 
 // The job_plans row of a plan morphd gave the job at `from`, on `spread` nodes.
@@ -150,18 +149,13 @@ TEST(JobMeasurements, ARequestSpreadOverMoreNodesThanItNeedsSetsNoPromise) {
   h.plans.push_back(period(200, kRequest));  // moved onto one node
   report(h, 210, kRequest, {1.0, 1.0, 1.0});
   EXPECT_DOUBLE_EQ(measured(job(Sla::guaranteed, kRequest, 200), h).promised_iteration_s, 1.0);
-  // The request's own placement, before morphd changed it, counts the same way.
-  JobHistory own;
-  report(own, 100, kRequest, {3.0, 3.0, 3.0});
-  Placement requested;
-  requested.gpu_type = "a100-80g";
-  requested.nodes = 2;
-  requested.gpus_per_node = 2;
-  requested.plan = kRequest;
-  EXPECT_DOUBLE_EQ(measured(job(Sla::guaranteed, kRequest, 100), own, {}, &requested).promised_iteration_s, 0);
-  requested.nodes = 1;
-  requested.gpus_per_node = 4;
-  EXPECT_DOUBLE_EQ(measured(job(Sla::guaranteed, kRequest, 100), own, {}, &requested).promised_iteration_s, 3.0);
+  // A user who asked for two nodes is promised what the request does there.
+  policy::JobState two = job(Sla::guaranteed, kRequest, 100);
+  two.requested_nodes = 2;
+  JobHistory spread;
+  spread.plans.push_back(period(100, kRequest, 2));
+  report(spread, 110, kRequest, {3.0, 3.0, 3.0});
+  EXPECT_DOUBLE_EQ(measured(two, spread).promised_iteration_s, 3.0);
 }
 
 TEST(JobMeasurements, SlowerThanItsPromiseHoldsAGuaranteedJobToItsRequestForGood) {

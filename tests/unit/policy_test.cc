@@ -121,6 +121,9 @@ TEST(Guarantee, ARequestSpreadOverNodesMovesOntoOneOnceFreeIfThatPaysBack) {
   ASSERT_EQ(packed.slices.size(), 1u);
   EXPECT_EQ(packed.gpus(), 4);
   EXPECT_EQ(packed.plan, g.requested_plan);
+  v.jobs[0].requested_nodes = 2;  // its user asked for two nodes: it runs as asked
+  EXPECT_EQ(gpus_by_node(target_of(round("morphling", v, oracle), "g")), gpus_by_node(g.current));
+  v.jobs[0].requested_nodes = 0;
   v.jobs[0].declared_iterations = 3;  // nearly done: the move would not pay back
   v.jobs[0].attained_iterations = 1;
   EXPECT_EQ(gpus_by_node(target_of(round("morphling", v, oracle), "g")), gpus_by_node(g.current));
