@@ -66,6 +66,20 @@ class DaemonView : public ::testing::Test {
   ViewContext context_;
 };
 
+// A guaranteed job is promised its request on the nodes its user asked for
+// (policy::on_requested_nodes): the baseline's node count; without one, the fewest.
+TEST_F(DaemonView, TheRequestsNodesComeFromItsBaseline) {
+  JobRecord r = parse_admin_comment(record("a100-80g", 2, 1, test::make_plan(2, 1, 1, 1, 1, 8)));
+  r.request.sla = Sla::guaranteed;
+  r.request.sla_given = true;
+  r.baseline = r.current;
+  const BuiltView b = build_view(with_comment(12, to_admin_comment(r)), context_, {});
+  ASSERT_EQ(b.view.jobs.size(), 2u);
+  EXPECT_EQ(b.view.jobs[0].requested_nodes, 0);  // job 11: no baseline
+  EXPECT_EQ(b.view.jobs[1].sla, Sla::guaranteed);
+  EXPECT_EQ(b.view.jobs[1].requested_nodes, 2);
+}
+
 // The anti-starvation count is JobTracker's (job_histories.h), for running jobs too: an
 // overdue job stays overdue once it runs, and a requeued one keeps what it waited before.
 TEST_F(DaemonView, WaitingTimeComesFromTheTrackersCount) {
