@@ -63,10 +63,14 @@ bool ModelRefitter::remember(const RefitPoint& point) {
   auto& m = c.measured;
   const auto same = std::find_if(m.begin(), m.end(), [&](const Measurement& x) { return x.job == point.job; });
   const bool known = same != m.end() && same->iteration_s == point.iteration_s;
+  // The store keeps a point's time of writing and expires it after max_age_s: a point a
+  // round still sees is written again once half of that has passed.
+  const bool stale = known && options_.max_age_s > 0 && point.measured_at_s - same->stored_s >= options_.max_age_s / 2;
+  const double stored_s = known && !stale ? same->stored_s : point.measured_at_s;
   if (same != m.end()) m.erase(same);
-  m.push_back({point.job, point.iteration_s, point.measured_at_s});
+  m.push_back({point.job, point.iteration_s, point.measured_at_s, stored_s});
   if (m.size() > kJobsPerConfiguration) m.erase(m.begin());
-  return !known;
+  return !known || stale;
 }
 
 void ModelRefitter::forget_older_than(double now_s) {

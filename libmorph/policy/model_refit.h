@@ -84,7 +84,9 @@ class ModelRefitter {
   std::vector<ModelRefit> round(const ClusterView& view, const std::map<std::string, AppProfile>& apps);
 
   // The points the last round() added or changed (a job's first measurement of a
-  // configuration, or a new value): what morphd writes to its state database.
+  // configuration, or a new value), and those it saw again half of max_age_s after they
+  // were last learned or restored: what morphd writes to its state database, which
+  // expires a point max_age_s after its writing.
   const std::vector<RefitPoint>& learned() const { return learned_; }
 
   // A point remembered before, as if a round had observed it (morphd: from its state
@@ -102,6 +104,7 @@ class ModelRefitter {
     std::string job;
     double iteration_s = 0;  // the job's latest
     double at_s = 0;         // when a round last saw it
+    double stored_s = 0;     // when learned() or restore() last had it
   };
   struct Configuration {
     ExecutionPlan plan;

@@ -348,8 +348,14 @@ TEST(ModelRefitter, MeasurementsOlderThanTheMaximumAgeAreForgotten) {
   };
   round(1000, {m.job(1, 4, 2.0), m.job(2, 2, 3.0)});
   EXPECT_EQ(times(), (std::vector<double>{2.0, 3.0}));
-  round(1090, {m.job(1, 4, 2.0)});  // job 1 still runs, job 2 ended
+  EXPECT_EQ(refitter.learned().size(), 2u);
+  round(1040, {m.job(1, 4, 2.0)});  // job 1 still runs, unchanged: nothing to write
+  EXPECT_TRUE(refitter.learned().empty());
+  round(1090, {m.job(1, 4, 2.0)});  // job 2 ended; job 1's point is written again before the store expires it
   EXPECT_EQ(times(), (std::vector<double>{2.0, 3.0}));
+  ASSERT_EQ(refitter.learned().size(), 1u);
+  EXPECT_EQ(refitter.learned()[0].job, "1");
+  EXPECT_DOUBLE_EQ(refitter.learned()[0].measured_at_s, 1090);
   round(1150, {});  // job 2's point is 150 s old; job 1's was seen 60 s ago
   EXPECT_EQ(times(), std::vector<double>{2.0});
   EXPECT_EQ(refitter.remembered("m")["m"].size(), 1u);  // job 2's configuration is gone
