@@ -174,6 +174,15 @@ setup_file() {
   [ "$output" = "$db: morphd had learnt nothing about gpt2-1.5b online" ] || fail "$output"
   morph forget --model no-such-model --state "$db"
   assert_morph_error "no-such-model"
+  # A model the catalog no longer has is forgotten by its full name, not its alias.
+  jq '.models |= map(select(.name != "bert-336m"))' "$MORPH_CATALOG" >"$BATS_TEST_TMPDIR/catalog.json"
+  MORPH_CATALOG="$BATS_TEST_TMPDIR/catalog.json" morph forget --model bert --state "$db"
+  assert_morph_error "bert"
+  MORPH_CATALOG="$BATS_TEST_TMPDIR/catalog.json" morph forget --model bert-336m --state "$db"
+  assert_ok
+  [[ $output == "$db: forgot "*" of bert-336m;"* ]] || fail "$output"
+  morph --json models --state "$db"
+  jq -e '.models == []' <<<"$output" >/dev/null || fail "bert was not forgotten: $output"
   morph forget --model bert --state "$BATS_TEST_TMPDIR/missing.db"
   assert_morph_error "missing.db: --state: no such state database"
   [ ! -e "$BATS_TEST_TMPDIR/missing.db" ] || fail "forget created the database"

@@ -7,6 +7,7 @@
 // beside it. The database is morphd's (mode 0600): run as root or SlurmUser.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "daemon/online_params.h"
 #include "daemon/store/state_store.h"
 #include "daemon/store/writer_lock.h"
+#include "libmorph/util/error.h"
 #include "tools/morph/commands.h"
 #include "tools/morph/state_file.h"
 
@@ -23,16 +25,23 @@ namespace {
 
 struct ForgetArgs {
   std::string state;  // --state: the database ("": morph.conf StateDatabase)
-  std::string model;  // catalog name or alias
+  std::string model;  // catalog name or alias, or the name of a model the catalog no longer has
 };
 
 void run_forget(Context& context, const ForgetArgs& args) {
-  const std::string model = context.catalog().resolve(args.model, "--model").name;
+  std::string model = args.model;
+  std::optional<Error> unknown;  // not in the catalog: what the database learnt under that name, if anything
+  try {
+    model = context.catalog().resolve(args.model, "--model").name;
+  } catch (const Error& e) {
+    unknown = e;
+  }
   const std::string path = morphd_state_path(context, args.state);
   const store::WriterLock lock = store::WriterLock::acquire(
       path, "stop morphd first: it keeps what it learnt in memory and would write it back");
   store::StateStore state = store::StateStore::open(path);
   const store::StateStore::Forgotten forgotten = state.forget_learnt(model, daemon::kOnlineRefitSource);
+  if (unknown && forgotten.fitted_params == 0 && forgotten.refit_points == 0) throw *unknown;
   if (context.json) {
     std::cout << nlohmann::json{{"model", model},
                                 {"state", path},
@@ -59,7 +68,9 @@ void add_forget_command(CLI::App& app, Context& context) {
   auto args = std::make_shared<ForgetArgs>();
   CLI::App* cmd = app.add_subcommand(
       "forget", "drop what morphd learnt online about a model (its refits and their points); morphd must be stopped");
-  cmd->add_option("--model", args->model, "the catalog model (name or alias)")->required();
+  cmd->add_option("--model", args->model,
+                  "the catalog model (name or alias), or the full name of one the catalog no longer has")
+      ->required();
   cmd->add_option("--state", args->state, "morphd's state database (default: morph.conf StateDatabase)");
   cmd->callback([&context, args] { run_forget(context, *args); });
 }
