@@ -526,14 +526,14 @@ void Round::hold_or_replan(const Item& it) {
 }
 
 // A guaranteed job learns its promise on its request on the nodes it asked for, the
-// fewest unless its user said more (observe_iteration); until then it runs its request
-// where it started, spread over more nodes when they were fragmented. It moves onto the
-// fewest nodes once their GPUs are free and the speed gained over its expected remaining
-// work pays for the restart.
+// fewest unless its user said more (observe_iteration); until then, and once held to its
+// request, it runs its request where it started, spread over more nodes when they were
+// fragmented. It moves onto the fewest nodes once their GPUs are free and the speed gained
+// over its expected remaining work pays for the restart.
 bool Round::runs_request_spread(const Item& it) const {
   const JobState& j = view_.jobs[it.job];
   return options_.measured_guarantee && it.guaranteed && it.freedom == PlanFreedom::exact &&
-         j.promised_iteration_s <= 0 && j.runs_request() && !it.spans_types_now() &&
+         j.runs_request() && !it.spans_types_now() &&
          !on_requested_nodes(view_.nodes, j);
 }
 

@@ -124,6 +124,11 @@ TEST(Guarantee, ARequestSpreadOverNodesMovesOntoOneOnceFreeIfThatPaysBack) {
   v.jobs[0].requested_nodes = 2;  // its user asked for two nodes: it runs as asked
   EXPECT_EQ(gpus_by_node(target_of(round("morphling", v, oracle), "g")), gpus_by_node(g.current));
   v.jobs[0].requested_nodes = 0;
+  v.jobs[0].promised_iteration_s = spread_s / 2;  // held to its request, placed over two nodes again
+  v.jobs[0].held_to_request = true;
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "g").slices.size(), 1u);
+  v.jobs[0].promised_iteration_s = 0;
+  v.jobs[0].held_to_request = false;
   v.jobs[0].declared_iterations = 3;  // nearly done: the move would not pay back
   v.jobs[0].attained_iterations = 1;
   EXPECT_EQ(gpus_by_node(target_of(round("morphling", v, oracle), "g")), gpus_by_node(g.current));
