@@ -24,17 +24,17 @@ struct Period {
   std::vector<double> iteration_s;    // reported under its layout, in time order
 };
 
-// Whether the job ran `p` on the nodes its request asks for (policy::on_requested_nodes):
-// the request's own period is, and so is a placement on a GPU type `nodes` lacks.
-bool on_requested_nodes(policy::JobState job, const Period& p, const std::vector<policy::NodeState>& nodes) {
-  if (p.nodes <= 0 || !p.plan) return true;
+// The allocation the job held in `p`: its record's nodes, each on a node of its GPU type in
+// `nodes`; none when that is not known (the request's own period, a type `nodes` lacks).
+std::optional<policy::JobAllocation> allocation_of(const Period& p, const std::vector<policy::NodeState>& nodes) {
+  if (p.nodes <= 0 || !p.plan) return std::nullopt;
   for (std::size_t n = 0; n < nodes.size(); ++n)
-    if (nodes[n].gpu.name == p.gpu_type) {
-      const policy::Slice slice{static_cast<int>(n), p.plan->gpus() / p.nodes, 0, 0};
-      job.current = policy::JobAllocation{std::vector<policy::Slice>(static_cast<std::size_t>(p.nodes), slice), *p.plan};
-      return policy::on_requested_nodes(nodes, job);
-    }
-  return true;
+    if (nodes[n].gpu.name == p.gpu_type)
+      return policy::JobAllocation{
+          std::vector<policy::Slice>(static_cast<std::size_t>(p.nodes),
+                                     policy::Slice{static_cast<int>(n), p.plan->gpus() / p.nodes, 0, 0}),
+          *p.plan};
+  return std::nullopt;
 }
 
 std::string layout_text(const ExecutionPlan& plan) { return state::to_string(state::layout_of(plan)); }
@@ -116,8 +116,10 @@ JobMeasurement measure_job(const policy::JobState& job, const JobHistory& histor
   for (const Period& p : periods) {
     const double iteration_s = recent_median(p.iteration_s, options);
     if (!p.plan || iteration_s <= 0) continue;
-    replay.current = policy::JobAllocation{{policy::Slice{0, p.plan->gpus(), 0, 0}}, *p.plan};
-    policy::observe_iteration(replay, iteration_s, on_requested_nodes(replay, p, nodes));
+    // Where the allocation is not known, the request ran as it asked.
+    const std::optional<policy::JobAllocation> held = allocation_of(p, nodes);
+    replay.current = held ? *held : policy::JobAllocation{{policy::Slice{0, p.plan->gpus(), 0, 0}}, *p.plan};
+    policy::observe_iteration(replay, iteration_s, !held || policy::on_requested_nodes(nodes, replay));
   }
   m.promised_iteration_s = replay.promised_iteration_s;
   m.held_to_request = replay.held_to_request;
