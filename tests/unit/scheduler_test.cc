@@ -253,5 +253,50 @@ TEST_F(SchedulerMeasurementTest, AGuaranteedJobsMeasurementsDecideWhetherItGoesB
   EXPECT_EQ(after_round(history(0.010, 0.020)), kEight);
 }
 
+// A guaranteed job that asked for 4 GPUs of one node runs that request on 2 + 2 GPUs of
+// a100-1 and a100-2, where morphd started it when no node had 4 free (at 150), 1 s an
+// iteration. Both nodes have 6 GPUs free now: one round requeues it onto one node, its
+// plan unchanged, when the time gained over its declared length pays for the restart;
+// with 10 iterations declared it stays spread.
+TEST_F(SchedulerMeasurementTest, ARequestSpreadOverNodesMovesOntoOneWhenThatPaysBack) {
+  const ExecutionPlan kFour = test::make_plan(4, 1, 1, 1, 1, 4);
+  JobRecord record = parse_admin_comment(test::gpt2_record(kFour, Sla::guaranteed));
+  record.baseline = record.current;
+  record.current.nodes = 2;
+  record.current.gpus_per_node = 2;
+  MorphConfig quiet = config_;
+  quiet.policy.refit_error_threshold = 0;  // the measurements alone
+  const ViewContext context{quiet, catalog_, perf_};
+  // What one round starts for job 11 when it declares `iterations`.
+  auto changes = [&](std::int64_t iterations) {
+    record.request.iterations = iterations;
+    const SlurmJob job11{11, 1000, JobPhase::running, false, to_admin_comment(record), {"a100-1", "a100-2"}, 100, 150, 0, 0};
+    ClusterSnapshot s;
+    s.now_s = 1000;
+    s.nodes = {{"a100-1", true, 2}, {"a100-2", true, 2}, {"v100-1", true, 0}};
+    s.jobs = {job11};
+    JobHistories h;
+    h[11].plans.push_back({11, 150, job11.admin_comment, "a100-80g", 2, 2, 0, std::nullopt});
+    test::report(h[11], 11, 300, kFour, 1.0, 5);
+    RecordingSlurm slurm(s);
+    MemoryJournal journal;
+    Reconfigurer reconfigurer(slurm, journal, {}, nullptr);
+    Scheduler scheduler(context, policy::make_policy("morphling"), reconfigurer, journal);
+    scheduler.round(s, false, h);
+    std::vector<Reconfiguration> started;
+    for (const auto& [id, e] : journal.entries()) started.push_back(e.change);
+    return started;
+  };
+  const std::vector<Reconfiguration> packed = changes(100000);
+  ASSERT_EQ(packed.size(), 1u);
+  EXPECT_EQ(packed[0].job, 11u);
+  EXPECT_EQ(packed[0].path, Path::requeue);
+  const Placement to = parse_admin_comment(packed[0].to_record).current;
+  EXPECT_EQ(to.nodes, 1);
+  EXPECT_EQ(to.gpus_per_node, 4);
+  EXPECT_EQ(to.plan, kFour);
+  EXPECT_TRUE(changes(10).empty());
+}
+
 }  // namespace
 }  // namespace morph::daemon
