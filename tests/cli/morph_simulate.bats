@@ -172,7 +172,10 @@ write_workload() {
   jq_true "$file" '.policies[0].guaranteed.jobs + .policies[0].best_effort.jobs == 406'
   jq_true "$file" '.policies[0].guaranteed.jobs > 0 and .policies[0].makespan_s > 0'
   [ "$(wc -l <"$csv")" -eq 407 ] || fail "jobs.csv: expected a header and 406 rows"
-  head -n 1 "$csv" | grep -q '^policy,name,guaranteed,gpus,submit_s,first_start_s,end_s,jct_s' || fail "bad header"
+  head -n 1 "$csv" | grep -q '^policy,name,guaranteed,gpus,submit_s,first_start_s,end_s,jct_s,.*,run_s$' || fail "bad header"
+  # A finished job's time making progress lies within its time from its first start to its end.
+  awk -F, 'NR > 1 && !($14 > 0 && $14 <= $7 - $6 + 0.1) { print; bad = 1 } END { exit bad }' "$csv" ||
+    fail "run_s outside a job's time after its first start"
 }
 
 @test "simulate without --truth runs on the model and says so" {

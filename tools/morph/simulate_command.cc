@@ -131,13 +131,13 @@ void print_comparison(const std::vector<sim::Report>& reports) {
 void write_jobs_csv(const std::string& path, const std::vector<sim::SimResult>& results) {
   std::ofstream out(path);
   if (!out) throw Error(fmt::format("--jobs-csv: cannot write {}", quote(path)));
-  out << "policy,name,guaranteed,gpus,submit_s,first_start_s,end_s,jct_s,queue_s,restarts,gpu_hours,predicted_s,slow_s\n";
+  out << "policy,name,guaranteed,gpus,submit_s,first_start_s,end_s,jct_s,queue_s,restarts,gpu_hours,predicted_s,slow_s,run_s\n";
   for (const sim::SimResult& r : results)
     for (const sim::JobResult& j : r.jobs)
-      out << fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{},{:.4f},{:.1f},{:.1f}\n", r.policy, j.name,
+      out << fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{},{:.4f},{:.1f},{:.1f},{:.1f}\n", r.policy, j.name,
                          j.guaranteed ? 1 : 0, j.requested_gpus, j.submit_s, j.first_start_s, j.end_s,
                          j.finished() ? j.jct_s() : -1.0, j.first_start_s >= 0 ? j.queue_s() : -1.0, j.restarts(),
-                         j.gpu_seconds / 3600, j.predicted_seconds, j.slow_seconds);
+                         j.gpu_seconds / 3600, j.predicted_seconds, j.slow_seconds, j.run_seconds);
   if (!out.flush()) throw Error(fmt::format("--jobs-csv: writing {} failed", quote(path)));
 }
 
