@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -16,6 +18,16 @@ bool unseen(const ValidatedRow& r) { return r.row.iter_ms > 0 && !r.used_for_fit
 ObservedIteration observation_of(const ArtifactRow& row) {
   return ObservedIteration{row.plan, row.allocation, row.iter_ms,
                            fmt::format("{} {},{}", row.source, row.exec_plan, row.placement)};
+}
+
+// The rows in the order OnlineRefitOptions::order_seed gives them (a Fisher-Yates shuffle).
+void reorder(std::vector<const ArtifactRow*>& rows, std::uint64_t seed, const std::string& stream) {
+  if (seed == 0) return;
+  std::mt19937_64 generator(seed * 0x9E3779B97F4A7C15ULL + std::hash<std::string>{}(stream));
+  for (std::size_t i = 0; i + 1 < rows.size(); ++i) {
+    std::uniform_int_distribution<std::size_t> pick(i, rows.size() - 1);
+    std::swap(rows[i], rows[pick(generator)]);
+  }
 }
 
 std::string row_name(const ArtifactRow& row) { return row.exec_plan + "," + row.placement; }
@@ -90,6 +102,7 @@ std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& v, c
     for (const ValidatedRow& r : v.rows)
       if (unseen(r) && r.family == family) rows.push_back(&r.row);
     if (static_cast<int>(rows.size()) < options.min_rows) continue;
+    reorder(rows, options.order_seed, v.workload.name + "/" + family);
     const auto first_held_out = rows.begin() + options.observed_rows;
     OnlineRefitCurve curve;
     curve.workload = v.workload.name;

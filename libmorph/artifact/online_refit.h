@@ -1,12 +1,14 @@
 // The online-refit curve on the Morphling artifact (Morphling §4): how fast a fitted model
 // converges when the jobs it schedules report their iteration times. Per workload (fitted
 // as morph validate fits it) and Table 2 family with enough rows that no fit has seen, the
-// family's first rows in trace order are observed one by one and, after each, the model in
+// family's first rows in trace order (or in a random order, OnlineRefitOptions::order_seed)
+// are observed one by one and, after each, the model in
 // use is refitted to them and to its own points (its evidence; the saved model is the
 // prior) and the refit kept or not as morphd decides (gated_refit); the error is measured
 // on the family's remaining rows, which stay the same for every step.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +26,10 @@ struct OnlineRefitOptions {
   // refitted only where it mispredicts the rows observed so far by more, and the refit
   // kept only where it predicts them better. 0: a refit after every observation.
   double refit_threshold = 0;
+  // 0: a family's rows are observed in trace order; else in the order this seed shuffles
+  // them to (each workload and family from its own stream), so that how far a family's
+  // error falls can be told from the order its rows happen to be in.
+  std::uint64_t order_seed = 0;
 
   // Ceres-style: false with a message naming the bad member.
   bool is_valid(std::string* error) const;

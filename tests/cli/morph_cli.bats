@@ -602,6 +602,26 @@ JSON
   assert_morph_error --refit-threshold
 }
 
+@test "validate --online --orders: the trace order's count as --online has it, and one count per random order" {
+  require_artifact
+  require_jq
+  morph --json validate --artifact "$ARTIFACT" --online --extra 0
+  assert_ok
+  local plain f
+  plain=$(save_json validate-online-k0)
+  morph --json validate --artifact "$ARTIFACT" --online --extra 0 --orders 2
+  assert_ok
+  f=$(save_json validate-online-orders)
+  jq_true "$f" '.halved_trace_order == $halved and .orders == 2' --argjson halved "$(jq .halved "$plain")"
+  jq_true "$f" '(.halved_per_order | length) == 2 and (.families | length) > 20'
+  # Each order's count is the number of families halved in it.
+  jq_true "$f" '([.families[].orders_halved] | add) == (.halved_per_order | add)'
+  jq_true "$f" '[.families[] | .orders_halved >= 0 and .orders_halved <= 2] | all'
+  jq_true "$f" '.summary | test("^online orders: orders=2 families=[0-9]+ halved_after_3: trace_order=[0-9]+ random_mean=")'
+  morph validate --artifact "$ARTIFACT" --orders 2
+  assert_morph_error --orders --online
+}
+
 @test "fit --save to a folder that does not exist fails" {
   require_artifact
   morph fit --profile "$ARTIFACT/profile/bert" --save "$BATS_TEST_TMPDIR/no/such/dir/perf.json"

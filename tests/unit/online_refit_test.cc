@@ -145,5 +145,42 @@ TEST(OnlineRefit, NoRefitWhereTheObservedRowsArePredictedWithinTheThreshold) {
   EXPECT_TRUE(moved) << "without a threshold some refit must be kept for the check to mean anything";
 }
 
+// A random order observes other rows of the same family and holds out the rest: the same
+// rows in all, the same seed the same order, the held-out error at n = 0 that of the rows
+// it holds out.
+TEST(OnlineRefit, ARandomOrderObservesOtherRowsOfTheSameFamily) {
+  MORPH_REQUIRE_ARTIFACT(dir);
+  const WorkloadValidation v = bert_validation(dir);
+  OnlineRefitOptions options;
+  options.refit_threshold = 10;  // no refit: only the order matters
+  const std::vector<OnlineRefitCurve> trace = online_refit_curves(v, options);
+  options.order_seed = 7;
+  const std::vector<OnlineRefitCurve> shuffled = online_refit_curves(v, options);
+  const std::vector<OnlineRefitCurve> again = online_refit_curves(v, options);
+  std::map<std::string, std::map<std::string, double>> unseen;  // family -> row -> error
+  for (const ValidatedRow& r : v.rows)
+    if (r.row.iter_ms > 0 && !r.used_for_fit && !r.profiled)
+      unseen[r.family][r.row.exec_plan + "," + r.row.placement] = r.error;
+  ASSERT_EQ(shuffled.size(), trace.size());
+  bool other_rows = false;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    const OnlineRefitCurve& c = shuffled[i];
+    EXPECT_EQ(c.family, trace[i].family);
+    EXPECT_EQ(c.held_out, trace[i].held_out);
+    EXPECT_EQ(c.observed, again[i].observed) << c.family;
+    other_rows |= c.observed != trace[i].observed;
+    // The held-out rows are the family's others: their mean error is the rest of the sum.
+    const auto& rows = unseen.at(c.family);
+    double sum = 0;
+    for (const auto& [name, error] : rows) sum += error;
+    for (const std::string& name : c.observed) {
+      ASSERT_TRUE(rows.count(name)) << name;
+      sum -= rows.at(name);
+    }
+    EXPECT_NEAR(c.avg_error.front(), sum / c.held_out, 1e-9) << c.family;
+  }
+  EXPECT_TRUE(other_rows) << "seed 7 observes the trace's first rows in every family";
+}
+
 }  // namespace
 }  // namespace morph

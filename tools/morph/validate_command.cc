@@ -29,6 +29,7 @@ struct ValidateArgs {
   double prior_weight = kDefaultPriorWeight;
   double refit_threshold = 0;
   int random_draws = 0;
+  int orders = 0;
 };
 
 // Average error over the scored rows of each workload, then over all of them.
@@ -166,6 +167,66 @@ void print_online(Context& context, const ValidateArgs& args, const ValidationRe
   std::cout << '\n' << summary << '\n';
 }
 
+// How much the online curve owes to the order of the rows: each family's rows observed in
+// `args.orders` random orders besides the trace's (OnlineRefitOptions::order_seed).
+void print_online_orders(Context& context, const ValidateArgs& args, const ValidationReport& validation) {
+  OnlineRefitOptions options;
+  options.prior_weight = args.prior_weight;
+  options.refit_threshold = args.refit_threshold;
+  const auto halved = [](const OnlineRefitCurve& c) { return c.avg_error.back() <= 0.5 * c.avg_error.front(); };
+  struct Family {
+    std::string workload, family;
+    bool trace_halved = false;
+    int halved = 0;
+    double err_before = 0, err_after = 0;  // summed over the random orders
+  };
+  std::vector<Family> families;
+  for (const OnlineRefitCurve& c : online_refit(validation.workloads, options).curves)
+    families.push_back({c.workload, c.family, halved(c)});
+  std::vector<int> per_order;
+  for (int seed = 1; seed <= args.orders; ++seed) {
+    options.order_seed = static_cast<std::uint64_t>(seed);
+    const OnlineRefitReport r = online_refit(validation.workloads, options);
+    if (r.curves.size() != families.size()) throw Error("internal: the random orders found other families");
+    for (std::size_t i = 0; i < r.curves.size(); ++i) {
+      families[i].halved += halved(r.curves[i]);
+      families[i].err_before += r.curves[i].avg_error.front();
+      families[i].err_after += r.curves[i].avg_error.back();
+    }
+    per_order.push_back(r.halved);
+  }
+  int trace = 0;
+  for (const Family& f : families) trace += f.trace_halved;
+  double mean = 0;
+  for (int h : per_order) mean += h;
+  mean /= std::max(args.orders, 1);
+  const auto [low, high] = std::minmax_element(per_order.begin(), per_order.end());
+  const std::string summary =
+      fmt::format("online orders: orders={} families={} halved_after_{}: trace_order={} random_mean={:.1f} "
+                  "random_min={} random_max={}", args.orders, families.size(), options.observed_rows, trace, mean, *low,
+                  *high);
+  if (context.json) {
+    nlohmann::json j{{"extra_rows", args.extra}, {"orders", args.orders}, {"halved_trace_order", trace},
+                     {"halved_per_order", per_order}, {"summary", summary}};
+    j["families"] = nlohmann::json::array();
+    for (const Family& f : families)
+      j["families"].push_back({{"workload", f.workload}, {"family", f.family}, {"trace_order_halved", f.trace_halved},
+                               {"orders_halved", f.halved}, {"mean_avg_error_before", f.err_before / args.orders},
+                               {"mean_avg_error_after", f.err_after / args.orders}});
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format("Online refit on the Morphling artifact {} (profile + {} trace rows) with each family's rows "
+                           "observed in {} random orders besides the trace's; errors on the family's other rows, "
+                           "averaged over the orders\n\n", args.artifact, args.extra, args.orders);
+  Table table({"workload", "family", "trace order", "orders halved", "err0%", fmt::format("err{}%", options.observed_rows)});
+  for (const Family& f : families)
+    table.add({f.workload, f.family, f.trace_halved ? "halved" : "-", fmt::format("{} of {}", f.halved, args.orders),
+               percent(f.err_before / args.orders), percent(f.err_after / args.orders)});
+  table.print(std::cout);
+  std::cout << '\n' << summary << '\n';
+}
+
 std::string overall_line(const ValidationReport& r) {
   const std::string how = r.options.in_sample
       ? "in-sample: fitted on every trace row"
@@ -187,6 +248,7 @@ void run_validate(Context& context, const ValidateArgs& args) {
   options.prior_weight = args.prior_weight;
   const ArtifactSpec spec = load_artifact_spec(context.spec_path);
   const ValidationReport report = validate_artifact(args.artifact, spec, context.catalog(), context.config(), options);
+  if (args.online && args.orders > 0) return print_online_orders(context, args, report);
   if (args.online) return print_online(context, args, report);
   if (args.random_draws > 0) return print_random_spread(context, args, options, spec, report);
 
@@ -278,6 +340,10 @@ void add_validate_command(CLI::App& app, Context& context) {
                   "more than this fraction (morph.conf RefitErrorThreshold), keeping the refit only when it predicts "
                   "them better; 0: refit after every row")
       ->capture_default_str()->check(CLI::Range(0.0, 10.0))->needs(online);
+  cmd->add_option("--orders", args->orders,
+                  "with --online, observe each family's rows in this many random orders besides the trace's and say "
+                  "how often each family's error halves")
+      ->check(CLI::Range(1, 10000))->needs(online);
   cmd->callback([&context, args] { run_validate(context, *args); });
 }
 
