@@ -1,6 +1,7 @@
 // One morphd round (daemon/scheduler.h) against a fake slurmctld: every decision is
 // recorded with its alternatives, a waiting job only when its reason changes; what the
-// jobs measured reaches the policy, and a refitted model is what the round predicts with.
+// jobs measured reaches the policy, a refitted model is what the round predicts with, and a
+// guaranteed request spread over nodes is requeued onto the fewest when that pays back.
 #include <gtest/gtest.h>
 
 #include <map>
