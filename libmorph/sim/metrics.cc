@@ -12,6 +12,7 @@ Summary summary_of(const std::vector<const JobResult*>& jobs) {
   s.jobs = static_cast<int>(jobs.size());
   std::vector<double> jct;
   double queue = 0;
+  double progress = 0;
   double restarts = 0;
   double run = 0;
   double slow = 0;
@@ -23,6 +24,7 @@ Summary summary_of(const std::vector<const JobResult*>& jobs) {
     if (!j->finished()) continue;
     jct.push_back(j->jct_s());
     queue += j->queue_s();
+    progress += j->run_seconds;
   }
   s.finished = static_cast<int>(jct.size());
   s.slow_share = run > 0 ? slow / run : 0;
@@ -35,6 +37,7 @@ Summary summary_of(const std::vector<const JobResult*>& jobs) {
   const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(jct.size())));
   s.p99_jct_s = jct[std::max<std::size_t>(rank, 1) - 1];
   s.avg_queue_s = queue / static_cast<double>(jct.size());
+  s.avg_progress_s = progress / static_cast<double>(jct.size());
   return s;
 }
 

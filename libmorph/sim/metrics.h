@@ -15,7 +15,9 @@ struct Summary {
   int finished = 0;
   double avg_jct_s = 0;
   double p99_jct_s = 0;  // nearest rank
-  double avg_queue_s = 0;
+  double avg_queue_s = 0;     // of the finished jobs: the wait for their first start,
+  double avg_progress_s = 0;  // their time making progress; the rest of a JCT is restarts
+                              // and time without GPUs after the first start
   double restarts_per_job = 0;
   double gpu_hours = 0;
   double slow_share = 0;  // of the running time, below the speed of the request (guaranteed jobs)

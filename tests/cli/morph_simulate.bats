@@ -171,6 +171,9 @@ write_workload() {
   jq_true "$file" '.policies | length == 1 and .[0].policy == "sia"'
   jq_true "$file" '.policies[0].guaranteed.jobs + .policies[0].best_effort.jobs == 406'
   jq_true "$file" '.policies[0].guaranteed.jobs > 0 and .policies[0].makespan_s > 0'
+  # A JCT is the first wait, progress, and the restarts and time without GPUs after it.
+  jq_true "$file" '[.policies[0] | .all, .guaranteed, .best_effort | .avg_progress_s > 0 and
+                    .avg_progress_s <= .avg_jct_s - .avg_queue_s] | all'
   [ "$(wc -l <"$csv")" -eq 407 ] || fail "jobs.csv: expected a header and 406 rows"
   head -n 1 "$csv" | grep -q '^policy,name,guaranteed,gpus,submit_s,first_start_s,end_s,jct_s,.*,run_s$' || fail "bad header"
   # A finished job's time making progress lies within its time from its first start to its end.

@@ -397,18 +397,29 @@ TEST(Metrics, AveragesPercentilesAndSplits) {
     j.end_s = 10 + 100.0 * i;
     j.starts = 2;
     j.gpu_seconds = 3600;
+    j.run_seconds = 10.0 * i;
     r.jobs.push_back(j);
   }
+  JobResult never;  // counts for GPU time and restarts, not for the averages of finished jobs
+  never.name = "never";
+  never.submit_s = 10;
+  never.first_start_s = 20;
+  never.run_seconds = 1e6;
+  r.jobs.push_back(never);
   const Report rep = summarize(r);
   EXPECT_DOUBLE_EQ(rep.all.avg_jct_s, 5050);
   EXPECT_DOUBLE_EQ(rep.all.p99_jct_s, 9900);  // nearest rank: the 99th of 100
   EXPECT_DOUBLE_EQ(rep.all.avg_queue_s, 50.5);
-  EXPECT_DOUBLE_EQ(rep.all.restarts_per_job, 1);
+  EXPECT_DOUBLE_EQ(rep.all.avg_progress_s, 505);
+  EXPECT_DOUBLE_EQ(rep.all.restarts_per_job, 100.0 / 101);
   EXPECT_DOUBLE_EQ(rep.all.gpu_hours, 100);
   EXPECT_DOUBLE_EQ(rep.makespan_s, 10000);
   EXPECT_EQ(rep.guaranteed.jobs, 10);
   EXPECT_DOUBLE_EQ(rep.guaranteed.avg_jct_s, 550);
-  EXPECT_EQ(rep.best_effort.jobs, 90);
+  EXPECT_EQ(rep.best_effort.jobs, 91);
+  EXPECT_EQ(rep.best_effort.finished, 90);
+  EXPECT_EQ(rep.never_finished, std::vector<std::string>{"never"});
+  EXPECT_DOUBLE_EQ(rep.guaranteed.avg_progress_s, 55);
 }
 
 class WorkloadFile : public ::testing::Test {

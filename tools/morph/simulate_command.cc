@@ -61,8 +61,8 @@ std::string hours(double s) { return fmt::format("{:.2f}", s / 3600); }
 
 nlohmann::json summary_json(const sim::Summary& s) {
   return {{"jobs", s.jobs}, {"finished", s.finished}, {"avg_jct_s", s.avg_jct_s}, {"p99_jct_s", s.p99_jct_s},
-          {"avg_queue_s", s.avg_queue_s}, {"restarts_per_job", s.restarts_per_job}, {"gpu_hours", s.gpu_hours},
-          {"slow_share", s.slow_share}};
+          {"avg_queue_s", s.avg_queue_s}, {"avg_progress_s", s.avg_progress_s},
+          {"restarts_per_job", s.restarts_per_job}, {"gpu_hours", s.gpu_hours}, {"slow_share", s.slow_share}};
 }
 
 nlohmann::json report_json(const sim::Report& r) {
@@ -87,11 +87,13 @@ std::string speeds_line(const sim::Report& r) {
 }
 
 void print_one(const sim::Report& r) {
-  Table t({"jobs", "n", "finished", "avg JCT s", "P99 JCT s", "avg queue s", "restarts/job", "GPU-hours"});
+  Table t({"jobs", "n", "finished", "avg JCT s", "P99 JCT s", "avg queue s", "avg progress s", "restarts/job",
+           "GPU-hours"});
   auto row = [&](const char* name, const sim::Summary& s) {
     if (s.jobs == 0) return;
     t.add({name, std::to_string(s.jobs), std::to_string(s.finished), fmt::format("{:.1f}", s.avg_jct_s),
            fmt::format("{:.1f}", s.p99_jct_s), fmt::format("{:.1f}", s.avg_queue_s),
+           fmt::format("{:.1f}", s.avg_progress_s),
            fmt::format("{:.2f}", s.restarts_per_job), fmt::format("{:.1f}", s.gpu_hours)});
   };
   row("all", r.all);
