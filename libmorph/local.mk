@@ -19,6 +19,7 @@ lib_LTLIBRARIES += libmorph/libmorph.la
 
 libmorph_libmorph_base_la_SOURCES = \
 	%reldir%/util/error.h \
+	%reldir%/util/random_order.h \
 	%reldir%/util/parse.h %reldir%/util/parse.cc \
 	%reldir%/util/csv.h %reldir%/util/csv.cc \
 	%reldir%/util/hostlist.h %reldir%/util/hostlist.cc \

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <random>
 
 #include <fmt/format.h>
 
 #include "libmorph/util/error.h"
+#include "libmorph/util/random_order.h"
 
 namespace morph {
 namespace {
@@ -18,16 +17,6 @@ bool unseen(const ValidatedRow& r) { return r.row.iter_ms > 0 && !r.used_for_fit
 ObservedIteration observation_of(const ArtifactRow& row) {
   return ObservedIteration{row.plan, row.allocation, row.iter_ms,
                            fmt::format("{} {},{}", row.source, row.exec_plan, row.placement)};
-}
-
-// The rows in the order OnlineRefitOptions::order_seed gives them (a Fisher-Yates shuffle).
-void reorder(std::vector<const ArtifactRow*>& rows, std::uint64_t seed, const std::string& stream) {
-  if (seed == 0) return;
-  std::mt19937_64 generator(seed * 0x9E3779B97F4A7C15ULL + std::hash<std::string>{}(stream));
-  for (std::size_t i = 0; i + 1 < rows.size(); ++i) {
-    std::uniform_int_distribution<std::size_t> pick(i, rows.size() - 1);
-    std::swap(rows[i], rows[pick(generator)]);
-  }
 }
 
 std::string row_name(const ArtifactRow& row) { return row.exec_plan + "," + row.placement; }
@@ -102,7 +91,10 @@ std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& v, c
     for (const ValidatedRow& r : v.rows)
       if (unseen(r) && r.family == family) rows.push_back(&r.row);
     if (static_cast<int>(rows.size()) < options.min_rows) continue;
-    reorder(rows, options.order_seed, v.workload.name + "/" + family);
+    if (options.order_seed != 0) {  // each family's rows in their own random order
+      std::mt19937_64 generator(stream_seed(options.order_seed, v.workload.name + "/" + family));
+      shuffle_front(rows, rows.size(), generator);
+    }
     const auto first_held_out = rows.begin() + options.observed_rows;
     OnlineRefitCurve curve;
     curve.workload = v.workload.name;
@@ -141,13 +133,15 @@ std::vector<OnlineRefitCurve> online_refit_curves(const WorkloadValidation& v, c
   return curves;
 }
 
+bool halved(const OnlineRefitCurve& c) { return c.avg_error.back() <= 0.5 * c.avg_error.front(); }
+
 std::vector<OnlineRefitModel> online_refit_by_model(std::span<const OnlineRefitCurve> curves) {
   std::vector<OnlineRefitModel> models;
   for (const OnlineRefitCurve& c : curves) {
     if (models.empty() || models.back().workload != c.workload) models.push_back({c.workload});
     OnlineRefitModel& m = models.back();
     ++m.families;
-    if (c.avg_error.back() <= 0.5 * c.avg_error.front()) ++m.halved;
+    m.halved += halved(c);
     m.held_out += c.held_out;
     m.avg_error_before += c.held_out * c.avg_error.front();
     m.avg_error_after += c.held_out * c.avg_error.back();
@@ -164,7 +158,7 @@ OnlineRefitReport online_refit(const std::vector<WorkloadValidation>& workloads,
   report.options = options;
   for (const WorkloadValidation& v : workloads)
     for (OnlineRefitCurve& c : online_refit_curves(v, options)) {
-      if (c.avg_error.back() <= 0.5 * c.avg_error.front()) ++report.halved;
+      report.halved += halved(c);
       if (c.level_floor <= 0.5 * c.avg_error.front()) ++report.halvable;
       if (c.fit_floor <= 0.5 * c.avg_error.front()) ++report.halvable_by_fit;
       report.curves.push_back(std::move(c));

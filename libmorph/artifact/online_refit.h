@@ -53,6 +53,9 @@ struct OnlineRefitCurve {
   double fit_floor = 0;
 };
 
+// Whether the curve's last average error is at most half its first (issue 11's target).
+bool halved(const OnlineRefitCurve& curve);
+
 struct OnlineRefitReport {
   OnlineRefitOptions options;
   std::vector<OnlineRefitCurve> curves;

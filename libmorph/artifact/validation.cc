@@ -14,6 +14,7 @@
 #include "libmorph/planner/plan_search.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
+#include "libmorph/util/random_order.h"
 
 namespace morph {
 namespace {
@@ -70,10 +71,7 @@ std::vector<std::size_t> random_extra_rows(const std::vector<ValidatedRow>& rows
     if (extra_row_candidate(rows[i])) candidates.push_back(i);
   std::mt19937_64 generator(seed);
   const std::size_t n = std::min(candidates.size(), static_cast<std::size_t>(std::max(0, k)));
-  for (std::size_t i = 0; i < n; ++i) {  // a partial Fisher-Yates shuffle
-    std::uniform_int_distribution<std::size_t> pick(i, candidates.size() - 1);
-    std::swap(candidates[i], candidates[pick(generator)]);
-  }
+  shuffle_front(candidates, n, generator);
   candidates.resize(n);
   return candidates;
 }
@@ -155,8 +153,7 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
   } else if (options.extra_rows > 0) {
     if (!points.empty()) profile_fit = fit_perf_params(points).params;
     if (options.random_rows_seed != 0) {  // each workload draws from its own stream
-      const std::uint64_t seed = options.random_rows_seed * 0x9E3779B97F4A7C15ULL + std::hash<std::string>{}(w.name);
-      extra = random_extra_rows(v.rows, seed, options.extra_rows);
+      extra = random_extra_rows(v.rows, stream_seed(options.random_rows_seed, w.name), options.extra_rows);
     } else {
       // Rows are chosen where the profile's own fit (as `morph fit --profile` fits it) is
       // least sure.

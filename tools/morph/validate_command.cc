@@ -173,16 +173,15 @@ void print_online_orders(Context& context, const ValidateArgs& args, const Valid
   OnlineRefitOptions options;
   options.prior_weight = args.prior_weight;
   options.refit_threshold = args.refit_threshold;
-  const auto halved = [](const OnlineRefitCurve& c) { return c.avg_error.back() <= 0.5 * c.avg_error.front(); };
   struct Family {
     std::string workload, family;
     bool trace_halved = false;
     int halved = 0;
     double err_before = 0, err_after = 0;  // summed over the random orders
   };
+  const OnlineRefitReport trace = online_refit(validation.workloads, options);
   std::vector<Family> families;
-  for (const OnlineRefitCurve& c : online_refit(validation.workloads, options).curves)
-    families.push_back({c.workload, c.family, halved(c)});
+  for (const OnlineRefitCurve& c : trace.curves) families.push_back({c.workload, c.family, halved(c)});
   std::vector<int> per_order;
   for (int seed = 1; seed <= args.orders; ++seed) {
     options.order_seed = static_cast<std::uint64_t>(seed);
@@ -195,18 +194,16 @@ void print_online_orders(Context& context, const ValidateArgs& args, const Valid
     }
     per_order.push_back(r.halved);
   }
-  int trace = 0;
-  for (const Family& f : families) trace += f.trace_halved;
   double mean = 0;
   for (int h : per_order) mean += h;
   mean /= std::max(args.orders, 1);
   const auto [low, high] = std::minmax_element(per_order.begin(), per_order.end());
   const std::string summary =
       fmt::format("online orders: orders={} families={} halved_after_{}: trace_order={} random_mean={:.1f} "
-                  "random_min={} random_max={}", args.orders, families.size(), options.observed_rows, trace, mean, *low,
+                  "random_min={} random_max={}", args.orders, families.size(), options.observed_rows, trace.halved, mean, *low,
                   *high);
   if (context.json) {
-    nlohmann::json j{{"extra_rows", args.extra}, {"orders", args.orders}, {"halved_trace_order", trace},
+    nlohmann::json j{{"extra_rows", args.extra}, {"orders", args.orders}, {"halved_trace_order", trace.halved},
                      {"halved_per_order", per_order}, {"summary", summary}};
     j["families"] = nlohmann::json::array();
     for (const Family& f : families)
