@@ -230,6 +230,20 @@ EXTRA_DIST += %reldir%/cluster/mpi_init_retry.bats
 TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats \
 	%reldir%/cluster/launcher.bats
 
+# The tests a sanitized build skips, whole or in part: the local Slurm cluster's (slurmctld
+# does not load sanitized plugins), PyTorch's (it does not load beside ASan's runtime) and
+# the checks of results on whole workloads (plain_build_only in tests/cli/common.bash).
+# scripts/run-tests.sh runs make check under the sanitizers, then make check-unsanitized
+# in its plain build: these tests and the programs they run, not the unit tests again.
+unsanitized_check_programs = tests/cli/make_checkpoint$(EXEEXT)
+check-unsanitized: all
+	@tests=; for t in $(TESTS); do \
+	  case $$t in %reldir%/cluster/*|%reldir%/torch/*|python/*|%reldir%/cli/morph_cli.bats|%reldir%/cli/morph_simulate.bats) \
+	    tests="$$tests $$t";; esac; \
+	done; $(MAKE) $(AM_MAKEFLAGS) check-TESTS TESTS="$$tests" \
+	  check_PROGRAMS='$(unsanitized_check_programs)' check_LTLIBRARIES=
+.PHONY: check-unsanitized
+
 # morphd end to end on clusters of its own (make check-morphd): the scenario and fault
 # tests (morphd.bats; each reconfiguration's overhead and parts), a job spanning two GPU
 # types and back (morphd_hetero.bats), then the simulator's
@@ -263,12 +277,14 @@ endif
 if HAVE_SLURM
 # A SPANK plugin that lets the tests send job_submit_morph what a hostile client could.
 check_LTLIBRARIES = %reldir%/cluster/spank_inject.la
+unsanitized_check_programs += %reldir%/cluster/spank_inject.la
 %canon_reldir%_cluster_spank_inject_la_SOURCES = %reldir%/cluster/spank_inject.c
 %canon_reldir%_cluster_spank_inject_la_CPPFLAGS = $(SLURM_CPPFLAGS)
 %canon_reldir%_cluster_spank_inject_la_LDFLAGS = -module -avoid-version -shared -rpath $(abs_builddir)
 endif
 if HAVE_MPI
 check_PROGRAMS += %reldir%/cluster/mpi_hello
+unsanitized_check_programs += %reldir%/cluster/mpi_hello$(EXEEXT)
 %canon_reldir%_cluster_mpi_hello_SOURCES = %reldir%/cluster/mpi_hello.cc %reldir%/trainer/mpi_session.h \
 	%reldir%/trainer/mpi_session.cc
 %canon_reldir%_cluster_mpi_hello_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
@@ -280,6 +296,7 @@ endif
 # happened (tests/trainer/continuity.sh; make check-continuity).
 if HAVE_MPI
 check_PROGRAMS += tests/trainer/morph-trainer
+unsanitized_check_programs += tests/trainer/morph-trainer$(EXEEXT)
 tests_trainer_morph_trainer_SOURCES = \
 	%reldir%/trainer/main.cc \
 	%reldir%/trainer/options.h %reldir%/trainer/options.cc \

@@ -38,6 +38,14 @@ require_artifact() {
   [ -d "$ARTIFACT" ] || skip "artifact data not found at $ARTIFACT"
 }
 
+# plain_build_only: a test of what the model or the policy achieves on the artifact's whole
+# workloads (Table 4's cells, the fidelity script's lines). Under the sanitizers it takes
+# minutes and runs no code that the shorter tests leave out, so there it skips; the plain
+# build runs it (make check-unsanitized, scripts/run-tests.sh).
+plain_build_only() {
+  [ -z "${MORPH_SANITIZERS:-}" ] || skip "a check of results on whole workloads: the plain build runs it"
+}
+
 require_jq() {
   command -v jq >/dev/null || skip "jq is required to check --json output"
 }

@@ -560,6 +560,7 @@ JSON
 }
 
 @test "make check-fidelity's script prints a fit line per profile, the validate line and four online lines" {
+  plain_build_only
   require_artifact
   run --separate-stderr env MORPH="$MORPH" sh "$MORPH_SRCDIR/tests/fidelity/check_fidelity.sh" "$ARTIFACT"
   assert_ok

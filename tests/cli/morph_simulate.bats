@@ -36,6 +36,7 @@ write_workload() {
 }
 
 @test "simulate --policy all: morphling has the lowest average JCT of every policy, on base, bp and mt" {
+  plain_build_only
   require_artifact
   local w
   for w in base bp mt; do
@@ -268,6 +269,7 @@ write_workload() {
   # configuration on their GPU count: another job's search had been memoised for it.
   # Guaranteed jobs ran 7.4% of their time slower than their requests (exact lengths)
   # while a request spread over nodes set their promise (docs/policy.md).
+  plain_build_only
   require_artifact
   local mode slow
   for mode in exact unknown; do
@@ -280,6 +282,7 @@ write_workload() {
 }
 
 @test "simulate --measured-only on base and bp: morphling has the lowest average JCT and makespan with exact and unknown lengths" {
+  plain_build_only
   require_artifact
   local w mode lines field
   for w in base bp; do
