@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages, then builds and runs every test: with AddressSanitizer
 # and UBSan (build/asan), then in a plain build those the sanitizers rule out, the Slurm
-# integration tests on a local cluster among them (build/dist), morphd's scenarios (one GPU type per job, then two) and the
-# PyTorch example on clusters of their own, a minute of libFuzzer on the safetensors
-# parser, and the release tarball's
-# contents with make install/uninstall (scripts/check-dist.sh).
+# integration tests on a local cluster among them (build/dist); morphd's scenarios (one
+# GPU type per job, then two) and the PyTorch example on clusters of their own; a minute
+# of libFuzzer on the safetensors parser; the release tarball's contents with make
+# install/uninstall (scripts/check-dist.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 morph_install_deps
