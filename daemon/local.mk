@@ -42,8 +42,8 @@ sbin_PROGRAMS += daemon/morphd
 daemon_morphd_SOURCES = %reldir%/morphd.cc %reldir%/slurm_client.h %reldir%/slurm_client.cc \
 	%reldir%/observations.h %reldir%/observations.cc
 daemon_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
-daemon_morphd_LDADD = daemon/libmorph_store.la daemon/libmorph_daemon.la daemon/libmorph_report.la \
-	libmorph/libmorph.la $(SLURM_LIBS) $(SQLITE_LIBS) $(MUNGE_LIBS) $(FMT_LIBS)
+daemon_morphd_LDADD = tools/libmorph_command_line.la daemon/libmorph_store.la daemon/libmorph_daemon.la \
+	daemon/libmorph_report.la libmorph/libmorph.la $(SLURM_LIBS) $(SQLITE_LIBS) $(MUNGE_LIBS) $(FMT_LIBS)
 # Its systemd unit, with the installed path.
 systemdunitdir = $(prefix)/lib/systemd/system
 systemdunit_DATA = daemon/morphd.service

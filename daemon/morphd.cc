@@ -16,7 +16,6 @@
 #include <string>
 #include <thread>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "config.h"
@@ -37,6 +36,7 @@
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/policy/policy.h"
 #include "libmorph/util/error.h"
+#include "tools/command_line/command_line.h"
 
 namespace {
 
@@ -192,21 +192,16 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"morphd: Morph's policy daemon: reconfigures Morph jobs through Slurm", "morphd"};
-  app.set_version_flag("--version", PACKAGE_STRING);
-  app.add_flag("-D,--foreground", o.foreground, "stay in the foreground and log to standard error (systemd)");
-  app.add_option("--config", o.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
-  app.add_option("--state", o.state_path, "the state database (default: morph.conf StateDatabase)");
-  app.add_option("--policy", o.policy, "the scheduling policy (default morphling)");
-  app.add_flag("--once", o.once, "run one round and exit");
-  app.add_flag("--dry-run", o.dry_run, "decide and log, change nothing");
-  app.add_option("--poll", o.poll_s, "seconds between cheap reads of slurmctld (default 1)")->check(CLI::Range(0.05, 60.0));
-  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("morphd: ") + e.what() + "\n"; });
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  morph::command_line::Program app("morphd", "morphd: Morph's policy daemon: reconfigures Morph jobs through Slurm");
+  app.version(PACKAGE_STRING);
+  app.flag("-D,--foreground", o.foreground, "stay in the foreground and log to standard error (systemd)");
+  app.option("--config", o.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.option("--state", o.state_path, "the state database (default: morph.conf StateDatabase)");
+  app.option("--policy", o.policy, "the scheduling policy (default morphling)");
+  app.flag("--once", o.once, "run one round and exit");
+  app.flag("--dry-run", o.dry_run, "decide and log, change nothing");
+  app.option("--poll", o.poll_s, "seconds between cheap reads of slurmctld (default 1)").range(0.05, 60.0);
+  if (const std::optional<int> status = app.parse(argc, argv)) return *status;
   struct sigaction stop{};
   stop.sa_handler = on_stop;
   sigaction(SIGTERM, &stop, nullptr);

@@ -27,7 +27,7 @@ launcher_morphrun_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) $(SLURM_CPPFLAGS) $(HW
 if HAVE_MUNGE
 launcher_morphrun_report = daemon/libmorph_report.la
 endif
-launcher_morphrun_LDADD = $(launcher_morphrun_report) profiler/libmorph_hw.la libmorph/libmorph.la $(MPI_LIBS) $(SLURM_LIBS) $(HWLOC_LIBS) $(FMT_LIBS)
+launcher_morphrun_LDADD = tools/libmorph_command_line.la $(launcher_morphrun_report) profiler/libmorph_hw.la libmorph/libmorph.la $(MPI_LIBS) $(SLURM_LIBS) $(HWLOC_LIBS) $(FMT_LIBS)
 endif
 endif
 endif

@@ -6,42 +6,37 @@
 #include <exception>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "config.h"
 #include "launcher/driver.h"
 #include "launcher/options.h"
 #include "launcher/supervisor.h"
 #include "launcher/task.h"
 #include "libmorph/util/error.h"
+#include "tools/command_line/command_line.h"
 
 int main(int argc, char** argv) {
   morph::launcher::Options o;
-  CLI::App app{"morphrun: run a training program under its Slurm job's Morph plan", "morphrun"};
-  app.set_version_flag("--version", PACKAGE_STRING);
-  app.add_option("--framework", o.framework, "megatron, deepspeed, torch or a site's share/frameworks/NAME.json "
-                                             "(default: the job's --morph-framework, else torch)");
-  app.add_option("--frameworks-dir", o.frameworks_dir, "rule files (default: $MORPH_FRAMEWORKS, then " MORPH_PKGDATADIR
-                                                       "/frameworks)");
-  app.add_option("--plan", o.plan, "dp=..,tp=..,pp=..,zero=.. when the job has no Morph record (plain srun, tests)");
-  app.add_option("--hosts", o.hosts, "outside Slurm: the nodes, rank 0's first")->delimiter(',');
-  app.add_option("--node-rank", o.node_rank, "outside Slurm: this host's index in --hosts");
-  app.add_flag("--per-node", o.per_node, "one task per node starting one rank per GPU");
-  app.add_option("--checkpoint", o.checkpoint_dir, "the job's checkpoint folder: resume from its newest checkpoint, "
-                                                   "resharded to the plan when needed");
-  app.add_option("--metrics", o.metrics_file, "the job's metrics file (default: $SLURM_SUBMIT_DIR/morph-JOBID.metrics)");
-  app.add_option("--config", o.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
-  app.add_flag("--mpi-trainer", o.mpi_trainer, "the trainer is an MPI program of this step (morphrun leaves MPI to it)");
-  app.add_flag("--driver", o.driver, "run in the batch script: start the step, restart it in place on a new plan");
-  app.add_option("--mpi", o.srun_mpi, "--driver: srun's --mpi type for the steps (default pmix; none: not given)");
-  app.add_option("--threads", o.threads, "threads per process for a reshard (0: one per core)");
-  app.add_option("command", o.command, "the trainer and its arguments, after --")->required();
-  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("morphrun: ") + e.what() + "\n"; });
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  morph::command_line::Program app("morphrun", "morphrun: run a training program under its Slurm job's Morph plan");
+  app.version(PACKAGE_STRING);
+  app.option("--framework", o.framework,
+             "megatron, deepspeed, torch or a site's share/frameworks/NAME.json "
+             "(default: the job's --morph-framework, else torch)");
+  app.option("--frameworks-dir", o.frameworks_dir,
+             "rule files (default: $MORPH_FRAMEWORKS, then " MORPH_PKGDATADIR "/frameworks)");
+  app.option("--plan", o.plan, "dp=..,tp=..,pp=..,zero=.. when the job has no Morph record (plain srun, tests)");
+  app.option("--hosts", o.hosts, "outside Slurm: the nodes, rank 0's first").delimiter(',');
+  app.option("--node-rank", o.node_rank, "outside Slurm: this host's index in --hosts");
+  app.flag("--per-node", o.per_node, "one task per node starting one rank per GPU");
+  app.option("--checkpoint", o.checkpoint_dir,
+             "the job's checkpoint folder: resume from its newest checkpoint, resharded to the plan when needed");
+  app.option("--metrics", o.metrics_file, "the job's metrics file (default: $SLURM_SUBMIT_DIR/morph-JOBID.metrics)");
+  app.option("--config", o.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.flag("--mpi-trainer", o.mpi_trainer, "the trainer is an MPI program of this step (morphrun leaves MPI to it)");
+  app.flag("--driver", o.driver, "run in the batch script: start the step, restart it in place on a new plan");
+  app.option("--mpi", o.srun_mpi, "--driver: srun's --mpi type for the steps (default pmix; none: not given)");
+  app.option("--threads", o.threads, "threads per process for a reshard (0: one per core)");
+  app.option("command", o.command, "the trainer and its arguments, after --").required();
+  if (const std::optional<int> status = app.parse(argc, argv)) return *status;
   if (const std::string why = o.invalid(); !why.empty()) {
     std::fprintf(stderr, "morphrun: %s\n", why.c_str());
     return morph::launcher::kExitRefuse;

@@ -204,13 +204,14 @@ void run_bandwidth(const BandwidthArgs& args, const Context& context) {
 
 }  // namespace
 
-void add_bandwidth_command(CLI::App& app, Context& context) {
+void add_bandwidth_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<BandwidthArgs>();
-  CLI::App* cmd = app.add_subcommand("bandwidth", "MPI, PCIe and NCCL bandwidths inside and across nodes (under srun)");
-  cmd->add_option("--sizes", args->sizes, "message sizes MIN:MAX, stepping x4 (default 1K:64M)");
-  cmd->add_option("--iters", args->iterations, "timed iterations per size (default 20)")->check(CLI::Range(1, 100000));
-  cmd->add_option("--out", args->out_path, "write the morph.conf records to FILE instead of printing them");
-  cmd->callback([args, &context] { run_bandwidth(*args, context); });
+  command_line::Command cmd =
+      app.subcommand("bandwidth", "MPI, PCIe and NCCL bandwidths inside and across nodes (under srun)");
+  cmd.option("--sizes", args->sizes, "message sizes MIN:MAX, stepping x4 (default 1K:64M)");
+  cmd.option("--iters", args->iterations, "timed iterations per size (default 20)").range(1, 100000);
+  cmd.option("--out", args->out_path, "write the morph.conf records to FILE instead of printing them");
+  cmd.on_run([args, &context] { run_bandwidth(*args, context); });
 }
 
 }  // namespace morph::profile

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "tools/command_line/command_line.h"
 
 namespace morph::profile {
 
@@ -13,13 +13,13 @@ struct Context {
   std::string resolved_config_path() const;
 };
 
-void add_topo_command(CLI::App& app, Context& context);
-void add_bandwidth_command(CLI::App& app, Context& context);
-void add_job_command(CLI::App& app, Context& context);
+void add_topo_command(command_line::Command& app, Context& context);
+void add_bandwidth_command(command_line::Command& app, Context& context);
+void add_job_command(command_line::Command& app, Context& context);
 
 struct Subcommand {
   const char* name;
-  void (*add)(CLI::App& app, Context& context);
+  void (*add)(command_line::Command& app, Context& context);
 };
 
 inline constexpr Subcommand kSubcommands[] = {

@@ -237,39 +237,40 @@ void run_job(const Context& context, const JobArgs& args) {
 
 }  // namespace
 
-void add_job_command(CLI::App& app, Context& context) {
+void add_job_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<JobArgs>();
-  CLI::App* cmd = app.add_subcommand(
+  command_line::Command cmd = app.subcommand(
       "job", "measure a model's iteration time under 7+ plans (3 with ZeRO-Offload) through morphrun and fit it");
-  cmd->add_option("--model", args->model, "catalog model or inline spec (layers=..,hidden=..,heads=..,seq=..,vocab=..)")
-      ->required();
-  cmd->add_option("--batch", args->batch, "global batch of the trainer")->required()->check(CLI::Range(1, 1 << 24));
-  cmd->add_option("--seq", args->seq, "sequence length (default: the model's)")->check(CLI::Range(1, 1 << 24));
-  cmd->add_option("--micro-batch", args->micro_batch, "micro-batch size of the runs")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--iterations", args->iterations, "measured iterations per configuration (K)")
-      ->capture_default_str()->check(CLI::Range(1, 10000));
-  cmd->add_option("--warmup", args->warmup, "warm-up iterations left out (W)")
-      ->capture_default_str()->check(CLI::Range(0, 10000));
-  cmd->add_option("--held-out", args->held_out, "also run N configurations outside the sample and report the "
-                                                "fitted model's error on them")
-      ->capture_default_str()->check(CLI::Range(0, 16));
-  cmd->add_option("--timeout", args->timeout_s, "seconds one run may take before it is skipped")
-      ->capture_default_str()->check(CLI::Range(1.0, 86400.0));
-  cmd->add_option("--out", args->out, "profile folder (default ./morph-profile-MODEL)");
-  cmd->add_flag("--save", args->save, "store the fitted model in morph.conf's PerfModelDir as MODEL.json");
-  cmd->add_flag("--dry-run", args->dry_run, "print the configurations and their srun commands, run nothing");
-  cmd->add_option("--nodes", args->nodes, "nodes (default $SLURM_JOB_NUM_NODES)")->check(CLI::Range(1, 4096));
-  cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs per node (default $SLURM_GPUS_ON_NODE or the "
-                                                          "node type's)")
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--node-type", args->node_type, "morph.conf NodeType (default: the Node record of the job's node)");
-  cmd->add_option("--catalog", args->catalog, "models.json (default $MORPH_CATALOG or the installed one)");
-  cmd->add_option("--morphrun", args->morphrun, "morphrun to start")->capture_default_str();
-  cmd->add_option("--srun-option", args->srun_options, "one more srun option (repeatable), e.g. --srun-option=-pgpu")
-      ->allow_extra_args(false);
-  cmd->add_option("command", args->command, "the trainer and its arguments, after --");
-  cmd->callback([&context, args] { run_job(context, *args); });
+  cmd.option("--model", args->model, "catalog model or inline spec (layers=..,hidden=..,heads=..,seq=..,vocab=..)")
+      .required();
+  cmd.option("--batch", args->batch, "global batch of the trainer").required().range(1, 1 << 24);
+  cmd.option("--seq", args->seq, "sequence length (default: the model's)").range(1, 1 << 24);
+  cmd.option("--micro-batch", args->micro_batch, "micro-batch size of the runs").show_default().range(1, 1 << 20);
+  cmd.option("--iterations", args->iterations, "measured iterations per configuration (K)")
+      .show_default()
+      .range(1, 10000);
+  cmd.option("--warmup", args->warmup, "warm-up iterations left out (W)").show_default().range(0, 10000);
+  cmd.option("--held-out", args->held_out,
+             "also run N configurations outside the sample and report the fitted model's error on them")
+      .show_default()
+      .range(0, 16);
+  cmd.option("--timeout", args->timeout_s, "seconds one run may take before it is skipped")
+      .show_default()
+      .range(1.0, 86400.0);
+  cmd.option("--out", args->out, "profile folder (default ./morph-profile-MODEL)");
+  cmd.flag("--save", args->save, "store the fitted model in morph.conf's PerfModelDir as MODEL.json");
+  cmd.flag("--dry-run", args->dry_run, "print the configurations and their srun commands, run nothing");
+  cmd.option("--nodes", args->nodes, "nodes (default $SLURM_JOB_NUM_NODES)").range(1, 4096);
+  cmd.option("--gpus-per-node", args->gpus_per_node,
+             "GPUs per node (default $SLURM_GPUS_ON_NODE or the node type's)")
+      .range(1, 64);
+  cmd.option("--node-type", args->node_type, "morph.conf NodeType (default: the Node record of the job's node)");
+  cmd.option("--catalog", args->catalog, "models.json (default $MORPH_CATALOG or the installed one)");
+  cmd.option("--morphrun", args->morphrun, "morphrun to start").show_default();
+  cmd.option("--srun-option", args->srun_options, "one more srun option (repeatable), e.g. --srun-option=-pgpu")
+      .no_extra_args();
+  cmd.option("command", args->command, "the trainer and its arguments, after --");
+  cmd.on_run([&context, args] { run_job(context, *args); });
 }
 
 }  // namespace morph::profile

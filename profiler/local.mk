@@ -25,7 +25,7 @@ profiler_morph_profile_SOURCES = \
 	%reldir%/profile_folder.h %reldir%/profile_folder.cc \
 	%reldir%/job_command.cc
 profiler_morph_profile_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1
-profiler_morph_profile_LDADD = profiler/libmorph_hw.la libmorph/libmorph.la $(MPI_LIBS) $(FMT_LIBS)
+profiler_morph_profile_LDADD = tools/libmorph_command_line.la profiler/libmorph_hw.la libmorph/libmorph.la $(MPI_LIBS) $(FMT_LIBS)
 if HAVE_CUDA
 profiler_morph_profile_SOURCES += %reldir%/cuda_timer.h %reldir%/cuda_bandwidth.cc
 profiler_morph_profile_CPPFLAGS += $(CUDA_CPPFLAGS)

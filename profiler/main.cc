@@ -2,8 +2,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
+#include <optional>
 
 #include "config.h"
 #include "libmorph/util/error.h"
@@ -54,17 +53,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   Context context;
-  CLI::App app{"morph-profile: measure a cluster's topology and bandwidths for Morph", "morph-profile"};
-  app.set_version_flag("--version", PACKAGE_STRING);
-  app.require_subcommand(1);
-  app.fallthrough();
-  app.add_option("--config", context.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
-  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("morph-profile: ") + e.what() + "\n"; });
+  morph::command_line::Program app("morph-profile",
+                                   "morph-profile: measure a cluster's topology and bandwidths for Morph");
+  app.version(PACKAGE_STRING);
+  app.require_subcommand();
+  app.option("--config", context.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
   for (const auto& command : kSubcommands) command.add(app, context);
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (const std::optional<int> status = app.parse(argc, argv)) return *status;
   } catch (const morph::Error& e) {
     std::cerr << "morph-profile: " << e.what() << '\n';
     return 1;

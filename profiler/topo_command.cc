@@ -21,12 +21,12 @@ void run_topo(const TopoArgs& args) {
 
 }  // namespace
 
-void add_topo_command(CLI::App& app, Context&) {
+void add_topo_command(command_line::Command& app, Context&) {
   auto args = std::make_shared<TopoArgs>();
-  CLI::App* cmd = app.add_subcommand("topo", "GPUs, PCIe links, NVLink peers, NICs and NUMA nodes (hwloc)");
-  cmd->add_option("--topology", args->xml_path, "hwloc XML file (lstopo --of xml) instead of this machine");
-  cmd->add_flag("--json", args->json, "machine-readable output");
-  cmd->callback([args] { run_topo(*args); });
+  command_line::Command cmd = app.subcommand("topo", "GPUs, PCIe links, NVLink peers, NICs and NUMA nodes (hwloc)");
+  cmd.option("--topology", args->xml_path, "hwloc XML file (lstopo --of xml) instead of this machine");
+  cmd.flag("--json", args->json, "machine-readable output");
+  cmd.on_run([args] { run_topo(*args); });
 }
 
 }  // namespace morph::profile

@@ -315,7 +315,7 @@ tests_trainer_morph_trainer_SOURCES = \
 	%reldir%/trainer/trainer.h %reldir%/trainer/trainer.cc \
 	%reldir%/trainer/mpi_session.h %reldir%/trainer/mpi_session.cc
 tests_trainer_morph_trainer_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) $(EIGEN_CFLAGS) -DOMPI_SKIP_MPICXX=1
-tests_trainer_morph_trainer_LDADD = libmorph/libmorph.la $(MPI_LIBS) $(FMT_LIBS)
+tests_trainer_morph_trainer_LDADD = tools/libmorph_command_line.la libmorph/libmorph.la $(MPI_LIBS) $(FMT_LIBS)
 TESTS += %reldir%/trainer/continuity.sh
 check-continuity: tests/trainer/morph-trainer tools/morph/morph
 	TRAINER='$(abs_top_builddir)/tests/trainer/morph-trainer' MORPH='$(abs_top_builddir)/tools/morph/morph' \

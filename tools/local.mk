@@ -1,6 +1,10 @@
+# The options of every Morph program, on CLI11 (compiled here once).
+noinst_LTLIBRARIES += tools/libmorph_command_line.la
+tools_libmorph_command_line_la_SOURCES = %reldir%/command_line/command_line.h %reldir%/command_line/command_line.cc
+
 # morph: the command-line tool.
 bin_PROGRAMS += tools/morph/morph
-tools_morph_morph_LDADD = libmorph/libmorph.la $(FMT_LIBS)
+tools_morph_morph_LDADD = tools/libmorph_command_line.la libmorph/libmorph.la $(FMT_LIBS)
 tools_morph_morph_SOURCES = \
 	%reldir%/morph/main.cc \
 	%reldir%/morph/commands.h %reldir%/morph/request_check.h \

@@ -5,13 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "libmorph/adaptive/batch_controller.h"
 #include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
+#include "tools/command_line/command_line.h"
 
 namespace morph::trainer {
 
@@ -82,71 +82,64 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
   o.model_name = env("MORPH_MODEL");
   std::string signal = env("MORPH_CHECKPOINT_SIGNAL");
   std::uint64_t save_at = 0;
-  CLI::App app{"morph-trainer: a tiny tensor/pipeline/data-parallel MLP language model with ZeRO, "
-               "checkpointing in Morph's sharded format"};
-  app.add_option("--layout", layout, "dp=D,tp=T,pp=P,zero=Z (MPI world size must be D*T*P; default: MORPH_DP..)");
-  app.add_option("--layers", o.layers, "residual MLP blocks")->check(CLI::Range(1, 4096));
-  app.add_option("--hidden", o.hidden, "hidden size h (the MLP is 4h wide)")->check(CLI::Range(1, 1 << 16));
-  app.add_option("--vocab", o.vocab, "vocabulary size V")->check(CLI::Range(2, 1 << 24));
-  app.add_option("--vocab-multiple", o.vocab_multiple, "pad the vocabulary to a multiple of this times tp")
-      ->check(CLI::Range(1, 1 << 16));
-  app.add_option("--samples", o.samples, "dataset size")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
-  app.add_option("--global-batch", o.global_batch, "samples per optimizer step")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));
-  app.add_option("--micro-batches", o.micro_batches, "micro-batches per DP rank and step")->check(CLI::Range(1, 1 << 16));
-  app.add_option("--steps", o.steps, "train until this many steps are done")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
-  app.add_option("--lr", o.lr, "Adam learning rate")->check(CLI::Range(0.0, 10.0));
-  app.add_option("--seed", o.seed, "initialisation and data-order seed");
-  app.add_option("--checkpoint-dir", o.checkpoint_dir, "checkpoints are written to DIR/step_<N>");
-  auto* save = app.add_option("--save-at", save_at, "save after step K and exit 0")
-                   ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
-  app.add_option("--save-every", o.save_every, "also save after every N steps and go on training")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
-  app.add_option("--save-seconds", o.save_seconds,
-                 "make every save last at least this long before it commits (a large model's save, to kill "
-                 "the trainer in the middle of one)")
-      ->check(CLI::Range(0.0, 3600.0));
-  app.add_option("--resume", o.resume, "continue from this checkpoint (its layout must be --layout)");
-  app.add_option("--loss-log", o.loss_log, "rank 0 writes one \"step loss\" line per step");
-  app.add_option("--checkpoint-signal", signal,
-                 "on this signal, finish the step, save to --checkpoint-dir/step_<N> and exit 0");
-  app.add_option("--min-step-seconds", o.min_step_seconds, "make every step last at least this long")
-      ->check(CLI::Range(0.0, 3600.0));
-  app.add_option("--emulate-speed", o.emulate_speed,
-                 "make every step last FACTOR times the iteration time Morph predicted for the job's plan and "
-                 "GPU type (iter_ms of MORPH_RECORD): the emulated cluster runs at the speed of the one it emulates")
-      ->check(CLI::Range(0.0, 1000.0));
+  command_line::Program app("morph-trainer",
+                            "morph-trainer: a tiny tensor/pipeline/data-parallel MLP language model with ZeRO, "
+                            "checkpointing in Morph's sharded format");
+  app.option("--layout", layout, "dp=D,tp=T,pp=P,zero=Z (MPI world size must be D*T*P; default: MORPH_DP..)");
+  app.option("--layers", o.layers, "residual MLP blocks").range(1, 4096);
+  app.option("--hidden", o.hidden, "hidden size h (the MLP is 4h wide)").range(1, 1 << 16);
+  app.option("--vocab", o.vocab, "vocabulary size V").range(2, 1 << 24);
+  app.option("--vocab-multiple", o.vocab_multiple, "pad the vocabulary to a multiple of this times tp")
+      .range(1, 1 << 16);
+  app.option("--samples", o.samples, "dataset size").range(std::uint64_t{1}, std::uint64_t{1} << 40);
+  app.option("--global-batch", o.global_batch, "samples per optimizer step")
+      .range(std::uint64_t{1}, std::uint64_t{1} << 30);
+  app.option("--micro-batches", o.micro_batches, "micro-batches per DP rank and step").range(1, 1 << 16);
+  app.option("--steps", o.steps, "train until this many steps are done")
+      .range(std::uint64_t{1}, std::uint64_t{1} << 40);
+  app.option("--lr", o.lr, "Adam learning rate").range(0.0, 10.0);
+  app.option("--seed", o.seed, "initialisation and data-order seed");
+  app.option("--checkpoint-dir", o.checkpoint_dir, "checkpoints are written to DIR/step_<N>");
+  command_line::Option save =
+      app.option("--save-at", save_at, "save after step K and exit 0").range(std::uint64_t{1}, std::uint64_t{1} << 40);
+  app.option("--save-every", o.save_every, "also save after every N steps and go on training")
+      .range(std::uint64_t{1}, std::uint64_t{1} << 40);
+  app.option("--save-seconds", o.save_seconds,
+             "make every save last at least this long before it commits (a large model's save, to kill "
+             "the trainer in the middle of one)")
+      .range(0.0, 3600.0);
+  app.option("--resume", o.resume, "continue from this checkpoint (its layout must be --layout)");
+  app.option("--loss-log", o.loss_log, "rank 0 writes one \"step loss\" line per step");
+  app.option("--checkpoint-signal", signal,
+             "on this signal, finish the step, save to --checkpoint-dir/step_<N> and exit 0");
+  app.option("--min-step-seconds", o.min_step_seconds, "make every step last at least this long").range(0.0, 3600.0);
+  app.option("--emulate-speed", o.emulate_speed,
+             "make every step last FACTOR times the iteration time Morph predicted for the job's plan and "
+             "GPU type (iter_ms of MORPH_RECORD): the emulated cluster runs at the speed of the one it emulates")
+      .range(0.0, 1000.0);
   // A job submitted with --morph-adaptive-batch (morphrun's MORPH_ADAPTIVE_BATCH).
   std::string adaptive = env("MORPH_ADAPTIVE_BATCH");
-  app.add_option("--adaptive-batch", adaptive,
-                 "MIN:MAX: after every --similarity-every P steps, grow the global batch by --adaptive-rate when "
-                 "the gradient similarity is below --similarity-target, shrink it when above, within MIN..MAX, "
-                 "and scale the learning rate by sqrt(B / B_ref) (JABAS, SimiGrad)");
-  app.add_option("--similarity-target", o.similarity_target, "gamma of --adaptive-batch")->check(CLI::Range(-1.0, 1.0));
-  app.add_option("--adaptive-rate", o.adaptive_rate, "alpha of --adaptive-batch")->check(CLI::Range(0.0, 1.0));
-  app.add_flag("--rank-batch", o.rank_batch,
-               "process MORPH_LOCAL_BATCH x MORPH_WORKERS x MORPH_GA samples on this rank, as morphrun sets them "
-               "per rank (JABAS's heterogeneous data parallelism; implied when MORPH_GPU_GROUPS is set)");
-  app.add_option("--similarity-every", o.similarity_every,
-                 "every P steps, the cosine between the gradients of the batch's two halves (JABAS's adaptive "
-                 "batching signal), in the metrics line and the step's output")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
-  app.add_flag("--quiet", o.quiet, "no per-step output");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    if (print) std::fputs(app.help().c_str(), stdout);
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    throw Error(e.what());
-  }
+  app.option("--adaptive-batch", adaptive,
+             "MIN:MAX: after every --similarity-every P steps, grow the global batch by --adaptive-rate when "
+             "the gradient similarity is below --similarity-target, shrink it when above, within MIN..MAX, "
+             "and scale the learning rate by sqrt(B / B_ref) (JABAS, SimiGrad)");
+  app.option("--similarity-target", o.similarity_target, "gamma of --adaptive-batch").range(-1.0, 1.0);
+  app.option("--adaptive-rate", o.adaptive_rate, "alpha of --adaptive-batch").range(0.0, 1.0);
+  app.flag("--rank-batch", o.rank_batch,
+           "process MORPH_LOCAL_BATCH x MORPH_WORKERS x MORPH_GA samples on this rank, as morphrun sets them "
+           "per rank (JABAS's heterogeneous data parallelism; implied when MORPH_GPU_GROUPS is set)");
+  app.option("--similarity-every", o.similarity_every,
+             "every P steps, the cosine between the gradients of the batch's two halves (JABAS's adaptive "
+             "batching signal), in the metrics line and the step's output")
+      .range(std::uint64_t{1}, std::uint64_t{1} << 40);
+  app.flag("--quiet", o.quiet, "no per-step output");
+  if (!app.parse_or_throw(argc, argv, print)) return std::nullopt;
   if (layout.empty()) throw Error("--layout is required (or run under morphrun, which sets MORPH_DP, MORPH_TP, ...)");
   if (!adaptive.empty()) {
     const AdaptiveBatchRange range = parse_adaptive_batch(adaptive);
     o.adaptive_min = range.min_batch;
     o.adaptive_max = range.max_batch;
-    if (o.similarity_every == 0 && app.get_option("--adaptive-batch")->count() == 0)
+    if (o.similarity_every == 0 && !app.find("--adaptive-batch").given())
       o.similarity_every = Options::kJobSimilarityEvery;  // MORPH_ADAPTIVE_BATCH without a period of its own
     if (o.similarity_every == 0) throw Error("--adaptive-batch needs --similarity-every P, its period");
     if (static_cast<std::int64_t>(o.global_batch) < o.adaptive_min ||
@@ -157,16 +150,16 @@ std::optional<Options> parse_options(int argc, char** argv, bool print) {
   if (o.rank_batch && o.adaptive_max > 0)
     throw Error("--adaptive-batch and --rank-batch: per-rank shares are fixed for one global batch");
   if (o.rank_batch) {
-    if (app.get_option("--micro-batches")->count() > 0)
+    if (app.find("--micro-batches").given())
       throw Error("--micro-batches and --rank-batch: the rank's micro-batches are MORPH_WORKERS x MORPH_GA");
     read_rank_batch(o);
   }
   if (o.emulate_speed > 0) o.min_step_seconds = std::max(o.min_step_seconds, emulated_step_seconds(o.emulate_speed));
   o.layout = state::parse_layout(layout, "--layout");
-  if (*save) o.save_at = save_at;
+  if (save.given()) o.save_at = save_at;
   // morphrun names its checkpoint signal to every trainer (MORPH_CHECKPOINT_SIGNAL); with
   // no checkpoint folder there is nothing to save, and only --checkpoint-signal insists.
-  const bool signal_option = app.get_option("--checkpoint-signal")->count() > 0;
+  const bool signal_option = app.find("--checkpoint-signal").given();
   if (!signal.empty() && (signal_option || !o.checkpoint_dir.empty())) {
     o.checkpoint_signal = parse_signal(signal);
     o.checkpoint_signal_name = signal;

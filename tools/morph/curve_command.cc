@@ -104,20 +104,19 @@ void run_curve(Context& context, const CurveArgs& args) {
 
 }  // namespace
 
-void add_curve_command(CLI::App& app, Context& context) {
+void add_curve_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<CurveArgs>();
-  CLI::App* cmd = app.add_subcommand("curve", "print a job's resource-sensitivity curve on a cluster");
-  cmd->add_option("--model", args->model, "catalog name or inline spec")->required();
-  cmd->add_option("--batch", args->batch, "global batch size")->required()->check(request_check("batch"));
-  cmd->add_option("--cluster", args->cluster, "morph.conf describing the cluster (GpuType, NodeType, NodeName)")
-      ->required();
-  cmd->add_option("--seq", args->seq, "sequence length")->check(request_check("seq"));
-  cmd->add_option("--gpu-type", args->gpu_type, "only this GPU type");
-  cmd->add_option("--max-gpus", args->max_gpus, "largest GPU count")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--resource", args->resource, "gpu (default) or cpu")->check(CLI::IsMember({"gpu", "cpu"}));
-  cmd->add_option("--gpus", args->gpus, "GPU count of the CPU curve (default: one node)")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--perf", args->perf_file, "performance model saved by morph fit --save");
-  cmd->callback([&context, args] { run_curve(context, *args); });
+  command_line::Command cmd = app.subcommand("curve", "print a job's resource-sensitivity curve on a cluster");
+  cmd.option("--model", args->model, "catalog name or inline spec").required();
+  cmd.option("--batch", args->batch, "global batch size").required().check(request_check("batch"));
+  cmd.option("--cluster", args->cluster, "morph.conf describing the cluster (GpuType, NodeType, NodeName)").required();
+  cmd.option("--seq", args->seq, "sequence length").check(request_check("seq"));
+  cmd.option("--gpu-type", args->gpu_type, "only this GPU type");
+  cmd.option("--max-gpus", args->max_gpus, "largest GPU count").range(1, 1 << 16);
+  cmd.option("--resource", args->resource, "gpu (default) or cpu").one_of({"gpu", "cpu"});
+  cmd.option("--gpus", args->gpus, "GPU count of the CPU curve (default: one node)").range(1, 1 << 16);
+  cmd.option("--perf", args->perf_file, "performance model saved by morph fit --save");
+  cmd.on_run([&context, args] { run_curve(context, *args); });
 }
 
 }  // namespace morph::cli

@@ -198,32 +198,37 @@ void run(Context& context, const FitArgs& args) {
 
 }  // namespace
 
-void add_fit_command(CLI::App& app, Context& context) {
+void add_fit_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<FitArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "fit", "fit the iteration-time model to a profile folder (config.csv + data.csv), or refit a saved model "
-             "to observed iteration times");
-  CLI::Option* profile =
-      cmd->add_option("--profile", args->profile, "profile folder, e.g. morphling-artifact/profile/bert");
-  CLI::Option* warm = cmd->add_option("--warm-start", args->warm_start,
-                                      "refit this saved model (morph fit --save) to --points instead of a profile");
-  profile->excludes(warm);
-  cmd->add_option("--points", args->points, "observed iterations, CSV plan,gpus,iter_ms[,cpus_per_gpu]")->needs(warm);
-  cmd->add_option("--prior-weight", args->prior_weight,
-                  "weight of the prior around the --warm-start parameters, where the model's fit had none")
-      ->capture_default_str()->check(CLI::Range(0.0, 1e6))->needs(warm);
-  cmd->add_option("--model", args->model, "catalog model (default: from the artifact description)")->excludes(warm);
-  cmd->add_option("--batch", args->batch, "global batch of the profiled (or observed) runs")
-      ->check(request_check("batch"));
-  cmd->add_option("--micro-batch", args->micro_batch, "micro-batch size of the profiled runs")
-      ->check(CLI::Range(1, 1 << 20))->excludes(warm);
-  cmd->add_option("--seq", args->seq, "sequence length")->check(request_check("seq"));
-  cmd->add_option("--pipeline", args->pipeline, "pipeline schedule of PP runs")
-      ->check(CLI::IsMember({"1f1b", "accumulate"}))->excludes(warm);
-  cmd->add_option("--extra", args->extra, "add K trace rows to the fitting set (docs/validation.md)")
-      ->check(CLI::Range(0, 1000))->excludes(warm);
-  cmd->add_option("--save", args->save, "write the fitted model as JSON (for morph plan --perf)");
-  cmd->callback([&context, args] { run(context, *args); });
+  command_line::Command cmd =
+      app.subcommand("fit",
+                     "fit the iteration-time model to a profile folder (config.csv + data.csv), or refit a saved model "
+                     "to observed iteration times");
+  command_line::Option profile =
+      cmd.option("--profile", args->profile, "profile folder, e.g. morphling-artifact/profile/bert");
+  command_line::Option warm = cmd.option("--warm-start", args->warm_start,
+                                         "refit this saved model (morph fit --save) to --points instead of a profile");
+  profile.excludes(warm);
+  cmd.option("--points", args->points, "observed iterations, CSV plan,gpus,iter_ms[,cpus_per_gpu]").needs(warm);
+  cmd.option("--prior-weight", args->prior_weight,
+             "weight of the prior around the --warm-start parameters, where the model's fit had none")
+      .show_default()
+      .range(0.0, 1e6)
+      .needs(warm);
+  cmd.option("--model", args->model, "catalog model (default: from the artifact description)").excludes(warm);
+  cmd.option("--batch", args->batch, "global batch of the profiled (or observed) runs").check(request_check("batch"));
+  cmd.option("--micro-batch", args->micro_batch, "micro-batch size of the profiled runs")
+      .range(1, 1 << 20)
+      .excludes(warm);
+  cmd.option("--seq", args->seq, "sequence length").check(request_check("seq"));
+  cmd.option("--pipeline", args->pipeline, "pipeline schedule of PP runs")
+      .one_of({"1f1b", "accumulate"})
+      .excludes(warm);
+  cmd.option("--extra", args->extra, "add K trace rows to the fitting set (docs/validation.md)")
+      .range(0, 1000)
+      .excludes(warm);
+  cmd.option("--save", args->save, "write the fitted model as JSON (for morph plan --perf)");
+  cmd.on_run([&context, args] { run(context, *args); });
 }
 
 }  // namespace morph::cli

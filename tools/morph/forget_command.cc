@@ -64,15 +64,15 @@ void run_forget(Context& context, const ForgetArgs& args) {
 
 }  // namespace
 
-void add_forget_command(CLI::App& app, Context& context) {
+void add_forget_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<ForgetArgs>();
-  CLI::App* cmd = app.add_subcommand(
+  command_line::Command cmd = app.subcommand(
       "forget", "drop what morphd learnt online about a model (its refits and their points); morphd must be stopped");
-  cmd->add_option("--model", args->model,
-                  "the catalog model (name or alias), or the full name of one the catalog no longer has")
-      ->required();
-  cmd->add_option("--state", args->state, "morphd's state database (default: morph.conf StateDatabase)");
-  cmd->callback([&context, args] { run_forget(context, *args); });
+  cmd.option("--model", args->model,
+             "the catalog model (name or alias), or the full name of one the catalog no longer has")
+      .required();
+  cmd.option("--state", args->state, "morphd's state database (default: morph.conf StateDatabase)");
+  cmd.on_run([&context, args] { run_forget(context, *args); });
 }
 
 }  // namespace morph::cli

@@ -88,12 +88,13 @@ void run_hetero(const Context& context, const HeteroArgs& args) {
 
 }  // namespace
 
-void add_hetero_command(CLI::App& app, Context& context) {
+void add_hetero_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<HeteroArgs>();
-  CLI::App* cmd = app.add_subcommand("hetero", "JABAS heterogeneous data-parallel configurations from a profile folder");
-  cmd->add_option("--profile", args->profile_dir, "JABAS profile folder (cluster_info.json, *_profile_data/)")->required();
-  cmd->add_option("--batch", args->batch, "global batch size")->required()->check(request_check("batch"));
-  cmd->callback([&context, args] { run_hetero(context, *args); });
+  command_line::Command cmd =
+      app.subcommand("hetero", "JABAS heterogeneous data-parallel configurations from a profile folder");
+  cmd.option("--profile", args->profile_dir, "JABAS profile folder (cluster_info.json, *_profile_data/)").required();
+  cmd.option("--batch", args->batch, "global batch size").required().check(request_check("batch"));
+  cmd.on_run([&context, args] { run_hetero(context, *args); });
 }
 
 }  // namespace morph::cli

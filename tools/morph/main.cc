@@ -4,10 +4,9 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "config.h"
 #include "libmorph/util/error.h"
@@ -18,10 +17,8 @@ namespace {
 
 // CLI11 reports "a subcommand is required" for `morph frobnicate`; name the word instead,
 // and the subcommands `app` has.
-bool unknown_subcommand(int argc, char** argv, CLI::App& app) {
-  std::vector<std::string> known;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
-    known.push_back(sub->get_name());
+bool unknown_subcommand(int argc, char** argv, const morph::command_line::Program& program) {
+  const std::vector<std::string> known = program.subcommand_names();
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--config" || arg == "--catalog" || arg == "--spec") {
@@ -43,17 +40,16 @@ bool unknown_subcommand(int argc, char** argv, CLI::App& app) {
 
 int main(int argc, char** argv) {
   morph::cli::Context context;
-  CLI::App app{"morph: execution plans, memory and iteration time of deep-learning training jobs", "morph"};
-  app.set_version_flag("--version", PACKAGE_STRING);
-  app.require_subcommand(1);
-  app.fallthrough();
-  app.add_option("--config", context.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
-  app.add_option("--catalog", context.catalog_path,
-                 "model catalog (default: $MORPH_CATALOG or " MORPH_PKGDATADIR "/models.json)");
-  app.add_option("--spec", context.spec_path,
-                 "artifact description (default: $MORPH_ARTIFACT_SPEC or " MORPH_PKGDATADIR "/morphling-artifact.json)");
-  app.add_flag("--json", context.json, "machine-readable output");
-  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("morph: ") + e.what() + "\n"; });
+  morph::command_line::Program app("morph",
+                                   "morph: execution plans, memory and iteration time of deep-learning training jobs");
+  app.version(PACKAGE_STRING);
+  app.require_subcommand();
+  app.option("--config", context.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.option("--catalog", context.catalog_path,
+             "model catalog (default: $MORPH_CATALOG or " MORPH_PKGDATADIR "/models.json)");
+  app.option("--spec", context.spec_path,
+             "artifact description (default: $MORPH_ARTIFACT_SPEC or " MORPH_PKGDATADIR "/morphling-artifact.json)");
+  app.flag("--json", context.json, "machine-readable output");
   morph::cli::add_plan_command(app, context);
   morph::cli::add_fit_command(app, context);
   morph::cli::add_validate_command(app, context);
@@ -68,9 +64,7 @@ int main(int argc, char** argv) {
 #endif
   if (unknown_subcommand(argc, argv, app)) return 2;
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (const std::optional<int> status = app.parse(argc, argv)) return *status;
   } catch (const morph::Error& e) {
     std::cerr << "morph: " << e.what() << '\n';
     return 1;

@@ -127,13 +127,13 @@ void run_models(Context& context, const ModelsArgs& args) {
 
 }  // namespace
 
-void add_models_command(CLI::App& app, Context& context) {
+void add_models_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<ModelsArgs>();
-  CLI::App* cmd = app.add_subcommand(
+  command_line::Command cmd = app.subcommand(
       "models", "the parameters morphd predicts each model with, and what its jobs measured against them");
-  cmd->add_option("--state", args->state, "morphd's state database (default: morph.conf StateDatabase)");
-  cmd->add_option("--model", args->model, "only this catalog model (name or alias)");
-  cmd->callback([&context, args] { run_models(context, *args); });
+  cmd.option("--state", args->state, "morphd's state database (default: morph.conf StateDatabase)");
+  cmd.option("--model", args->model, "only this catalog model (name or alias)");
+  cmd.on_run([&context, args] { run_models(context, *args); });
 }
 
 }  // namespace morph::cli

@@ -122,28 +122,29 @@ void run_plan(Context& context, const PlanArgs& args) {
 
 }  // namespace
 
-void add_plan_command(CLI::App& app, Context& context) {
+void add_plan_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<PlanArgs>();
-  CLI::App* cmd = app.add_subcommand("plan", "rank the feasible execution plans of a job on a set of GPUs");
-  cmd->add_option("--model", args->model, "catalog name or inline spec layers=..,hidden=..,heads=..,seq=..,vocab=..")
-      ->required();
-  cmd->add_option("--batch", args->batch, "global batch size (samples per iteration)")
-      ->required()->check(request_check("batch"));
-  cmd->add_option("--gpus", args->gpus, "GPUs, e.g. 8xa800, 2x8xa100, 4xa100+4xv100")->required();
-  cmd->add_option("--seq", args->seq, "sequence length (default: the model's)")->check(request_check("seq"));
-  cmd->add_option("--plans", args->plans, "allowed plan features: dp,zero,offload,tp,pp,3d,gc,all");
-  cmd->add_option("--framework", args->framework,
-                  "only the plans this framework runs (megatron: ZeRO-1 at most, no offload), with its training state's memory, "
-                  "as sbatch --morph-framework")
-      ->check(request_check("framework"));
-  cmd->add_option("--max-micro-batch", args->max_micro_batch, "largest micro-batch size to consider (0: any)")
-      ->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--cpus-per-gpu", args->cpus_per_gpu, "CPU cores per GPU (default: the node's share)")
-      ->check(CLI::Range(1, 4096));
-  cmd->add_option("--perf", args->perf_file, "performance model saved by morph fit --save");
-  cmd->add_option("--top", args->top, "feasible plans to show")->check(CLI::Range(1, 1 << 20));
-  cmd->add_flag("--all", args->all, "show every feasible plan");
-  cmd->callback([&context, args] { run_plan(context, *args); });
+  command_line::Command cmd = app.subcommand("plan", "rank the feasible execution plans of a job on a set of GPUs");
+  cmd.option("--model", args->model, "catalog name or inline spec layers=..,hidden=..,heads=..,seq=..,vocab=..")
+      .required();
+  cmd.option("--batch", args->batch, "global batch size (samples per iteration)")
+      .required()
+      .check(request_check("batch"));
+  cmd.option("--gpus", args->gpus, "GPUs, e.g. 8xa800, 2x8xa100, 4xa100+4xv100").required();
+  cmd.option("--seq", args->seq, "sequence length (default: the model's)").check(request_check("seq"));
+  cmd.option("--plans", args->plans, "allowed plan features: dp,zero,offload,tp,pp,3d,gc,all");
+  cmd.option(
+         "--framework", args->framework,
+         "only the plans this framework runs (megatron: ZeRO-1 at most, no offload), with its training state's memory, "
+         "as sbatch --morph-framework")
+      .check(request_check("framework"));
+  cmd.option("--max-micro-batch", args->max_micro_batch, "largest micro-batch size to consider (0: any)")
+      .range(0, 1 << 20);
+  cmd.option("--cpus-per-gpu", args->cpus_per_gpu, "CPU cores per GPU (default: the node's share)").range(1, 4096);
+  cmd.option("--perf", args->perf_file, "performance model saved by morph fit --save");
+  cmd.option("--top", args->top, "feasible plans to show").range(1, 1 << 20);
+  cmd.flag("--all", args->all, "show every feasible plan");
+  cmd.on_run([&context, args] { run_plan(context, *args); });
 }
 
 }  // namespace morph::cli

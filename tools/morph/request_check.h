@@ -5,24 +5,22 @@
 
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "libmorph/request/option_check.h"
+#include "tools/command_line/command_line.h"
 
 namespace morph::cli {
 
 // A validator for a flag that carries the value of option `name` ("batch", "seq", ...);
 // the message names the flag instead of --morph-NAME.
-inline CLI::Validator request_check(const std::string& name) {
-  return CLI::Validator(
-      [name](std::string& value) -> std::string {
-        char error[256];
-        if (morph_check_option(name.c_str(), value.c_str(), error, sizeof error) == 0) return {};
-        std::string message = error;
-        const std::string prefix = "--morph-" + name + ": ";
-        return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
-      },
-      "", "--morph-" + name);
+inline command_line::Option::Check request_check(const std::string& name) {
+  const auto problem = [name](const std::string& value) -> std::string {
+    char error[256];
+    if (morph_check_option(name.c_str(), value.c_str(), error, sizeof error) == 0) return {};
+    std::string message = error;
+    const std::string prefix = "--morph-" + name + ": ";
+    return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+  };
+  return {problem, "--morph-" + name};
 }
 
 }  // namespace morph::cli

@@ -117,19 +117,18 @@ void run_reshard(Context& context, const ReshardArgs& args) {
 
 }  // namespace
 
-void add_reshard_command(CLI::App& app, Context& context) {
+void add_reshard_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<ReshardArgs>();
-  CLI::App* cmd = app.add_subcommand("reshard", "move a checkpoint to another parallel layout");
-  cmd->add_option("--from", args->from, "checkpoint folder (index.json and one file per rank)")->required();
-  cmd->add_option("--to", args->to, "new checkpoint folder (must not exist)");
-  cmd->add_option("--layout", args->layout, "new layout: dp=D,tp=T,pp=P,zero=Z")->required();
-  cmd->add_flag("--plan-only", args->plan_only, "print the plan (reads per new rank, bytes per node pair) and stop");
-  cmd->add_option("--threads", args->threads, "threads building new files (default: one per core)")
-      ->check(CLI::Range(0, 4096));
-  cmd->add_flag("--no-verify", args->no_verify, "skip the checksums of the old files (sizes are still checked)");
-  cmd->add_option("--from-nodes", args->from_nodes, "node of each old rank, comma-separated (for locality)");
-  cmd->add_option("--to-nodes", args->to_nodes, "node of each new rank, comma-separated");
-  cmd->callback([&context, args] { run_reshard(context, *args); });
+  command_line::Command cmd = app.subcommand("reshard", "move a checkpoint to another parallel layout");
+  cmd.option("--from", args->from, "checkpoint folder (index.json and one file per rank)").required();
+  cmd.option("--to", args->to, "new checkpoint folder (must not exist)");
+  cmd.option("--layout", args->layout, "new layout: dp=D,tp=T,pp=P,zero=Z").required();
+  cmd.flag("--plan-only", args->plan_only, "print the plan (reads per new rank, bytes per node pair) and stop");
+  cmd.option("--threads", args->threads, "threads building new files (default: one per core)").range(0, 4096);
+  cmd.flag("--no-verify", args->no_verify, "skip the checksums of the old files (sizes are still checked)");
+  cmd.option("--from-nodes", args->from_nodes, "node of each old rank, comma-separated (for locality)");
+  cmd.option("--to-nodes", args->to_nodes, "node of each new rank, comma-separated");
+  cmd.on_run([&context, args] { run_reshard(context, *args); });
 }
 
 }  // namespace morph::cli

@@ -297,61 +297,63 @@ void run_simulate(Context& context, const SimulateArgs& args) {
 
 }  // namespace
 
-void add_simulate_command(CLI::App& app, Context& context) {
+void add_simulate_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<SimulateArgs>();
-  CLI::App* cmd = app.add_subcommand("simulate", "replay a workload trace on a simulated cluster under a policy");
-  cmd->add_option("--workload", args->workload, "workload CSV (the Morphling artifact's format)")->required();
-  cmd->add_option("--cluster", args->cluster, "nodes, e.g. 8x8xa800 or 4x8xa100+4x8xv100")->capture_default_str();
-  cmd->add_option("--policy", args->policy, "morphling, morphling-e, morphling-r, morphling-n, sia, synergy, antman, fifo or all")
-      ->capture_default_str();
-  cmd->add_option("--truth", args->truth, "traces folder of measured iteration times (e.g. morphling-artifact/traces)");
-  cmd->add_option("--restart-penalty", args->restart_penalty_s,
-                  "seconds per start and restart, every path (default: morph.conf)")
-      ->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--restart-costs", args->restart_costs,
-                  "seconds per path over --restart-penalty, e.g. start=2,inplace=4,shrink=2,requeue=15");
-  cmd->add_option("--payback", args->payback_s,
-                  "seconds a reconfigured job runs before it may grow again, as under morphd "
-                  "(default: the restart penalty, as morphd; 0 as the artifact's simulator)")
-      ->check(CLI::Range(0.0, 1e9));
-  cmd->add_option("--restart-backoff", args->restart_backoff,
-                  "yes: a job restarted n times gives up GPUs to another job's growth only after n --payback "
-                  "waits of running, as under morphd; no: at once (default: morph.conf RestartBackoff, yes)")
-      ->check(CLI::IsMember({"yes", "no"}));
-  cmd->add_option("--interval", args->interval_s, "seconds between scheduling rounds (default: morph.conf)")
-      ->check(CLI::Range(1e-3, 1e6));
-  cmd->add_option("--quota", args->quotas, "guaranteed GPUs of a tenant, TENANT=GPUS (repeatable)");
-  cmd->add_option("--fit-rows", args->fit_rows, "trace rows added to each profile when fitting the models")
-      ->capture_default_str()->check(CLI::Range(0, 1000));
-  cmd->add_option("--jobs-csv", args->jobs_csv, "write one row per job and policy to this file");
-  cmd->add_option("--job-length", args->job_length,
-                  "what the policies know of a job's length: exact (the trace's steps), declared (a Slurm time "
-                  "limit: the trace's duration rounded up to a usual limit) or unknown (estimated from attained "
-                  "service)")
-      ->capture_default_str();
-  cmd->add_option("--starvation-limit", args->starvation_limit_s,
-                  "seconds without GPUs after which a job is overdue and must run (0: never; default: morph.conf)")
-      ->check(CLI::Range(0.0, 1e9));
-  cmd->add_option("--unknown-length-prior", args->unknown_length_prior_s,
-                  "expected running seconds of a job of unknown length that has run less than that "
-                  "(default: morph.conf)")
-      ->check(CLI::Range(1.0, 1e9));
-  cmd->add_option("--refit-threshold", args->refit_threshold,
-                  "refit the models the policies plan with, as morphd does, when they mispredict the iteration "
-                  "times their jobs have reported by more than this fraction (0: never; default: morph.conf RefitErrorThreshold)")
-      ->check(CLI::Range(0.0, 10.0));
-  cmd->add_option("--world-model", args->world_model,
-                  "speeds of the configurations the --truth traces lack: fitted (the models the policies start "
-                  "with: the profile and --fit-rows trace rows) or in-sample (models fitted on every trace row, "
-                  "which no policy sees)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"fitted", "in-sample"}));
-  cmd->add_flag("--heterogeneous", args->heterogeneous,
-                "Morphling may give a best-effort job idle GPUs of a second type as one data-parallel job "
-                "(JABAS; morph.conf HeterogeneousJobs); off by default, as in Table 4");
-  cmd->add_flag("--measured-only", args->measured_only,
-                "policies may move jobs only to configurations the --truth traces measured");
-  cmd->callback([&context, args] { run_simulate(context, *args); });
+  command_line::Command cmd =
+      app.subcommand("simulate", "replay a workload trace on a simulated cluster under a policy");
+  cmd.option("--workload", args->workload, "workload CSV (the Morphling artifact's format)").required();
+  cmd.option("--cluster", args->cluster, "nodes, e.g. 8x8xa800 or 4x8xa100+4x8xv100").show_default();
+  cmd.option("--policy", args->policy,
+             "morphling, morphling-e, morphling-r, morphling-n, sia, synergy, antman, fifo or all")
+      .show_default();
+  cmd.option("--truth", args->truth, "traces folder of measured iteration times (e.g. morphling-artifact/traces)");
+  cmd.option("--restart-penalty", args->restart_penalty_s,
+             "seconds per start and restart, every path (default: morph.conf)")
+      .range(0.0, 1e6);
+  cmd.option("--restart-costs", args->restart_costs,
+             "seconds per path over --restart-penalty, e.g. start=2,inplace=4,shrink=2,requeue=15");
+  cmd.option("--payback", args->payback_s,
+             "seconds a reconfigured job runs before it may grow again, as under morphd "
+             "(default: the restart penalty, as morphd; 0 as the artifact's simulator)")
+      .range(0.0, 1e9);
+  cmd.option("--restart-backoff", args->restart_backoff,
+             "yes: a job restarted n times gives up GPUs to another job's growth only after n --payback "
+             "waits of running, as under morphd; no: at once (default: morph.conf RestartBackoff, yes)")
+      .one_of({"yes", "no"});
+  cmd.option("--interval", args->interval_s, "seconds between scheduling rounds (default: morph.conf)")
+      .range(1e-3, 1e6);
+  cmd.option("--quota", args->quotas, "guaranteed GPUs of a tenant, TENANT=GPUS (repeatable)");
+  cmd.option("--fit-rows", args->fit_rows, "trace rows added to each profile when fitting the models")
+      .show_default()
+      .range(0, 1000);
+  cmd.option("--jobs-csv", args->jobs_csv, "write one row per job and policy to this file");
+  cmd.option("--job-length", args->job_length,
+             "what the policies know of a job's length: exact (the trace's steps), declared (a Slurm time "
+             "limit: the trace's duration rounded up to a usual limit) or unknown (estimated from attained service)")
+      .show_default();
+  cmd.option("--starvation-limit", args->starvation_limit_s,
+             "seconds without GPUs after which a job is overdue and must run (0: never; default: morph.conf)")
+      .range(0.0, 1e9);
+  cmd.option("--unknown-length-prior", args->unknown_length_prior_s,
+             "expected running seconds of a job of unknown length that has run less than that (default: morph.conf)")
+      .range(1.0, 1e9);
+  cmd.option("--refit-threshold", args->refit_threshold,
+             "refit the models the policies plan with, as morphd does, when they mispredict the iteration "
+             "times their jobs have reported by more than this fraction (0: never; default: morph.conf "
+             "RefitErrorThreshold)")
+      .range(0.0, 10.0);
+  cmd.option("--world-model", args->world_model,
+             "speeds of the configurations the --truth traces lack: fitted (the models the policies start "
+             "with: the profile and --fit-rows trace rows) or in-sample (models fitted on every trace row, "
+             "which no policy sees)")
+      .show_default()
+      .one_of({"fitted", "in-sample"});
+  cmd.flag("--heterogeneous", args->heterogeneous,
+           "Morphling may give a best-effort job idle GPUs of a second type as one data-parallel job "
+           "(JABAS; morph.conf HeterogeneousJobs); off by default, as in Table 4");
+  cmd.flag("--measured-only", args->measured_only,
+           "policies may move jobs only to configurations the --truth traces measured");
+  cmd.on_run([&context, args] { run_simulate(context, *args); });
 }
 
 }  // namespace morph::cli

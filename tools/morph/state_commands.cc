@@ -143,27 +143,27 @@ void run_explain(Context& context, const StateArgs& args) {
 
 }  // namespace
 
-void add_state_commands(CLI::App& app, Context& context) {
+void add_state_commands(command_line::Command& app, Context& context) {
   const auto add = [&](const char* name, const char* what, void (*run)(Context&, const StateArgs&)) {
     auto args = std::make_shared<StateArgs>();
-    CLI::App* cmd = app.add_subcommand(name, what);
-    cmd->add_option("--state", args->state, "morphd's state database (default: morph.conf StateDatabase)");
-    cmd->callback([&context, args, run] { run(context, *args); });
+    command_line::Command cmd = app.subcommand(name, what);
+    cmd.option("--state", args->state, "morphd's state database (default: morph.conf StateDatabase)");
+    cmd.on_run([&context, args, run] { run(context, *args); });
     return std::make_pair(cmd, args);
   };
   auto [status, status_args] =
       add("status",
           "Morph jobs with their plan, GPUs, predicted and observed throughput, SLA state and morphd's last decision",
           run_status);
-  status->add_flag("--all", status_args->all, "finished jobs too");
+  status.flag("--all", status_args->all, "finished jobs too");
   auto [timeline, timeline_args] = add("timeline", "every plan and allocation a job had, with times", run_timeline);
-  timeline->add_option("job", timeline_args->job, "the job id");
-  timeline->add_flag("--all", timeline_args->all, "every job morphd knows");
+  timeline.option("job", timeline_args->job, "the job id");
+  timeline.flag("--all", timeline_args->all, "every job morphd knows");
   auto [explain, explain_args] =
       add("explain",
           "why a job has its plan: morphd's decisions on it, their reasons and the configurations that lost",
           run_explain);
-  explain->add_option("job", explain_args->job, "the job id")->required();
+  explain.option("job", explain_args->job, "the job id").required();
 }
 
 }  // namespace morph::cli

@@ -310,38 +310,44 @@ void run_validate(Context& context, const ValidateArgs& args) {
 
 }  // namespace
 
-void add_validate_command(CLI::App& app, Context& context) {
+void add_validate_command(command_line::Command& app, Context& context) {
   auto args = std::make_shared<ValidateArgs>();
-  CLI::App* cmd = app.add_subcommand("validate", "fit and predict the Morphling artifact's measurements (paper Table 2)");
-  cmd->add_option("--artifact", args->artifact, "the artifact folder (profile/, traces/)")->required();
-  cmd->add_option("--extra", args->extra, "trace rows per workload added to the fitting set")
-      ->capture_default_str()->check(CLI::Range(0, 1000));
-  cmd->add_flag("--in-sample", args->in_sample, "fit on every trace row as well: the model's floor, not a prediction");
-  CLI::Option* rows = cmd->add_flag("--rows", args->rows, "list every trace row with its prediction");
-  CLI::Option* online =
-      cmd->add_flag("--online", args->online, "the online-refit curve: refit to 0..3 unseen rows per family")
-          ->excludes(rows);
-  cmd->get_option("--in-sample")->excludes(online);
-  cmd->add_flag("--paper-scope", args->paper_scope,
-                "score only the configurations of the paper's Table 2: one node for models under 1B parameters")
-      ->excludes(online);
-  cmd->add_option("--random-rows", args->random_draws,
-                  "compare the rule's K rows with this many draws of K rows at random among the same candidates")
-      ->check(CLI::Range(1, 100000))->excludes(online)->excludes(rows)->excludes(cmd->get_option("--in-sample"));
-  cmd->add_option("--prior-weight", args->prior_weight,
-                  "weight of the prior around the profile's fit in the fits that add rows to it: the K rows' and "
-                  "the --online refits'")
-      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--refit-threshold", args->refit_threshold,
-                  "with --online, refit as morphd does: only when the model mispredicts the rows observed so far by "
-                  "more than this fraction (morph.conf RefitErrorThreshold), keeping the refit only when it predicts "
-                  "them better; 0: refit after every row")
-      ->capture_default_str()->check(CLI::Range(0.0, 10.0))->needs(online);
-  cmd->add_option("--orders", args->orders,
-                  "with --online, observe each family's rows in this many random orders besides the trace's and say "
-                  "how often each family's error halves")
-      ->check(CLI::Range(1, 10000))->needs(online);
-  cmd->callback([&context, args] { run_validate(context, *args); });
+  command_line::Command cmd =
+      app.subcommand("validate", "fit and predict the Morphling artifact's measurements (paper Table 2)");
+  cmd.option("--artifact", args->artifact, "the artifact folder (profile/, traces/)").required();
+  cmd.option("--extra", args->extra, "trace rows per workload added to the fitting set").show_default().range(0, 1000);
+  cmd.flag("--in-sample", args->in_sample, "fit on every trace row as well: the model's floor, not a prediction");
+  command_line::Option rows = cmd.flag("--rows", args->rows, "list every trace row with its prediction");
+  command_line::Option online =
+      cmd.flag("--online", args->online, "the online-refit curve: refit to 0..3 unseen rows per family").excludes(rows);
+  cmd.find("--in-sample").excludes(online);
+  cmd.flag("--paper-scope", args->paper_scope,
+           "score only the configurations of the paper's Table 2: one node for models under 1B parameters")
+      .excludes(online);
+  cmd.option("--random-rows", args->random_draws,
+             "compare the rule's K rows with this many draws of K rows at random among the same candidates")
+      .range(1, 100000)
+      .excludes(online)
+      .excludes(rows)
+      .excludes(cmd.find("--in-sample"));
+  cmd.option("--prior-weight", args->prior_weight,
+             "weight of the prior around the profile's fit in the fits that add rows to it: the K rows' and "
+             "the --online refits'")
+      .show_default()
+      .range(0.0, 1e6);
+  cmd.option("--refit-threshold", args->refit_threshold,
+             "with --online, refit as morphd does: only when the model mispredicts the rows observed so far by "
+             "more than this fraction (morph.conf RefitErrorThreshold), keeping the refit only when it predicts "
+             "them better; 0: refit after every row")
+      .show_default()
+      .range(0.0, 10.0)
+      .needs(online);
+  cmd.option("--orders", args->orders,
+             "with --online, observe each family's rows in this many random orders besides the trace's and say "
+             "how often each family's error halves")
+      .range(1, 10000)
+      .needs(online);
+  cmd.on_run([&context, args] { run_validate(context, *args); });
 }
 
 }  // namespace morph::cli

@@ -1,0 +1,133 @@
+#include "tools/command_line/command_line.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <utility>
+
+#include <CLI/CLI.hpp>
+
+#include "libmorph/util/error.h"
+
+namespace morph::command_line {
+
+Option& Option::required() {
+  option_->required();
+  return *this;
+}
+
+template <class T>
+Option& Option::range(T min, T max) {
+  option_->check(CLI::Range(min, max));
+  return *this;
+}
+
+Option& Option::one_of(std::vector<std::string> values) {
+  option_->check(CLI::IsMember(std::move(values)));
+  return *this;
+}
+
+Option& Option::check(Check check) {
+  option_->check(CLI::Validator([problem = std::move(check.problem)](std::string& value) { return problem(value); }, "",
+                                check.name));
+  return *this;
+}
+
+Option& Option::show_default() {
+  option_->capture_default_str();
+  return *this;
+}
+
+Option& Option::needs(const Option& other) {
+  option_->needs(other.option_);
+  return *this;
+}
+
+Option& Option::excludes(const Option& other) {
+  option_->excludes(other.option_);
+  return *this;
+}
+
+Option& Option::delimiter(char separator) {
+  option_->delimiter(separator);
+  return *this;
+}
+
+Option& Option::no_extra_args() {
+  option_->allow_extra_args(false);
+  return *this;
+}
+
+bool Option::given() const { return option_->count() > 0; }
+
+Command Command::subcommand(const std::string& name, const std::string& description) {
+  return Command(app_->add_subcommand(name, description));
+}
+
+template <class T>
+Option Command::option(const std::string& name, T& value, const std::string& description) {
+  return Option(app_->add_option(name, value, description));
+}
+
+Option Command::flag(const std::string& name, bool& value, const std::string& description) {
+  return Option(app_->add_flag(name, value, description));
+}
+
+Option Command::find(const std::string& name) { return Option(app_->get_option(name)); }
+
+void Command::on_run(std::function<void()> run) { app_->callback(std::move(run)); }
+
+Program::Program(const std::string& name, const std::string& description)
+    : Command(new CLI::App(description, name)), program_(app_) {
+  program_->failure_message([name](const CLI::App*, const CLI::Error& e) { return name + ": " + e.what() + "\n"; });
+}
+
+Program::~Program() = default;
+
+void Program::version(const std::string& version) { program_->set_version_flag("--version", version); }
+
+void Program::require_subcommand() {
+  program_->require_subcommand(1);
+  program_->fallthrough();
+}
+
+std::vector<std::string> Program::subcommand_names() const {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : program_->get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  return names;
+}
+
+std::optional<int> Program::parse(int argc, char** argv) {
+  try {
+    program_->parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return program_->exit(e);
+  }
+  return std::nullopt;
+}
+
+bool Program::parse_or_throw(int argc, char** argv, bool print) {
+  try {
+    program_->parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    if (print) std::fputs(program_->help().c_str(), stdout);
+    return false;
+  } catch (const CLI::ParseError& e) {
+    throw Error(e.what());
+  }
+  return true;
+}
+
+// The types Morph's programs parse.
+template Option& Option::range(int, int);
+template Option& Option::range(std::uint64_t, std::uint64_t);
+template Option& Option::range(double, double);
+template Option Command::option(const std::string&, std::string&, const std::string&);
+template Option Command::option(const std::string&, int&, const std::string&);
+template Option Command::option(const std::string&, unsigned&, const std::string&);
+template Option Command::option(const std::string&, std::int64_t&, const std::string&);
+template Option Command::option(const std::string&, std::uint64_t&, const std::string&);
+template Option Command::option(const std::string&, double&, const std::string&);
+template Option Command::option(const std::string&, std::vector<std::string>&, const std::string&);
+
+}  // namespace morph::command_line
