@@ -234,12 +234,15 @@ TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats 
 # does not load sanitized plugins), PyTorch's (it does not load beside ASan's runtime) and
 # the checks of results on whole workloads (plain_build_only in tests/cli/common.bash).
 # scripts/run-tests.sh runs make check under the sanitizers, then make check-unsanitized
-# in its plain build: these tests and the programs they run, not the unit tests again.
+# in its plain build: these tests and the programs they run, not the unit tests again. The
+# long ones (minutes each: the clusters' and PyTorch's) start first, so that two tests run
+# at once until the end.
 unsanitized_check_programs = tests/cli/make_checkpoint$(EXEEXT)
 check-unsanitized: all
 	@tests=; for t in $(TESTS); do \
-	  case $$t in %reldir%/cluster/*|%reldir%/torch/*|python/*|%reldir%/cli/morph_cli.bats|%reldir%/cli/morph_simulate.bats) \
-	    tests="$$tests $$t";; esac; \
+	  case $$t in %reldir%/cluster/*|%reldir%/torch/*) tests="$$tests $$t";; esac; \
+	done; for t in $(TESTS); do \
+	  case $$t in python/*|%reldir%/cli/morph_cli.bats|%reldir%/cli/morph_simulate.bats) tests="$$tests $$t";; esac; \
 	done; $(MAKE) $(AM_MAKEFLAGS) check-TESTS TESTS="$$tests" \
 	  check_PROGRAMS='$(unsanitized_check_programs)' check_LTLIBRARIES=
 .PHONY: check-unsanitized
