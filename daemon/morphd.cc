@@ -87,9 +87,7 @@ void finish_jobs(morph::store::StateStore& state, const morph::daemon::ClusterSn
 
 int run(const Options& o) {
   check_user();
-  const std::string conf_path = !o.config_path.empty()            ? o.config_path
-                                : std::getenv("MORPH_CONF") != nullptr ? std::getenv("MORPH_CONF")
-                                                                       : MORPH_SYSCONFDIR "/morph.conf";
+  const std::string conf_path = morph::morph_conf_path(o.config_path);
   const morph::MorphConfig config = morph::load_morph_conf(conf_path);
   const std::string state_path = !o.state_path.empty() ? o.state_path : config.state_database;
   const morph::store::WriterLock lock = morph::store::WriterLock::acquire(
@@ -195,7 +193,7 @@ int main(int argc, char** argv) {
   morph::command_line::Program app("morphd", "morphd: Morph's policy daemon: reconfigures Morph jobs through Slurm");
   app.version(PACKAGE_STRING);
   app.flag("-D,--foreground", o.foreground, "stay in the foreground and log to standard error (systemd)");
-  app.option("--config", o.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.config(o.config_path);
   app.option("--state", o.state_path, "the state database (default: morph.conf StateDatabase)");
   app.option("--policy", o.policy, "the scheduling policy (default morphling)");
   app.flag("--once", o.once, "run one round and exit");

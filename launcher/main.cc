@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   app.option("--checkpoint", o.checkpoint_dir,
              "the job's checkpoint folder: resume from its newest checkpoint, resharded to the plan when needed");
   app.option("--metrics", o.metrics_file, "the job's metrics file (default: $SLURM_SUBMIT_DIR/morph-JOBID.metrics)");
-  app.option("--config", o.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.config(o.config_path);
   app.flag("--mpi-trainer", o.mpi_trainer, "the trainer is an MPI program of this step (morphrun leaves MPI to it)");
   app.flag("--driver", o.driver, "run in the batch script: start the step, restart it in place on a new plan");
   app.option("--mpi", o.srun_mpi, "--driver: srun's --mpi type for the steps (default pmix; none: not given)");

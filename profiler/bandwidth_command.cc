@@ -177,7 +177,7 @@ std::string report(const Results& results, const hw::NodeLayout& layout, const S
 }
 
 void run_bandwidth(const BandwidthArgs& args, const Context& context) {
-  Setup setup{{hw::parse_size_sweep(args.sizes), args.iterations}, context.resolved_config_path(), {}};
+  Setup setup{{hw::parse_size_sweep(args.sizes), args.iterations}, morph_conf_path(context.config_path), {}};
   setup.config = load_morph_conf(setup.config_path);
   MPI_Init(nullptr, nullptr);
   int rank = 0;

@@ -9,8 +9,7 @@
 namespace morph::profile {
 
 struct Context {
-  std::string config_path;  // --config, $MORPH_CONF, $(sysconfdir)/morph.conf
-  std::string resolved_config_path() const;
+  std::string config_path;  // --config ("": morph_conf_path's default)
 };
 
 void add_topo_command(command_line::Command& app, Context& context);

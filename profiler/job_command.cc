@@ -86,7 +86,7 @@ const NodeType& find_node_type(const JobArgs& args, const Cluster& cluster) {
 Setup make_setup(const Context& context, const JobArgs& args) {
   if (args.command.empty()) throw Error("job: no trainer command: give it after --, e.g. -- python train.py");
   Setup s;
-  s.config = load_morph_conf(context.resolved_config_path());
+  s.config = load_morph_conf(morph_conf_path(context.config_path));
   std::string catalog = args.catalog;
   if (catalog.empty()) catalog = std::getenv("MORPH_CATALOG") != nullptr ? std::getenv("MORPH_CATALOG") : "";
   if (catalog.empty()) catalog = std::string(MORPH_PKGDATADIR) + "/models.json";

@@ -1,5 +1,4 @@
 // morph-profile: measures a cluster's hardware for Morph's models. See morph-profile(1).
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
@@ -10,12 +9,6 @@
 #include "profiler/commands.h"
 
 namespace morph::profile {
-
-std::string Context::resolved_config_path() const {
-  if (!config_path.empty()) return config_path;
-  if (const char* env = std::getenv("MORPH_CONF"); env != nullptr && *env != '\0') return env;
-  return std::string(MORPH_SYSCONFDIR) + "/morph.conf";
-}
 
 std::string subcommand_names() {
   std::string out;
@@ -57,7 +50,7 @@ int main(int argc, char** argv) {
                                    "morph-profile: measure a cluster's topology and bandwidths for Morph");
   app.version(PACKAGE_STRING);
   app.require_subcommand();
-  app.option("--config", context.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.config(context.config_path);
   for (const auto& command : kSubcommands) command.add(app, context);
   try {
     if (const std::optional<int> status = app.parse(argc, argv)) return *status;

@@ -1,6 +1,7 @@
 #include "libmorph/config/morph_conf.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -260,6 +261,12 @@ MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
 
 MorphConfig load_morph_conf(const std::string& path) {
   return parse_morph_conf(read_text_file(path, "configuration"), path);
+}
+
+std::string morph_conf_path(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* env = std::getenv("MORPH_CONF"); env != nullptr && *env != '\0') return env;
+  return MORPH_SYSCONFDIR "/morph.conf";
 }
 
 }  // namespace morph

@@ -3,7 +3,6 @@
 // job_desc, writes the decision back with strings slurmctld can free, and turns every
 // failure into a refusal with a message. It runs under slurmctld's locks, so it does no
 // RPC and no file I/O after init(). See job_submit_morph(8).
-#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -13,6 +12,7 @@ extern "C" {
 }
 
 #include "config.h"
+#include "libmorph/config/morph_conf.h"
 #include "plugins/common/slurm_host.h"
 #include "plugins/job_submit/job_record_head.h"
 #include "plugins/job_submit/submit_handler.h"
@@ -114,9 +114,7 @@ extern "C" int init(void) {
   return guarded("init", SLURM_SUCCESS, [] {
     delete handler;
     handler = new morph::plugin::SubmitHandler;
-    const char* conf = std::getenv("MORPH_CONF");
-    handler->load(conf != nullptr && *conf != '\0' ? conf : MORPH_SYSCONFDIR "/morph.conf",
-                  MORPH_PKGDATADIR "/models.json");
+    handler->load(morph::morph_conf_path(""), MORPH_PKGDATADIR "/models.json");
     if (handler->load_error().empty()) slurm_info("job_submit/morph: loaded");
     else slurm_error("job_submit/morph: Morph jobs will be refused: %s", handler->load_error().c_str());
     return SLURM_SUCCESS;  // never stop slurmctld: other jobs keep flowing

@@ -1,6 +1,8 @@
 #include "libmorph/config/morph_conf.h"
 
 #include <csignal>
+#include <cstdlib>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -135,6 +137,21 @@ TEST(MorphConf, TheShippedDefaultParses) {
   const MorphConfig c = load_morph_conf(test::source_dir() + "/etc/morph.conf");
   for (const char* gpu : {"a100", "a800", "h100", "v100", "l40s"}) EXPECT_NE(c.cluster.find_gpu_type(gpu), nullptr) << gpu;
   EXPECT_NE(c.cluster.find_node_type("hgx-a800"), nullptr);
+}
+
+// Every program and the job_submit plugin read the same file: --config, else $MORPH_CONF
+// unless empty, else the installed one.
+TEST(MorphConf, PathIsGivenThenEnvironmentThenInstalled) {
+  const char* before = std::getenv("MORPH_CONF");
+  const std::string saved = before != nullptr ? before : "";
+  ::setenv("MORPH_CONF", "/env/morph.conf", 1);
+  EXPECT_EQ(morph_conf_path("/given/morph.conf"), "/given/morph.conf");
+  EXPECT_EQ(morph_conf_path(""), "/env/morph.conf");
+  ::setenv("MORPH_CONF", "", 1);
+  EXPECT_EQ(morph_conf_path(""), MORPH_SYSCONFDIR "/morph.conf");
+  ::unsetenv("MORPH_CONF");
+  EXPECT_EQ(morph_conf_path(""), MORPH_SYSCONFDIR "/morph.conf");
+  if (before != nullptr) ::setenv("MORPH_CONF", saved.c_str(), 1);
 }
 
 TEST(MorphConf, ErrorsNameLineAndKey) {

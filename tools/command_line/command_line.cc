@@ -72,6 +72,10 @@ Option Command::flag(const std::string& name, bool& value, const std::string& de
   return Option(app_->add_flag(name, value, description));
 }
 
+Option Command::config(std::string& path) {
+  return option("--config", path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+}
+
 Option Command::find(const std::string& name) { return Option(app_->get_option(name)); }
 
 void Command::on_run(std::function<void()> run) { app_->callback(std::move(run)); }

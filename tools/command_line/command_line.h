@@ -61,6 +61,8 @@ class Command {
   template <class T>
   Option option(const std::string& name, T& value, const std::string& description);
   Option flag(const std::string& name, bool& value, const std::string& description);
+  // --config FILE: the morph.conf to read (libmorph's morph_conf_path when not given).
+  Option config(std::string& path);
   // An option added before, by name.
   Option find(const std::string& name);
   // What the subcommand does when it is chosen; it runs inside Program::parse.

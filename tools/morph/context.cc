@@ -17,7 +17,7 @@ void default_path(std::string& path, const char* env, const std::string& install
 }  // namespace
 
 void Context::resolve_paths() {
-  default_path(config_path, "MORPH_CONF", std::string(MORPH_SYSCONFDIR) + "/morph.conf");
+  config_path = morph_conf_path(config_path);
   default_path(catalog_path, "MORPH_CATALOG", std::string(MORPH_PKGDATADIR) + "/models.json");
   default_path(spec_path, "MORPH_ARTIFACT_SPEC", std::string(MORPH_PKGDATADIR) + "/morphling-artifact.json");
 }

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
                                    "morph: execution plans, memory and iteration time of deep-learning training jobs");
   app.version(PACKAGE_STRING);
   app.require_subcommand();
-  app.option("--config", context.config_path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  app.config(context.config_path);
   app.option("--catalog", context.catalog_path,
              "model catalog (default: $MORPH_CATALOG or " MORPH_PKGDATADIR "/models.json)");
   app.option("--spec", context.spec_path,
