@@ -266,7 +266,7 @@ MorphConfig load_morph_conf(const std::string& path) {
 std::string morph_conf_path(const std::string& given) {
   if (!given.empty()) return given;
   if (const char* env = std::getenv("MORPH_CONF"); env != nullptr && *env != '\0') return env;
-  return MORPH_SYSCONFDIR "/morph.conf";
+  return kInstalledMorphConf;
 }
 
 }  // namespace morph

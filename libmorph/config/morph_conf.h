@@ -65,7 +65,8 @@ struct MorphConfig {
 MorphConfig parse_morph_conf(std::string_view text, const std::string& source);
 MorphConfig load_morph_conf(const std::string& path);
 // The morph.conf a program reads: `given` (its --config) when not empty, else $MORPH_CONF
-// when set and not empty, else the installed $(sysconfdir)/morph.conf.
+// when set and not empty, else the installed one.
+inline constexpr const char* kInstalledMorphConf = MORPH_SYSCONFDIR "/morph.conf";
 std::string morph_conf_path(const std::string& given);
 
 // A checkpoint signal's number from its name ("SIGUSR2" or "USR2", any case): SIGUSR2,

@@ -148,9 +148,9 @@ TEST(MorphConf, PathIsGivenThenEnvironmentThenInstalled) {
   EXPECT_EQ(morph_conf_path("/given/morph.conf"), "/given/morph.conf");
   EXPECT_EQ(morph_conf_path(""), "/env/morph.conf");
   ::setenv("MORPH_CONF", "", 1);
-  EXPECT_EQ(morph_conf_path(""), MORPH_SYSCONFDIR "/morph.conf");
+  EXPECT_EQ(morph_conf_path(""), kInstalledMorphConf);
   ::unsetenv("MORPH_CONF");
-  EXPECT_EQ(morph_conf_path(""), MORPH_SYSCONFDIR "/morph.conf");
+  EXPECT_EQ(morph_conf_path(""), kInstalledMorphConf);
   if (before != nullptr) ::setenv("MORPH_CONF", saved.c_str(), 1);
 }
 
