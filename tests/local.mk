@@ -255,7 +255,7 @@ check-unsanitized: all
 # types and back (morphd_hetero.bats), then the simulator's
 # fidelity on a 20-job trace (fidelity.sh). Not in make check: beside the other cluster
 # tests on 2 cores, busy MPI ranks starved an emulated node's slurmd into a NODE FAILURE;
-# scripts/run-tests.sh runs morphd.bats's scenario on its own after make check.
+# scripts/run-tests.sh runs morphd.bats's scenario beside morphd_hetero.bats after it.
 check-morphd: all tests/trainer/morph-trainer
 	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' bats '$(abs_top_srcdir)/tests/cluster/morphd.bats'
 	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' bats '$(abs_top_srcdir)/tests/cluster/morphd_hetero.bats'
