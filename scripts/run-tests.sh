@@ -48,11 +48,10 @@ fi
 # simulator's fidelity).
 morph_log "morphd on two local clusters at once: grow, shrink for a guaranteed job, grow back; a job spans an a100 and a v100 node, and back"
 scenarios=$MORPH_TOP/build/dist/tests/cluster
-MORPH_SRCDIR=$MORPH_TOP MORPH_BUILDDIR=$MORPH_TOP/build/dist \
-  bats -f "grow, shrink" "$MORPH_TOP/tests/cluster/morphd.bats" >"$scenarios/morphd-scenario.out" 2>&1 &
+export MORPH_SRCDIR=$MORPH_TOP MORPH_BUILDDIR=$MORPH_TOP/build/dist
+bats -f "grow, shrink" "$MORPH_TOP/tests/cluster/morphd.bats" >"$scenarios/morphd-scenario.out" 2>&1 &
 grow=$!
-MORPH_SRCDIR=$MORPH_TOP MORPH_BUILDDIR=$MORPH_TOP/build/dist \
-  bats "$MORPH_TOP/tests/cluster/morphd_hetero.bats" >"$scenarios/morphd-hetero.out" 2>&1 &
+bats "$MORPH_TOP/tests/cluster/morphd_hetero.bats" >"$scenarios/morphd-hetero.out" 2>&1 &
 hetero=$!
 failed=0
 wait "$grow" || failed=1

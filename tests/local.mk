@@ -136,8 +136,8 @@ TEST_EXTENSIONS = .bats
 BATS_LOG_COMPILER = bats
 TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
 	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats %reldir%/cli/morphrun.bats \
-	%reldir%/cli/morph_hetero.bats
-EXTRA_DIST += %reldir%/cli/morph_hetero.bats %reldir%/cli/morphrun.bats %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
+	%reldir%/cli/morph_hetero.bats %reldir%/cli/morph_workloads.bats
+EXTRA_DIST += %reldir%/cli/morph_hetero.bats %reldir%/cli/morph_workloads.bats %reldir%/cli/morphrun.bats %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
 	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats \
 	%reldir%/cli/common.bash
 # Synthetic checkpoints for morph_reshard.bats.
@@ -235,18 +235,21 @@ TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats 
 
 # The tests a sanitized build skips, whole or in part: the local Slurm cluster's (slurmctld
 # does not load sanitized plugins), PyTorch's (it does not load beside ASan's runtime) and
-# the checks of results on whole workloads (plain_build_only in tests/cli/common.bash).
+# the checks of results on whole workloads (tests/cli/morph_workloads.bats).
 # scripts/run-tests.sh runs make check under the sanitizers, then make check-unsanitized
-# in its plain build: these tests and the programs they run, not the unit tests again. The
-# long ones (minutes each: the clusters' and PyTorch's) start first, so that two tests run
-# at once until the end.
+# in its plain build: these tests and the programs they run, not the unit tests and the
+# other command-line tests again. The three longest start first (in a run of run-tests.sh
+# here, two at a time: slurm_integration 340 s, PyTorch's 210 s, launcher 180 s; the others
+# took 50 s at most), so that two tests run at once until the end.
+unsanitized_first = %reldir%/cluster/slurm_integration.bats %reldir%/cluster/launcher.bats \
+	%reldir%/torch/continuity_local.sh
 unsanitized_check_programs = tests/cli/make_checkpoint$(EXEEXT)
 check-unsanitized: all
-	@tests=; for t in $(TESTS); do \
-	  case $$t in %reldir%/cluster/*|%reldir%/torch/*) tests="$$tests $$t";; esac; \
-	done; for t in $(TESTS); do \
-	  case $$t in python/*|%reldir%/cli/morph_cli.bats|%reldir%/cli/morph_simulate.bats) tests="$$tests $$t";; esac; \
-	done; $(MAKE) $(AM_MAKEFLAGS) check-TESTS TESTS="$$tests" \
+	@first=; rest=; for t in $(TESTS); do \
+	  case " $(unsanitized_first) " in *" $$t "*) first="$$first $$t"; continue;; esac; \
+	  case $$t in %reldir%/cluster/*|%reldir%/torch/*|python/*|%reldir%/cli/morph_workloads.bats) \
+	    rest="$$rest $$t";; esac; \
+	done; $(MAKE) $(AM_MAKEFLAGS) check-TESTS TESTS="$$first $$rest" \
 	  check_PROGRAMS='$(unsanitized_check_programs)' check_LTLIBRARIES=
 .PHONY: check-unsanitized
 

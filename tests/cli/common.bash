@@ -1,5 +1,5 @@
 # Helpers shared by the bats tests of the morph command line (morph_cli.bats,
-# morph_simulate.bats).
+# morph_simulate.bats, morph_workloads.bats and the others beside them).
 #
 # The environment comes from AM_TESTS_ENVIRONMENT (tests/local.mk): MORPH_CONF,
 # MORPH_CATALOG, MORPH_ARTIFACT_SPEC, MORPH_SRCDIR, MORPH_BUILDDIR. Run by hand from the
@@ -45,6 +45,9 @@ require_artifact() {
 plain_build_only() {
   [ -z "${MORPH_SANITIZERS:-}" ] || skip "a check of results on whole workloads: the plain build runs it"
 }
+
+# workload NAME: the artifact's workload-NAME.csv (base, bp, mt).
+workload() { echo "$ARTIFACT/workloads/workload-$1.csv"; }
 
 require_jq() {
   command -v jq >/dev/null || skip "jq is required to check --json output"

@@ -559,25 +559,6 @@ JSON
   done
 }
 
-@test "make check-fidelity's script prints a fit line per profile, the validate line and four online lines" {
-  plain_build_only
-  require_artifact
-  run --separate-stderr env MORPH="$MORPH" sh "$MORPH_SRCDIR/tests/fidelity/check_fidelity.sh" "$ARTIFACT"
-  assert_ok
-  local n
-  n=$(ls -d "$ARTIFACT"/profile/*/ | wc -l)
-  [ "$(grep -cE '^fit: model=[a-z0-9]+ max_in_sample_err=([0-9.]+%|n/a) points=[0-9]+$' <<<"$output")" -eq "$n" ] \
-    || { show_run; fail "expected $n fit lines"; }
-  grep -qE '^validate: avg=[0-9.]+% max=[0-9.]+% points=[0-9]+ K=3$' <<<"$output" || { show_run; fail "no validate line"; }
-  local k
-  for k in 3 0; do
-    grep -qE "^online: K=$k families=[0-9]+ halved_after_3=[0-9]+ halvable_by_level=[0-9]+ halvable_by_fit=[0-9]+\$" \
-      <<<"$output" || { show_run; fail "no online line for K=$k"; }
-    grep -qE "^online: K=$k refit_threshold=0.1 families=[0-9]+ halved_after_3=[0-9]+ " \
-      <<<"$output" || { show_run; fail "no online line for K=$k at morphd's threshold"; }
-  done
-}
-
 @test "validate --online --refit-threshold: no refit where the model predicts the observed rows within it" {
   require_artifact
   require_jq

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "libmorph/config/morph_conf.h"
 #include "libmorph/util/error.h"
 
 namespace morph::command_line {
@@ -73,7 +74,7 @@ Option Command::flag(const std::string& name, bool& value, const std::string& de
 }
 
 Option Command::config(std::string& path) {
-  return option("--config", path, "morph.conf (default: $MORPH_CONF or " MORPH_SYSCONFDIR "/morph.conf)");
+  return option("--config", path, std::string("morph.conf (default: $MORPH_CONF or ") + kInstalledMorphConf + ")");
 }
 
 Option Command::find(const std::string& name) { return Option(app_->get_option(name)); }
