@@ -19,6 +19,9 @@ constexpr std::size_t kN = PerfParams::kCount;
 constexpr double kRobustScale = 0.15;
 // Iterations of each start before all but the best are dropped.
 constexpr int kRaceIterations = 50;
+// Derivatives per pass of the point residuals' automatic differentiation: Jets of 8
+// vectorise, one of all 17 parameters does not (docs/benchmarks.md: 6.2 against 10.8 ms a fit).
+constexpr int kJetStride = 8;
 
 // Log residuals of one point; one parameter block per k so that uninformed ones can be
 // held constant.
@@ -42,6 +45,7 @@ struct PointResidual {
 // The odd-placement stall (docs/models.md, "Odd placements") has no prior: its default,
 // 0, is no belief about a model. It is fitted only where the points tell it from k_net.
 constexpr std::size_t kOdd = 15;
+constexpr std::size_t kStage = 16;
 
 // Online refit: prior_weight * log((k + f) / (k_start + f)) per parameter but k_odd, with
 // the floor f of prior_floor() so that a parameter may reach zero.
@@ -68,6 +72,7 @@ std::array<bool, kN> informed(std::span<const MeasuredPoint> points) {
     if ((x.dp_ms > 0 && x.dp_net) || (x.tp_ms > 0 && x.tp_net) || (x.pp_ms > 0 && x.pp_net)) used[10] = true;
     if (x.unpipelined_forward_ms != x.forward_ms) used[13] = true;
     if (x.model_parallel) used[14] = true;
+    if (x.stage_passes > 0) used[kStage] = true;
     odd = odd || x.odd_ring > 0;
     even = even || (x.dp_ms > 0 && x.dp_net && !x.offload && !(x.odd_ring > 0));
     if (x.offload) {
@@ -102,7 +107,7 @@ Solved solve_from(std::span<const MeasuredPoint> points, const std::array<bool, 
   for (const MeasuredPoint& p : points) {
     auto* functor = new PointResidual{&p};
     const int residuals = functor->count();
-    auto* cost = new ceres::DynamicAutoDiffCostFunction<PointResidual, kN>(functor);
+    auto* cost = new ceres::DynamicAutoDiffCostFunction<PointResidual, kJetStride>(functor);
     std::vector<double*> blocks;
     for (std::size_t i = 0; i < kN; ++i) {
       cost->AddParameterBlock(1);

@@ -1,6 +1,7 @@
 #include "libmorph/perf/fit_evidence.h"
 
 #include <cmath>
+#include <string_view>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -12,7 +13,7 @@ namespace {
 
 // Every member of IterationTerms is written below: a new one changes the size and stops
 // the build here until it is saved too.
-static_assert(sizeof(IterationTerms) == 128, "IterationTerms changed: save its new member in the evidence");
+static_assert(sizeof(IterationTerms) == 136, "IterationTerms changed: save its new member in the evidence");
 
 // Every member but ga_steps, by name: doubles and flags, which `visit` tells apart by type.
 template <typename Visit>
@@ -30,12 +31,17 @@ void each_term(IterationTerms& x, Visit&& visit) {
   visit("tp_net", x.tp_net);
   visit("pp_net", x.pp_net);
   visit("odd_ring", x.odd_ring);
+  visit("stage_passes", x.stage_passes);
   visit("offload", x.offload);
   visit("opt_mparams", x.opt_mparams);
   visit("opt_off_mparams_per_cpu", x.opt_off_mparams_per_cpu);
   visit("model_mparams", x.model_mparams);
   visit("off_ms", x.off_ms);
 }
+
+// Terms added after evidence was first saved: missing from older evidence, they load as 0,
+// which is how the model that saved it counted them.
+bool added_later(std::string_view key) { return key == "stage_passes"; }
 
 double number_at(const nlohmann::json& j, const char* key, const std::string& where) {
   const auto it = j.find(key);
@@ -83,7 +89,7 @@ FitEvidence evidence_from_json(const nlohmann::json& points, const std::string& 
           throw Error(fmt::format("{}: {} is missing or not true/false", where, key));
         v = terms[key].get<bool>();
       } else {
-        v = number_at(terms, key, where);
+        v = !terms.contains(key) && added_later(key) ? 0.0 : number_at(terms, key, where);
       }
     });
     const double steps = number_at(terms, "ga_steps", where);

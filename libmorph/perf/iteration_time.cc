@@ -78,6 +78,8 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   // Morphling A.1: V_pp = 2 p b s h / (d t); the t TP ranks of a stage send at once and
   // share their NICs (comm_bandwidths), so a stage's transfer does not shrink with t.
   x.pp_ms = pp > 1 ? ms(kActivationBytes * 2 * pp * b * s * h / (d * t), bw.pp_Bps) : 0;
+  // A.1's 1F1B critical path holds m + p - 1 slots per flush, a flushes an iteration.
+  x.stage_passes = pp > 1 ? static_cast<double>(p.micro_batches + p.pp - 1) * p.ga_steps : 0;
   x.dp_net = d > 1 && bw.dp_crosses_nodes;
   x.tp_net = t > 1 && bw.tp_crosses_nodes;
   x.pp_net = pp > 1 && bw.pp_crosses_nodes;

@@ -48,6 +48,9 @@ struct IterationTerms {
   // The DP group crosses nodes and synchronises on the GPUs: placement_stall_factor,
   // which the stall k_odd multiplies (docs/models.md, "Odd placements"); else 0.
   double odd_ring = 0;
+  // Stage passes on a pipeline's critical path, a (m + p - 1) with p > 1 (A.1's 1F1B
+  // slots), each costing k_stage whatever it carries (docs/models.md, "Pipelines"); else 0.
+  double stage_passes = 0;
   bool offload = false;
   double opt_mparams = 0;         // P / x, million parameters updated by one GPU
   double opt_off_mparams_per_cpu = 0;  // P / (d c) for ZeRO-Offload
@@ -109,6 +112,7 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
   const T& k_pipe = k[13];
   const T& k_fwd_mp = k[14];
   const T& k_odd = k[15];
+  const T& k_stage = k[16];
   // docs/models.md, "Fitted bandwidths": measured over modelled transfer times; a group
   // across nodes takes the network's factor.
   const T& k_dp_group = x.dp_net ? k_net : k_dp;
@@ -135,7 +139,8 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
   const T sync = x.offload ? t_dp + T(0.5) * t_off : t_dp;
   const T last_step = overlap(r.backward_ms, T(1 - x.tail_share) * sync, x.offload ? k_off : k_sync) +
                       T(x.tail_share) * sync;
-  r.cc_ms = r.forward_ms + T(a - 1) * r.backward_ms + last_step + t_mp;
+  // A pipeline adds k_stage per stage pass on its critical path ("Pipelines").
+  r.cc_ms = r.forward_ms + T(a - 1) * r.backward_ms + last_step + t_mp + k_stage * T(x.stage_passes);
   if (x.offload) {
     // Morphling A.2: T_opt = k_opt_off P / (d c), plus a part that does not shrink with
     // d or c, k_opt_model P (docs/models.md, "Offloading"). The gradients were

@@ -1,6 +1,7 @@
 // The fittable parameters of the iteration-time model: the seven of Morphling (seed 001,
 // Table 5), four effective-bandwidth factors, two ZeRO-Offload terms, the pipeline's
-// overlap, the model-parallel forward factor and the odd-placement stall (docs/models.md,
+// overlap, the model-parallel forward factor, the odd-placement stall and the pipeline
+// stage's cost per pass (docs/models.md,
 // "Where the model departs from the appendix"), in units that keep values of order one.
 #pragma once
 
@@ -28,8 +29,9 @@ struct PerfParams {
   double k_pipe = 1.0;       // share of 1F1B's overlap of micro-batches across stages
   double k_fwd_mp = 1.0;     // forward time of model-parallel plans over the profile's
   double k_odd_ms = 0.0;     // DP synchronisation across nodes with an odd GPU count on one, ms
+  double k_stage_ms = 0.0;   // each stage pass on a pipeline's critical path, ms
 
-  static constexpr std::size_t kCount = 16;
+  static constexpr std::size_t kCount = 17;
   std::array<double, kCount> to_array() const;
   static PerfParams from_array(const double* values);
 };

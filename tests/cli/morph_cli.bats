@@ -494,7 +494,7 @@ write_cluster() {
     || { show_run; fail "expected 7 points with a signed error"; }
 }
 
-@test "fit --json: params has the 16 parameters and points the measured points" {
+@test "fit --json: params has the 17 parameters and points the measured points" {
   require_artifact
   require_jq
   morph --json fit --profile "$ARTIFACT/profile/bert"
@@ -502,7 +502,7 @@ write_cluster() {
   local f
   f=$(save_json fit)
   jq_true "$f" '.model == "bert-336m" and .global_batch == 32 and .fitted == true'
-  jq_true "$f" '(.params | keys) == (["k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const", "k_dp", "k_mp", "k_pcie", "k_net", "k_opt_model", "k_const_off", "k_pipe", "k_fwd_mp", "k_odd"] | sort)'
+  jq_true "$f" '(.params | keys) == (["k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const", "k_dp", "k_mp", "k_pcie", "k_net", "k_opt_model", "k_const_off", "k_pipe", "k_fwd_mp", "k_odd", "k_stage"] | sort)'
   jq_true "$f" 'all(.params[]; (.value | type) == "number" and (.unit | type) == "string")'
   jq_true "$f" '(.points | length) == 7'
   jq_true "$f" 'all(.points[]; .measured_ms > 0 and .predicted_ms > 0 and (.error | type) == "number")'
@@ -517,7 +517,7 @@ write_cluster() {
   assert_ok
   [ -s "$saved" ] || fail "--save wrote nothing"
   jq_true "$saved" '.format == "morph-perf-model/1" and .model == "bert-336m"'
-  jq_true "$saved" '(.params | length) == 16 and .forward.per_sample_ms > 0'
+  jq_true "$saved" '(.params | length) == 17 and .forward.per_sample_ms > 0'
 
   morph plan --perf "$saved" --model bert-336m --batch 256 --gpus 8xa800
   assert_ok

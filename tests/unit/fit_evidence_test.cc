@@ -28,6 +28,7 @@ MeasuredPoint full_point() {
   x.tp_net = true;
   x.pp_net = true;
   x.odd_ring = 1.5;
+  x.stage_passes = 7;
   x.offload = true;
   x.opt_mparams = 21;
   x.opt_off_mparams_per_cpu = 5.25;
@@ -69,6 +70,7 @@ TEST(FitEvidence, EveryTermSurvivesTheModelsJson) {
   k.k_net = 2;
   k.k_pipe = 0.5;
   k.k_fwd_mp = 1.3;
+  k.k_stage_ms = 4;
   for (std::size_t i = 0; i < 2; ++i) {
     const auto before = predict_iteration((*saved.evidence)[i].terms, k);
     const auto after = predict_iteration((*loaded.evidence)[i].terms, k);
@@ -111,6 +113,18 @@ TEST(FitEvidence, BadPointsAreNamed) {
   EXPECT_NE(message([](nlohmann::json& j) { j[0].erase("terms"); }).find("terms"), std::string::npos);
   EXPECT_NE(message([](nlohmann::json& j) { j = nlohmann::json::object(); }).find("array"), std::string::npos);
   EXPECT_EQ(message([](nlohmann::json&) {}), "no error");
+}
+
+TEST(FitEvidence, EvidenceSavedBeforeTheStageCostLoadsWithoutIt) {
+  nlohmann::json j = evidence_to_json({full_point()});
+  j[0]["terms"].erase("stage_passes");
+  const FitEvidence loaded = evidence_from_json(j, "m.json");
+  ASSERT_EQ(loaded.size(), 1u);
+  EXPECT_EQ(loaded[0].terms.stage_passes, 0);  // the model that saved it had no k_stage
+  EXPECT_EQ(loaded[0].terms.pp_ms, full_point().terms.pp_ms);
+  // Any other term missing is still an error.
+  j[0]["terms"].erase("odd_ring");
+  EXPECT_THROW(evidence_from_json(j, "m.json"), Error);
 }
 
 TEST(FitEvidence, TheFitsPriorSurvivesTheModelsJson) {

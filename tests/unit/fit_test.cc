@@ -63,8 +63,8 @@ std::vector<MeasuredPoint> synthetic_points(const PerfParams& truth) {
 }
 
 // k_bwd, k_sync, k_opt, k_opt_off, k_off, k_swap, k_const, k_dp, k_mp, k_pcie, k_net, k_opt_model,
-// k_const_off, k_pipe, k_fwd_mp, k_odd
-const PerfParams kTruth{2.3, 3.0, 0.08, 3.5, 2.0, 4.0, 12.0, 1.8, 1.4, 0.6, 2.5, 0.3, 7.0, 0.6, 1.3, 40.0};
+// k_const_off, k_pipe, k_fwd_mp, k_odd, k_stage
+const PerfParams kTruth{2.3, 3.0, 0.08, 3.5, 2.0, 4.0, 12.0, 1.8, 1.4, 0.6, 2.5, 0.3, 7.0, 0.6, 1.3, 40.0, 6.0};
 
 TEST(Fit, RecoversParametersOfDataItGenerated) {
   const std::vector<MeasuredPoint> points = synthetic_points(kTruth);
@@ -125,6 +125,7 @@ TEST(Fit, ParametersNoPointInformsAreHeld) {
   EXPECT_FALSE(r.fitted[13]);  // k_pipe
   EXPECT_FALSE(r.fitted[14]);  // k_fwd_mp
   EXPECT_FALSE(r.fitted[15]);  // k_odd
+  EXPECT_FALSE(r.fitted[16]);  // k_stage
   EXPECT_DOUBLE_EQ(r.params.k_net, start.k_net);
   EXPECT_DOUBLE_EQ(r.params.k_opt_off, start.k_opt_off);
   EXPECT_DOUBLE_EQ(r.params.k_swap, start.k_swap);

@@ -105,6 +105,25 @@ TEST(IterationTime, PipelineOverlapAndModelParallelForwardAreFitted) {
   EXPECT_DOUBLE_EQ(predict_iteration(dp, k).iter_ms, 78);
 }
 
+TEST(IterationTime, APipelinePaysItsStageCostPerPassOnTheCriticalPath) {
+  const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  // 1F1B, 4 micro-batches over 2 stages: 4 + 2 - 1 = 5 passes on the critical path.
+  const IterationTerms x = iteration_terms(workload(), plan(1, 2, 2, 1, 4, 2), a, kForward);
+  EXPECT_DOUBLE_EQ(x.stage_passes, 5);
+  PerfParams k = kParams;
+  k.k_stage_ms = 3;
+  const IterationTime<double> t = predict_iteration(x, k);
+  EXPECT_DOUBLE_EQ(t.cc_ms, 25 + 50 + 0.16 + 15);  // TensorAndPipelineParallel's, + 3 ms * 5
+  EXPECT_DOUBLE_EQ(t.iter_ms, 90.16 + 2.5 + 5);
+  // One micro-batch a flush, 4 accumulation steps: 4 flushes of 1 + 2 - 1 = 2 passes.
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(1, 2, 2, 4, 1, 2), a, kForward).stage_passes, 8);
+  // Without a pipeline there is no stage to pass: TP alone and DP pay nothing.
+  const IterationTerms tp = iteration_terms(workload(), plan(1, 4, 1, 1, 1, 8), a, kForward);
+  EXPECT_DOUBLE_EQ(tp.stage_passes, 0);
+  EXPECT_DOUBLE_EQ(predict_iteration(tp, k).iter_ms, predict_iteration(tp, kParams).iter_ms);
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), a, kForward).stage_passes, 0);
+}
+
 TEST(IterationTime, ZeroOffload) {
   const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");  // 32 CPUs, 8 per GPU
   ExecutionPlan p = plan(4, 1, 1, 2, 1, 1);
