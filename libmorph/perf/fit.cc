@@ -45,6 +45,8 @@ struct PointResidual {
 // The odd-placement stall (docs/models.md, "Odd placements") has no prior: its default,
 // 0, is no belief about a model. It is fitted only where the points tell it from k_net.
 constexpr std::size_t kOdd = 15;
+// A pipeline stage's cost per pass ("Pipelines") keeps its prior: 0 by default too, but
+// two or three pipeline rows do not tell it from k_pipe and k_fwd_mp.
 constexpr std::size_t kStage = 16;
 
 // Online refit: prior_weight * log((k + f) / (k_start + f)) per parameter but k_odd, with
