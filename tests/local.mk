@@ -39,6 +39,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/memory_model_test.cc \
 	%reldir%/unit/bandwidth_test.cc \
 	%reldir%/unit/iteration_time_test.cc \
+	%reldir%/unit/perf_params_test.cc \
 	%reldir%/unit/fit_test.cc \
 	%reldir%/unit/fit_evidence_test.cc \
 	%reldir%/unit/informative_points_test.cc \

@@ -42,15 +42,14 @@ struct PointResidual {
   int count() const { return 1 + (point->backward_sync_ms > 0) + (point->optimizer_ms > 0); }
 };
 
-// The odd-placement stall (docs/models.md, "Odd placements") has no prior: its default,
-// 0, is no belief about a model. It is fitted only where the points tell it from k_net.
-constexpr std::size_t kOdd = 15;
-// A pipeline stage's cost per pass ("Pipelines") keeps its prior: 0 by default too, but
-// two or three pipeline rows do not tell it from k_pipe and k_fwd_mp.
-constexpr std::size_t kStage = 16;
+using namespace param;
 
 // Online refit: prior_weight * log((k + f) / (k_start + f)) per parameter but k_odd, with
-// the floor f of prior_floor() so that a parameter may reach zero.
+// the floor f of prior_floor() so that a parameter may reach zero. The odd-placement stall
+// (docs/models.md, "Odd placements") has no prior: its default, 0, is no belief about a
+// model, and it is fitted only where the points tell it from k_net. A pipeline stage's
+// cost per pass ("Pipelines") keeps its prior: 0 by default too, but two or three
+// pipeline rows do not tell it from k_pipe and k_fwd_mp.
 struct PriorResidual {
   double start;
   double floor;
@@ -65,22 +64,22 @@ struct PriorResidual {
 std::array<bool, kN> informed(std::span<const MeasuredPoint> points) {
   std::array<bool, kN> used{};
   bool odd = false, even = false;
-  used[0] = used[6] = true;  // k_bwd, k_const
+  used[kBwd] = used[kConst] = true;
   for (const MeasuredPoint& p : points) {
     const IterationTerms& x = p.terms;
-    if (x.dp_ms > 0 && !x.offload) used[1] = true;
-    if (x.dp_ms > 0 && !x.dp_net) used[7] = true;
-    if (x.tp_ms > 0 || x.pp_ms > 0) used[8] = true;
-    if ((x.dp_ms > 0 && x.dp_net) || (x.tp_ms > 0 && x.tp_net) || (x.pp_ms > 0 && x.pp_net)) used[10] = true;
-    if (x.unpipelined_forward_ms != x.forward_ms) used[13] = true;
-    if (x.model_parallel) used[14] = true;
+    if (x.dp_ms > 0 && !x.offload) used[kSync] = true;
+    if (x.dp_ms > 0 && !x.dp_net) used[kDp] = true;
+    if (x.tp_ms > 0 || x.pp_ms > 0) used[kMp] = true;
+    if ((x.dp_ms > 0 && x.dp_net) || (x.tp_ms > 0 && x.tp_net) || (x.pp_ms > 0 && x.pp_net)) used[kNet] = true;
+    if (x.unpipelined_forward_ms != x.forward_ms) used[kPipe] = true;
+    if (x.model_parallel) used[kFwdMp] = true;
     if (x.stage_passes > 0) used[kStage] = true;
     odd = odd || x.odd_ring > 0;
     even = even || (x.dp_ms > 0 && x.dp_net && !x.offload && !(x.odd_ring > 0));
     if (x.offload) {
-      used[3] = used[4] = used[5] = used[9] = used[11] = used[12] = true;
+      used[kOptOff] = used[kOff] = used[kSwap] = used[kPcie] = used[kOptModel] = used[kConstOff] = true;
     } else if (x.opt_mparams > 0) {
-      used[2] = true;
+      used[kOpt] = true;
     }
   }
   // The odd-placement stall is told apart from k_net only beside a data-parallel group
@@ -165,7 +164,7 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
   // settles with k_const at its bound): restart with the three exponents at little,
   // some and much overlap, keeping the other parameters.
   static constexpr double kExponentStarts[] = {1.2, 3.0, 8.0};
-  static constexpr std::size_t kExponents[] = {1, 4, 5};  // k_sync, k_off, k_swap
+  static constexpr std::size_t kExponents[] = {kSync, kOff, kSwap};
   std::vector<std::array<double, kN>> starts{start.to_array()};
   for (int s = 0; s < options.extra_starts; ++s) {
     std::array<double, kN> k = start.to_array();

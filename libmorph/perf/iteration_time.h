@@ -93,26 +93,26 @@ struct IterationTime {
   T iter_ms;      // Eq. (1)
 };
 
-// k: the parameters in PerfParams::to_array() order.
+// k: the parameters, indexed by param::Index.
 template <typename T>
 IterationTime<T> combine(const IterationTerms& x, const T* k) {
-  const T& k_bwd = k[0];
-  const T& k_sync = k[1];
-  const T& k_opt = k[2];
-  const T& k_opt_off = k[3];
-  const T& k_off = k[4];
-  const T& k_swap = k[5];
-  const T& k_const = k[6];
-  const T& k_dp = k[7];
-  const T& k_mp = k[8];
-  const T& k_pcie = k[9];
-  const T& k_net = k[10];
-  const T& k_opt_model = k[11];
-  const T& k_const_off = k[12];
-  const T& k_pipe = k[13];
-  const T& k_fwd_mp = k[14];
-  const T& k_odd = k[15];
-  const T& k_stage = k[16];
+  const T& k_bwd = k[param::kBwd];
+  const T& k_sync = k[param::kSync];
+  const T& k_opt = k[param::kOpt];
+  const T& k_opt_off = k[param::kOptOff];
+  const T& k_off = k[param::kOff];
+  const T& k_swap = k[param::kSwap];
+  const T& k_const = k[param::kConst];
+  const T& k_dp = k[param::kDp];
+  const T& k_mp = k[param::kMp];
+  const T& k_pcie = k[param::kPcie];
+  const T& k_net = k[param::kNet];
+  const T& k_opt_model = k[param::kOptModel];
+  const T& k_const_off = k[param::kConstOff];
+  const T& k_pipe = k[param::kPipe];
+  const T& k_fwd_mp = k[param::kFwdMp];
+  const T& k_odd = k[param::kOdd];
+  const T& k_stage = k[param::kStage];
   // docs/models.md, "Fitted bandwidths": measured over modelled transfer times; a group
   // across nodes takes the network's factor.
   const T& k_dp_group = x.dp_net ? k_net : k_dp;

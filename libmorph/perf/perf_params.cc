@@ -4,16 +4,33 @@
 
 namespace morph {
 
+namespace {
+
+// The members in param::Index order.
+constexpr std::array<double PerfParams::*, PerfParams::kCount> kMembers{
+    &PerfParams::k_bwd,       &PerfParams::k_sync, &PerfParams::k_opt,     &PerfParams::k_opt_off,
+    &PerfParams::k_off,       &PerfParams::k_swap, &PerfParams::k_const_ms, &PerfParams::k_dp,
+    &PerfParams::k_mp,        &PerfParams::k_pcie, &PerfParams::k_net,     &PerfParams::k_opt_model,
+    &PerfParams::k_const_off, &PerfParams::k_pipe, &PerfParams::k_fwd_mp,  &PerfParams::k_odd_ms,
+    &PerfParams::k_stage_ms,
+};
+
+}  // namespace
+
 std::array<double, PerfParams::kCount> PerfParams::to_array() const {
-  return {k_bwd, k_sync, k_opt, k_opt_off, k_off, k_swap, k_const_ms, k_dp, k_mp, k_pcie, k_net, k_opt_model, k_const_off, k_pipe, k_fwd_mp, k_odd_ms, k_stage_ms};
+  std::array<double, kCount> values;
+  for (std::size_t i = 0; i < kCount; ++i) values[i] = this->*kMembers[i];
+  return values;
 }
 
-PerfParams PerfParams::from_array(const double* v) {
-  return PerfParams{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15], v[16]};
+PerfParams PerfParams::from_array(const double* values) {
+  PerfParams p;
+  for (std::size_t i = 0; i < kCount; ++i) p.*kMembers[i] = values[i];
+  return p;
 }
 
 const std::array<PerfParamInfo, PerfParams::kCount>& perf_param_info() {
-  // Overlap exponents: 1 is no overlap (sum), large is perfect overlap (max).
+  // In param::Index order. Overlap exponents: 1 is no overlap (sum), large is perfect overlap (max).
   static const std::array<PerfParamInfo, PerfParams::kCount> info{{
       {"k_bwd", "x T_fwd", 0.5, 6.0},
       {"k_sync", "exponent", 1.0, 50.0},
@@ -42,11 +59,11 @@ double prior_floor(std::size_t i) {
 }
 
 std::string to_string(const PerfParams& p) {
-  return fmt::format("k_bwd={:.4g} k_sync={:.4g} k_opt={:.4g} k_opt_off={:.4g} k_off={:.4g} k_swap={:.4g} k_const={:.4g} "
-                     "k_dp={:.4g} k_mp={:.4g} k_pcie={:.4g} k_net={:.4g} k_opt_model={:.4g} k_const_off={:.4g} "
-                     "k_pipe={:.4g} k_fwd_mp={:.4g} k_odd={:.4g} k_stage={:.4g}",
-                     p.k_bwd, p.k_sync, p.k_opt, p.k_opt_off, p.k_off, p.k_swap, p.k_const_ms, p.k_dp, p.k_mp,
-                     p.k_pcie, p.k_net, p.k_opt_model, p.k_const_off, p.k_pipe, p.k_fwd_mp, p.k_odd_ms, p.k_stage_ms);
+  const auto values = p.to_array();
+  std::string text;
+  for (std::size_t i = 0; i < PerfParams::kCount; ++i)
+    text += fmt::format("{}{}={:.4g}", i ? " " : "", perf_param_info()[i].name, values[i]);
+  return text;
 }
 
 }  // namespace morph

@@ -6,9 +6,20 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string>
 
 namespace morph {
+
+// Each parameter's place in PerfParams::to_array(), perf_param_info(), the `k` of
+// combine() and a fit's `fitted`.
+namespace param {
+enum Index : std::size_t {
+  kBwd, kSync, kOpt, kOptOff, kOff, kSwap, kConst, kDp, kMp, kPcie, kNet,
+  kOptModel, kConstOff, kPipe, kFwdMp, kOdd, kStage,
+  kCount
+};
+}  // namespace param
 
 struct PerfParams {
   double k_bwd = 2.0;      // T_bwd = k_bwd T_fwd
@@ -31,7 +42,7 @@ struct PerfParams {
   double k_odd_ms = 0.0;     // DP synchronisation across nodes with an odd GPU count on one, ms
   double k_stage_ms = 0.0;   // each stage pass on a pipeline's critical path, ms
 
-  static constexpr std::size_t kCount = 17;
+  static constexpr std::size_t kCount = param::kCount;
   std::array<double, kCount> to_array() const;
   static PerfParams from_array(const double* values);
 };

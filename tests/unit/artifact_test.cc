@@ -233,7 +233,7 @@ TEST(ArtifactData, ValidationCoversEveryWorkloadAndStaysNearItsRecord) {
       }
   for (const WorkloadValidation& v : r.workloads)
     if (v.workload.name == "vit") {
-      EXPECT_TRUE(v.fit.fitted[15]);
+      EXPECT_TRUE(v.fit.fitted[param::kOdd]);
       EXPECT_GT(v.fit.params.k_odd_ms, 150);
       EXPECT_LT(v.fit.params.k_odd_ms, 450);
       // One GPU on each of 4 and 8 nodes stalls by k_odd (n-2)/n (docs/validation.md,

@@ -114,22 +114,14 @@ TEST(Fit, ParametersNoPointInformsAreHeld) {
   points.resize(4);  // DP inside one node: no offloading, no model parallelism, no network
   const PerfParams start{};
   const FitResult r = fit_perf_params(points, FitOptions{}, start);
-  EXPECT_FALSE(r.fitted[3]);
-  EXPECT_FALSE(r.fitted[4]);
-  EXPECT_FALSE(r.fitted[5]);
-  EXPECT_FALSE(r.fitted[8]);   // k_mp
-  EXPECT_FALSE(r.fitted[9]);   // k_pcie
-  EXPECT_FALSE(r.fitted[10]);  // k_net
-  EXPECT_FALSE(r.fitted[11]);  // k_opt_model
-  EXPECT_FALSE(r.fitted[12]);  // k_const_off
-  EXPECT_FALSE(r.fitted[13]);  // k_pipe
-  EXPECT_FALSE(r.fitted[14]);  // k_fwd_mp
-  EXPECT_FALSE(r.fitted[15]);  // k_odd
-  EXPECT_FALSE(r.fitted[16]);  // k_stage
+  for (param::Index i : {param::kOptOff, param::kOff, param::kSwap, param::kMp, param::kPcie, param::kNet,
+                         param::kOptModel, param::kConstOff, param::kPipe, param::kFwdMp, param::kOdd,
+                         param::kStage})
+    EXPECT_FALSE(r.fitted[i]) << perf_param_info()[i].name;
   EXPECT_DOUBLE_EQ(r.params.k_net, start.k_net);
   EXPECT_DOUBLE_EQ(r.params.k_opt_off, start.k_opt_off);
   EXPECT_DOUBLE_EQ(r.params.k_swap, start.k_swap);
-  EXPECT_TRUE(r.fitted[0]);
+  EXPECT_TRUE(r.fitted[param::kBwd]);
   EXPECT_NEAR(r.params.k_bwd, truth.k_bwd, 0.05);
 }
 
@@ -138,12 +130,12 @@ TEST(Fit, OddPlacementStallIsFittedOnlyBesideAnEvenGroupAcrossNodes) {
   const std::vector<MeasuredPoint> all = synthetic_points(kTruth);
   std::vector<MeasuredPoint> odd_only{all[0], all[1], all[2], all[3], all[7], all[8]};
   const FitResult held = fit_perf_params(odd_only);
-  EXPECT_FALSE(held.fitted[15]);
+  EXPECT_FALSE(held.fitted[param::kOdd]);
   EXPECT_DOUBLE_EQ(held.params.k_odd_ms, 0);  // k_net takes what there is
   std::vector<MeasuredPoint> both = odd_only;
   both.push_back(all[5]);  // 2x4xbig
   const FitResult told = fit_perf_params(both);
-  EXPECT_TRUE(told.fitted[15]);
+  EXPECT_TRUE(told.fitted[param::kOdd]);
   EXPECT_NEAR(told.params.k_odd_ms, kTruth.k_odd_ms, 0.02 * kTruth.k_odd_ms);
   EXPECT_NEAR(told.params.k_net, kTruth.k_net, 0.02 * kTruth.k_net);
 }
@@ -155,7 +147,7 @@ TEST(Fit, OneGpuOnEveryNodeTellsTheStallFromTheNetworkBesideAnEvenGroup) {
   ASSERT_EQ(all.back().label, "4x1xbig");
   EXPECT_DOUBLE_EQ(all.back().terms.odd_ring, 0.5);
   const FitResult r = fit_perf_params(points);
-  EXPECT_TRUE(r.fitted[15]);
+  EXPECT_TRUE(r.fitted[param::kOdd]);
   EXPECT_NEAR(r.params.k_odd_ms, kTruth.k_odd_ms, 0.02 * kTruth.k_odd_ms);
   EXPECT_NEAR(r.params.k_net, kTruth.k_net, 0.02 * kTruth.k_net);
 }
