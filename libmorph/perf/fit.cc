@@ -42,8 +42,6 @@ struct PointResidual {
   int count() const { return 1 + (point->backward_sync_ms > 0) + (point->optimizer_ms > 0); }
 };
 
-using namespace param;
-
 // Online refit: prior_weight * log((k + f) / (k_start + f)) per parameter but k_odd, with
 // the floor f of prior_floor() so that a parameter may reach zero. The odd-placement stall
 // (docs/models.md, "Odd placements") has no prior: its default, 0, is no belief about a
@@ -64,27 +62,30 @@ struct PriorResidual {
 std::array<bool, kN> informed(std::span<const MeasuredPoint> points) {
   std::array<bool, kN> used{};
   bool odd = false, even = false;
-  used[kBwd] = used[kConst] = true;
+  used[param::kBwd] = used[param::kConst] = true;
   for (const MeasuredPoint& p : points) {
     const IterationTerms& x = p.terms;
-    if (x.dp_ms > 0 && !x.offload) used[kSync] = true;
-    if (x.dp_ms > 0 && !x.dp_net) used[kDp] = true;
-    if (x.tp_ms > 0 || x.pp_ms > 0) used[kMp] = true;
-    if ((x.dp_ms > 0 && x.dp_net) || (x.tp_ms > 0 && x.tp_net) || (x.pp_ms > 0 && x.pp_net)) used[kNet] = true;
-    if (x.unpipelined_forward_ms != x.forward_ms) used[kPipe] = true;
-    if (x.model_parallel) used[kFwdMp] = true;
-    if (x.stage_passes > 0) used[kStage] = true;
+    if (x.dp_ms > 0 && !x.offload) used[param::kSync] = true;
+    if (x.dp_ms > 0 && !x.dp_net) used[param::kDp] = true;
+    if (x.tp_ms > 0 || x.pp_ms > 0) used[param::kMp] = true;
+    if ((x.dp_ms > 0 && x.dp_net) || (x.tp_ms > 0 && x.tp_net) || (x.pp_ms > 0 && x.pp_net))
+      used[param::kNet] = true;
+    if (x.unpipelined_forward_ms != x.forward_ms) used[param::kPipe] = true;
+    if (x.model_parallel) used[param::kFwdMp] = true;
+    if (x.stage_passes > 0) used[param::kStage] = true;
     odd = odd || x.odd_ring > 0;
     even = even || (x.dp_ms > 0 && x.dp_net && !x.offload && !(x.odd_ring > 0));
     if (x.offload) {
-      used[kOptOff] = used[kOff] = used[kSwap] = used[kPcie] = used[kOptModel] = used[kConstOff] = true;
+      for (param::Index i :
+           {param::kOptOff, param::kOff, param::kSwap, param::kPcie, param::kOptModel, param::kConstOff})
+        used[i] = true;
     } else if (x.opt_mparams > 0) {
-      used[kOpt] = true;
+      used[param::kOpt] = true;
     }
   }
   // The odd-placement stall is told apart from k_net only beside a data-parallel group
   // across nodes that synchronises on the GPUs without one.
-  used[kOdd] = odd && even;
+  used[param::kOdd] = odd && even;
   return used;
 }
 
@@ -100,7 +101,7 @@ Solved solve_from(std::span<const MeasuredPoint> points, const std::array<bool, 
   ceres::Problem problem;
   if (options.prior_weight > 0)
     for (std::size_t i = 0; i < kN; ++i) {
-      if (i == kOdd) continue;
+      if (i == param::kOdd) continue;
       problem.AddResidualBlock(new ceres::AutoDiffCostFunction<PriorResidual, 1, 1>(
                                    new PriorResidual{prior[i], prior_floor(i), options.prior_weight}),
                                nullptr, &k[i]);
@@ -154,9 +155,9 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
   }
   auto used = informed(points);
   if (options.prior_weight > 0) {
-    const bool odd = used[kOdd];  // has no prior
+    const bool odd = used[param::kOdd];  // has no prior
     used.fill(true);
-    used[kOdd] = odd;
+    used[param::kOdd] = odd;
   }
   const auto& info = perf_param_info();
 
@@ -164,7 +165,7 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
   // settles with k_const at its bound): restart with the three exponents at little,
   // some and much overlap, keeping the other parameters.
   static constexpr double kExponentStarts[] = {1.2, 3.0, 8.0};
-  static constexpr std::size_t kExponents[] = {kSync, kOff, kSwap};
+  static constexpr std::size_t kExponents[] = {param::kSync, param::kOff, param::kSwap};
   std::vector<std::array<double, kN>> starts{start.to_array()};
   for (int s = 0; s < options.extra_starts; ++s) {
     std::array<double, kN> k = start.to_array();
