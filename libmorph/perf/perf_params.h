@@ -1,8 +1,8 @@
 // The fittable parameters of the iteration-time model: the seven of Morphling (seed 001,
 // Table 5), four effective-bandwidth factors, two ZeRO-Offload terms, the pipeline's
 // overlap, the model-parallel forward factor, the odd-placement stall and the pipeline
-// stage's cost per pass (docs/models.md,
-// "Where the model departs from the appendix"), in units that keep values of order one.
+// stage's cost per pass (docs/models.md, "Where the model departs from the appendix"),
+// in units that keep values of order one.
 #pragma once
 
 #include <array>

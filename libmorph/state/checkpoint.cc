@@ -1,9 +1,11 @@
 #include "libmorph/state/checkpoint.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <string_view>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -43,7 +45,10 @@ void write_file_synced(const std::string& path, const std::string& text) {
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) throw Error(fmt::format("{}: sync failed: {}", path, std::strerror(errno)));
+  const bool synced = ::fsync(fd) == 0;
+  const int e = errno;
+  if (::close(fd) != 0 || !synced)
+    throw Error(fmt::format("{}: sync failed: {}", path, std::strerror(synced ? errno : e)));
 }
 
 json index_json(const CheckpointIndex& index) {
@@ -139,20 +144,22 @@ void sync_directory(const std::string& dir) {
   if (rc != 0) throw Error(fmt::format("{}: cannot sync folder: {}", dir, std::strerror(e)));
 }
 
-CheckpointIndex read_index(const std::string& dir) {
-  const std::string path = (fs::path(dir) / "index.json").string();
-  json j;
-  try {
-    j = json::parse(read_text_file(path, "checkpoint index"));
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("{}: not JSON: {}", path, e.what()));
-  }
-  if (!j.is_object() || j.value("format", "") != kCheckpointFormat)
+namespace {
+
+// The index in `j`, read from `path`; every error names `path`.
+CheckpointIndex index_from_json(const json& j, const std::string& path) {
+  const json& format = j.is_object() ? j.value("format", json()) : json();
+  if (!format.is_string() || format.get<std::string>() != kCheckpointFormat || !j.contains("layout"))
     throw Error(fmt::format("{}: not a {} index", path, kCheckpointFormat));
   CheckpointIndex index;
   index.layout = layout_from_json(j.at("layout"), path);
-  index.spec = state_spec_from_json(j.value("spec", json()), path + ": spec");
-  check_layout(index.spec, index.layout);
+  try {  // the spec's own checks and the layout's do not know the file
+    index.spec = state_spec_from_json(j.value("spec", json()), path + ": spec");
+    check_layout(index.spec, index.layout);
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).starts_with(path)) throw;
+    throw Error(fmt::format("{}: {}", path, e.what()));
+  }
   const json& progress = j.value("progress", json::object());
   if (!progress.is_object() || !progress.value("step", json()).is_number_unsigned() ||
       !progress.value("samples", json()).is_number_unsigned())
@@ -175,6 +182,17 @@ CheckpointIndex read_index(const std::string& dir) {
     index.files.push_back(std::move(cf));
   }
   return index;
+}
+
+}  // namespace
+
+CheckpointIndex read_index(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "index.json").string();
+  try {
+    return index_from_json(json::parse(read_text_file(path, "checkpoint index")), path);
+  } catch (const json::exception& e) {  // not JSON, or a member of another type than the format's
+    throw Error(fmt::format("{}: {}", path, e.what()));
+  }
 }
 
 void verify_files(const std::string& dir, const CheckpointIndex& index, bool checksums, int threads) {
@@ -231,8 +249,16 @@ void CheckpointStage::commit(const CheckpointIndex& index, bool verify_checksums
   verify_files(stage_, index, verify_checksums);
   write_file_synced((fs::path(stage_) / "index.json").string(), index_json(index).dump(1) + "\n");
   sync_directory(stage_);
-  if (::rename(stage_.c_str(), dir_.c_str()) != 0)
-    throw Error(fmt::format("{}: cannot rename to {}: {}", stage_, dir_, std::strerror(errno)));
+  // rename(2) would replace an empty folder created at `dir_` since the stage began;
+  // RENAME_NOREPLACE refuses, where the file system offers it (not NFS).
+  int rc = ::renameat2(AT_FDCWD, stage_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_NOREPLACE);
+  if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
+    if (fs::exists(dir_)) throw Error(fmt::format("{}: already exists; a checkpoint is never overwritten", dir_));
+    rc = ::rename(stage_.c_str(), dir_.c_str());
+  }
+  if (rc != 0 && (errno == EEXIST || errno == ENOTEMPTY))
+    throw Error(fmt::format("{}: already exists; a checkpoint is never overwritten", dir_));
+  if (rc != 0) throw Error(fmt::format("{}: cannot rename to {}: {}", stage_, dir_, std::strerror(errno)));
   committed_ = true;
   sync_directory(fs::path(dir_).parent_path().empty() ? "." : fs::path(dir_).parent_path().string());
 }

@@ -124,7 +124,11 @@ OldCheckpoint::OldCheckpoint(const std::string& dir, const CheckpointIndex& inde
   for (const CheckpointFile& f : index.files) {
     const std::string path = (fs::path(dir) / f.name).string();
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+    if (fd < 0) {
+      const int e = errno;
+      for (int open_fd : fds_) ::close(open_fd);  // the destructor does not run for a constructor that throws
+      throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(e)));
+    }
     paths_.push_back(path);
     fds_.push_back(fd);
     sizes_.push_back(f.bytes);

@@ -161,6 +161,9 @@ class HeaderKeyCheck final : public nlohmann::json_sax<Json> {
 };
 
 Json parse_json(std::string_view text, std::string_view what) {
+  // The JSON parser stops at a NUL byte, which would hide whatever follows it.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos)
+    throw Error(fmt::format("{}: header holds a NUL byte at offset {}", what, nul));
   const char* first = text.data();
   const char* last = text.data() + text.size();
   HeaderKeyCheck check(what);

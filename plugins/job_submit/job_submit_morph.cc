@@ -113,6 +113,7 @@ void apply(job_desc_msg_t* job, const SlurmRequest& r) {
 extern "C" int init(void) {
   return guarded("init", SLURM_SUCCESS, [] {
     delete handler;
+    handler = nullptr;  // not left dangling if the next line throws
     handler = new morph::plugin::SubmitHandler;
     handler->load(morph::morph_conf_path(""), MORPH_PKGDATADIR "/models.json");
     if (handler->load_error().empty()) slurm_info("job_submit/morph: loaded");
@@ -129,8 +130,9 @@ extern "C" int fini(void) {
   });
 }
 
-// Locks: slurmctld holds its job write lock and read locks on nodes and partitions on
-// entry (job_submit_plugin_submit), so this does no RPC and no file I/O.
+// Locks: slurmctld holds at least read locks on its configuration, jobs, nodes and
+// partitions on entry, and the plugins' context mutex (job_submit_plugin_submit), so
+// this does no RPC and no file I/O.
 extern "C" int job_submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_msg) {
   (void)submit_uid;
   return guarded("job_submit", SLURM_ERROR, [&] {
@@ -148,8 +150,8 @@ extern "C" int job_submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_m
   });
 }
 
-// Locks: as job_submit (job_submit_plugin_modify, called from update_job with the job
-// write lock held). `job_ptr` is slurmctld's record of the job (job_record_head.h).
+// Locks: as job_submit (job_submit_plugin_modify, called from update_job, which holds
+// the job write lock). `job_ptr` is slurmctld's record of the job (job_record_head.h).
 extern "C" int job_modify(job_desc_msg_t* job, void* job_ptr, uint32_t submit_uid) {
   (void)submit_uid;
   return guarded("job_modify", SLURM_ERROR, [&] {

@@ -34,15 +34,17 @@ std::string cache_key(const MorphRequest& r, const JobResources& u) {
 // The user's own GPUs: --gres/--gpus-per-node (per node) or --gpus (per job, spread
 // evenly over the nodes), the SLA baseline.
 std::optional<UserGpuRequest> user_gpus(const JobResources& u) {
+  std::optional<GpuTres> per_node = parse_gpu_tres(u.tres_per_node, "--gres");
+  std::optional<GpuTres> per_job = per_node ? std::nullopt : parse_gpu_tres(u.tres_per_job, "--gpus");
+  if (!per_node && !per_job) return std::nullopt;
+  if (u.min_nodes && *u.min_nodes > MORPH_MAX_NODES)
+    throw Error(fmt::format("-N {}: more than the {} nodes Morph sizes a job for", *u.min_nodes, MORPH_MAX_NODES));
   const int nodes = u.min_nodes ? static_cast<int>(*u.min_nodes) : 1;
-  if (auto per_node = parse_gpu_tres(u.tres_per_node, "--gres")) return UserGpuRequest{*per_node, nodes};
-  if (auto per_job = parse_gpu_tres(u.tres_per_job, "--gpus")) {
-    if (per_job->count % nodes != 0)
-      throw Error(fmt::format("--gpus: {} GPUs do not spread evenly over {} nodes", per_job->count, nodes));
-    per_job->count /= nodes;
-    return UserGpuRequest{*per_job, nodes};
-  }
-  return std::nullopt;
+  if (per_node) return UserGpuRequest{*per_node, nodes};
+  if (per_job->count % nodes != 0)
+    throw Error(fmt::format("--gpus: {} GPUs do not spread evenly over {} nodes", per_job->count, nodes));
+  per_job->count /= nodes;
+  return UserGpuRequest{*per_job, nodes};
 }
 
 // CPUs per GPU from -c and --cpus-per-gpu (one task per GPU), 0 when neither is given.
@@ -310,7 +312,7 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
     out.request = slurm_request(record, d.host_memory_bytes_per_node, in.user, false);
     out.verdict = Verdict::accept;
     out.message = fmt::format("morph: {}", d.message);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // morph::Error names what is wrong; anything else still reaches the user
     out.message = fmt::format("morph: {}", e.what());
   }
   return out;
@@ -366,7 +368,7 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
       }
     }
     out.verdict = Verdict::accept;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     out.message = fmt::format("morph: {}", e.what());
   }
   return out;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "libmorph/launch/checkpoint_choice.h"
 #include "libmorph/launch/metrics_line.h"
@@ -90,7 +91,9 @@ TEST_F(CheckpointChoice, TheNewestCommittedCheckpointAndWhetherItNeedsAReshard) 
   const state::Layout two{2, 1, 1, 0}, four{4, 1, 1, 0};
   write("step_3", two, 3);
   write("step_5", two, 5);
-  fs::create_directories(dir_ / "step_9.partial");  // a crashed save is never read
+  write("step_9.partial", two, 9);  // a save that crashed before its commit is never read, even complete
+  write("step_11", two, 11);
+  std::ofstream(dir_ / "step_11" / "index.json") << R"({"format": 1})";  // damaged: skipped, not fatal
   auto choice = launch::choose_checkpoint(dir_.string(), two, "");
   ASSERT_TRUE(choice);
   EXPECT_EQ(choice->newest, (dir_ / "step_5").string());

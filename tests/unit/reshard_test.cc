@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 
@@ -259,6 +260,56 @@ TEST(Reshard, AnIndexWhoseSpecLiesAboutItsTensorsIsRefusedAndNothingIsWritten) {
     j["spec"]["params"] = kept;
   });
   expect_refused(dir, "dropped", Layout{2, 1, 1, 0}, "rank_00000.safetensors holds tensor 'layers.1.");
+}
+
+// An index.json of the wrong shape is a morph::Error naming the file (the launcher skips
+// such a checkpoint rather than aborting), whichever member is wrong.
+TEST(Checkpoint, AMalformedIndexIsAnErrorNamingItsFile) {
+  const StateSpec spec = test::gpt_spec({});
+  ScratchDir dir;
+  test::write_synthetic_checkpoint(dir / "a", spec, Layout{2, 1, 1, 0});
+  const std::string good = [&] {
+    std::ifstream in(dir / "a/index.json");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](nlohmann::json& j) { j["format"] = 1; }, "not a morph-checkpoint/1 index"},
+      {[](nlohmann::json& j) { j.erase("layout"); }, "not a morph-checkpoint/1 index"},
+      {[](nlohmann::json& j) { j = nlohmann::json::array(); }, "not a morph-checkpoint/1 index"},
+      {[](nlohmann::json& j) { j["spec"]["params"][0]["shape"] = {0}; }, "dimension 0 is out of range"},
+      {[](nlohmann::json& j) { j["layout"]["tp"] = 3; }, "does not divide"},
+      {[](nlohmann::json& j) { j["progress"] = 7; }, "progress must hold unsigned step and samples"},
+  };
+  for (const auto& [edit, expected] : cases) {
+    std::ofstream(dir / "a/index.json") << good;
+    edit_index(dir / "a", edit);
+    try {
+      read_index(dir / "a");
+      ADD_FAILURE() << "no error, expected " << expected;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(dir / "a/index.json", 0), 0u) << e.what();
+    }
+  }
+}
+
+// A folder made at the target while a checkpoint was being staged is not replaced by the
+// commit (rename(2) alone would replace an empty one).
+TEST(Checkpoint, ACommitNeverReplacesAFolderMadeSinceTheStageBegan) {
+  const StateSpec spec = test::gpt_spec({});
+  ScratchDir dir;
+  test::write_synthetic_checkpoint(dir / "a", spec, Layout{1, 1, 1, 0});
+  const CheckpointIndex index = read_index(dir / "a");
+  CheckpointStage stage(dir / "b");
+  fs::copy_file(dir / "a/" + rank_file_name(0), stage.file_path(0));
+  fs::create_directory(dir / "b");
+  try {
+    stage.commit(index, true);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a checkpoint is never overwritten"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "b"));
 }
 
 TEST(Layout, ParsesRanksAndStages) {

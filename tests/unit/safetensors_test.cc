@@ -237,6 +237,12 @@ TEST_F(SafetensorsTest, RejectsHeadersThatAreNotAJsonObject) {
   expect_rejected(write_raw("array", "[1, 2]", 0), {"must be a JSON object, got array"});
   expect_rejected(write_raw("trailing", "{} x", 0), {"not valid JSON"});
   expect_rejected(write_raw("deep", R"({"a": {"shape": [[1]]}})", 0), {"nested too deeply"});
+  // Text after a NUL byte would be invisible to the JSON parser (a duplicate hides there).
+  expect_rejected(write_raw("nul",
+                            std::string(R"({"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}})") + '\0' +
+                                R"(, "a": {"dtype": "U8"})",
+                            1),
+                  {"header holds a NUL byte at offset 60"});
   const std::string unterminated = "{\"" + std::string(5000, 'a');
   try {
     SafetensorsReader reader(write_raw("long", unterminated, 0));

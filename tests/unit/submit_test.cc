@@ -114,6 +114,18 @@ TEST_F(Submit, GuaranteedJobsNeverGoBelowTheirBaseline) {
   EXPECT_FALSE(decide_submission(context, r, user).accepted);
 }
 
+// A baseline is an allocation of this cluster: more nodes than morph.conf lists of a
+// type with the GPUs per node is refused by name, before anything is sized for it.
+TEST_F(Submit, ABaselineOfMoreNodesThanTheClusterListsIsRefused) {
+  const MorphRequest r = request("gpt2-1.5b", "64");
+  EXPECT_TRUE(decide_submission(context, r, UserGpuRequest{GpuTres{"a100-80g", 1}, 2}).accepted);
+  const SubmitDecision d = decide_submission(context, r, UserGpuRequest{GpuTres{"a100-80g", 1}, 3});
+  EXPECT_FALSE(d.accepted);
+  EXPECT_NE(d.reason.find("on 3 nodes (morph.conf lists 2 such nodes)"), std::string::npos) << d.reason;
+  // Untyped: the v100 nodes offer 4 GPUs per node too, and there are only 2 of them.
+  EXPECT_FALSE(decide_submission(context, r, UserGpuRequest{GpuTres{"", 4}, 10'000'000}).accepted);
+}
+
 class Handler : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -516,6 +528,14 @@ TEST_F(Handler, UserOptionsAreHonouredBySizingOrRefused) {
   out = sized([](auto& u) { u.min_cpus_per_node = 64; });
   EXPECT_EQ(out.verdict, plugin::Verdict::reject);
   EXPECT_NE(out.message.find("fewer than --mincpus=64"), std::string::npos) << out.message;
+  // -N beside --gres is the baseline's node count: huge ones are refused, naming -N,
+  // without sizing an allocation of that many nodes in slurmctld.
+  out = sized([](auto& u) { u.tres_per_node = "gres:gpu:a100-80g:1"; u.min_nodes = 60'000; });
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("on 60000 nodes (morph.conf lists 2 such nodes)"), std::string::npos) << out.message;
+  out = sized([](auto& u) { u.tres_per_node = "gres:gpu:1"; u.min_nodes = 3'000'000'000u; });
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("-N 3000000000: more than the 65536 nodes"), std::string::npos) << out.message;
   // -w v100-1 and --constraint pick the GPU type.
   out = sized([](auto& u) { u.required_nodes = "v1"; });
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
