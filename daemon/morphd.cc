@@ -129,15 +129,19 @@ int run(const Options& o) {
   }
 
   // morphrun's iteration reports (MorphdAddress=): only from the uid that owns the job.
+  // A dry run does not listen: the reports wait in morphrun for a morphd that records them.
   std::unique_ptr<morph::report::ReportServer> reports;
-  if (!config.morphd_address.empty()) {
+  std::map<std::uint32_t, uid_t> owners;  // of the latest snapshot's jobs: no RPC per report
+  if (!config.morphd_address.empty() && !o.dry_run) {
     morph::report::ReportServerOptions options;
     options.log = log_line;
     reports = std::make_unique<morph::report::ReportServer>(
         config.morphd_address,
         [&](std::uint32_t job) -> std::optional<uid_t> {
+          if (const auto known = owners.find(job); known != owners.end()) return known->second;
           bool gone = false;
           const auto j = slurm.job(job, &gone);
+          if (!j && !gone) throw morph::report::ReportDeferred("slurmctld did not answer who owns it");
           return j ? std::optional<uid_t>(j->user_id) : std::nullopt;
         },
         options);
@@ -149,6 +153,8 @@ int run(const Options& o) {
       return;
     }
     reports->poll_once(static_cast<int>(seconds * 1e3), [&](uid_t, const morph::report::ReportMessage& m) {
+      if (!state.job(m.job_id))
+        throw morph::report::ReportDeferred("not recorded yet (morphd records a Morph job at its next round)");
       state.record_observations(morph::daemon::observations_of(m, static_cast<double>(std::time(nullptr))));
     });
   };
@@ -160,6 +166,10 @@ int run(const Options& o) {
     std::string error;
     const auto snapshot = slurm.snapshot(&changed, &error);
     const bool due = Clock::now() - last_round >= std::chrono::duration<double>(config.policy.scheduling_interval_s);
+    if (snapshot) {
+      owners.clear();
+      for (const morph::daemon::SlurmJob& j : snapshot->jobs) owners.emplace(j.id, static_cast<uid_t>(j.user_id));
+    }
     if (!snapshot) {
       log_line("slurmctld did not answer: " + error + "; trying again");
     } else if (changed || due || !reconfigurer.busy().empty()) {

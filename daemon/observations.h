@@ -12,8 +12,8 @@
 
 namespace morph::daemon {
 
-// The observations of one report; `received_s` stamps them (the sender's clock is not
-// trusted).
+// The observations of one report, less its iterations of unknown (0) samples;
+// `received_s` stamps them (the sender's clock is not trusted).
 std::vector<store::Observation> observations_of(const report::ReportMessage& message, double received_s);
 
 }  // namespace morph::daemon

@@ -106,7 +106,7 @@ endif
 if HAVE_MUNGE
 if HAVE_GTEST
 tests_unit_unit_tests_SOURCES += %reldir%/unit/munge_support.h %reldir%/unit/report_message_test.cc \
-	%reldir%/unit/munge_credential_test.cc
+	%reldir%/unit/munge_credential_test.cc daemon/observations.h daemon/observations.cc
 tests_unit_unit_tests_LDADD += daemon/libmorph_report.la
 check_PROGRAMS += tests/report/report_tests
 TESTS += tests/report/report_tests

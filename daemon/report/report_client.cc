@@ -107,6 +107,8 @@ std::string ReportClient::send_batch(const ReportMessage& message, bool& refused
       refused = true;
       return fmt::format("morphd refused the report: {}", answer.substr(9));
     }
+    if (answer.rfind("unavailable: ", 0) == 0)  // kept for the next flush
+      return fmt::format("morphd cannot take the report now: {}", answer.substr(13));
     return answer.empty() ? std::string("morphd closed the connection without an answer")
                           : fmt::format("morphd answered {}", quote(answer));
   } catch (const MungeError& e) {

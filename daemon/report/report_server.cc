@@ -50,7 +50,6 @@ std::string_view to_string(Refusal refusal) {
     case Refusal::not_owner: return "not-owner";
     case Refusal::oversized: return "oversized";
     case Refusal::timed_out: return "timed-out";
-    case Refusal::too_many_clients: return "too-many-clients";
     case Refusal::handler_failed: return "handler-failed";
   }
   return "unknown";
@@ -114,7 +113,7 @@ void ReportServer::accept_all() {
     Connection c{std::move(socket), {}, {}, deadline_after(options_.read_timeout_s)};
     c.peer = peer_name(c.socket);
     if (connections_.size() >= options_.max_connections) {
-      refuse(c, Refusal::too_many_clients, fmt::format("{} connections already open", connections_.size()));
+      defer(c, fmt::format("{} connections already open", connections_.size()));
       continue;
     }
     connections_.push_back(std::move(c));
@@ -164,7 +163,7 @@ bool ReportServer::decide(Connection& c, const ReportHandler& handler) {
   try {
     owner = owner_of_(message.job_id);
   } catch (const std::exception& e) {
-    refuse(c, Refusal::unknown_job, fmt::format("job {}: owner lookup failed: {}", message.job_id, e.what()));
+    defer(c, fmt::format("job {}: owner lookup failed: {}", message.job_id, e.what()));
     return false;
   }
   if (!owner) {
@@ -177,6 +176,9 @@ bool ReportServer::decide(Connection& c, const ReportHandler& handler) {
   }
   try {
     handler(credential.uid, message);
+  } catch (const ReportDeferred& e) {
+    defer(c, fmt::format("job {}: {}", message.job_id, e.what()));
+    return false;
   } catch (const std::exception& e) {
     refuse(c, Refusal::handler_failed, fmt::format("job {}: {}", message.job_id, e.what()));
     return false;
@@ -191,6 +193,13 @@ void ReportServer::refuse(Connection& c, Refusal refusal, const std::string& rea
   ++stats_.refused[static_cast<std::size_t>(refusal)];
   options_.log(fmt::format("report from {}: refused ({}): {}", c.peer.empty() ? "?" : c.peer, to_string(refusal), reason));
   answer(c.socket, "refused: " + reason);
+  c.done = true;
+}
+
+void ReportServer::defer(Connection& c, const std::string& reason) {
+  ++stats_.deferred;
+  options_.log(fmt::format("report from {}: not taken now: {}", c.peer.empty() ? "?" : c.peer, reason));
+  answer(c.socket, "unavailable: " + reason);
   c.done = true;
 }
 

@@ -3,8 +3,10 @@
 // max_credential_bytes, within read_timeout_s) whose payload is a ReportMessage. A report
 // reaches the handler only when munge vouches for its sender and owner_of(job) is that
 // sender's uid; everything else is refused, counted, logged with its reason and answered
-// "refused: REASON". Connections are served side by side, so a slow client holds up no
-// other. Single-threaded: call poll_once from one thread.
+// "refused: REASON" (the client drops it). What cannot be taken now (too many clients,
+// a lookup or handler that throws ReportDeferred) is answered "unavailable: REASON", and
+// the client keeps it for its next flush. Connections are served side by side, so a slow
+// client holds up no other. Single-threaded: call poll_once from one thread.
 #pragma once
 
 #include <sys/types.h>
@@ -20,6 +22,7 @@
 
 #include "daemon/report/report_message.h"
 #include "daemon/report/tcp_socket.h"
+#include "libmorph/util/error.h"
 
 namespace morph::report {
 
@@ -32,16 +35,23 @@ enum class Refusal {
   not_owner,         // the credential's uid does not own the job
   oversized,         // more than max_credential_bytes
   timed_out,         // the client did not finish within read_timeout_s
-  too_many_clients,  // max_connections already open
   handler_failed,    // the handler threw
 };
-inline constexpr std::size_t kRefusalKinds = 10;
+inline constexpr std::size_t kRefusalKinds = 9;
 static_assert(static_cast<std::size_t>(Refusal::handler_failed) + 1 == kRefusalKinds);
 
 std::string_view to_string(Refusal refusal);
 
+// Thrown by an OwnerLookup or a ReportHandler for a report that cannot be taken now
+// (slurmctld does not answer, the job is not recorded yet): nothing is refused.
+class ReportDeferred : public Error {
+ public:
+  using Error::Error;
+};
+
 struct ReportServerStats {
   std::size_t accepted = 0;
+  std::size_t deferred = 0;  // answered "unavailable": the client sends them again
   std::array<std::size_t, kRefusalKinds> refused{};
   std::size_t refusals(Refusal r) const { return refused[static_cast<std::size_t>(r)]; }
 };
@@ -56,7 +66,8 @@ struct ReportServerOptions {
   bool IsValid(std::string* error) const;
 };
 
-// Who owns a job (morphd asks Slurm); nullopt for a job it does not know.
+// Who owns a job (morphd asks Slurm); nullopt for a job it does not know, ReportDeferred
+// (or any exception) when it cannot tell now.
 using OwnerLookup = std::function<std::optional<uid_t>(std::uint32_t job_id)>;
 // An accepted report and the uid munge vouched for.
 using ReportHandler = std::function<void(uid_t uid, const ReportMessage& message)>;
@@ -92,6 +103,7 @@ class ReportServer {
   // Decodes and checks a complete credential; answers the client.
   bool decide(Connection& c, const ReportHandler& handler);
   void refuse(Connection& c, Refusal refusal, const std::string& reason);
+  void defer(Connection& c, const std::string& reason);
 
   OwnerLookup owner_of_;
   ReportServerOptions options_;

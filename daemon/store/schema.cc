@@ -114,7 +114,16 @@ CREATE TABLE refit_points (
 );
 )sql";
 
-constexpr std::array kMigrations = {Migration{1, kSchemaV1}, Migration{2, kSchemaV2}, Migration{3, kSchemaV3}};
+// v4: one observation per job, step and layout. morphrun sends a batch again when it
+// missed morphd's answer, under a new credential; the copy must not count twice in the
+// throughput medians. Copies already recorded are removed, the first kept.
+constexpr const char* kSchemaV4 = R"sql(
+DELETE FROM observations WHERE id NOT IN (SELECT MIN(id) FROM observations GROUP BY job_id, step, layout);
+CREATE UNIQUE INDEX observations_once ON observations (job_id, step, layout);
+)sql";
+
+constexpr std::array kMigrations = {Migration{1, kSchemaV1}, Migration{2, kSchemaV2}, Migration{3, kSchemaV3},
+                                    Migration{4, kSchemaV4}};
 
 }  // namespace
 

@@ -161,8 +161,9 @@ void StateStore::record_plan(const PlanPeriod& plan) {
 void StateStore::record_observations(std::span<const Observation> observations) {
   const std::string operation = fmt::format("record {} throughput observations", observations.size());
   Transaction transaction(db_, Transaction::Kind::write, operation);
+  // A step already recorded under its layout is a copy that morphrun sent again (schema v4).
   Statement insert = db_.prepare("INSERT INTO observations (job_id, time, step, seconds, samples, layout) "
-                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (job_id, step, layout) DO NOTHING",
                                  operation);
   for (const Observation& o : observations) {
     insert.bind_int(1, o.job_id).bind_int(2, o.time).bind_int(3, o.step).bind_real(4, o.seconds);

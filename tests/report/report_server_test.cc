@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -39,7 +40,9 @@ Deadline in_seconds(double s) {
 // A ReportServer served by its own thread; what it accepted and logged, read after stop().
 class Server {
  public:
-  explicit Server(Owners owners, ReportServerOptions options = {}) : owners_(std::move(owners)) {
+  // The owner of a job in `unavailable` cannot be told now (ReportDeferred).
+  explicit Server(Owners owners, ReportServerOptions options = {}, std::set<std::uint32_t> unavailable = {})
+      : owners_(std::move(owners)), unavailable_(std::move(unavailable)) {
     options.log = [this](const std::string& line) {
       std::lock_guard lock(mutex_);
       log_.push_back(line);
@@ -47,6 +50,7 @@ class Server {
     server_ = std::make_unique<ReportServer>(
         "127.0.0.1:0",
         [this](std::uint32_t job) -> std::optional<uid_t> {
+          if (unavailable_.count(job) != 0) throw ReportDeferred("slurmctld did not answer who owns it");
           const auto it = owners_.find(job);
           return it == owners_.end() ? std::nullopt : std::optional<uid_t>(it->second);
         },
@@ -81,6 +85,7 @@ class Server {
 
  private:
   std::map<std::uint32_t, uid_t> owners_;
+  std::set<std::uint32_t> unavailable_;
   std::unique_ptr<ReportServer> server_;
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
@@ -160,6 +165,28 @@ TEST(ReportServer, AnotherUsersJobAndAnUnknownJobAreRefused) {
   EXPECT_NE(server.log().find(fmt::format("refused (not-owner): uid {} does not own job {}", getuid(), kJob)),
             std::string::npos)
       << server.log();
+}
+
+// What cannot be taken now is not refused: morphrun keeps it for its next flush.
+TEST(ReportServer, AReportThatCannotBeTakenNowStaysWithTheClient) {
+  MORPH_REQUIRE_MUNGED();
+  Server server(Owners{}, {}, {kJob});
+  ReportClient client(server.address(), kJob, 0);
+  client.queue({1, 0.5, 32, {}}, "dp=1,tp=1,pp=1,zero=0");
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(client.flush());
+  const std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(client.pending(), 1u);
+  EXPECT_EQ(client.dropped(), 0u);
+  EXPECT_NE(warning.find("morphd cannot take the report now: job 42: owner lookup failed: slurmctld did not "
+                         "answer who owns it"),
+            std::string::npos)
+      << warning;
+  server.stop();
+  EXPECT_TRUE(server.accepted().empty());
+  EXPECT_EQ(server.stats().deferred, 1u);
+  for (std::size_t kind = 0; kind < kRefusalKinds; ++kind) EXPECT_EQ(server.stats().refused[kind], 0u) << kind;
+  EXPECT_NE(server.log().find("not taken now: job 42: owner lookup failed"), std::string::npos) << server.log();
 }
 
 TEST(ReportServer, AReplayedCredentialIsRefused) {

@@ -1,9 +1,12 @@
 #include "daemon/report/report_message.h"
 
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/observations.h"
 #include "libmorph/util/error.h"
 
 namespace morph::report {
@@ -47,6 +50,22 @@ TEST(ReportMessage, RoundTrip) {
   EXPECT_FALSE(m.iterations[1].metrics.loss.has_value());
   EXPECT_EQ(m.iterations[1].layout, "dp=2,tp=1,pp=1,zero=1");
   EXPECT_TRUE(sample_json()["iterations"][1]["loss"].is_null());
+}
+
+// What morphd records of a report: its iterations stamped with the time received, less
+// those of unknown (0) samples, which the state database's CHECK would refuse with the
+// whole batch.
+TEST(ReportMessage, ObservationsLeaveOutIterationsOfUnknownSamples) {
+  ReportMessage m = sample();
+  m.iterations[0].metrics.samples = 0;
+  const std::vector<store::Observation> o = daemon::observations_of(m, 1000.75);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].job_id, 42u);
+  EXPECT_EQ(o[0].time, 1000);
+  EXPECT_EQ(o[0].step, 8);
+  EXPECT_DOUBLE_EQ(o[0].seconds, 0.25);
+  EXPECT_EQ(o[0].samples, 32);
+  EXPECT_EQ(o[0].layout, "dp=2,tp=1,pp=1,zero=1");
 }
 
 TEST(ReportMessage, AFullReportFitsTheByteBound) {

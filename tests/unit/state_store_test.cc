@@ -74,7 +74,7 @@ class StateStoreTest : public ::testing::Test {
 
 TEST_F(StateStoreTest, CreatesAPrivateWriteAheadLoggedDatabase) {
   StateStore store = StateStore::open(db_path_);
-  EXPECT_EQ(store.schema_version(), 3);
+  EXPECT_EQ(store.schema_version(), 4);
   store.record_job(job(1));
   struct stat st {};
   ASSERT_EQ(::stat(db_path_.c_str(), &st), 0);
@@ -196,6 +196,15 @@ TEST_F(StateStoreTest, PredictedAgainstObservedThroughput) {
               }),
               "CHECK constraint");
   EXPECT_EQ(store.job_throughput(5)->observations, 4);
+
+  // morphrun sends a batch again when it missed morphd's answer: the copies count once,
+  // and the rest of the batch is kept (schema v4).
+  store.record_observations(std::array{Observation{5, 150, 40, 4.0, 512, "d4"}, Observation{5, 150, 50, 2.0, 512, "d4"}});
+  EXPECT_EQ(store.job_throughput(5)->observations, 5);
+  std::vector<double> step40;
+  for (const Observation& o : store.observations(5, 0, std::nullopt, 10))
+    if (o.step == 40) step40.push_back(o.seconds);
+  EXPECT_EQ(step40, std::vector<double>{4.0});  // the first copy's
 }
 
 TEST_F(StateStoreTest, ObservationsOfAJobInATimeRange) {
@@ -353,13 +362,13 @@ TEST_F(StateStoreTest, AnInterruptedReconfigurationIsFoundAfterACrash) {
   EXPECT_TRUE(store.unfinished_reconfigurations().empty());
 }
 
-constexpr Migration kFakeV4{4, R"sql(
+constexpr Migration kFakeV5{5, R"sql(
 ALTER TABLE jobs ADD COLUMN partition TEXT NOT NULL DEFAULT 'gpu';
 CREATE TABLE node_events (id INTEGER PRIMARY KEY, node TEXT NOT NULL, time INTEGER NOT NULL);
 )sql"};
 
 TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
-  ASSERT_EQ(schema_migrations().size(), 3u);
+  ASSERT_EQ(schema_migrations().size(), 4u);
   {
     StateStore v1 = StateStore::open(db_path_, schema_migrations().first(1));
     EXPECT_EQ(v1.schema_version(), 1);
@@ -375,33 +384,51 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
     v2.record_waits(std::vector<JobWait>{{21, 30, 1000, true}});
   }
   {
-    StateStore v3 = StateStore::open(db_path_);  // this Morph's version 3: the refit's points
+    StateStore v3 = StateStore::open(db_path_, schema_migrations().first(3));  // the refit's points
     EXPECT_EQ(v3.schema_version(), 3);
     EXPECT_TRUE(v3.refit_points().empty());
     v3.record_refit_points(std::vector<RefitPointRow>{refit_point("21", 0.5, 1000)}, 16);
   }
-  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2], kFakeV4};
+  {  // Version 3 recorded a step twice when morphrun sent it again.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "INSERT INTO observations (job_id, time, step, seconds, samples, layout) VALUES "
+                           "(21, 110, 7, 1.5, 512, 'd4'), (21, 110, 8, 2.5, 512, 'd4'), (21, 111, 7, 1.5, 512, 'd4')",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
   {
-    StateStore v4 = StateStore::open(db_path_, migrations);
+    StateStore v4 = StateStore::open(db_path_);  // this Morph's version 4: each step once
     EXPECT_EQ(v4.schema_version(), 4);
-    ASSERT_TRUE(v4.job(21));
-    EXPECT_EQ(v4.job(21)->global_batch, 512);
-    EXPECT_EQ(v4.job_timeline(21).size(), 1u);
-    ASSERT_EQ(v4.unfinished_reconfigurations().size(), 1u);
-    EXPECT_EQ(v4.unfinished_reconfigurations()[0].state, JournalState::updated);
-    ASSERT_TRUE(v4.job_wait(21));
-    EXPECT_DOUBLE_EQ(v4.job_wait(21)->waited_s, 30);
-    EXPECT_EQ(v4.refit_points().size(), 1u);
-    v4.record_job(job(22));  // the new column's default fills in
+    std::vector<double> seconds;
+    for (const Observation& o : v4.observations(21, 0, std::nullopt, 10)) seconds.push_back(o.seconds);
+    EXPECT_EQ(seconds, (std::vector<double>{1.5, 2.5}));
+  }
+  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2],
+                                 schema_migrations()[3], kFakeV5};
+  {
+    StateStore v5 = StateStore::open(db_path_, migrations);
+    EXPECT_EQ(v5.schema_version(), 5);
+    ASSERT_TRUE(v5.job(21));
+    EXPECT_EQ(v5.job(21)->global_batch, 512);
+    EXPECT_EQ(v5.job_timeline(21).size(), 1u);
+    ASSERT_EQ(v5.unfinished_reconfigurations().size(), 1u);
+    EXPECT_EQ(v5.unfinished_reconfigurations()[0].state, JournalState::updated);
+    ASSERT_TRUE(v5.job_wait(21));
+    EXPECT_DOUBLE_EQ(v5.job_wait(21)->waited_s, 30);
+    EXPECT_EQ(v5.refit_points().size(), 1u);
+    v5.record_job(job(22));  // the new column's default fills in
   }
   {
     StateStore again = StateStore::open(db_path_, migrations);  // nothing left to apply
     EXPECT_EQ(again.all_timelines().size(), 2u);
   }
-  // This Morph knows version 3: a database written by a newer one is refused.
+  // This Morph knows version 4: a database written by a newer one is refused.
   const std::string error = error_of([&] { StateStore::open(db_path_); });
   EXPECT_CONTAINS(error, db_path_);
-  EXPECT_CONTAINS(error, "schema version 4, newer than the 3 this Morph knows");
+  EXPECT_CONTAINS(error, "schema version 5, newer than the 4 this Morph knows");
   EXPECT_CONTAINS(error, "written by a newer morphd: run that version, or set StateDatabase= to another file");
 }
 
@@ -414,21 +441,22 @@ TEST_F(StateStoreTest, ReadOnlyOpeningNeverMigratesNorWrites) {
   { StateStore::open(db_path_, schema_migrations().first(2)).record_job(job(31)); }
   const std::string older = error_of([&] { StateStore::open_read_only(db_path_); });
   EXPECT_CONTAINS(older, db_path_);
-  EXPECT_CONTAINS(older, "schema version 2, older than this Morph's 3");
+  EXPECT_CONTAINS(older, "schema version 2, older than this Morph's 4");
   // Still version 2: the refusal changed nothing.
   EXPECT_EQ(StateStore::open_read_only(db_path_, schema_migrations().first(2)).schema_version(), 2);
   { StateStore::open(db_path_); }  // morphd of this version migrates it
   StateStore reader = StateStore::open_read_only(db_path_);
-  EXPECT_EQ(reader.schema_version(), 3);
+  EXPECT_EQ(reader.schema_version(), 4);
   ASSERT_TRUE(reader.job(31));
   EXPECT_EQ(reader.job(31)->global_batch, 512);
   EXPECT_CONTAINS(error_of([&] { reader.record_job(job(32)); }), "readonly");
   EXPECT_FALSE(StateStore::open(db_path_).job(32));
-  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2], kFakeV4};
+  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2],
+                                 schema_migrations()[3], kFakeV5};
   { StateStore::open(db_path_, migrations); }
   const std::string newer = error_of([&] { StateStore::open_read_only(db_path_); });
   EXPECT_CONTAINS(newer, db_path_);
-  EXPECT_CONTAINS(newer, "schema version 4, newer than the 3 this Morph knows");
+  EXPECT_CONTAINS(newer, "schema version 5, newer than the 4 this Morph knows");
   EXPECT_CONTAINS(newer, "written by a newer morphd: read it with that version's morph");
   EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only((dir_ / "none.db").string()); }),
                   "No such file or directory");
