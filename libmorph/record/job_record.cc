@@ -136,6 +136,8 @@ std::string to_admin_comment(const JobRecord& r) {
   if (q.iterations > 0) out += fmt::format(" iterations={}", q.iterations);
   if (q.adaptive_batch()) out += fmt::format(" adaptive_batch={}:{}", q.adaptive_min, q.adaptive_max);
   if (!r.constraint.empty()) out += fmt::format(" constraint={}", r.constraint);
+  if (r.memory_mb_per_node > 0) out += fmt::format(" mem_mb={}", r.memory_mb_per_node);
+  if (r.min_cpus_per_node > 0) out += fmt::format(" min_cpus={}", r.min_cpus_per_node);
   return out;
 }
 
@@ -189,6 +191,9 @@ JobRecord parse_admin_comment(std::string_view text) {
     if (r.constraint.empty() || r.constraint.find_first_of(" \t") != std::string::npos)
       throw Error(fmt::format("{}: constraint={} is not a feature expression", kWhat, quote(r.constraint)));
   }
+  if (f.has("mem_mb"))
+    r.memory_mb_per_node = request_integer(fmt::format("{}: mem_mb", kWhat), f.take("mem_mb"), 1, MORPH_MAX_MEMORY_MB);
+  if (f.has("min_cpus")) r.min_cpus_per_node = f.integer("min_cpus", 1, MORPH_MAX_MIN_CPUS);
   f.finish();
   return r;
 }

@@ -26,6 +26,12 @@
 #define MORPH_MAX_GPUS_PER_NODE 1024
 #define MORPH_MAX_CPUS_PER_GPU 4096
 
+/* The user's floors per node that a record keeps across replans: --mincpus (Slurm's
+ * pn_min_cpus is 16 bits, below NO_VAL16) and --mem in MB (2^40 MB, far below the
+ * MEM_PER_CPU flag of pn_min_memory). */
+#define MORPH_MAX_MIN_CPUS 65533
+#define MORPH_MAX_MEMORY_MB (INT64_C(1) << 40)
+
 /* A predicted iteration (about 31 years). */
 #define MORPH_MAX_ITER_MS 1e12
 

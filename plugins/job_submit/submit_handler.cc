@@ -190,10 +190,10 @@ SlurmRequest SubmitHandler::slurm_request(const JobRecord& r, double host_bytes,
   s.tasks_per_node = r.current.gpus_per_node;  // one task per GPU
   s.tasks = r.current.gpus();
   s.cpus_per_task = r.current.cpus_per_gpu;
-  s.min_cpus_per_node = std::max(user.min_cpus_per_node ? static_cast<int>(*user.min_cpus_per_node) : 0,
-                                 s.tasks_per_node * s.cpus_per_task);
+  // The user's --mincpus and --mem are floors, kept in the record for every later plan.
+  s.min_cpus_per_node = std::max(r.min_cpus_per_node, s.tasks_per_node * s.cpus_per_task);
   s.memory_mb_per_node = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(host_bytes / (1024.0 * 1024.0))),
-                                                 user.memory_per_cpu ? 0 : user.memory_mb_per_node.value_or(0));
+                                                 static_cast<std::uint64_t>(r.memory_mb_per_node));
   s.admin_comment = to_admin_comment(r);
   try {
     if (to_admin_comment(parse_admin_comment(s.admin_comment)) != s.admin_comment)
@@ -309,6 +309,12 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
     }
     JobRecord record = d.record;
     record.request.iterations = request.iterations;
+    record.min_cpus_per_node = static_cast<int>(in.user.min_cpus_per_node.value_or(0));  // bounded by sizing
+    if (in.user.memory_mb_per_node && !in.user.memory_per_cpu) {
+      if (*in.user.memory_mb_per_node > static_cast<std::uint64_t>(MORPH_MAX_MEMORY_MB))
+        throw Error(fmt::format("--mem: {} MB per node is above {}", *in.user.memory_mb_per_node, MORPH_MAX_MEMORY_MB));
+      record.memory_mb_per_node = static_cast<std::int64_t>(*in.user.memory_mb_per_node);
+    }
     out.request = slurm_request(record, d.host_memory_bytes_per_node, in.user, false);
     out.verdict = Verdict::accept;
     out.message = fmt::format("morph: {}", d.message);
@@ -353,7 +359,8 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
     out.request = slurm_request(r, config_ && catalog_ ? host_bytes_per_node(r) : 0, JobResources{}, true);
     if (has_record) {
       try {
-        const Placement& was = parse_admin_comment(*in.current_admin_comment).current;
+        const JobRecord old = parse_admin_comment(*in.current_admin_comment);
+        const Placement& was = old.current;
         const Placement& now = r.current;
         // An update that names the node count (morphd's, for a pending job) sets every
         // resource: a pending job's allocation is still to be made from its record.
@@ -361,8 +368,8 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
         out.record_only = !names_nodes && now.gpu_type == was.gpu_type && same_nodes(now.groups, was.groups) &&
                           now.gpus_per_node == was.gpus_per_node &&
                           now.cpus_per_gpu == was.cpus_per_gpu && now.nodes <= was.nodes &&
-                          r.other_gres == parse_admin_comment(*in.current_admin_comment).other_gres &&
-                          r.constraint == parse_admin_comment(*in.current_admin_comment).constraint;
+                          r.other_gres == old.other_gres && r.constraint == old.constraint &&
+                          r.memory_mb_per_node == old.memory_mb_per_node && r.min_cpus_per_node == old.min_cpus_per_node;
       } catch (const Error&) {
         // The current record is unreadable: the new one sets the resources.
       }

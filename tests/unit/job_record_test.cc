@@ -109,6 +109,21 @@ TEST(JobRecord, TheUsersConstraintRoundTrips) {
   EXPECT_THROW(parse_admin_comment(text.substr(0, text.find(" constraint=")) + " constraint="), Error);
 }
 
+// The user's --mem and --mincpus travel as floors for every later plan's request.
+TEST(JobRecord, TheUsersMemoryAndCpuFloorsRoundTripAndAreChecked) {
+  JobRecord r = sample();
+  EXPECT_EQ(to_admin_comment(r).find("mem_mb="), std::string::npos);
+  r.memory_mb_per_node = 200000;
+  r.min_cpus_per_node = 30;
+  const std::string text = to_admin_comment(r);
+  EXPECT_NE(text.find(" mem_mb=200000 min_cpus=30"), std::string::npos) << text;
+  EXPECT_EQ(parse_admin_comment(text), r);
+  const std::string base = text.substr(0, text.find(" mem_mb="));
+  for (const char* bad : {" mem_mb=0", " mem_mb=1099511627777", " min_cpus=0", " min_cpus=65534", " mem_mb=x"})
+    EXPECT_THROW(parse_admin_comment(base + bad), Error) << bad;
+  EXPECT_EQ(parse_admin_comment(base + " min_cpus=65533").min_cpus_per_node, 65533);
+}
+
 TEST(JobRecord, StrictParsingNamesTheProblem) {
   const std::string good = to_admin_comment(sample());
   auto message = [](const std::string& text) {

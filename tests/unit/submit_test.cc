@@ -302,6 +302,46 @@ TEST_F(Handler, ModifyOfARecordOnTheSameGpusSetsOnlyTheRecord) {
   EXPECT_FALSE(out.record_only);
 }
 
+// --mem and --mincpus are the user's floors per node: the record keeps them, so that a
+// new plan's request (morphd's update, which names only the record and the node count)
+// does not lower them to the model's estimate.
+TEST_F(Handler, TheUsersMemAndMincpusFloorEveryLaterPlan) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  in.user.memory_mb_per_node = 200000;
+  in.user.min_cpus_per_node = 30;
+  const plugin::SubmitOutput submitted = handler.submit(in);
+  ASSERT_EQ(submitted.verdict, plugin::Verdict::accept) << submitted.message;
+  JobRecord r = parse_admin_comment(submitted.request.admin_comment);
+  EXPECT_EQ(r.memory_mb_per_node, 200000);
+  EXPECT_EQ(r.min_cpus_per_node, 30);
+  EXPECT_NE(submitted.request.admin_comment.find(" mem_mb=200000 min_cpus=30"), std::string::npos)
+      << submitted.request.admin_comment;
+  plugin::ModifyInput update;
+  update.current_admin_comment = submitted.request.admin_comment;
+  r.current.nodes = 2;
+  r.current.plan.dp *= 2;
+  r.current.plan.ga_steps = std::max(1, r.current.plan.ga_steps / 2);
+  if (r.current.plan.global_batch() != 16) r.current.plan.micro_batch_size /= 2;
+  ASSERT_EQ(r.current.plan.global_batch(), 16) << to_string(r.current.plan);
+  update.admin_comment = to_admin_comment(r);
+  update.update.min_nodes = update.update.max_nodes = 2;
+  const plugin::ModifyOutput out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  ASSERT_TRUE(out.request);
+  EXPECT_EQ(out.request->memory_mb_per_node, 200000u);
+  EXPECT_GE(out.request->min_cpus_per_node, 30);
+  // Floors that changed make the update more than a record: the resources follow.
+  update.update = {};
+  r = parse_admin_comment(submitted.request.admin_comment);
+  r.memory_mb_per_node = 100000;
+  update.admin_comment = to_admin_comment(r);
+  const plugin::ModifyOutput lower = handler.modify(update);
+  ASSERT_EQ(lower.verdict, plugin::Verdict::accept) << lower.message;
+  EXPECT_FALSE(lower.record_only);
+  EXPECT_EQ(lower.request->memory_mb_per_node, 100000u);
+}
+
 // Issue 10, defect 8: records that job_modify accepted but that broke the job.
 TEST_F(Handler, ModifyCanonicalisesRecordsAndChecksTheirCounts) {
   plugin::SubmitInput in;
