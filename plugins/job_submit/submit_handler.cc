@@ -348,9 +348,14 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
         return out;
       }
     }
-    if (const std::string field = update_mismatch(in.update, r.current, config_ ? &*config_ : nullptr); !field.empty())
-      throw Error(fmt::format("{} does not match the job's plan ({}); a Morph job's GPUs, nodes, tasks and CPUs "
-                              "follow its plan, which root or SlurmUser change with AdminComment",
+    std::string field = update_mismatch(in.update, r.current, config_ ? &*config_ : nullptr);
+    // Under GpuTypeBy=feature the GPU type is a node feature: Features names the plan's.
+    if (field.empty() && !sets_record && !in.update.features.empty() && config_ && config_->gpu_type_by_feature &&
+        gpu_request(r).features != in.update.features)
+      field = fmt::format("Features={}", in.update.features);
+    if (!field.empty())
+      throw Error(fmt::format("{} does not match the job's plan ({}); a Morph job's GPUs, nodes, tasks, CPUs and "
+                              "GPU type follow its plan, which root or SlurmUser change with AdminComment",
                               field, planned(r.current)));
     if (!sets_record) {
       out.verdict = Verdict::pass_through;

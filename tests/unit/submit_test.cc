@@ -412,6 +412,18 @@ TEST_F(FeatureHandler, TheGpuTypeIsANodeFeatureAndTheUsersConstraintIsKept) {
   const plugin::ModifyOutput changed = handler.modify(update);
   ASSERT_EQ(changed.verdict, plugin::Verdict::accept) << changed.message;
   EXPECT_EQ(changed.request->features, "(ampere|volta)&volta");
+  // The job's owner cannot move it to another GPU type by its Features (the GRES is
+  // untyped); the plan's own expression passes.
+  plugin::ModifyInput owners;
+  owners.current_admin_comment = out.request.admin_comment;
+  owners.update.features = feature == "ampere" ? "volta" : "ampere";
+  const plugin::ModifyOutput moved = handler.modify(owners);
+  EXPECT_EQ(moved.verdict, plugin::Verdict::reject);
+  EXPECT_NE(moved.message.find("Features=" + owners.update.features + " does not match the job's plan"),
+            std::string::npos)
+      << moved.message;
+  owners.update.features = "(ampere|volta)&" + feature;
+  EXPECT_EQ(handler.modify(owners).verdict, plugin::Verdict::pass_through);
   // Without a user constraint, the type's feature alone.
   in.user.features.clear();
   out = handler.submit(in);
