@@ -181,6 +181,16 @@ CheckpointIndex index_from_json(const json& j, const std::string& path) {
       throw Error(fmt::format("{}: expected rank {} in {}", what, r, rank_file_name(static_cast<int>(r))));
     index.files.push_back(std::move(cf));
   }
+  // Every parameter is stored at least once: a shape larger than all the files together
+  // is a damaged spec, refused before anything is sized by it (a row split allocates
+  // per row).
+  std::uint64_t stored = 0;
+  for (const CheckpointFile& f : index.files) stored += f.bytes;
+  for (const ParamSpec& p : index.spec.params)
+    if (p.elements() > stored / dtype_bytes(p.dtype))
+      throw Error(fmt::format("{}: spec: parameter {} holds {} elements of {} bytes, more than the {} bytes of "
+                              "all the files",
+                              path, quote(p.name), p.elements(), dtype_bytes(p.dtype), stored));
   return index;
 }
 

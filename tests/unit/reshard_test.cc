@@ -279,6 +279,7 @@ TEST(Checkpoint, AMalformedIndexIsAnErrorNamingItsFile) {
       {[](nlohmann::json& j) { j["spec"]["params"][0]["shape"] = {0}; }, "dimension 0 is out of range"},
       {[](nlohmann::json& j) { j["layout"]["tp"] = 3; }, "does not divide"},
       {[](nlohmann::json& j) { j["progress"] = 7; }, "progress must hold unsigned step and samples"},
+      {[](nlohmann::json& j) { j["spec"]["params"][0]["shape"] = {1LL << 36, 2}; }, "more than the"},
   };
   for (const auto& [edit, expected] : cases) {
     std::ofstream(dir / "a/index.json") << good;
