@@ -125,12 +125,19 @@ std::vector<ModelRefit> ModelRefitter::round(const ClusterView& view, const std:
       for (const auto& [key, c] : a.configurations) {
         std::vector<double> measured;
         for (const Measurement& m : c.measured) measured.push_back(m.iteration_s);
-        group.observed.push_back(ObservedIteration{c.plan, c.allocation, median(measured) * 1e3, key});
+        const double measured_ms = median(measured) * 1e3;
+        const double predicted_ms =
+            predict_iteration(iteration_terms(a.workload, c.plan, c.allocation, a.forward), r.perf.params).iter_ms;
+        if (!(measured_ms <= kImplausibleRatio * predicted_ms && predicted_ms <= kImplausibleRatio * measured_ms)) {
+          r.implausible.insert(key);
+          continue;
+        }
+        group.observed.push_back(ObservedIteration{c.plan, c.allocation, measured_ms, key});
         r.configurations.insert(key);
       }
       if (!group.observed.empty()) groups.push_back(std::move(group));
     }
-    if (groups.empty()) continue;  // everything it measured has expired
+    if (groups.empty()) continue;  // everything it measured has expired, or is implausible
     const auto seen = refit_on_.find(model);
     const bool news = seen == refit_on_.end() ||
                       std::any_of(r.configurations.begin(), r.configurations.end(),
@@ -161,8 +168,12 @@ void use_refit(std::map<std::string, AppProfile>& apps, const std::string& model
 
 std::string describe(const ModelRefit& r) {
   const std::size_t n = r.configurations.size();
-  return fmt::format("refit {}: error {:.1f}% -> {:.1f}% on {} point{}{}", r.model, 100 * r.error_before,
-                     100 * r.error_after, n, n == 1 ? "" : "s", r.accepted ? "" : "; not better, the model stays");
+  std::string text = fmt::format("refit {}: error {:.1f}% -> {:.1f}% on {} point{}{}", r.model, 100 * r.error_before,
+                                 100 * r.error_after, n, n == 1 ? "" : "s",
+                                 r.accepted ? "" : "; not better, the model stays");
+  for (const std::string& key : r.implausible)
+    text += fmt::format("; left out, {}x off the model or more: {}", kImplausibleRatio, key);
+  return text;
 }
 
 }  // namespace morph::policy

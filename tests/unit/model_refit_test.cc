@@ -108,6 +108,28 @@ TEST_F(ModelRefitTest, NoRefitWithinTheThresholdOrWhenItIsOff) {
   EXPECT_TRUE(refits(few, 0.10).empty());
 }
 
+// A configuration measured 10x off the model or more is no evidence: a user's own job
+// reporting 20x faster than any plan runs would otherwise pull the model of every job of
+// that model. The plausible one is refitted alone.
+TEST_F(ModelRefitTest, AMeasurementTenTimesOffTheModelIsLeftOut) {
+  const std::map<std::string, double> predicted = predicted_s(build_view(two_jobs(), context_));
+  JobHistories h;
+  test::report(h[11], 11, 300, kEight, 0.05 * predicted.at("11"), 5);
+  test::report(h[12], 12, 300, kFour, 1.5 * predicted.at("12"), 5);
+  const std::vector<ModelRefit> r = refits(h, 0.10);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].configurations.size(), 1u);
+  ASSERT_EQ(r[0].implausible.size(), 1u);
+  EXPECT_NE(r[0].implausible.begin()->find(to_string(kEight)), std::string::npos) << *r[0].implausible.begin();
+  EXPECT_NEAR(r[0].error_before, 0.5 / 1.5, 1e-9);  // job 12's alone
+  EXPECT_NE(describe(r[0]).find("; left out, 10x off the model or more: "), std::string::npos) << describe(r[0]);
+  // 10x slow is as implausible; with nothing plausible left there is no refit.
+  JobHistories both;
+  test::report(both[11], 11, 300, kEight, 12 * predicted.at("11"), 5);
+  test::report(both[12], 12, 300, kFour, 0.05 * predicted.at("12"), 5);
+  EXPECT_TRUE(refits(both, 0.10).empty());
+}
+
 // A job spanning two GPU types (issue 15) runs at its slowest group's pace: its reports
 // are no point of the one-type model. Only job 12's configuration is refitted.
 TEST_F(ModelRefitTest, AJobSpanningTwoGpuTypesIsNotAPointOfTheRefit) {
