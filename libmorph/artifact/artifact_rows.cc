@@ -1,7 +1,8 @@
 #include "libmorph/artifact/artifact_rows.h"
 
+#include <algorithm>
 #include <cctype>
-#include <cstdio>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -39,12 +40,19 @@ ExecutionPlan artifact_plan(const std::string& exec_plan, int gpus, std::int64_t
                             const ArtifactWorkload& w, const std::string& where) {
   ExecutionPlan p;
   p.dp = gpus;
-  if (int pp = 0, tp = 0, dp = 0, used = 0;
-      std::sscanf(exec_plan.c_str(), "p%dt%dd%d%n", &pp, &tp, &dp, &used) == 3 && used == std::ssize(exec_plan)) {
-    p.pp = pp;
-    p.tp = tp;
-    p.dp = dp;
-    if (p.pp < 1 || p.tp < 1 || p.dp < 1 || p.gpus() != gpus)
+  if (const std::size_t t = exec_plan.find('t'), d = exec_plan.find('d');
+      exec_plan.starts_with('p') && t != std::string::npos && d != std::string::npos && t < d) {
+    // "p<PP>t<TP>d<DP>": each size at most the placement's GPUs, so their product cannot
+    // overflow before it is compared with them.
+    auto size = [&](std::size_t from, std::size_t to, const char* name) {
+      return static_cast<int>(parse_int(std::string_view(exec_plan).substr(from, to - from),
+                                        fmt::format("{}: exec_plan {}: {}", where, exec_plan, name), 1,
+                                        std::max(gpus, 1)));
+    };
+    p.pp = size(1, t, "PP");
+    p.tp = size(t + 1, d, "TP");
+    p.dp = size(d + 1, exec_plan.size(), "DP");
+    if (std::int64_t{p.pp} * p.tp * p.dp != gpus)
       throw Error(fmt::format("{}: exec_plan {} does not use the placement's {} GPUs", where, exec_plan, gpus));
   } else if (exec_plan.size() == 3 && std::isdigit(static_cast<unsigned char>(exec_plan[0])) &&
       std::isdigit(static_cast<unsigned char>(exec_plan[1])) && std::isdigit(static_cast<unsigned char>(exec_plan[2]))) {

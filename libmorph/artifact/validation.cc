@@ -205,8 +205,10 @@ PerfModel fitted_perf_model(const WorkloadValidation& v) {
 
 ValidationReport validate_artifact(const std::string& artifact_dir, const ArtifactSpec& spec, const Catalog& catalog,
                                    const MorphConfig& config, const ValidationOptions& options) {
-  if (!std::filesystem::is_directory(artifact_dir + "/profile") || !std::filesystem::is_directory(artifact_dir + "/traces"))
-    throw Error(fmt::format("{}: not a Morphling artifact folder (expected profile/ and traces/)", artifact_dir));
+  std::error_code ec;  // a path too long or unreadable is "not an artifact" too
+  if (!std::filesystem::is_directory(artifact_dir + "/profile", ec) ||
+      !std::filesystem::is_directory(artifact_dir + "/traces", ec))
+    throw Error(fmt::format("{}: not a Morphling artifact folder (expected profile/ and traces/)", quote(artifact_dir)));
   ValidationReport report;
   report.options = options;
   for (const std::string& t : spec.skipped_traces)

@@ -35,8 +35,8 @@ int Allocation::gpus() const {
   return total;
 }
 
-int Allocation::cpus() const {
-  int total = 0;
+std::int64_t Allocation::cpus() const {
+  std::int64_t total = 0;
   for (const NodeShare& n : nodes) total += n.cpus;
   return total;
 }

@@ -1,6 +1,7 @@
 // An allocation: the GPUs (and CPUs) a job holds on each node, in rank order.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,7 +22,7 @@ struct Allocation {
   std::vector<NodeShare> nodes;
 
   int gpus() const;
-  int cpus() const;
+  std::int64_t cpus() const;  // 64 bits: 65536 nodes of up to 2^20 CPUs
   double min_gpu_memory_bytes() const;
   double min_gpu_speed() const;
   int min_cpus_per_gpu() const;

@@ -191,6 +191,7 @@ int parse_checkpoint_signal(const std::string& text, const std::string& where) {
 }
 
 MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark, as editors write it
   MorphConfig config;
   std::map<std::string, std::size_t> global_lines;  // a parameter may be set once
   std::size_t line_number = 0;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
+#include <limits>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -28,8 +31,17 @@ nlohmann::json read_json(const fs::path& path, const char* what) {
 template <typename T>
 T field(const nlohmann::json& j, const char* key, const fs::path& where) {
   if (!j.is_object() || !j.contains(key)) throw Error(fmt::format("{}: missing \"{}\"", where.string(), key));
+  const nlohmann::json& v = j.at(key);
+  if constexpr (std::is_same_v<T, int>) {  // nlohmann would truncate 4.9 and wrap 2^32 + 4 to 4
+    const bool fits = v.is_number_unsigned()
+                          ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<int>::max())
+                          : v.is_number_integer() && v.get<std::int64_t>() >= std::numeric_limits<int>::min() &&
+                                v.get<std::int64_t>() <= std::numeric_limits<int>::max();
+    if (!fits)
+      throw Error(fmt::format("{}: \"{}\" must be an integer, not {}", where.string(), key, v.dump()));
+  }
   try {
-    return j.at(key).get<T>();
+    return v.get<T>();
   } catch (const nlohmann::json::exception&) {
     throw Error(fmt::format("{}: \"{}\" has the wrong type", where.string(), key));
   }
@@ -42,7 +54,7 @@ double time_ms(const nlohmann::json& j, const char* key, const fs::path& where) 
 }
 
 void require_dir(const fs::path& path) {
-  if (!fs::is_directory(path)) throw Error(fmt::format("{}: missing (not a folder)", path.string()));
+  if (std::error_code ec; !fs::is_directory(path, ec)) throw Error(fmt::format("{}: missing (not a folder)", path.string()));
 }
 
 // Sub-folders named by a positive integer (local batch sizes).
@@ -91,8 +103,11 @@ void read_servers(const fs::path& path, JabasProfile& p) {
                               where.string(), s.gpus));
     s.intra_bandwidth_bytes_per_s = field<double>(j, "intra_network_bandwidth", where);
     s.inter_bandwidth_bytes_per_s = field<double>(j, "inter_network_bandwidth", where);
-    if (!(s.intra_bandwidth_bytes_per_s > 0) || !(s.inter_bandwidth_bytes_per_s > 0))
-      throw Error(fmt::format("{}: network bandwidths must be positive", where.string()));
+    // At least 1 MB/s: below that an all-reduce takes forever and every plan is infinite.
+    if (!(s.intra_bandwidth_bytes_per_s >= 1e6) || !(s.inter_bandwidth_bytes_per_s >= 1e6) ||
+        !std::isfinite(s.intra_bandwidth_bytes_per_s) || !std::isfinite(s.inter_bandwidth_bytes_per_s))
+      throw Error(fmt::format("{}: network bandwidths must be at least 1e6 bytes/s, not {} and {}", where.string(),
+                              s.intra_bandwidth_bytes_per_s, s.inter_bandwidth_bytes_per_s));
     p.servers.push_back(std::move(s));
   }
 }

@@ -2,6 +2,7 @@
 // for each amount of one resource, the others fixed.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,7 @@ namespace morph {
 
 struct CurvePoint {
   int gpus = 0;
-  int cpus = 0;
+  std::int64_t cpus = 0;
   std::string allocation;  // e.g. "2x8xa100+1x4xa100"
   bool feasible = false;
   PlanOption best;         // meaningful when feasible

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <string_view>
 
@@ -185,7 +186,9 @@ CheckpointIndex index_from_json(const json& j, const std::string& path) {
   // is a damaged spec, refused before anything is sized by it (a row split allocates
   // per row).
   std::uint64_t stored = 0;
-  for (const CheckpointFile& f : index.files) stored += f.bytes;
+  for (const CheckpointFile& f : index.files)  // saturating: the sizes are the index's claims
+    stored = f.bytes > std::numeric_limits<std::uint64_t>::max() - stored ? std::numeric_limits<std::uint64_t>::max()
+                                                                          : stored + f.bytes;
   for (const ParamSpec& p : index.spec.params)
     if (p.elements() > stored / dtype_bytes(p.dtype))
       throw Error(fmt::format("{}: spec: parameter {} holds {} elements of {} bytes, more than the {} bytes of "

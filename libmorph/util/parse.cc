@@ -59,7 +59,7 @@ std::int64_t parse_int(std::string_view text, std::string_view what, std::int64_
   if (t.empty()) throw Error(fmt::format("{}: empty value, expected an integer", what));
   std::int64_t value = 0;
   const char* first = t.data();
-  if (*first == '+') ++first;
+  if (*first == '+' && t.size() > 1 && t[1] != '-') ++first;  // "+5", never "+-5"
   const auto [end, ec] = std::from_chars(first, t.data() + t.size(), value);
   if (ec == std::errc::result_out_of_range)
     throw Error(fmt::format("{}: {} is out of range [{}, {}]", what, quote(t), min, max));
@@ -75,7 +75,7 @@ double parse_double(std::string_view text, std::string_view what, double min, do
   if (t.empty()) throw Error(fmt::format("{}: empty value, expected a number", what));
   double value = 0;
   const char* first = t.data();
-  if (*first == '+') ++first;
+  if (*first == '+' && t.size() > 1 && t[1] != '-') ++first;
   const auto [end, ec] = std::from_chars(first, t.data() + t.size(), value);
   if (ec == std::errc::result_out_of_range)
     throw Error(fmt::format("{}: {} is out of range [{}, {}]", what, quote(t), min, max));

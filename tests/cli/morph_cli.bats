@@ -446,6 +446,11 @@ write_cluster() {
   assert_morph_error "$conf:$line:" ComputeEfficiency 'out of range'
 }
 
+@test "bad input: a bounded number that is NaN is refused naming the flag" {
+  morph simulate --workload "$BATS_TEST_TMPDIR/none.csv" --interval nan
+  assert_morph_error --interval 'not a finite number'
+}
+
 @test "bad input: --perf that is not JSON" {
   local perf="$BATS_TEST_TMPDIR/perf.json"
   echo 'this is not JSON' >"$perf"

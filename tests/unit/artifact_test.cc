@@ -44,6 +44,15 @@ TEST(ArtifactPlan, ExecPlanNotationRoundTrips) {
   }
   EXPECT_EQ(artifact_plan("p2t1d16", 32, 64, w, "t").pp, 2);
   EXPECT_THROW(artifact_plan("p2t1d16", 16, 64, w, "t"), Error);
+  // Sizes whose product overflows an int are refused by name, not wrapped to the GPUs
+  // (p1073741825t4d1 once read as 4 GPUs and crashed the fit).
+  try {
+    artifact_plan("p1073741825t4d1", 4, 64, w, "f.csv:3");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("f.csv:3: exec_plan p1073741825t4d1: PP"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(artifact_plan("pxt4d1", 4, 64, w, "t"), Error);
 }
 
 // morph-profile job's profiles: exec_plan and node_type columns, iteration times only.

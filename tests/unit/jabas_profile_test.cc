@@ -1,5 +1,6 @@
 // Reading JABAS profile folders: the tiny synthetic one, the quickstart, and errors that
 // name the file and field.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "libmorph/hetero/jabas_profile.h"
@@ -68,6 +69,21 @@ TEST(HeteroProfile, ErrorsNameTheFileAndField) {
                    R"({"fast": {"type": "F", "number": 3, "intra_network_bandwidth": 1, "inter_network_bandwidth": 1},
                        "slow": {"type": "S", "number": 2, "intra_network_bandwidth": 1, "inter_network_bandwidth": 1}})");
   EXPECT_NE(load_error(dir).find("fast: \"number\" must be even"), std::string::npos) << load_error(dir);
+  // Not truncated (4.9 to 4) nor wrapped (2^32 + 4 to 4); no bandwidth that makes every
+  // plan infinite.
+  for (const char* number : {"4.9", "4294967300", "-4294967300"}) {
+    test::write_file(dir / "cluster_info.json",
+                     fmt::format(R"({{"fast": {{"type": "F", "number": {}, "intra_network_bandwidth": 1e9,
+                                     "inter_network_bandwidth": 1e9}}}})",
+                                 number));
+    EXPECT_NE(load_error(dir).find(fmt::format("fast: \"number\" must be an integer, not {}", number)),
+              std::string::npos)
+        << load_error(dir);
+  }
+  test::write_file(dir / "cluster_info.json",
+                   R"({"fast": {"type": "F", "number": 2, "intra_network_bandwidth": 1e9, "inter_network_bandwidth": 1e-300}})");
+  EXPECT_NE(load_error(dir).find("fast: network bandwidths must be at least 1e6 bytes/s"), std::string::npos)
+      << load_error(dir);
 
   dir = test::write_tiny_profile("comm");
   test::write_file(dir / "comm_profile_data" / "intra_comm_profile_data.txt", "1,2\n2;3\n");

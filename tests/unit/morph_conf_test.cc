@@ -66,6 +66,11 @@ TEST(MorphConf, PluginKnobs) {
   EXPECT_EQ(c.perf_model_dir, "/x/perf");
 }
 
+// A file saved with a UTF-8 byte-order mark reads as without it (the CSV reader strips it too).
+TEST(MorphConf, AByteOrderMarkIsNotPartOfTheFirstKey) {
+  EXPECT_EQ(parse_morph_conf("\xEF\xBB\xBFMaxGpusPerJob=32\n", "m").max_gpus_per_job, 32);
+}
+
 TEST(MorphConf, StateDatabase) {
   EXPECT_EQ(parse_morph_conf("", "m").state_database, "/var/lib/morph/morph.db");
   EXPECT_EQ(parse_morph_conf("StateDatabase=/srv/morph/state.db\n", "m").state_database, "/srv/morph/state.db");

@@ -21,6 +21,8 @@ TEST(ParseInt, RejectsGarbageOverflowAndRange) {
   EXPECT_THROW(parse_int("1.5", "x", 0, 100), Error);
   EXPECT_THROW(parse_int("99999999999999999999999", "x", 0, 100), Error);
   EXPECT_THROW(parse_int("-3", "x", 1, 100), Error);
+  EXPECT_THROW(parse_int("+-5", "x", -10, 10), Error);  // one sign
+  EXPECT_THROW(parse_int("+", "x", -10, 10), Error);
   try {
     parse_int("101", "--batch", 1, 100);
     FAIL();
@@ -36,6 +38,8 @@ TEST(ParseDouble, RejectsNonFiniteAndTrailingGarbage) {
   EXPECT_THROW(parse_double("inf", "x", 0, 1e308), Error);
   EXPECT_THROW(parse_double("1e400", "x", 0, 1e308), Error);
   EXPECT_THROW(parse_double("2x", "x", 0, 10), Error);
+  EXPECT_THROW(parse_double("+-2", "x", -10, 10), Error);
+  EXPECT_DOUBLE_EQ(parse_double("+2.5", "x", -10, 10), 2.5);
 }
 
 TEST(Quote, ShortensLongAndHidesControlCharacters) {

@@ -1,7 +1,10 @@
 #include "tools/command_line/command_line.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +21,15 @@ Option& Option::required() {
 
 template <class T>
 Option& Option::range(T min, T max) {
+  if constexpr (std::is_floating_point_v<T>)  // NaN compares false with both bounds
+    option_->check(CLI::Validator(
+        [](std::string& text) {
+          T value{};
+          return CLI::detail::lexical_cast(text, value) && !std::isfinite(value)
+                     ? "Value " + text + " is not a finite number"
+                     : std::string();
+        },
+        "FINITE"));
   option_->check(CLI::Range(min, max));
   return *this;
 }

@@ -71,7 +71,7 @@ ArtifactWorkload workload_for(Context& context, const FitArgs& args, const Artif
 void run_fit(Context& context, const FitArgs& args) {
   context.resolve_paths();
   namespace fs = std::filesystem;
-  if (!fs::is_directory(args.profile)) throw Error(fmt::format("--profile: {} is not a folder", quote(args.profile)));
+  if (std::error_code ec; !fs::is_directory(args.profile, ec)) throw Error(fmt::format("--profile: {} is not a folder", quote(args.profile)));
   const fs::path dir = fs::path(args.profile).lexically_normal();
   const std::string name = (dir.filename().empty() ? dir.parent_path() : dir).filename().string();
   const ArtifactSpec spec = load_artifact_spec(context.spec_path);

@@ -158,9 +158,9 @@ void run_simulate(Context& context, const SimulateArgs& args) {
 
   std::string artifact_dir;
   if (!args.truth.empty()) {
-    if (!fs::is_directory(args.truth)) throw Error(fmt::format("--truth: {} is not a folder", quote(args.truth)));
+    if (std::error_code ec; !fs::is_directory(args.truth, ec)) throw Error(fmt::format("--truth: {} is not a folder", quote(args.truth)));
     const fs::path parent = fs::path(args.truth).lexically_normal().parent_path();
-    if (fs::is_directory(parent / "profile")) artifact_dir = parent.string();
+    if (std::error_code ec; fs::is_directory(parent / "profile", ec)) artifact_dir = parent.string();
   }
   const ArtifactSpec spec = load_artifact_spec(context.spec_path);
   const PerfStore store = PerfStore::load_dir(config.perf_model_dir);
