@@ -25,11 +25,30 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr int kHandled[] = {SIGTERM, SIGINT, SIGHUP, SIGCHLD};
+
 sigset_t handled_signals(int checkpoint_signal) {
   sigset_t set;
   sigemptyset(&set);
-  for (int s : {checkpoint_signal, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&set, s);
+  sigaddset(&set, checkpoint_signal);
+  for (int s : kHandled) sigaddset(&set, s);
   return set;
+}
+
+// An ignored signal is discarded, blocked or not, so signalfd never sees it: a parent
+// that ignored SIGCHLD (the kernel then reaps the trainers, and waitpid never reports
+// them) or SIGTERM would leave morphrun waiting for ever. Ignored ones become default.
+void unignore(int checkpoint_signal) {
+  auto restore = [](int s) {
+    struct sigaction old {};
+    if (sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) {
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      sigaction(s, &dfl, nullptr);
+    }
+  };
+  restore(checkpoint_signal);
+  for (int s : kHandled) restore(s);
 }
 
 struct Child {
@@ -50,7 +69,7 @@ struct Child {
   if (getppid() != parent) _exit(127);  // the parent died before prctl
   sigset_t none;
   sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
+  sigprocmask(SIG_SETMASK, &none, nullptr);  // the handled signals' dispositions are default (unignore)
   try {
     if (spec.before_exec) spec.before_exec();
   } catch (const std::exception& e) {
@@ -105,6 +124,7 @@ void drain_fifo(Child& c, std::size_t index, const SupervisorOptions& o) {
 }  // namespace
 
 void block_supervised_signals(int checkpoint_signal) {
+  unignore(checkpoint_signal);
   const sigset_t set = handled_signals(checkpoint_signal);
   sigprocmask(SIG_BLOCK, &set, nullptr);
 }
@@ -115,6 +135,7 @@ void make_fifo(const std::string& path) {
 }
 
 SupervisorResult supervise(const std::vector<ChildSpec>& specs, const SupervisorOptions& o) {
+  unignore(o.checkpoint_signal);
   const sigset_t set = handled_signals(o.checkpoint_signal);
   sigprocmask(SIG_BLOCK, &set, nullptr);
   const int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);

@@ -114,6 +114,23 @@ record() {
   [ "$status" -ne 0 ] || fail "orphans: $output"
 }
 
+@test "started with SIGCHLD and SIGTERM ignored (as some wrappers do), morphrun still sees its trainers end and SIGTERM" {
+  local ignoring='import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN); signal.signal(signal.SIGTERM, signal.SIG_IGN)
+os.execvp(sys.argv[1], sys.argv[1:])'
+  run timeout 20 /usr/bin/python3 -c "$ignoring" "$MORPHRUN" --plan dp=1 -- sh -c 'exit 3'
+  [ "$status" -eq 3 ] || fail "$status (124: morphrun never saw its trainer end) $output"
+  /usr/bin/python3 -c "$ignoring" "$MORPHRUN" --plan dp=1 -- sh -c 'touch '"$W"'/up; sleep 331.7' &
+  local pid=$!
+  for _ in $(seq 100); do [ -e "$W/up" ] && break; sleep 0.05; done
+  kill -TERM "$pid"
+  local rc=0
+  timeout 20 tail --pid="$pid" -f /dev/null || rc=$?
+  [ "$rc" -eq 0 ] || { kill -KILL "$pid"; fail "SIGTERM was ignored"; }
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 143 ] || fail "exit $rc"
+}
+
 @test "rank 0's metrics lines reach the job's metrics file with the time and layout; a bad line is reported once" {
   run "$MORPHRUN" --plan dp=2,zero=1 --metrics "$W/metrics" -- sh -c \
     'printf "1 0.5 32 3.25\n2 0.25 32\nnot a line\nworse\n" >"$MORPH_METRICS"'
