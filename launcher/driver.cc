@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -41,6 +42,12 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// slurmctld did not answer within read_job's retries: the job is requeued, not failed.
+class SlurmctldUnreachable : public Error {
+ public:
+  using Error::Error;
+};
+
 // One job's run as the driver sees it: the record it started the step under.
 struct Current {
   std::string admin_comment;
@@ -59,12 +66,37 @@ class Driver {
     const char* submit = std::getenv("SLURM_SUBMIT_DIR");
     metrics_ = !o.metrics_file.empty() ? fs::absolute(o.metrics_file).string()
                                        : fmt::format("{}/morph-{}.metrics", submit ? submit : ".", job_id_);
+    // The driver tells a step that ran from one that did not by the lines its tasks append
+    // there: a file it cannot read back would make every finished step a failed start.
+    std::error_code ec;
+    if (fs::exists(metrics_, ec) && !fs::is_regular_file(metrics_, ec))
+      throw Error(fmt::format("--metrics {}: not a regular file; the driver reads its steps' ends from it", metrics_));
+    if (!std::ofstream(metrics_, std::ios::app))
+      throw Error(fmt::format("--metrics {}: cannot be written ({}); the driver reads its steps' ends from it",
+                              metrics_, std::strerror(errno)));
   }
 
   int run() {
     block_supervised_signals(config_.checkpoint_signal);
     const char* restarts = std::getenv("SLURM_RESTART_COUNT");
     event(fmt::format("driver restarts={}", restarts != nullptr ? restarts : "0"));
+    try {
+      return steps();
+    } catch (const SlurmctldUnreachable& e) {  // an outage delays the job; it does not fail it
+      event("requeue reason=slurmctld-unreachable");
+      std::fprintf(stderr, "morphrun: %s; exiting with %d so that Slurm requeues the job\n", e.what(), kExitRequeue);
+      return kExitRequeue;
+    }
+  }
+
+ private:
+  struct Step {
+    SupervisorResult result;
+    bool replan = false;
+  };
+
+  // Starts the step under the job's record, again after each new plan, until it ends.
+  int steps() {
     for (;;) {
       Current now = read_job();
       const Placement& p = now.record.current;
@@ -123,12 +155,6 @@ class Driver {
     }
   }
 
- private:
-  struct Step {
-    SupervisorResult result;
-    bool replan = false;
-  };
-
   Current read_job() {
     std::string error;
     for (int attempt = 0; attempt < 6; ++attempt) {
@@ -150,7 +176,7 @@ class Driver {
       }
       std::this_thread::sleep_for(std::chrono::seconds(1 << attempt));
     }
-    throw Error(fmt::format("job {}: slurmctld did not answer: {}", job_id_, error));
+    throw SlurmctldUnreachable(fmt::format("job {}: slurmctld did not answer: {}", job_id_, error));
   }
 
   // The record changed since `started` (root or SlurmUser rewrote the plan).
@@ -212,16 +238,22 @@ class Driver {
       checkpoint_asked_ = true;
     };
     SupervisorResult r = supervise({step}, s);
-    if (r.exit_code != 0 && !checkpoint_asked_) {  // the target is staged: a second run starts clean
+    if (r.exit_code != 0 && r.outcome != Outcome::terminated && !checkpoint_asked_) {
+      // The target is staged: a second run starts clean.
       event(fmt::format("restart reason=failed-reshard exit={}", r.exit_code));
       std::fprintf(stderr, "%s", kFailedStartNote);
       std::this_thread::sleep_for(std::chrono::seconds(2));
       r = supervise({step}, s);
     }
-    if (r.exit_code != 0)
-      std::fprintf(stderr, "morphrun: the reshard step failed (exit %d); %s is unchanged\n", r.exit_code,
-                   choice->newest.c_str());
-    return r.exit_code == 0 ? 0 : 1;
+    if (r.exit_code == 0) return 0;
+    std::fprintf(stderr, "morphrun: the reshard step %s (exit %d); %s is unchanged\n",
+                 r.outcome == Outcome::terminated ? "was stopped" : "failed", r.exit_code, choice->newest.c_str());
+    if (r.outcome == Outcome::terminated) return r.exit_code;  // SIGTERM, SIGINT or SIGHUP: the job ends as asked
+    if (checkpoint_asked_) {  // the old checkpoint is whole: requeue, as after a save
+      event("requeue reason=checkpoint-signal");
+      return kExitRequeue;
+    }
+    return 1;
   }
 
   Step train(const Current& c) {

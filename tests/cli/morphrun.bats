@@ -131,6 +131,14 @@ os.execvp(sys.argv[1], sys.argv[1:])'
   [ "$rc" -eq 143 ] || fail "exit $rc"
 }
 
+@test "--driver refuses a metrics file it cannot read its steps' ends back from, before anything starts" {
+  SLURM_JOB_ID=7 run "$MORPHRUN" --driver --metrics /dev/null -- true
+  [ "$status" -eq 78 ] && [[ $output == *"--metrics /dev/null: not a regular file"* ]] || fail "$status $output"
+  SLURM_JOB_ID=7 run "$MORPHRUN" --driver --metrics "$W/no/such/folder/m" -- true
+  [ "$status" -eq 78 ] && [[ $output == *"/no/such/folder/m: cannot be written (No such file or directory)"* ]] ||
+    fail "$status $output"
+}
+
 @test "rank 0's metrics lines reach the job's metrics file with the time and layout; a bad line is reported once" {
   run "$MORPHRUN" --plan dp=2,zero=1 --metrics "$W/metrics" -- sh -c \
     'printf "1 0.5 32 3.25\n2 0.25 32\nnot a line\nworse\n" >"$MORPH_METRICS"'
