@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "libmorph/planner/framework_planning.h"
+#include "libmorph/planner/submit_constraints.h"
 #include "libmorph/util/error.h"
 
 namespace morph::daemon {
@@ -26,12 +27,13 @@ const GpuType* reference_gpu(const MorphConfig& config) {
 
 // The request's bounds go with its application: the policy never places a job outside
 // the GPU counts, GPU types and plan families its user allowed (as at submission).
-policy::AppProfile app_profile(const MorphRequest& r, const Workload& workload, PerfModel perf,
+policy::AppProfile app_profile(const MorphRequest& r, bool one_gpu_type, const Workload& workload, PerfModel perf,
                                const MorphConfig& config) {
   policy::AppProfile a{workload, std::move(perf), allowed_plan_features(r, config.allowed_plans),
                        framework_memory(config.memory, r.framework).states};
   a.min_gpus = std::max(1, r.gpus_min);
   a.adaptive_batch = r.adaptive_batch();
+  a.one_gpu_type = one_gpu_type;
   a.max_gpus = r.gpus_max;
   for (const std::string& name : r.gpu_types) {
     const GpuType* gpu = config.cluster.find_gpu_type(name);
@@ -39,6 +41,52 @@ policy::AppProfile app_profile(const MorphRequest& r, const Workload& workload, 
     a.gpu_types.push_back(gpu->name);
   }
   return a;
+}
+
+// The GPU types whose nodes hold what every plan of the record asks of a node, as
+// job_submit_morph's sizing honoured it (submit_constraints.h): its user's --constraint
+// (kept under GpuTypeBy=feature), --mincpus and --mem. A job updated onto another type
+// would stay pending for ever. Canonical names, in morph.conf's order.
+std::vector<std::string> gpu_types_within_floors(const JobRecord& r, const Cluster& cluster) {
+  SubmitConstraints floors;
+  floors.features = r.constraint;
+  floors.min_cpus_per_node = r.min_cpus_per_node;
+  std::map<std::string, std::string> why_not;
+  std::map<std::string, int> usable;
+  try {
+    usable = usable_nodes(cluster, floors, &why_not);
+  } catch (const Error&) {
+    return {};  // a constraint Morph cannot evaluate (submission refuses it): none
+  }
+  constexpr double kMiB = 1024.0 * 1024.0;
+  std::vector<std::string> types;
+  for (const NodeType& type : cluster.node_types()) {
+    if (!usable.count(type.name) || type.host_memory_bytes < static_cast<double>(r.memory_mb_per_node) * kMiB) continue;
+    const std::string& gpu = cluster.gpu_of(type).name;
+    if (std::find(types.begin(), types.end(), gpu) == types.end()) types.push_back(gpu);
+  }
+  return types;
+}
+
+// The GPU types the policy may give a job: those its user allowed (--morph-gpu-types;
+// none: any) within its floors; the type it has when none is (or under GpuTypeBy=gres,
+// where Slurm 22.05 leaves a pending job whose typed GPU request an update changed never
+// runnable: "Requested node configuration is not available"). Empty: any. Throws
+// morph::Error on a type morph.conf does not define.
+std::vector<std::string> gpu_types_allowed(const JobRecord& r, const MorphConfig& config) {
+  const Cluster& cluster = config.cluster;
+  if (!config.gpu_type_by_feature && !r.current.heterogeneous()) return {r.current.gpu_type};
+  const std::vector<std::string> within = gpu_types_within_floors(r, cluster);
+  if (r.request.gpu_types.empty() && within.size() == cluster.gpu_types().size()) return {};
+  std::vector<std::string> allowed;
+  for (const std::string& name : r.request.gpu_types.empty() ? within : r.request.gpu_types) {
+    const GpuType* gpu = cluster.find_gpu_type(name);
+    if (gpu == nullptr) throw Error(fmt::format("--morph-gpu-types: {} is not a GpuType of morph.conf", name));
+    if (std::find(within.begin(), within.end(), gpu->name) != within.end())
+      allowed.push_back(gpu->name);
+  }
+  if (allowed.empty() && !r.current.gpu_type.empty()) allowed.push_back(r.current.gpu_type);
+  return allowed;
 }
 
 // The batch a job is planned for (JobState::workload): its own, but for a best-effort
@@ -188,12 +236,13 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     const JobRecord& r = tracked.record;
     policy::JobState s;
     s.id = id;
-    // Under GpuTypeBy=gres a job stays on the GPU type it has: Slurm 22.05 leaves a
-    // pending job whose typed GPU request an update changed never runnable ("Requested
-    // node configuration is not available"). Under GpuTypeBy=feature the type is a node
-    // constraint that an update may change.
     MorphRequest bounds = r.request;
-    if (!c.config.gpu_type_by_feature && !r.current.heterogeneous()) bounds.gpu_types = {r.current.gpu_type};
+    try {
+      bounds.gpu_types = gpu_types_allowed(r, c.config);
+    } catch (const Error& e) {
+      out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));
+      continue;
+    }
     s.sla = guaranteed(r.request, c.config) ? Sla::guaranteed : Sla::best_effort;
     const auto h = histories.find(j.id);
     const JobHistory* history = h == histories.end() ? nullptr : &h->second;
@@ -205,13 +254,14 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: planned for its starting batch: {}", id, e.what()));
     }
-    s.app = app_key(bounds);
+    // A --constraint keeps the job on one GPU type: jobs with one are an application of their own.
+    s.app = app_key(bounds) + (r.constraint.empty() ? "" : ":c" + r.constraint);
     try {
       const ModelSpec model = c.catalog.resolve(r.request.model, fmt::format("job {}", id));
       const std::int64_t seq = r.request.seq_len > 0 ? r.request.seq_len : model.seq_len;
       s.workload = Workload{model, bounds.global_batch, seq};
       if (!out.apps.count(s.app)) {
-        out.apps[s.app] = app_profile(bounds, s.workload, model_in_use(model, seq, c), c.config);
+        out.apps[s.app] = app_profile(bounds, !r.constraint.empty(), s.workload, model_in_use(model, seq, c), c.config);
       }
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));

@@ -283,6 +283,8 @@ const PlanChoice& PlanOracle::best_hetero(const JobState& job, const std::vector
     c.reason = fmt::format("outside the job's {}-{} GPUs", a.min_gpus, a.max_gpus);
   } else if (!allowed(first) || !allowed(second)) {
     c.reason = "a GPU type the job may not use";
+  } else if (a.one_gpu_type) {
+    c.reason = "the job keeps one GPU type";
   } else if (admissible_) {
     c.reason = "not an admissible configuration";  // never measured: --measured-only has none
   } else {

@@ -32,6 +32,9 @@ struct AppProfile {
   // --morph-adaptive-batch: the trainer changes its batch; a heterogeneous plan's per-rank
   // shares hold for one batch only, so such jobs keep one GPU type.
   bool adaptive_batch = false;
+  // Its jobs keep one GPU type for another reason: a --constraint of its user, which a
+  // heterogeneous placement's count constraint per type cannot carry (docs/slurm.md).
+  bool one_gpu_type = false;
 };
 
 // How far a policy may move a job away from its request.

@@ -324,6 +324,83 @@ TEST_F(DaemonView, NoPolicyPlacesAJobOutsideTheGpusAndTypesItsUserAllowed) {
     }
 }
 
+// What a job's record asks of every node (its user's --constraint under GpuTypeBy=feature,
+// --mincpus, --mem) keeps it on the GPU types whose nodes hold it: an update onto other
+// nodes would leave it pending for ever. A --constraint also keeps it on one GPU type,
+// since a heterogeneous placement's count constraint cannot carry it.
+TEST_F(DaemonView, AJobIsPlannedOnlyWhereItsRecordsFloorsHold) {
+  std::string conf = test::kDaemonConf;
+  conf.replace(conf.find("Nics=2"), 6, "Nics=2 Features=a100,ib");
+  conf.replace(conf.find("Nics=1"), 6, "Nics=1 Features=v100");
+  config_ = parse_morph_conf("GpuTypeBy=feature\nHeterogeneousJobs=yes\n" + conf, "test.conf");
+  const JobRecord plain = parse_admin_comment(record("a100-80g", 1, 2, test::make_plan(2, 1, 1, 1, 1, 8)));
+  auto view_of = [&](const JobRecord& r) {
+    BuiltView b = build_view(with_comment(12, to_admin_comment(r)), context_);
+    EXPECT_EQ(b.jobs.count("12"), 1u) << fmt::format("{}", fmt::join(b.skipped, "; "));
+    return b;
+  };
+  auto types_of = [&](const JobRecord& r) {
+    const BuiltView b = view_of(r);
+    return b.apps.at(b.view.jobs.back().app).gpu_types;
+  };
+  const std::vector<std::string> any, a100{"a100-80g"};
+  EXPECT_EQ(types_of(plain), any);
+
+  JobRecord r = plain;
+  r.constraint = "ib";  // only the a100 nodes have it
+  EXPECT_EQ(types_of(r), a100);
+  r.constraint = "a100|v100";
+  EXPECT_EQ(types_of(r), any);
+  r = plain;
+  r.min_cpus_per_node = 20;  // the v100 nodes have 16
+  EXPECT_EQ(types_of(r), a100);
+  r = plain;
+  r.memory_mb_per_node = 200000;  // the v100 nodes have 128 GiB, 131,072 MB
+  EXPECT_EQ(types_of(r), a100);
+  r.memory_mb_per_node = 131072;
+  EXPECT_EQ(types_of(r), any);
+  r.request.gpu_types = {"V100-32G"};  // its user's list, canonical, within the floors
+  EXPECT_EQ(types_of(r), std::vector<std::string>{"v100-32g"});
+  r.memory_mb_per_node = 200000;  // no type of its list holds it: it keeps the one it has
+  EXPECT_EQ(types_of(r), a100);
+  r = plain;
+  r.min_cpus_per_node = 64;  // no node holds it
+  EXPECT_EQ(types_of(r), a100);
+
+  // The policy's oracle refuses the v100 nodes for a job of --mincpus=20, and any
+  // placement across two types for a job of --constraint=a100|v100.
+  r = plain;
+  r.min_cpus_per_node = 20;
+  BuiltView b = view_of(r);
+  int a100_node = -1, v100_node = -1;
+  for (std::size_t i = 0; i < b.view.nodes.size(); ++i) {
+    if (b.view.nodes[i].name == "a100-1") a100_node = static_cast<int>(i);
+    if (b.view.nodes[i].name == "v100-1") v100_node = static_cast<int>(i);
+  }
+  ASSERT_GE(a100_node, 0);
+  ASSERT_GE(v100_node, 0);
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  const policy::JobState& job = b.view.jobs.back();
+  EXPECT_TRUE(oracle.best(job, policy::PlanFreedom::any, b.view.nodes, policy::packed_shape(b.view.nodes, a100_node, 4)).feasible);
+  const policy::PlanChoice v100 =
+      oracle.best(job, policy::PlanFreedom::any, b.view.nodes, policy::packed_shape(b.view.nodes, v100_node, 4));
+  EXPECT_FALSE(v100.feasible);
+  EXPECT_EQ(v100.reason, "v100-32g is not among the job's GPU types");
+
+  const policy::Shape first{a100_node, 4, {4}}, second{v100_node, 4, {4}};
+  r = plain;
+  b = view_of(r);
+  policy::PlanOracle free_oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  EXPECT_TRUE(free_oracle.best_hetero(b.view.jobs.back(), b.view.nodes, first, second).feasible);
+  r.constraint = "a100|v100";
+  b = view_of(r);
+  EXPECT_TRUE(b.apps.at(b.view.jobs.back().app).one_gpu_type);
+  policy::PlanOracle bound_oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  const policy::PlanChoice& spanning = bound_oracle.best_hetero(b.view.jobs.back(), b.view.nodes, first, second);
+  EXPECT_FALSE(spanning.feasible);
+  EXPECT_EQ(spanning.reason, "the job keeps one GPU type");
+}
+
 TEST_F(DaemonView, MorphlingsDecisionsOnTheViewBecomeValidRecords) {
   const BuiltView b = build_view(snapshot(), context_);
   policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
