@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "launcher/morph_config.h"
+#include "launcher/save_request.h"
 #include "launcher/slurm_job.h"
 #include "launcher/supervisor.h"
 #include "libmorph/launch/checkpoint_choice.h"
@@ -66,6 +67,7 @@ class Driver {
     const char* submit = std::getenv("SLURM_SUBMIT_DIR");
     metrics_ = !o.metrics_file.empty() ? fs::absolute(o.metrics_file).string()
                                        : fmt::format("{}/morph-{}.metrics", submit ? submit : ".", job_id_);
+    if (!o.checkpoint_dir.empty()) save_request_ = save_request_path(fs::absolute(o.checkpoint_dir).string(), job_id_);
     // The driver tells a step that ran from one that did not by the lines its tasks append
     // there: a file it cannot read back would make every finished step a failed start.
     std::error_code ec;
@@ -276,9 +278,22 @@ class Driver {
     step.argv.emplace_back("--");
     step.argv.insert(step.argv.end(), o_.command.begin(), o_.command.end());
     step.env = record_env(c);
+    // Its tasks' trainers are asked to save through the request file, not the signal
+    // (save_request.h); one left by an earlier step or run of the job is not a request.
+    if (!save_request_.empty()) {
+      clear_save_request(save_request_);
+      step.env.emplace_back("MORPH_SAVE_REQUEST", save_request_);
+    }
 
     Step out;
     SupervisorOptions s;
+    s.request_checkpoint = [&] {
+      if (save_request_.empty()) return false;
+      std::string error;
+      if (request_save(save_request_, &error)) return true;
+      event(fmt::format("checkpoint by signal: {}", error));  // then every process of the step gets it
+      return false;
+    };
     s.checkpoint_signal = config_.checkpoint_signal;
     // The tasks time their trainers out first; the driver waits a little longer for them.
     s.checkpoint_timeout_s = config_.checkpoint_timeout_s + 30;
@@ -300,6 +315,7 @@ class Driver {
       return true;
     };
     out.result = supervise({step}, s);
+    if (!save_request_.empty()) clear_save_request(save_request_);
     return out;
   }
 
@@ -337,6 +353,7 @@ class Driver {
   MorphConfig config_;
   std::uint32_t job_id_ = 0;
   std::string self_, reshard_, metrics_;
+  std::string save_request_;  // in the checkpoint folder; "" without one: the signal asks
   std::vector<std::string> nodes_;
   bool checkpoint_asked_ = false;  // the checkpoint signal came between two steps
   int failed_starts_ = 0;          // steps in a row that failed before their first iteration

@@ -14,6 +14,7 @@ launcher_morphrun_SOURCES = \
 	%reldir%/options.h %reldir%/options.cc \
 	%reldir%/morph_config.h %reldir%/morph_config.cc \
 	%reldir%/supervisor.h %reldir%/supervisor.cc \
+	%reldir%/save_request.h %reldir%/save_request.cc \
 	%reldir%/binding.h %reldir%/binding.cc \
 	%reldir%/master_addr.h %reldir%/master_addr.cc \
 	%reldir%/checkpoint_prepare.h %reldir%/checkpoint_prepare.cc \

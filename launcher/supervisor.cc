@@ -167,10 +167,12 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
   const Clock::time_point ready_by =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.signal_ready_s));
   Clock::time_point next_tick = Clock::now() + tick;
+  bool by_signal = true;  // the checkpoint asked for goes to the trainers as the signal
   auto ask_checkpoint = [&] {
     if (checkpoint_asked || terminating) return;
     checkpoint_asked = true;
-    signal_trainers(children, o.checkpoint_signal);
+    by_signal = !o.request_checkpoint || !o.request_checkpoint();
+    if (by_signal) signal_trainers(children, o.checkpoint_signal);
     deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                   std::chrono::duration<double>(o.checkpoint_timeout_s));
   };
@@ -209,7 +211,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
     if (Clock::now() >= ready_by)
       for (Child& c : children) c.ready = true;
     // A checkpoint asked for before a trainer was ready reaches it now.
-    if (checkpoint_asked && !terminating) signal_trainers(children, o.checkpoint_signal);
+    if (checkpoint_asked && by_signal && !terminating) signal_trainers(children, o.checkpoint_signal);
 
     signalfd_siginfo info;
     while (read(sfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {

@@ -37,6 +37,10 @@ struct SupervisorOptions {
   // false: the checkpoint signal is only reported (on_checkpoint_signal), never forwarded:
   // a child that cannot save (a reshard) finishes its work first.
   bool forward_checkpoint_signal = true;
+  // Set: a checkpoint is asked for through it rather than by signalling the children;
+  // returning false falls back to the signal. morphrun --driver: its child is srun, which
+  // would make the signal one to every process of the step (save_request.h).
+  std::function<bool()> request_checkpoint;
   // Called every tick_s while the children run; returning true asks for a checkpoint as
   // the signal would (morphrun --driver: the job's plan changed).
   std::function<bool()> on_tick;

@@ -20,6 +20,7 @@
 #include "launcher/master_addr.h"
 #include "launcher/morph_config.h"
 #include "launcher/morphd_report.h"
+#include "launcher/save_request.h"
 #include "launcher/supervisor.h"
 #include "libmorph/launch/framework.h"
 #include "libmorph/launch/metrics_line.h"
@@ -198,11 +199,14 @@ int run_task(const Options& o) {
       warned = true;
     }
   };
-  if (report.enabled()) {
+  // Under morphrun --driver, its request to save (save_request.h), seen within a tick.
+  const auto request = env.find("MORPH_SAVE_REQUEST");
+  const std::string save_request = request != env.end() ? request->second : std::string{};
+  if (report.enabled() || !save_request.empty()) {
     supervision.tick_s = 1;
     supervision.on_tick = [&] {
-      report.tick();
-      return false;
+      if (report.enabled()) report.tick();
+      return !save_request.empty() && save_requested(save_request);
     };
   }
   const SupervisorResult result = supervise(children, supervision);

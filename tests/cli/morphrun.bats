@@ -97,6 +97,28 @@ record() {
   [ "$(sort "$W/saves" | tr '\n' ' ')" = "saved-0 saved-1 " ]
 }
 
+@test "under the driver, the save request file reaches every ready rank as the checkpoint signal; its helpers get none" {
+  # morphrun --driver creates MORPH_SAVE_REQUEST rather than signalling the step (save_request.h).
+  MORPH_SAVE_REQUEST="$W/request" "$MORPHRUN" --plan dp=2 -- sh -c '(trap "echo helper-$RANK >>'"$W"'/saves" USR2;
+    while kill -0 $$ 2>/dev/null; do sleep 0.05; done) </dev/null >/dev/null 2>&1 &
+    trap "echo saved-$RANK >>'"$W"'/saves; exit 0" USR2; echo "1 0.1 8" >"$MORPH_METRICS"; touch '"$W"'/up-$RANK;
+    while :; do sleep 0.05; done' &
+  local pid=$! rc=0
+  for _ in $(seq 100); do [ -e "$W/up-0" ] && [ -e "$W/up-1" ] && break; sleep 0.05; done
+  sleep 1.5
+  [ ! -e "$W/saves" ] # no request, no save
+  touch "$W/request"
+  for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    wait "$pid" || true
+    fail "morphrun did not take the request within 10 s"
+  fi
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 75 ]
+  [ "$(sort "$W/saves" | tr '\n' ' ')" = "saved-0 saved-1 " ]
+}
+
 @test "SIGTERM ends the trainers and what they started; a crashed rank ends the others with its code" {
   "$MORPHRUN" --plan dp=2 -- sh -c 'sleep 313.37 & touch '"$W"'/up-$RANK; wait' &
   local pid=$!

@@ -130,14 +130,14 @@ EOS
   done
 }
 
-@test "check-launcher: plan change in place, shrink and requeue, each continuing the loss within 1e-5, no orphans" {
+@test "check-launcher: plan change in place, shrink and requeue, each continuing the loss within 1e-5, no signal to helpers, no orphans" {
   run timeout 900 env MORPH_BUILDDIR="$MORPH_BUILDDIR" bash "$MORPH_SRCDIR/tests/launcher/check_launcher.sh"
   echo "$output" >&3
   [ "$status" -eq 0 ] || fail "$output"
   [ "$(grep -c '^relaunch: ' <<<"$output")" -eq 3 ]
-  grep -qE '^relaunch: from=dp=2,tp=2,pp=2,zero=1 to=dp=4,tp=2,pp=1,zero=1 requeued=0 seconds=[0-9.]+ .* orphans=0$' <<<"$output"
-  grep -qE '^relaunch: from=dp=2,tp=2,pp=2,zero=1 to=dp=1,tp=2,pp=2,zero=1 requeued=0 seconds=[0-9.]+ .* orphans=0$' <<<"$output"
-  grep -qE '^relaunch: from=dp=2,tp=2,pp=2,zero=1 to=dp=2,tp=4,pp=1,zero=1 requeued=1 seconds=[0-9.]+ .* orphans=0$' <<<"$output"
+  grep -qE '^relaunch: from=dp=2,tp=2,pp=2,zero=1 to=dp=4,tp=2,pp=1,zero=1 requeued=0 seconds=[0-9.]+ .* helpers_signalled=0 orphans=0$' <<<"$output"
+  grep -qE '^relaunch: from=dp=2,tp=2,pp=2,zero=1 to=dp=1,tp=2,pp=2,zero=1 requeued=0 seconds=[0-9.]+ .* helpers_signalled=0 orphans=0$' <<<"$output"
+  grep -qE '^relaunch: from=dp=2,tp=2,pp=2,zero=1 to=dp=2,tp=4,pp=1,zero=1 requeued=1 seconds=[0-9.]+ .* helpers_signalled=0 orphans=0$' <<<"$output"
 }
 
 @test "morphrun --driver launches a step that failed before its first iteration once more (a hung slurmstepd's PMIx socket)" {

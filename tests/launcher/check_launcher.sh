@@ -11,10 +11,11 @@
 #              with 75 and Slurm requeues it; an admin rewrites the plan while it is held;
 #              released, it restarts and morphrun reshards over MPI
 #
-# One line per change:
-#   relaunch: from=<plan> to=<plan> requeued=<0|1> seconds=<signal to first new iteration> max_rel_loss_diff=<x> orphans=<n>
-# and exit status 1 when a loss differs by more than TOLERANCE (default 1e-5), a
-# process outlived its job, or a job did not finish. Needs a running test cluster
+# Each trainer starts a helper that does not handle the checkpoint signal, as a
+# data-loader worker; it notes the signal if one reaches it. One line per change:
+#   relaunch: from=<plan> to=<plan> requeued=<0|1> seconds=<signal to first new iteration> max_rel_loss_diff=<x> helpers_signalled=<n> orphans=<n>
+# and exit status 1 when a loss differs by more than TOLERANCE (default 1e-5), the
+# checkpoint signal reached a helper, a process outlived its job, or a job did not finish. Needs a running test cluster
 # (SLURM_CONF; without it, one of its own: tests/cluster/testcluster) and MORPH_BUILDDIR.
 # KEEP_WORK=1 keeps the work folder.
 set -euo pipefail
@@ -88,6 +89,20 @@ print("nan")
 PY
 }
 
+# helper.sh LOG COMMAND...: COMMAND, with a helper beside it that notes in LOG each
+# checkpoint signal that reaches it, and ends with COMMAND's process.
+cat >"$work/helper.sh" <<'EOS'
+#!/bin/bash
+log=$1
+shift
+(
+  trap 'echo USR2 >>"$log"' USR2
+  while kill -0 $$ 2>/dev/null; do sleep 0.2; done
+) </dev/null >/dev/null 2>&1 &
+exec "$@"
+EOS
+chmod 755 "$work/helper.sh"
+
 status=0
 # submit NAME NODES GPU_TYPE GPUS_PER_NODE PLAN...: a held Morph job whose record an admin sets.
 submit() {
@@ -97,7 +112,7 @@ submit() {
   cat >"$work/$name/job.sh" <<EOS
 #!/bin/bash
 exec "$MORPHRUN" --driver --framework torch --mpi-trainer --checkpoint "$work/$name/ckpt" --metrics "$work/$name/metrics" -- \\
-  "$TRAINER" ${model[*]} --loss-log "$work/$name/loss" --min-step-seconds 0.25
+  "$work/helper.sh" "$work/$name/helper-signals" "$TRAINER" ${model[*]} --loss-log "$work/$name/loss" --min-step-seconds 0.25
 EOS
   job=$(sbatch --parsable --hold --requeue --open-mode=append -D "$work" -o "$work/%j.out" --morph-model=llama2-7b --morph-batch=32 \
     "$work/$name/job.sh")
@@ -108,15 +123,18 @@ EOS
 }
 
 report() {  # NAME JOB FROM TO
-  local name=$1 job=$2 diff seconds orphans requeued
+  local name=$1 job=$2 diff seconds orphans requeued signalled
   wait_state "$job" COMPLETED 240 || status=1
   diff=$(max_rel_diff "$work/$name/loss")
   seconds=$(relaunch_seconds "$work/$name/metrics")
   orphans=$(pgrep -f -- "$work/$name/" | wc -l || true)
   requeued=$(( $(job_field "$job" Restarts) > 0 ? 1 : 0 ))
-  echo "relaunch: from=$3 to=$4 requeued=$requeued seconds=$seconds max_rel_loss_diff=$diff orphans=$orphans"
+  signalled=0
+  if [[ -f $work/$name/helper-signals ]]; then signalled=$(wc -l <"$work/$name/helper-signals"); fi
+  echo "relaunch: from=$3 to=$4 requeued=$requeued seconds=$seconds max_rel_loss_diff=$diff" \
+    "helpers_signalled=$signalled orphans=$orphans"
   python3 -c "import sys; sys.exit(0 if '$diff'[0].isdigit() and float('$diff') <= $tolerance else 1)" || status=1
-  [[ $orphans == 0 ]] || status=1
+  [[ $signalled == 0 && $orphans == 0 ]] || status=1
 }
 
 common=(offload=0 gc=0 ga=1 mb=1 mbs=16)  # batch 32 = dp 2 x 16; the trainer keeps its own batch
