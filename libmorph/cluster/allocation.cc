@@ -124,6 +124,10 @@ Allocation parse_gpus_spec(std::string_view spec, const Cluster& cluster, std::s
         : 1;
     const int gpus = static_cast<int>(parse_int(with_nodes ? second : first,
         fmt::format("{}: GPU count in {}", what, quote(term)), 1, node->gpus));
+    if (static_cast<std::int64_t>(cpus_per_gpu) * gpus > node->cpus)
+      throw Error(fmt::format("{}: {} GPUs of a {} node at {} CPUs per GPU need {} CPUs; its nodes have {}", what,
+                              gpus, node->name, cpus_per_gpu, static_cast<std::int64_t>(cpus_per_gpu) * gpus,
+                              node->cpus));
     for (int i = 0; i < nodes; ++i)
       allocation.nodes.push_back(make_share(cluster, *node, gpus, cpus_per_gpu));
     if (allocation.nodes.size() > static_cast<std::size_t>(kMaxNodesInSpec))

@@ -33,8 +33,8 @@ void Cluster::add_node(NodeRecord node) {
   if (find_node_type(node.node_type) == nullptr)
     throw Error(fmt::format("NodeName {}: NodeType={} is not defined", quote(node.name),
                             quote(node.node_type)));
-  for (const NodeRecord& n : nodes_)
-    if (n.name == node.name) throw Error(fmt::format("NodeName {} is defined twice", quote(node.name)));
+  if (!node_names_.insert(node.name).second)
+    throw Error(fmt::format("NodeName {} is defined twice", quote(node.name)));
   nodes_.push_back(std::move(node));
 }
 

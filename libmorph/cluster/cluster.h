@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "libmorph/cluster/gpu_type.h"
@@ -37,6 +38,7 @@ class Cluster {
   std::vector<GpuType> gpu_types_;
   std::vector<NodeType> node_types_;
   std::vector<NodeRecord> nodes_;
+  std::unordered_set<std::string> node_names_;  // of nodes_: a NodeName given twice, in O(1)
 };
 
 }  // namespace morph

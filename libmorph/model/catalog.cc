@@ -1,6 +1,11 @@
 #include "libmorph/model/catalog.h"
 
+#include <algorithm>
+#include <initializer_list>
+#include <string_view>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "libmorph/util/error.h"
@@ -21,6 +26,15 @@ std::int64_t json_int(const nlohmann::json& entry, const char* key, const std::s
   return v.get<std::int64_t>();
 }
 
+// A key the catalog does not know is refused, not ignored: a misspelt "vocab" would
+// silently change the parameter count.
+void known_keys_only(const nlohmann::json& object, std::initializer_list<std::string_view> known,
+                     const std::string& where) {
+  for (const auto& [key, value] : object.items())
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      throw Error(fmt::format("{}: unknown key {} (known: {})", where, quote(key), fmt::join(known, ", ")));
+}
+
 }  // namespace
 
 Catalog Catalog::load_file(const std::string& path) { return parse(read_text_file(path, "model catalog"), path); }
@@ -34,6 +48,7 @@ Catalog Catalog::parse(std::string_view json_text, const std::string& source) {
   }
   if (!doc.is_object() || !doc.contains("models") || !doc["models"].is_array())
     throw Error(fmt::format("{}: expected an object with a \"models\" array", source));
+  known_keys_only(doc, {"version", "description", "models"}, source);
   Catalog catalog;
   std::size_t index = 0;
   for (const nlohmann::json& entry : doc["models"]) {
@@ -43,6 +58,7 @@ Catalog Catalog::parse(std::string_view json_text, const std::string& source) {
     ModelSpec m;
     m.name = entry["name"].get<std::string>();
     const std::string at = fmt::format("{} ({})", where, m.name);
+    known_keys_only(entry, {"name", "aliases", "layers", "hidden", "heads", "seq", "vocab", "params", "source"}, at);
     m.layers = json_int(entry, "layers", at, true);
     m.hidden = json_int(entry, "hidden", at, true);
     m.heads = json_int(entry, "heads", at, true);

@@ -67,10 +67,11 @@ ExecutionPlan parse_plan(std::string_view text, std::string_view what) {
   ExecutionPlan p;
   bool seen[9] = {};
   static constexpr const char* kKeys[9] = {"dp", "tp", "pp", "zero", "offload", "gc", "ga", "mb", "mbs"};
-  for (std::string_view item : split(trim(text), ' ')) {
-    if (item.empty()) continue;
-    const auto kv = parse_key_values(item, ',', what);
-    const auto& [key, value] = kv.front();
+  std::vector<std::pair<std::string, std::string>> items;  // "dp=2 tp=1", and "dp=2,tp=1" alike
+  for (std::string_view item : split(trim(text), ' '))
+    if (!item.empty())
+      for (auto& kv : parse_key_values(item, ',', what)) items.push_back(std::move(kv));
+  for (const auto& [key, value] : items) {
     int index = -1;
     for (int i = 0; i < 9; ++i)
       if (key == kKeys[i]) index = i;

@@ -24,9 +24,14 @@ CsvTable CsvTable::parse(std::string_view text, std::string source) {
     std::vector<std::string> fields;
     for (std::string_view field : split(line, ',')) fields.emplace_back(trim(field));
     if (table.header_.empty()) {
-      for (const std::string& name : fields)
-        if (name.empty())
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i].empty())
           throw Error(fmt::format("{}:{}: empty column name in header", table.source_, line_number));
+        for (std::size_t j = 0; j < i; ++j)  // which of two would a reader mean?
+          if (fields[j] == fields[i])
+            throw Error(fmt::format("{}:{}: column '{}' appears twice in the header (columns {} and {})",
+                                    table.source_, line_number, fields[i], j + 1, i + 1));
+      }
       table.header_ = std::move(fields);
       continue;
     }

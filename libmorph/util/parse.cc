@@ -103,7 +103,10 @@ std::vector<std::pair<std::string, std::string>> parse_key_values(std::string_vi
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0)
       throw Error(fmt::format("{}: {} is not key=value", what, quote(item)));
-    out.emplace_back(std::string(trim(item.substr(0, eq))), std::string(trim(item.substr(eq + 1))));
+    std::string key(trim(item.substr(0, eq)));
+    for (const auto& kv : out)
+      if (kv.first == key) throw Error(fmt::format("{}: {} given twice in {}", what, quote(key), quote(text)));
+    out.emplace_back(std::move(key), std::string(trim(item.substr(eq + 1))));
   }
   return out;
 }

@@ -18,7 +18,7 @@ bool parse_bool(std::string_view text, std::string_view what);
 std::string_view trim(std::string_view text);
 std::vector<std::string_view> split(std::string_view text, char separator);
 
-// "a=1,b=2" -> {{"a","1"},{"b","2"}}; rejects empty keys and missing '='.
+// "a=1,b=2" -> {{"a","1"},{"b","2"}}; rejects empty keys, missing '=' and a key given twice.
 std::vector<std::pair<std::string, std::string>> parse_key_values(std::string_view text,
                                                                   char separator,
                                                                   std::string_view what);

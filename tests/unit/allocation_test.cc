@@ -37,6 +37,14 @@ TEST(GpusSpec, HeterogeneousTermsTakeTheWeakestGpu) {
 TEST(GpusSpec, CpusPerGpuOverride) {
   const Allocation a = parse_gpus_spec("2xbig", test::test_cluster(), "--gpus", 3);
   EXPECT_EQ(a.cpus(), 6);
+  // A big node has 64 CPUs: 8 GPUs at 8 each fill it, at 9 each they would not fit.
+  EXPECT_EQ(parse_gpus_spec("8xbig", test::test_cluster(), "--gpus", 8).cpus(), 64);
+  try {
+    parse_gpus_spec("8xbig", test::test_cluster(), "--gpus", 9);
+    FAIL() << "72 CPUs on a 64-CPU node";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("need 72 CPUs; its nodes have 64"), std::string::npos) << e.what();
+  }
 }
 
 TEST(GpusSpec, RejectsMalformedSpecs) {

@@ -98,5 +98,23 @@ TEST(Catalog, RejectsMalformedFiles) {
                Error);
 }
 
+TEST(Catalog, RefusesKeysItDoesNotKnowNamingThem) {
+  const std::string good = R"({"version":1,"models":[{"name":"a","layers":2,"hidden":8,"heads":2,"seq":4,"vocab":10,"source":"x"}]})";
+  EXPECT_EQ(Catalog::parse(good, "c.json").find("a")->vocab, 10);
+  try {
+    Catalog::parse(R"({"models":[{"name":"a","layers":2,"hidden":8,"heads":2,"seq":4,"vocab_size":10}]})", "c.json");
+    FAIL() << "a misspelt vocab was ignored";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("c.json: models[0] (a): unknown key 'vocab_size' (known: name,"), std::string::npos)
+        << e.what();
+  }
+  try {
+    Catalog::parse(R"({"model":[],"models":[]})", "c.json");
+    FAIL() << "a misspelt top-level key was ignored";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown key 'model'"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace morph

@@ -96,5 +96,14 @@ TEST(Csv, RejectsWrongFieldCountEmptyAndBinary) {
   EXPECT_THROW(CsvTable::read_file("/nonexistent/file.csv"), Error);
 }
 
+TEST(Csv, RefusesAColumnNamedTwice) {
+  try {
+    CsvTable::parse("job,gpus,gpus\n1,2,3\n", "t.csv");
+    FAIL() << "the second gpus column was ignored";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "t.csv:1: column 'gpus' appears twice in the header (columns 2 and 3)");
+  }
+}
+
 }  // namespace
 }  // namespace morph

@@ -64,6 +64,9 @@ TEST(Plan, ParseRejectsUnknownMissingDuplicateAndInvalid) {
   EXPECT_THROW(parse_plan(ok + " colour=1", "plan"), Error);
   EXPECT_THROW(parse_plan("dp=1 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1", "plan"), Error);
   EXPECT_THROW(parse_plan(ok + " dp=2", "plan"), Error);
+  // Keys joined by commas count as keys: none is dropped, and none is given twice.
+  EXPECT_EQ(parse_plan("dp=2,tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=1", "plan").dp, 2);
+  EXPECT_THROW(parse_plan("dp=2,tp=4 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=1", "plan"), Error);
   EXPECT_THROW(parse_plan("dp=0 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=1", "plan"), Error);
   EXPECT_THROW(parse_plan("dp=1 tp=1 pp=1 zero=4 offload=0 gc=0 ga=1 mb=1 mbs=1", "plan"), Error);
   EXPECT_THROW(parse_plan("dp=1 tp=1 pp=1 zero=0 offload=1 gc=0 ga=1 mb=1 mbs=1", "plan"), Error);  // offload needs ZeRO

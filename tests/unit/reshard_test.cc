@@ -324,6 +324,12 @@ TEST(Layout, ParsesRanksAndStages) {
   EXPECT_THROW(parse_layout("dp=2,ep=4", "--layout"), Error);
   EXPECT_THROW(parse_layout("zero=4", "--layout"), Error);
   EXPECT_THROW(parse_layout("dp=0", "--layout"), Error);
+  try {
+    parse_layout("dp=2,tp=2,dp=4", "--layout");
+    FAIL() << "the second dp= won";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--layout: 'dp' given twice in 'dp=2,tp=2,dp=4'");
+  }
   test::GptShape g;
   g.layers = 5;
   const StateSpec spec = test::gpt_spec(g);
