@@ -33,6 +33,24 @@ bool allowed_type(const MorphRequest& r, const Cluster& cluster, const NodeType&
   return false;
 }
 
+// The GPU types the record keeps for the job: those of --morph-gpu-types (none: any) that
+// the user's -w, -x, --constraint, --mincpus and -c leave any node of (`available`), where
+// these exclude one; morphd never moves the job beyond them (a pending job updated onto
+// nodes its own options exclude would wait for ever). Else the request's own list.
+std::vector<std::string> types_within_constraints(const MorphRequest& r, const Cluster& cluster,
+                                                  const std::map<std::string, int>& available) {
+  std::vector<std::string> allowed, usable;
+  auto add = [](std::vector<std::string>& list, const std::string& gpu) {
+    if (std::find(list.begin(), list.end(), gpu) == list.end()) list.push_back(gpu);
+  };
+  for (const NodeType& node : cluster.node_types()) {
+    if (!allowed_type(r, cluster, node)) continue;
+    add(allowed, node.gpu);
+    if (available.count(node.name)) add(usable, node.gpu);
+  }
+  return usable.size() < allowed.size() ? usable : r.gpu_types;
+}
+
 Placement placement_of(const Candidate& c) {
   Placement p;
   p.gpu_type = c.node->gpu;
@@ -211,6 +229,7 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
     return d;
   }
   d.accepted = true;
+  d.record.request.gpu_types = types_within_constraints(request, cluster, available);
   d.record.current = placement_of(*best);
   d.host_memory_bytes_per_node = best->best.memory_fit.host_bytes_per_node;
   d.message = fmt::format("{} -> {} node{} x {} {}, plan {} ({:.3f} s/iteration)", describe(request), best->nodes,

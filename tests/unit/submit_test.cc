@@ -588,21 +588,33 @@ TEST_F(Handler, UserOptionsAreHonouredBySizingOrRefused) {
   out = sized([](auto& u) { u.tres_per_node = "gres:gpu:1"; u.min_nodes = 3'000'000'000u; });
   EXPECT_EQ(out.verdict, plugin::Verdict::reject);
   EXPECT_NE(out.message.find("-N 3000000000: more than the 65536 nodes"), std::string::npos) << out.message;
-  // -w v100-1 and --constraint pick the GPU type.
+  // -w v100-1 and --constraint pick the GPU type, and the record keeps the job on the
+  // types they leave (morphd moves it only among those).
+  const std::vector<std::string> any, v100{"v100-32g"};
+  out = sized([](auto&) {});
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).request.gpu_types, any);
   out = sized([](auto& u) { u.required_nodes = "v1"; });
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
   EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "v100-32g");
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).request.gpu_types, v100);
   out = sized([](auto& u) { u.features = "volta"; });
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
   EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "v100-32g");
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).request.gpu_types, v100);
   out = sized([](auto& u) { u.features = "volta|ampere"; });
   EXPECT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).request.gpu_types, any);
   out = sized([](auto& u) { u.features = "[volta*2]"; });
   EXPECT_EQ(out.verdict, plugin::Verdict::reject);
   EXPECT_NE(out.message.find("--constraint"), std::string::npos) << out.message;
   out = sized([](auto& u) { u.excluded_nodes = "a[1-2]"; });
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
   EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "v100-32g");
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).request.gpu_types, v100);
+  out = sized([](auto& u) { u.excluded_nodes = "a1"; });  // a2 is left
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).request.gpu_types, any);
   out = sized([](auto& u) { u.required_nodes = "nosuch"; });
   EXPECT_NE(out.message.find("-w/--nodelist: node 'nosuch' is not in morph.conf"), std::string::npos) << out.message;
   // -N 2 without --gres: two whole nodes.
