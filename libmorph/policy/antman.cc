@@ -2,6 +2,8 @@
 // requested, within their tenant's GPU quota, in submission order, preempting
 // best-effort jobs (the most recently started first) when they must; best-effort jobs
 // run opportunistically on whatever is left, in submission order, without reservations.
+// A guaranteed job its tenant's quota cannot hold runs opportunistically, as a
+// best-effort job does (it used to wait for ever when it asked for more than the quota).
 // Anti-starvation (ours): an overdue best-effort job preempts like a guaranteed one,
 // outside any quota, is not preempted, and other best-effort jobs wait behind it.
 // Simplified: AntMan's GPU sharing (best-effort jobs co-located on a guaranteed job's
@@ -26,19 +28,34 @@ std::vector<Decision> AntMan::schedule(const ClusterView& view, PlanOracle& orac
   Assignment a(view, oracle, PlanFreedom::exact, CpuRule::requested);
   std::map<std::string, long> used;
   std::vector<std::size_t> waiting;
-  std::vector<std::size_t> opportunistic;  // running best-effort jobs, latest start first
+  auto within_quota = [&](const JobState& j, int gpus) {
+    const auto quota = view.quota_gpus.find(j.tenant);
+    return quota == view.quota_gpus.end() || used[j.tenant] + gpus <= quota->second;
+  };
+  std::vector<std::size_t> opportunistic;  // running jobs outside any quota, latest start first
+  std::vector<std::size_t> running;
   for (std::size_t i = 0; i < view.jobs.size(); ++i) {
-    const JobState& j = view.jobs[i];
-    if (!j.running()) {
+    if (!view.jobs[i].running()) {
       waiting.push_back(i);
       continue;
     }
     a.hold(i);
-    if (j.sla == Sla::guaranteed)
-      used[j.tenant] += j.current.gpus();
-    else if (!overdue(j, view))  // an overdue job is never preempted (anti-starvation)
-      opportunistic.push_back(i);
+    running.push_back(i);
   }
+  // Running guaranteed jobs take their tenant's quota in submission order.
+  std::vector<std::size_t> by_submission = running;
+  std::stable_sort(by_submission.begin(), by_submission.end(),
+                   [&](std::size_t x, std::size_t y) { return view.jobs[x].submit_time_s < view.jobs[y].submit_time_s; });
+  std::vector<bool> in_quota(view.jobs.size(), false);
+  for (std::size_t i : by_submission) {
+    const JobState& j = view.jobs[i];
+    if (j.sla != Sla::guaranteed || !within_quota(j, j.current.gpus())) continue;
+    used[j.tenant] += j.current.gpus();
+    in_quota[i] = true;
+  }
+  for (std::size_t i : running)
+    if (!in_quota[i] && !overdue(view.jobs[i], view))  // an overdue job is never preempted (anti-starvation)
+      opportunistic.push_back(i);
   // Guaranteed jobs first, then overdue best-effort jobs, then the others.
   auto rank = [&](const JobState& j) { return j.sla == Sla::guaranteed ? 0 : overdue(j, view) ? 1 : 2; };
   std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t x, std::size_t y) {
@@ -56,13 +73,10 @@ std::vector<Decision> AntMan::schedule(const ClusterView& view, PlanOracle& orac
     const int type = rigid_type(a, oracle, i);
     if (type < 0) continue;
     const int gpus = j.requested_plan.gpus();
-    if (rank(j) == 2) {
+    const bool quota_holds = j.sla == Sla::guaranteed && within_quota(j, gpus);
+    if (rank(j) == 2 || (j.sla == Sla::guaranteed && !quota_holds && !overdue(j, view))) {
       if (!reserved[static_cast<std::size_t>(type)]) a.start(i, type, gpus);
       continue;
-    }
-    if (j.sla == Sla::guaranteed) {
-      auto quota = view.quota_gpus.find(j.tenant);
-      if (quota != view.quota_gpus.end() && used[j.tenant] + gpus > quota->second) continue;
     }
     // Preempt best-effort jobs on this type until the guaranteed job fits; undo if it never does.
     std::vector<std::size_t> evicted;
@@ -75,7 +89,7 @@ std::vector<Decision> AntMan::schedule(const ClusterView& view, PlanOracle& orac
       started = a.start(i, type, gpus);
     }
     if (started) {
-      if (j.sla == Sla::guaranteed) used[j.tenant] += gpus;
+      if (quota_holds) used[j.tenant] += gpus;
       continue;
     }
     for (std::size_t k : evicted) a.hold(k);

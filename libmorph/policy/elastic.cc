@@ -81,6 +81,7 @@ class Round {
   double first_gain(Item& it, int type);
   void init();
   void configure(Item& it, const JobState& job);
+  void release_request(Item& it);
   void schedule_minimums();
   void schedule_by_slope();
   void spill_to_other_types();
@@ -307,6 +308,7 @@ void Round::init() {
     it.remaining = std::max(expected_remaining_iterations(j, view_, oracle_), 1e-9);
     it.overdue = overdue(j, view_);
     configure(it, j);
+    release_request(it);
     if (!j.running()) continue;
     it.type = it.current_type = assignment_.current_type(i);
     it.gpus = it.current_gpus = j.current.gpus();
@@ -360,6 +362,21 @@ void Round::configure(Item& it, const JobState& job) {
       break;
   }
   assignment_.set_freedom(it.job, it.freedom);
+}
+
+// A guaranteed job held to its request (its promise not measured yet) whose request no
+// GPU type here can hold (more GPUs of one type than there are, or a shape Slurm does not
+// place) would wait for ever, or be taken back to that request each round: for the round
+// it is best-effort, under the freedom the policy gives those.
+void Round::release_request(Item& it) {
+  if (!it.guaranteed || it.freedom != PlanFreedom::exact) return;
+  for (int type = 0; type < pool().types(); ++type)
+    if (!curve(it, type).useful.empty()) return;
+  it.guaranteed = false;
+  it.freedom = PlanFreedom::any;  // an Item's defaults, which configure() narrows
+  it.resize = true;
+  configure(it, view_.jobs[it.job]);
+  std::fill(it.curves.begin(), it.curves.end(), nullptr);
 }
 
 // Lines 2-3: privileged guaranteed jobs reach their minimum demand, oldest first (under

@@ -77,8 +77,13 @@ class Replay {
   SimResult run();
 
  private:
+  // The first round at or after `time_s`. ceil(t/i)*i can fall just short of t where i
+  // has no exact binary value (63 s at 0.7 s: 62.99999999999999), and a job not yet
+  // submitted at its round is never admitted: the next round then.
   double round_at_or_after(double time_s) const {
-    return std::ceil(time_s / options_.interval_s) * options_.interval_s;
+    const double k = std::ceil(time_s / options_.interval_s);
+    const double at = k * options_.interval_s;
+    return at >= time_s ? at : (k + 1) * options_.interval_s;
   }
   bool arrivals_left() const { return next_ < order_.size(); }
   double next_arrival_s() const { return jobs_[order_[next_]].state.submit_time_s; }

@@ -104,6 +104,19 @@ TEST(Simulator, ElasticJobTimeIsQueueingRestartsAndProgress) {
   }
 }
 
+// Rounds every 0.7 s: 90 * 0.7 is 62.99999999999999 in binary, short of a submission at
+// 63 s. The job is admitted at the next round; the simulation used to loop for ever.
+TEST(Simulator, AnIntervalWithoutAnExactBinaryValueStillAdmitsEveryJob) {
+  SimOptions o;
+  o.interval_s = 0.7;
+  o.restart = policy::RestartCosts::uniform(0);
+  const SimResult r = run("fifo", {sim(job("late", Sla::best_effort, 2, 100, 63))}, "1x8xbig", o);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  ASSERT_TRUE(r.jobs[0].finished());
+  EXPECT_GE(r.jobs[0].queue_s(), 0);
+  EXPECT_LT(r.jobs[0].queue_s(), 0.7 + 1e-9);
+}
+
 // Each (re)start costs its own path. On one node, a first start is a start and every
 // later one a requeue (another GPU count on the node; the model never changes, so no
 // plan changes in place), and a guaranteed job is never preempted: its time is its
@@ -315,6 +328,24 @@ TEST(Simulator, HeterogeneousJobsUseTheIdleGpusOfAnotherType) {
                            500.0 + 997.0 * (i % 7), 120.0 * i)));
   const Report rep = summarize(run("morphling", jobs, "2x8xbig+2x4xsmall", o));
   EXPECT_EQ(rep.all.finished, 24);
+}
+
+// A guaranteed job is held to its request until its promise is measured. A request that
+// no GPU type here holds (32 GPUs on a 16-GPU cluster) used to keep it waiting for ever
+// under the policies that resize jobs; it now runs best-effort on what there is (policies
+// that keep GPU counts cannot run it, as they cannot a best-effort one). Under AntMan, a
+// guaranteed job beyond its tenant's quota runs opportunistically instead of never.
+TEST(Simulator, NoGuaranteedJobWaitsForEverForWhatItCannotBeGiven) {
+  for (const char* name : {"morphling", "morphling-r"}) {
+    const SimResult r = run(name, {sim(job("big", Sla::guaranteed, 32, 100))}, "2x8xbig");
+    ASSERT_EQ(r.jobs.size(), 1u);
+    EXPECT_TRUE(r.jobs[0].finished()) << name;
+  }
+  SimOptions o;
+  o.quota_gpus = {{"default", 4}};
+  const SimResult r = run("antman", {sim(job("over", Sla::guaranteed, 8, 100))}, "1x8xbig", o);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_TRUE(r.jobs[0].finished());
 }
 
 TEST(Simulator, AJobThatCannotRunIsReportedNotLooped) {
