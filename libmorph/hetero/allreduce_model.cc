@@ -1,5 +1,6 @@
 #include "libmorph/hetero/allreduce_model.h"
 
+#include <cmath>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -28,6 +29,10 @@ AllreduceFit fit_allreduce(const AllreduceSamples& s) {
   AllreduceFit f;
   f.alpha = sxy / sxx;
   f.beta_ms = my - f.alpha * mx;
+  if (!(f.alpha > 0) || !std::isfinite(f.alpha) || !std::isfinite(f.beta_ms))
+    throw Error(fmt::format("{}: measured all-reduce times do not rise with the ideal ones (Eq. 3 fit: {:.4g} ms per "
+                            "ideal ms, {:.4g} ms)",
+                            s.path, f.alpha, f.beta_ms));
   return f;
 }
 

@@ -2,19 +2,23 @@
 // fit of measured against ideal times that JABAS's profiler data feeds.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "libmorph/hetero/jabas_profile.h"
 
 namespace morph {
 
-// Eq. (3): t_allreduce = alpha_comm * ideal + beta_comm (least squares on the samples).
+// Eq. (3): t_allreduce = alpha_comm * ideal + beta_comm (least squares on the samples),
+// never below 0 ms (a negative intercept would make small buckets take negative time).
 struct AllreduceFit {
   double alpha = 1;
   double beta_ms = 0;
-  double predict_ms(double ideal_ms) const { return alpha * ideal_ms + beta_ms; }
+  double predict_ms(double ideal_ms) const { return std::max(0.0, alpha * ideal_ms + beta_ms); }
 };
 
+// Throws morph::Error naming the samples' file when no line fits them, or when the
+// fitted times fall as the ideal ones rise (alpha <= 0).
 AllreduceFit fit_allreduce(const AllreduceSamples& samples);
 
 // The ideal ring all-reduce of `bytes` among `gpus` at `bandwidth`: d * 4(N_G - 1)/N_G / K.

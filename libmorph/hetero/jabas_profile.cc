@@ -101,6 +101,8 @@ void read_servers(const fs::path& path, JabasProfile& p) {
     if (s.gpus < 2 || s.gpus % 2 != 0)
       throw Error(fmt::format("{}: \"number\" must be even (GPUs pair up into two identical groups), not {}",
                               where.string(), s.gpus));
+    if (s.gpus > kMaxServerGpus)  // the search sums them in an int and sizes tables by them
+      throw Error(fmt::format("{}: \"number\" {} is more than {} GPUs", where.string(), s.gpus, kMaxServerGpus));
     s.intra_bandwidth_bytes_per_s = field<double>(j, "intra_network_bandwidth", where);
     s.inter_bandwidth_bytes_per_s = field<double>(j, "inter_network_bandwidth", where);
     // At least 1 MB/s: below that an all-reduce takes forever and every plan is infinite.
@@ -152,7 +154,9 @@ void read_comp_profiles(const fs::path& comp_root, const fs::path& mem_root, Jab
       const fs::path mem = mem_root / std::to_string(lbs) / name / "max_memory_profile_info.json";
       const nlohmann::json m = read_json(mem, "memory profile");
       b.max_workers = field<int>(m, "max_num_models", mem);
-      if (b.max_workers < 1) throw Error(fmt::format("{}: \"max_num_models\" must be >= 1", mem.string()));
+      if (b.max_workers < 1 || b.max_workers > kMaxModelsPerGpu)
+        throw Error(fmt::format("{}: \"max_num_models\" must be 1-{}, not {}", mem.string(), kMaxModelsPerGpu,
+                                b.max_workers));
       server->by_local_batch[lbs] = std::move(b);
     }
   }
@@ -187,8 +191,9 @@ JabasProfile load_jabas_profile(const std::string& dir) {
   p.bucket_mib = field<std::vector<double>>(read_json(files[0], "bucket profile"), "bucket_size_distribution", files[0]);
   if (p.bucket_mib.empty()) throw Error(fmt::format("{}: \"bucket_size_distribution\" is empty", files[0].string()));
   for (double b : p.bucket_mib)
-    if (!std::isfinite(b) || b <= 0)
-      throw Error(fmt::format("{}: \"bucket_size_distribution\" has a size <= 0: {}", files[0].string(), b));
+    if (!std::isfinite(b) || b <= 0 || b > kMaxBucketMiB)
+      throw Error(fmt::format("{}: \"bucket_size_distribution\" has a size outside (0, {}] MiB: {}", files[0].string(),
+                              kMaxBucketMiB, b));
   for (const JabasServer& s : p.servers)
     if (s.by_local_batch.empty())
       throw Error(fmt::format("{}: no computation profile for server {}", (root / "cluster_comp_profile_data").string(),

@@ -56,6 +56,13 @@ struct JabasProfile {
   const JabasServer* find(const std::string& name) const;
 };
 
+// Bounds load_jabas_profile() holds a profile to: GPUs per server ("number"; the search
+// sums them and sizes tables by them), virtual workers per GPU ("max_num_models";
+// JABAS's own profiles have at most 4) and gradient bucket sizes.
+inline constexpr int kMaxServerGpus = 65536;
+inline constexpr int kMaxModelsPerGpu = 1024;
+inline constexpr double kMaxBucketMiB = 1 << 20;  // a gradient bucket of 1 TiB
+
 // Reads and checks a profile folder; every error names the file (and field or line).
 JabasProfile load_jabas_profile(const std::string& dir);
 

@@ -5,6 +5,7 @@
 
 #include "libmorph/hetero/hetero_search.h"
 #include "libmorph/hetero/iteration_model.h"
+#include "libmorph/util/error.h"
 #include "tests/unit/hetero_support.h"
 
 namespace morph {
@@ -30,6 +31,19 @@ TEST(HeteroIterationModel, AllreduceFitAndBuckets) {
   EXPECT_EQ(choose_weight_sync(p.bucket_mib), WeightSync::overlap);
   EXPECT_DOUBLE_EQ(update_share(p.bucket_mib, WeightSync::overlap), 0.25);
   EXPECT_EQ(choose_weight_sync({100, 10}), WeightSync::sequential);
+
+  // A negative intercept never makes a bucket take negative time; falling times are refused.
+  EXPECT_DOUBLE_EQ((AllreduceFit{2, -5}).predict_ms(1), 0);
+  EXPECT_DOUBLE_EQ((AllreduceFit{2, -5}).predict_ms(4), 3);
+  const AllreduceSamples falling{{1, 2}, {1000, 0}, "intra_comm_profile_data.txt"};
+  try {
+    fit_allreduce(falling);
+    FAIL() << "a fit of falling times was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("intra_comm_profile_data.txt: measured all-reduce times do not rise"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(HeteroIterationModel, ThroughputFitAndIterationTime) {

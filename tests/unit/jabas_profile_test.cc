@@ -80,6 +80,12 @@ TEST(HeteroProfile, ErrorsNameTheFileAndField) {
               std::string::npos)
         << load_error(dir);
   }
+  // Counts the search would overflow or loop over for ever are refused.
+  test::write_file(dir / "cluster_info.json",
+                   R"({"fast": {"type": "F", "number": 1073741824, "intra_network_bandwidth": 1e9,
+                                "inter_network_bandwidth": 1e9}})");
+  EXPECT_NE(load_error(dir).find("fast: \"number\" 1073741824 is more than 65536 GPUs"), std::string::npos)
+      << load_error(dir);
   test::write_file(dir / "cluster_info.json",
                    R"({"fast": {"type": "F", "number": 2, "intra_network_bandwidth": 1e9, "inter_network_bandwidth": 1e-300}})");
   EXPECT_NE(load_error(dir).find("fast: network bandwidths must be at least 1e6 bytes/s"), std::string::npos)
@@ -88,6 +94,12 @@ TEST(HeteroProfile, ErrorsNameTheFileAndField) {
   dir = test::write_tiny_profile("comm");
   test::write_file(dir / "comm_profile_data" / "intra_comm_profile_data.txt", "1,2\n2;3\n");
   EXPECT_NE(load_error(dir).find("intra_comm_profile_data.txt:2: expected ideal_ms,measured_ms"), std::string::npos)
+      << load_error(dir);
+
+  dir = test::write_tiny_profile("models");
+  test::write_file(dir / "cluster_mem_profile_data" / "8" / "slow" / "max_memory_profile_info.json",
+                   R"({"max_num_models": 268435456})");
+  EXPECT_NE(load_error(dir).find("\"max_num_models\" must be 1-1024, not 268435456"), std::string::npos)
       << load_error(dir);
 
   dir = test::write_tiny_profile("mem");
