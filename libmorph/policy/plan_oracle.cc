@@ -172,7 +172,8 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
   }
   // `plan` runs here unless the memory model (when asked) or the free host memory refuse it.
   auto admitted = [&](const ExecutionPlan& plan) {
-    return !admissible_ || (plan == job.requested_plan) || admissible_(job.app, plan, shape.gpus);
+    return !admissible_ || (plan == job.requested_plan) ||
+           admissible_(job.app, nodes.at(static_cast<std::size_t>(shape.node)).gpu.name, plan, shape.gpus);
   };
   auto consider = [&](const ExecutionPlan& plan, bool check_device_memory) {
     const MemoryEstimate estimate = estimate_memory(a.workload.model, a.workload.seq_len, plan, memory(a));

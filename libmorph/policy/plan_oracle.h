@@ -126,7 +126,7 @@ class PlanOracle {
 
   // Plans a policy may move a job to (the user's own plan on its own GPU count always
   // qualifies); the simulator's --measured-only keeps policies to measured configurations.
-  using Admissible = std::function<bool(const std::string& app, const ExecutionPlan& plan,
+  using Admissible = std::function<bool(const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
                                         const std::vector<int>& gpus_per_node)>;
   void restrict_to(Admissible admissible);
   // Only shapes with the same GPU count on every node (a Slurm job's --gpus-per-node, as

@@ -30,7 +30,8 @@ Speed speed_of(const JobState& j, const JobAllocation& a, const std::vector<poli
   std::vector<int> gpus;
   for (const policy::Slice& s : a.slices) gpus.push_back(s.gpus);
   // The traces measured one GPU type per job: a heterogeneous allocation is predicted.
-  if (const double measured = a.groups.empty() ? truth.lookup(j.app, a.plan, gpus) : 0; measured > 0) {
+  const std::string& type = nodes.at(static_cast<std::size_t>(a.slices.front().node)).gpu.name;
+  if (const double measured = a.groups.empty() ? truth.lookup(j.app, type, a.plan, gpus) : 0; measured > 0) {
     // The traces ran with the job's requested CPUs per GPU; other CPU counts scale the
     // measurement by the model's CPU sensitivity (which matters to offloading plans).
     const int requested = std::max(1, j.requested_cpus / std::max(1, j.requested_plan.gpus()));
@@ -54,7 +55,8 @@ double promised_iteration_s(const JobState& j, const JobAllocation& a, const std
                             policy::PlanOracle& oracle, const TraceTruth& truth) {
   const int node = a.slices.front().node;
   const policy::Shape packed = policy::packed_shape(nodes, node, j.requested_plan.gpus());
-  if (const double measured = truth.lookup(j.app, j.requested_plan, packed.gpus); measured > 0) return measured;
+  const std::string& type = nodes.at(static_cast<std::size_t>(node)).gpu.name;
+  if (const double measured = truth.lookup(j.app, type, j.requested_plan, packed.gpus); measured > 0) return measured;
   const double rate = oracle.requested_rate(j, nodes, node);
   return rate > 0 ? 1 / rate : 0;
 }

@@ -39,24 +39,24 @@ TraceTruth TraceTruth::load(const std::string& dir, const std::map<std::string, 
     for (const ArtifactRow& r : read_trace(file.string(), workload, spec, cluster)) {
       std::vector<int> gpus;
       for (const NodeShare& n : r.allocation.nodes) gpus.push_back(n.gpus);
-      t.add(name, r.plan, gpus, r.iter_ms / 1e3);
+      t.add(name, r.allocation.nodes.front().gpu.name, r.plan, gpus, r.iter_ms / 1e3);
     }
   }
   return t;
 }
 
-void TraceTruth::add(const std::string& app, const ExecutionPlan& plan, const std::vector<int>& gpus_per_node,
-                     double seconds) {
+void TraceTruth::add(const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
+                     const std::vector<int>& gpus_per_node, double seconds) {
   // Codes are normalised through the plan, so that "ga" and "111" name one thing.
   const std::string code = artifact_code(plan);
-  if (!code.empty()) seconds_[{app, code + "/" + placement_code(gpus_per_node)}] = seconds;
+  if (!code.empty()) seconds_[{app, gpu_type, code + "/" + placement_code(gpus_per_node)}] = seconds;
 }
 
-double TraceTruth::lookup(const std::string& app, const ExecutionPlan& plan,
+double TraceTruth::lookup(const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
                           const std::vector<int>& gpus_per_node) const {
   const std::string code = artifact_code(plan);
   if (code.empty()) return 0;
-  auto it = seconds_.find({app, code + "/" + placement_code(gpus_per_node)});
+  auto it = seconds_.find({app, gpu_type, code + "/" + placement_code(gpus_per_node)});
   return it == seconds_.end() ? 0 : it->second;
 }
 

@@ -1,12 +1,13 @@
 // Where simulated jobs get their speed: measured iteration times of the Morphling
-// artifact's traces (traces/<app>/placements.csv), looked up by the plan's artifact
-// code and the GPUs per node; what the traces lack comes from the fitted model and is
-// counted, so that a result says how much of it rests on predictions.
+// artifact's traces (traces/<app>/placements.csv), looked up by the GPU type they were
+// measured on, the plan's artifact code and the GPUs per node; what the traces lack
+// (other GPU types among them) comes from the fitted model and is counted, so that a
+// result says how much of it rests on predictions.
 #pragma once
 
 #include <map>
 #include <string>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "libmorph/artifact/artifact_spec.h"
@@ -30,15 +31,18 @@ class TraceTruth {
   static TraceTruth load(const std::string& dir, const std::map<std::string, ArtifactWorkload>& apps,
                          const ArtifactSpec& spec, const Cluster& cluster);
 
-  // One measurement (0: the run failed); plans the artifact never names are left out.
-  void add(const std::string& app, const ExecutionPlan& plan, const std::vector<int>& gpus_per_node, double seconds);
-  // Measured seconds per iteration; 0 when the traces lack the configuration or the
-  // run failed there (out of memory).
-  double lookup(const std::string& app, const ExecutionPlan& plan, const std::vector<int>& gpus_per_node) const;
+  // One measurement on `gpu_type` GPUs (0: the run failed); plans the artifact never
+  // names are left out.
+  void add(const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
+           const std::vector<int>& gpus_per_node, double seconds);
+  // Measured seconds per iteration; 0 when the traces lack the configuration on that GPU
+  // type or the run failed there (out of memory).
+  double lookup(const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
+                const std::vector<int>& gpus_per_node) const;
   std::size_t size() const { return seconds_.size(); }
 
  private:
-  std::map<std::pair<std::string, std::string>, double> seconds_;  // (app, code/placement)
+  std::map<std::tuple<std::string, std::string, std::string>, double> seconds_;  // (app, GPU type, code/placement)
 };
 
 }  // namespace morph::sim

@@ -429,7 +429,8 @@ TEST(Variants, WhatEachMayChange) {
 // (which keeps the requested GPU count) never started it (seven jobs of workload-mt).
 TEST(PlanOracle, AJobsOwnRequestStaysAdmissibleWhateverOthersFound) {
   PlanOracle oracle = test::make_oracle();
-  oracle.restrict_to([](const std::string&, const ExecutionPlan&, const std::vector<int>&) { return false; });
+  oracle.restrict_to(
+      [](const std::string&, const std::string&, const ExecutionPlan&, const std::vector<int>&) { return false; });
   ClusterView v;
   v.nodes = test::nodes("1x8xbig");
   const JobState other = job("other", Sla::best_effort, 4, 1e4);

@@ -221,7 +221,7 @@ TEST(Simulator, TheOnlineRefitMovesThePolicysModelNotTheWorld) {
   const JobState j = job("solo", Sla::best_effort, 4, 3000, 0);
   const double model_s = requested_iteration_s(j);
   TraceTruth truth;
-  truth.add("m", j.requested_plan, {4}, 1.5 * model_s);
+  truth.add("m", "big", j.requested_plan, {4}, 1.5 * model_s);
   for (const double threshold : {0.0, 0.10}) {
     SimOptions o;
     o.refit.error_threshold = threshold;
@@ -255,6 +255,22 @@ TEST(Simulator, TheOnlineRefitMovesThePolicysModelNotTheWorld) {
 // A world model of its own (`morph simulate --world-model in-sample`) gives the speeds the
 // traces lack, while the policy plans with the oracle: a world whose forward pass takes
 // twice as long runs the job at the world's speed, and the policy never sees it.
+// The traces measured one GPU type: their times hold on that type only, and a job on
+// another is predicted (a800 times used to be applied to any type).
+TEST(Simulator, TracesGiveSpeedsOnlyOnTheGpuTypeTheyMeasured) {
+  const JobState j = job("solo", Sla::best_effort, 4, 100, 0);
+  TraceTruth truth;
+  truth.add("m", "big", j.requested_plan, {4}, 7.5);
+  for (const std::string cluster : {"1x8xbig", "2x4xsmall"}) {
+    policy::PlanOracle oracle = test::make_oracle();
+    auto fifo = policy::make_policy("fifo");
+    const SimResult r = simulate({sim(j)}, test::nodes(cluster), *fifo, oracle, truth, {});
+    ASSERT_TRUE(r.jobs[0].finished()) << cluster;
+    EXPECT_EQ(r.measured_runs, cluster == "1x8xbig" ? 1 : 0) << cluster;
+    EXPECT_EQ(r.jobs[0].run_seconds == 100 * 7.5, cluster == "1x8xbig") << cluster << " " << r.jobs[0].run_seconds;
+  }
+}
+
 TEST(Simulator, TheWorldsModelGivesTheSpeedsTheTracesLack) {
   const JobState j = job("solo", Sla::best_effort, 4, 1000, 0);
   const double model_s = requested_iteration_s(j);

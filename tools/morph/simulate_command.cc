@@ -215,8 +215,9 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   policy::PlanOracle oracle(sim::profiles_of(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
   if (args.measured_only) {
     if (args.truth.empty()) throw Error("--measured-only needs --truth");
-    oracle.restrict_to([&truth](const std::string& app, const ExecutionPlan& plan, const std::vector<int>& gpus_per_node) {
-      return truth.lookup(app, plan, gpus_per_node) > 0;
+    oracle.restrict_to([&truth](const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
+                                const std::vector<int>& gpus_per_node) {
+      return truth.lookup(app, gpu_type, plan, gpus_per_node) > 0;
     });
   }
   std::vector<sim::SimResult> results;
