@@ -61,6 +61,19 @@ bool Assignment::start(std::size_t job, int type, int gpus) {
   return !slices.empty() && start_on(job, std::move(slices));
 }
 
+namespace {
+
+// Under morphd every node of a job gets the same CPUs, as its record holds one count per
+// node (--cpus-per-task): the fewest per GPU that any node can give. The model predicts
+// from that fewest count anyway (Shape::cpus_per_gpu).
+void even_cpus(std::vector<Slice>& slices) {
+  int per_gpu = std::numeric_limits<int>::max();
+  for (const Slice& s : slices) per_gpu = std::min(per_gpu, s.cpus / s.gpus);
+  for (Slice& s : slices) s.cpus = s.gpus * per_gpu;
+}
+
+}  // namespace
+
 bool Assignment::start_on(std::size_t job, std::vector<Slice> slices) {
   const JobState& j = view_.jobs[job];
   double memory_per_gpu = std::numeric_limits<double>::infinity();
@@ -70,6 +83,7 @@ bool Assignment::start_on(std::size_t job, std::vector<Slice> slices) {
     s.cpus = std::min(free, s.gpus * cpus_per_gpu(job, s.node));
     memory_per_gpu = std::min(memory_per_gpu, pool_.free_memory(s.node) / s.gpus);
   }
+  if (oracle_.uniform_nodes()) even_cpus(slices);
   const Shape shape = shape_of(view_.nodes, slices);
   PlanChoice choice = oracle_.best(j, freedom_[job], view_.nodes, shape);
   if (choice.feasible && choice.host_bytes_per_gpu > memory_per_gpu)  // AllocMem failed: a leaner plan
@@ -96,6 +110,7 @@ bool Assignment::start_hetero(std::size_t job, int type, int gpus, int extra_typ
     s.cpus = std::min(free, s.gpus * cpus_per_gpu(job, s.node));
     memory_per_gpu = std::min(memory_per_gpu, pool_.free_memory(s.node) / s.gpus);
   }
+  if (oracle_.uniform_nodes()) even_cpus(slices);
   const std::vector<Slice> first(slices.begin(), slices.begin() + static_cast<std::ptrdiff_t>(first_group));
   const std::vector<Slice> second(slices.begin() + static_cast<std::ptrdiff_t>(first_group), slices.end());
   const PlanChoice& choice =

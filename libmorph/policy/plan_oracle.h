@@ -132,6 +132,7 @@ class PlanOracle {
   // Only shapes with the same GPU count on every node (a Slurm job's --gpus-per-node, as
   // a Morph record holds it); morphd sets this, the simulator need not.
   void require_uniform_nodes();
+  bool uniform_nodes() const { return uniform_nodes_; }
 
   // An online refit of `model` (model_refit.h) in every application of it from now on;
   // what was memoised is searched again.

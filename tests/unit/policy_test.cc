@@ -2,6 +2,7 @@
 // small hand-made cluster where the right decision is known.
 #include <gtest/gtest.h>
 
+#include "libmorph/policy/assignment.h"
 #include "libmorph/policy/policy.h"
 #include "policy_support.h"
 
@@ -542,6 +543,32 @@ TEST(Policies, UnknownNameListsTheKnownOnes) {
     EXPECT_NE(std::string(e.what()).find("morphling"), std::string::npos);
   }
   EXPECT_EQ(policy_names().size(), 8u);
+}
+
+// A job started over two nodes where one has few CPUs left: under morphd (the oracle
+// requires uniform nodes) both nodes give it the same CPUs, since its record holds one
+// count per node; it used to get 4 on one and 32 on the other, a decision morphd refused.
+TEST(Assignment, UnderMorphdEveryNodeOfAJobGetsTheSameCpus) {
+  for (const bool uniform : {false, true}) {
+    ClusterView v;
+    v.nodes = test::nodes("2x8xbig");  // 64 CPUs each
+    JobState a = test::running(test::job("a", Sla::best_effort, 4, 100), 0);
+    a.current.slices.front().cpus = 60;  // 4 CPUs left beside 4 GPUs
+    JobState b = test::running(test::job("b", Sla::best_effort, 4, 100), 1);
+    v.jobs = {a, b, test::job("c", Sla::best_effort, 8, 100)};
+    PlanOracle oracle = test::make_oracle();
+    if (uniform) oracle.require_uniform_nodes();
+    Assignment assignment(v, oracle, PlanFreedom::any, CpuRule::share);
+    assignment.hold(0);
+    assignment.hold(1);
+    ASSERT_TRUE(assignment.start(2, 0, 8)) << uniform;
+    const std::vector<Slice>& slices = assignment.target(2).slices;
+    ASSERT_EQ(slices.size(), 2u);
+    EXPECT_EQ(slices[0].gpus, 4);
+    EXPECT_EQ(slices[1].gpus, 4);
+    EXPECT_EQ(slices[0].cpus == slices[1].cpus, uniform) << slices[0].cpus << " and " << slices[1].cpus;
+    if (uniform) EXPECT_EQ(slices[0].cpus, 4);
+  }
 }
 
 }  // namespace
