@@ -260,7 +260,7 @@ void add_job_command(command_line::Command& app, Context& context) {
   cmd.option("--out", args->out, "profile folder (default ./morph-profile-MODEL)");
   cmd.flag("--save", args->save, "store the fitted model in morph.conf's PerfModelDir as MODEL.json");
   cmd.flag("--dry-run", args->dry_run, "print the configurations and their srun commands, run nothing");
-  cmd.option("--nodes", args->nodes, "nodes (default $SLURM_JOB_NUM_NODES)").range(1, 4096);
+  cmd.option("--nodes", args->nodes, "nodes (default $SLURM_JOB_NUM_NODES)").range(1, kMaxProfileNodes);
   cmd.option("--gpus-per-node", args->gpus_per_node,
              "GPUs per node (default $SLURM_GPUS_ON_NODE or the node type's)")
       .range(1, 64);

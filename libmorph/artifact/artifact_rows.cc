@@ -129,8 +129,9 @@ std::vector<ArtifactRow> read_profile(const std::string& dir, const ArtifactWork
     if (found == nullptr)
       throw Error(fmt::format("{}: the configuration has no NodeType {}", r.source, quote(r.node_type)));
     const NodeType& node = *found;
-    const int nodes = static_cast<int>(config.integer(i, "nodes", 1, 64));
-    const int gpus = static_cast<int>(config.integer(i, "gpus", 1, 64 * node.gpus));
+    // Up to what morph-profile job profiles (--nodes 4096), on nodes of any GPU count.
+    const int nodes = static_cast<int>(config.integer(i, "nodes", 1, kMaxProfileNodes));
+    const int gpus = static_cast<int>(config.integer(i, "gpus", 1, std::int64_t{kMaxProfileNodes} * node.gpus));
     if (gpus % nodes != 0 || gpus / nodes > node.gpus)
       throw Error(fmt::format("{}: {} GPUs do not spread evenly over {} nodes of {}", r.source, gpus, nodes, node.gpus));
     const std::int64_t zero_type = config.integer(i, "zero_type", 0, 2);
@@ -143,9 +144,12 @@ std::vector<ArtifactRow> read_profile(const std::string& dir, const ArtifactWork
     } else {
       r.exec_plan = zero_type == 0 ? "ga" : zero_type == 1 ? "zero-offload" : "zero-dp";
     }
-    r.placement = std::string(static_cast<std::size_t>(nodes), static_cast<char>('0' + gpus / nodes));
+    // The traces' digit per node where it fits (how the rows are named), else NODESxGPUS.
+    const int per_node = gpus / nodes;
+    r.placement = per_node <= 9 && nodes <= 64 ? std::string(static_cast<std::size_t>(nodes), static_cast<char>('0' + per_node))
+                                               : fmt::format("{}x{}", nodes, per_node);
     const int cpus = static_cast<int>(config.integer(i, "num_cpu_threads", 1, 1024));
-    r.allocation = placement_allocation(r.placement, node, cluster, cpus, r.source);
+    r.allocation = uniform_allocation(cluster, node, nodes, per_node, cpus);
     r.plan = artifact_plan(r.exec_plan, gpus, w.profile_global_batch, w, r.source);
     r.profile_params = config.number(i, "parameter_size", 1e-3, 1e12) * 1024 * 1024;  // millions of 2^20
     r.forward_ms = optional_part(data, i, "forward_time");

@@ -12,9 +12,10 @@
 //
 // Morph's own profiles (morph-profile job) extend the format: config.csv may carry
 // exec_plan (the traces' notation, which can name TP/PP runs) and node_type (a morph.conf
-// NodeType, instead of the artifact's servers), with 3D sizes above 9 written p2t8d16;
-// data.csv may leave forward_time, Tcc and
-// Topt out or empty (read as 0: not measured).
+// NodeType, instead of the artifact's servers), with 3D sizes above 9 written p2t8d16,
+// up to kMaxProfileNodes nodes of any GPU count (named NODESxGPUS where one digit per node
+// cannot name them); data.csv may leave forward_time, Tcc and Topt out or empty (read as
+// 0: not measured).
 #pragma once
 
 #include <string>
@@ -26,10 +27,12 @@
 
 namespace morph {
 
+inline constexpr int kMaxProfileNodes = 4096;  // morph-profile job --nodes
+
 struct ArtifactRow {
   std::string source;     // file:line
   std::string exec_plan;  // as written in the file
-  std::string placement;  // GPUs per node, e.g. "11222"
+  std::string placement;  // GPUs per node, e.g. "11222"; a profile's "16x8" beyond digits
   std::string node_type;  // morph.conf NodeType of the profile run (profile rows only)
   ExecutionPlan plan;
   Allocation allocation;

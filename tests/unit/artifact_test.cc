@@ -87,6 +87,35 @@ TEST(ArtifactProfile, MorphProfilesNameTheirPlansAndLeaveThePartsOut) {
   EXPECT_NE(v.notes.front().find("no forward times"), std::string::npos);
 }
 
+// Rows of morph-profile job on nodes of 16 GPUs, or on more than 64 nodes: one digit per
+// node cannot name them (a 16 became '@' and the fit refused the profile it had measured).
+TEST(ArtifactProfile, ProfilesOfWideNodesAndManyNodesAreRead) {
+  const std::string dir = ::testing::TempDir() + "/morph-profile-wide";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.csv")
+      << "nodes,gpus,parameter_size,batch_size,seq_hid,num_cpu_threads,zero_type,is_tp,is_pp,exec_plan,node_type\n"
+         "1,16,0.013306,32,1,4,0,0,0,ga,x16\n2,32,0.013306,32,1,4,0,0,0,ga,x16\n80,640,0.013306,32,1,4,0,0,0,ga,x16\n"
+         "3,6,0.013306,32,1,4,0,0,0,ga,x16\n";
+  std::ofstream(dir + "/data.csv") << "iter_time\n90\n120\n200\n60\n";
+  const MorphConfig config = parse_morph_conf(
+      "GpuType=a100-80g MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 PcieBandwidthGBps=24\n"
+      "NodeType=x16 Gpu=a100-80g Gpus=16 Cpus=128 MemoryGiB=2048 NetworkBandwidthGBps=100 Nics=8\n",
+      "wide.conf");
+  ArtifactWorkload w = workload(PipelineSchedule::one_f_one_b, 1);
+  w.model = "layers=4,hidden=16,heads=4,seq=8,vocab=52,name=tiny";
+  w.global_batch = w.profile_global_batch = 640;
+  w.seq_len = 8;
+  const std::vector<ArtifactRow> rows = read_profile(dir, w, ArtifactSpec{}, config.cluster);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].placement, "1x16");
+  EXPECT_EQ(rows[1].allocation.nodes.size(), 2u);
+  EXPECT_EQ(rows[1].allocation.nodes[1].gpus, 16);
+  EXPECT_EQ(rows[2].allocation.gpus(), 640);
+  EXPECT_EQ(rows[2].placement, "80x8");
+  EXPECT_EQ(rows[3].placement, "222");  // the traces' digits where they fit
+  EXPECT_EQ(rows[3].allocation.cpus(), 6 * 4);
+}
+
 TEST(ArtifactPlan, FamiliesAndCombinations) {
   const ArtifactWorkload w = workload(PipelineSchedule::one_f_one_b, 8);
   const ExecutionPlan ga = artifact_plan("ga", 2, 64, w, "t");
