@@ -567,7 +567,9 @@ TEST(Assignment, UnderMorphdEveryNodeOfAJobGetsTheSameCpus) {
     EXPECT_EQ(slices[0].gpus, 4);
     EXPECT_EQ(slices[1].gpus, 4);
     EXPECT_EQ(slices[0].cpus == slices[1].cpus, uniform) << slices[0].cpus << " and " << slices[1].cpus;
-    if (uniform) EXPECT_EQ(slices[0].cpus, 4);
+    if (uniform) {
+      EXPECT_EQ(slices[0].cpus, 4);
+    }
   }
 }
 
