@@ -48,22 +48,18 @@ policy::AppProfile app_profile(const MorphRequest& r, bool one_gpu_type, const W
 // (kept under GpuTypeBy=feature), --mincpus and --mem. A job updated onto another type
 // would stay pending for ever. Canonical names, in morph.conf's order.
 std::vector<std::string> gpu_types_within_floors(const JobRecord& r, const Cluster& cluster) {
-  SubmitConstraints floors;
-  floors.features = r.constraint;
-  floors.min_cpus_per_node = r.min_cpus_per_node;
-  std::map<std::string, std::string> why_not;
-  std::map<std::string, int> usable;
-  try {
-    usable = usable_nodes(cluster, floors, &why_not);
-  } catch (const Error&) {
-    return {};  // a constraint Morph cannot evaluate (submission refuses it): none
-  }
   constexpr double kMiB = 1024.0 * 1024.0;
   std::vector<std::string> types;
   for (const NodeType& type : cluster.node_types()) {
-    if (!usable.count(type.name) || type.host_memory_bytes < static_cast<double>(r.memory_mb_per_node) * kMiB) continue;
+    bool holds = type.cpus >= r.min_cpus_per_node &&
+                 type.host_memory_bytes >= static_cast<double>(r.memory_mb_per_node) * kMiB;
+    try {
+      holds = holds && satisfies(type.features, r.constraint);
+    } catch (const Error&) {
+      holds = false;  // a constraint Morph cannot evaluate (submission refuses it)
+    }
     const std::string& gpu = cluster.gpu_of(type).name;
-    if (std::find(types.begin(), types.end(), gpu) == types.end()) types.push_back(gpu);
+    if (holds && std::find(types.begin(), types.end(), gpu) == types.end()) types.push_back(gpu);
   }
   return types;
 }
