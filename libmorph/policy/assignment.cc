@@ -56,6 +56,18 @@ void Assignment::release(std::size_t job) {
   started_[job] = false;
 }
 
+JobAllocation Assignment::take_back(std::size_t job) {
+  JobAllocation held = targets_[job];
+  release(job);
+  return held;
+}
+
+void Assignment::put_back(std::size_t job, JobAllocation target) {
+  pool_.take(target.slices);
+  targets_[job] = std::move(target);
+  started_[job] = false;
+}
+
 bool Assignment::start(std::size_t job, int type, int gpus) {
   std::vector<Slice> slices = pool_.place(type, gpus);
   return !slices.empty() && start_on(job, std::move(slices));

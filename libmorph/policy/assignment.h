@@ -49,6 +49,10 @@ class Assignment {
   // the same GPUs on every node, under the best heterogeneous data-parallel plan there.
   bool start_hetero(std::size_t job, int type, int gpus, int extra_type, int extra_gpus);
   void release(std::size_t job);
+  // Releases a held job and returns what it held, for put_back() to restore exactly
+  // when a trial move is undone.
+  JobAllocation take_back(std::size_t job);
+  void put_back(std::size_t job, JobAllocation target);
   // Algorithm 1's CPU dimension: jobs started this round whose plan offloads to the CPU
   // take spare CPUs of their nodes while their predicted rate rises, keeping one CPU
   // for each idle GPU.

@@ -88,6 +88,9 @@ class Round {
   void hold_or_replan(const Item& it);
   bool runs_request_spread(const Item& it) const;
   void repack(const Item& it);
+  bool start_down_curve(Item& it);
+  bool learns_promise_spread(const Item& it) const;
+  bool defragment(Item& it, std::vector<std::size_t>& held);
   std::vector<Decision> place();
 
   const ClusterView& view_;
@@ -566,11 +569,73 @@ void Round::repack(const Item& it) {
   if (!pays || !assignment_.start_on(it.job, slices)) assignment_.hold(it.job);
 }
 
+// Its tentative count, else the next smaller on its curve down to its minimum.
+bool Round::start_down_curve(Item& it) {
+  const int m = std::max(1, min_gpus(it, it.type));
+  for (int g = it.gpus; g >= m; g = curve(it, it.type).previous(g))
+    if (assignment_.start(it.job, it.type, g)) return true;
+  return false;
+}
+
+// A guaranteed job starting its request where it cannot learn its promise: over more
+// nodes than it asked for (runs_request_spread() once it runs).
+bool Round::learns_promise_spread(const Item& it) const {
+  if (!options_.measured_guarantee || !it.guaranteed || it.freedom != PlanFreedom::exact) return false;
+  const JobAllocation& a = assignment_.target(it.job);
+  return !a.empty() && static_cast<int>(a.slices.size()) > view_.jobs[it.job].requested_nodes &&
+         !on_fewest_nodes(view_.nodes, a);
+}
+
+// A guaranteed or overdue job whose GPUs are free but on nodes that cannot hold them
+// (under morphd one count per node: 8 GPUs free as 6 + 2), or a guaranteed request that
+// would start spread over more nodes than it asked for, moves best-effort jobs that stay
+// put on its type to other nodes of that type, the smallest first, until it fits (on the
+// nodes it asked for) and so do they, each on as many GPUs as it had (Tenplex §2.2:
+// redeployment, "to de-fragment it onto fewer workers"). Each mover pays a restart;
+// nothing moves unless all of them fit. False with the job unplaced.
+bool Round::defragment(Item& it, std::vector<std::size_t>& held) {
+  std::vector<std::size_t> movable;
+  for (std::size_t k : held) {
+    const Item& h = items_[k];
+    if (h.current_type == it.type && !h.guaranteed && !h.overdue && !h.spans_types_now() &&
+        !view_.jobs[k].record_locked)
+      movable.push_back(k);
+  }
+  std::stable_sort(movable.begin(), movable.end(),
+                   [&](std::size_t a, std::size_t b) { return items_[a].current_gpus < items_[b].current_gpus; });
+  std::vector<std::pair<std::size_t, JobAllocation>> moved;
+  for (std::size_t k : movable) {
+    moved.emplace_back(k, assignment_.take_back(k));
+    if (!start_down_curve(it)) continue;
+    if (learns_promise_spread(it)) {
+      assignment_.release(it.job);
+      continue;
+    }
+    std::vector<std::size_t> order(moved.size());
+    for (std::size_t m = 0; m < moved.size(); ++m) order[m] = m;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return moved[a].second.gpus() > moved[b].second.gpus(); });
+    const bool all = std::all_of(order.begin(), order.end(), [&](std::size_t m) {
+      return assignment_.start(moved[m].first, it.type, moved[m].second.gpus());
+    });
+    if (all) {  // they start where they go now: no longer held
+      for (const auto& [job, was] : moved) held.erase(std::find(held.begin(), held.end(), job));
+      return true;
+    }
+    assignment_.release(it.job);
+    for (const auto& [job, was] : moved)
+      if (assignment_.placed(job)) assignment_.release(job);
+  }
+  for (auto& [job, was] : moved) assignment_.put_back(job, std::move(was));
+  return false;
+}
+
 // Lines 18-24: unchanged jobs stay put; the others are placed by HAS, largest first
 // (guaranteed and overdue jobs before the others), each falling back down its curve when the
-// nodes are too fragmented or AllocMem fails.
+// nodes are too fragmented or AllocMem fails; a guaranteed or overdue job that still does
+// not fit moves best-effort jobs out of its way (defragment()).
 std::vector<Decision> Round::place() {
-  std::vector<std::size_t> spread, moving;
+  std::vector<std::size_t> spread, moving, held;
   for (Item& it : items_) {
     if (it.gpus == 0) continue;
     // A job held to its request on the GPUs it has goes back to its request there.
@@ -579,8 +644,10 @@ std::vector<Decision> Round::place() {
       moving.push_back(it.job);
     else if (runs_request_spread(it))
       spread.push_back(it.job);
-    else
+    else {
       hold_or_replan(it);
+      held.push_back(it.job);
+    }
   }
   for (std::size_t i : spread) assignment_.hold(i);
   for (std::size_t i : spread) repack(items_[i]);  // after every job that stays, before those that move
@@ -594,9 +661,10 @@ std::vector<Decision> Round::place() {
   for (std::size_t i : moving) {
     Item& it = items_[i];
     if (it.extra_type >= 0 && assignment_.start_hetero(i, it.type, it.gpus, it.extra_type, it.extra_gpus)) continue;
-    const int m = std::max(1, min_gpus(it, it.type));
-    for (int g = it.gpus; g >= m; g = curve(it, it.type).previous(g))
-      if (assignment_.start(i, it.type, g)) break;
+    if (start_down_curve(it) ? learns_promise_spread(it) : it.guaranteed || it.overdue) {
+      assignment_.release(i);
+      if (!defragment(it, held)) start_down_curve(it);
+    }
   }
   assignment_.grant_spare_cpus();
   return assignment_.decisions();

@@ -545,6 +545,39 @@ TEST(Policies, UnknownNameListsTheKnownOnes) {
   EXPECT_EQ(policy_names().size(), 8u);
 }
 
+// 8 GPUs free as 6 + 2: under morphd (one GPU count per node) a guaranteed 8-GPU job
+// cannot run there at all, and in the simulator its request would run spread over two
+// nodes where its promise cannot be learnt. Either way a best-effort job that stays put
+// moves to the other node to make room; nothing moves when the job in the way may not
+// move, and then the request starts spread where nodes may differ.
+TEST(Defragment, AGuaranteedJobMovesABestEffortJobOutOfItsWay) {
+  for (const bool uniform : {true, false})
+    for (const bool movable : {true, false}) {
+      PlanOracle oracle = test::make_oracle();
+      if (uniform) oracle.require_uniform_nodes();
+      ClusterView v;
+      v.nodes = test::nodes("2x8xbig");
+      v.now_s = 600;
+      v.jobs = {running(job("small", movable ? Sla::best_effort : Sla::guaranteed, 2, 1e6), 0),
+                running(job("large", Sla::best_effort, 6, 1e6), 1), job("g", Sla::guaranteed, 8, 1e6, 590)};
+      const auto d = round("morphling-e", v, oracle);  // GPU counts fixed: nobody grows or shrinks
+      const JobAllocation& g = target_of(d, "g");
+      EXPECT_EQ(target_of(d, "large"), v.jobs[1].current) << uniform << movable;
+      if (movable) {
+        ASSERT_EQ(g.slices.size(), 1u) << uniform;
+        EXPECT_EQ(g.slices[0].node, 0);
+        EXPECT_EQ(g.slices[0].gpus, 8);
+        const JobAllocation& small = target_of(d, "small");
+        ASSERT_EQ(small.slices.size(), 1u);
+        EXPECT_EQ(small.slices[0].node, 1);
+        EXPECT_EQ(small.slices[0].gpus, 2);
+      } else {
+        EXPECT_EQ(target_of(d, "small"), v.jobs[0].current) << uniform;
+        EXPECT_EQ(g.slices.size(), uniform ? 0u : 2u);
+      }
+    }
+}
+
 // A job started over two nodes where one has few CPUs left: under morphd (the oracle
 // requires uniform nodes) both nodes give it the same CPUs, since its record holds one
 // count per node; it used to get 4 on one and 32 on the other, a decision morphd refused.
