@@ -1,5 +1,7 @@
 #include "libmorph/policy/restart_cost.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "libmorph/policy/cluster_view.h"
@@ -46,7 +48,14 @@ ChangePath start_path(const JobState& job) { return job.restarts > 0 ? ChangePat
 ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes, const std::vector<Slice>& target) {
   if (!job.running()) return start_path(job);
   if (job.record_locked) return ChangePath::requeue;
-  return change_path(node_shape(nodes, job.current.slices), node_shape(nodes, target));
+  const ChangePath path = change_path(node_shape(nodes, job.current.slices), node_shape(nodes, target));
+  // A record names counts, not nodes: in place the job stays on its nodes, so a move to
+  // others in the same shape is a requeue. (A shrink keeps the nodes Slurm chooses.)
+  const bool on_its_nodes = std::all_of(target.begin(), target.end(), [&](const Slice& t) {
+    return std::any_of(job.current.slices.begin(), job.current.slices.end(),
+                       [&](const Slice& s) { return s.node == t.node; });
+  });
+  return path == ChangePath::inplace && !on_its_nodes ? ChangePath::requeue : path;
 }
 
 double RestartCosts::of(ChangePath path) const {

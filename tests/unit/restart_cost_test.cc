@@ -49,6 +49,18 @@ TEST(ChangePath, ALockedRecordChangesOnlyThroughARequeue) {
   EXPECT_EQ(change_path(j, nodes, one), ChangePath::requeue);
 }
 
+// A record names counts, not nodes: a move to other nodes in the same shape (a job moved
+// out of a guaranteed job's way) cannot be done in place.
+TEST(ChangePath, AMoveToOtherNodesIsARequeue) {
+  const std::vector<NodeState> nodes = test::nodes("3x8xbig");
+  JobState j = test::job("j", Sla::best_effort, 16, 100);
+  j.current.slices = {Slice{0, 8, 32, 0}, Slice{1, 8, 32, 0}};
+  EXPECT_EQ(change_path(j, nodes, {Slice{1, 8, 32, 0}, Slice{0, 8, 32, 0}}), ChangePath::inplace);
+  EXPECT_EQ(change_path(j, nodes, {Slice{0, 8, 32, 0}, Slice{2, 8, 32, 0}}), ChangePath::requeue);
+  EXPECT_EQ(change_path(j, nodes, {Slice{1, 8, 32, 0}}), ChangePath::shrink);
+  EXPECT_EQ(change_path(j, nodes, {Slice{2, 8, 32, 0}}), ChangePath::shrink);  // Slurm keeps one of its nodes
+}
+
 TEST(RestartCosts, PerPathAndParsed) {
   const RestartCosts c = parse_restart_costs("start=1, inplace=4,Shrink=2", "--restart-costs", RestartCosts::uniform(15));
   EXPECT_EQ(c, (RestartCosts{1, 4, 2, 15}));
