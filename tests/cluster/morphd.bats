@@ -17,6 +17,8 @@
 #  5. slurmctld restarted in the middle of a reconfiguration.
 #  6. An online refit (a previous morphd's, in the state database) changes the model's mind
 #     about a running job's plan: morphd replans it where it runs (the in-place path).
+#  7. Fragmented GPUs (2 free on each of two nodes) and a guaranteed job of one node's
+#     4: morphd moves a best-effort job to the other node (requeue) to make room.
 #
 # Its own cluster (port 18870, /tmp/morph-testcluster-morphd, 3 nodes of 4 a100). Needs
 # root, Slurm, munge and Open MPI; otherwise every test is skipped with the reason.
@@ -345,4 +347,54 @@ PY
   lines=$(python3 "$MORPH_SRCDIR/tests/cluster/overhead.py" "$WORK/r/metrics" r)
   echo "$lines" >&3
   grep -q "^reconfigure: path=inplace " <<<"$lines" || fail "no in-place overhead: $lines"
+}
+
+@test "fragmented GPUs: a best-effort job moves to another node (requeue) so that a guaranteed job starts on one" {
+  rm -f "$WORK/morphd.log"
+  local EMULATE=1
+  local name
+  for name in a b d; do job "$name" 4000; done
+  job c 4000
+  job g 150
+  local a b c d g
+  # Slurm fills the nodes in order: a and b share the first, c the second, d the third.
+  a=$(submit a --morph-sla=best-effort --morph-gpus=2)
+  wait_state "$a" RUNNING 60
+  b=$(submit b --morph-sla=best-effort --morph-gpus=2)
+  wait_state "$b" RUNNING 60
+  c=$(submit c --morph-sla=best-effort --morph-gpus=4)
+  wait_state "$c" RUNNING 60
+  d=$(submit d --morph-sla=best-effort --morph-gpus=2)
+  wait_state "$d" RUNNING 60
+  [ "$(job_field "$a" NodeList)" = "$(job_field "$b" NodeList)" ] &&
+    [ "$(job_field "$d" NodeList)" != "$(job_field "$a" NodeList)" ] ||
+    fail "a, b and d on $(job_field "$a" NodeList), $(job_field "$b" NodeList), $(job_field "$d" NodeList)"
+  # b ends: 2 GPUs free on a's node and 2 on d's, none together.
+  scancel "$b"
+  wait_grep "$WORK/a/metrics" "^[0-9]" 60 3
+  wait_grep "$WORK/d/metrics" "^[0-9]" 60 3
+  # A guaranteed job of 4 GPUs (one node): Slurm cannot start it.
+  g=$(submit g --morph-sla=guaranteed --morph-gpus=4)
+  sleep 2
+  [ "$(job_field "$g" JobState)" = PENDING ] || fail "job $g is $(job_field "$g" JobState)"
+  start_morphd
+  # morphd requeues a or d (the smallest first, each on as many GPUs as it had), and the
+  # guaranteed job starts on the node it leaves, not spread over two.
+  wait_state "$g" RUNNING 120
+  [ "$(job_field "$g" NumNodes)" = 1 ] || fail "job $g on $(job_field "$g" NodeList)" "$(cat "$WORK/morphd.log")"
+  local moved
+  moved=$(grep -o "job \($a\|$d\): requeue planned -> signalled" "$WORK/morphd.log" | head -n 1 | cut -d' ' -f2 | tr -d :)
+  [ -n "$moved" ] || fail "neither $a nor $d was requeued: $(cat "$WORK/morphd.log")"
+  ! grep -q "job $c: \|job $g: requeue\|job $g: start" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+  wait_done "$g" g
+  loss_continues g 150
+  promise_kept g "$g"
+  # The moved job runs again on 2 GPUs of another node, its loss continuing.
+  [ "$moved" = "$a" ] && name=a || name=d
+  wait_grep "$WORK/$name/metrics" "driver restarts=1" 120
+  wait_grep "$WORK/$name/metrics" "start layout=" 120 2
+  wait_state "$moved" RUNNING 60
+  grep -q "gpus_per_node=2 " <<<"$(job_record "$moved")" || fail "$(job_record "$moved")"
+  scancel "$a" "$c" "$d"
+  loss_continues "$name" 0
 }
