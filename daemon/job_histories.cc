@@ -2,13 +2,18 @@
 
 #include <limits>
 #include <optional>
+#include <set>
 
 #include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
 
 namespace morph::daemon {
 
-JobHistories read_histories(const store::StateStore& state, const ClusterSnapshot& snapshot, int window) {
+JobHistories read_histories(const store::StateStore& state, const ClusterSnapshot& snapshot, BatchHistories* batches,
+                            int window) {
+  BatchHistories whole;
+  if (batches == nullptr) batches = &whole;
+  std::set<store::JobId> adaptive_jobs;
   JobHistories histories;
   for (const SlurmJob& j : snapshot.jobs) {
     if (j.phase == JobPhase::done || !is_job_record(j.admin_comment) || !state.job(j.id)) continue;
@@ -29,12 +34,13 @@ JobHistories read_histories(const store::StateStore& state, const ClusterSnapsho
     } catch (const Error&) {
       // build_view says why the job is left out.
     }
-    if (adaptive)
-      for (const store::Observation& o : state.observations(j.id, std::numeric_limits<std::int64_t>::min(),
-                                                            std::nullopt, kTrajectorySteps))
-        if (o.step > 0 && o.samples > 0) h.step_batches.push_back(StepBatch{o.step, o.samples});
+    if (adaptive) {
+      h.step_batches = batches->update(state, j.id);
+      adaptive_jobs.insert(j.id);
+    }
     histories[j.id] = std::move(h);
   }
+  batches->keep_only(adaptive_jobs);
   return histories;
 }
 

@@ -4,6 +4,7 @@
 // from each job's start.
 #pragma once
 
+#include "daemon/batch_histories.h"
 #include "daemon/cluster_snapshot.h"
 #include "daemon/job_measurements.h"
 #include "daemon/store/state_store.h"
@@ -11,8 +12,10 @@
 namespace morph::daemon {
 
 // The histories of the snapshot's recorded Morph jobs (not done): their plans and, from
-// the time before the first and from each plan, the last `window` observations.
+// the time before the first and from each plan, the last `window` observations; for an
+// adaptive job its batch changes since its first report, from `batches` (which morphd
+// keeps across rounds; none: read whole).
 JobHistories read_histories(const store::StateStore& state, const ClusterSnapshot& snapshot,
-                            int window = MeasurementOptions{}.window);
+                            BatchHistories* batches = nullptr, int window = MeasurementOptions{}.window);
 
 }  // namespace morph::daemon

@@ -24,11 +24,11 @@ struct JobHistory {
   // Seconds without GPUs since its submission, as JobTracker last counted them; none: not counted.
   std::optional<double> waited_s;
   std::vector<store::Observation> observations;
-  // A job of --morph-adaptive-batch: the batch of each iteration it reported, in report
-  // order (the newest kTrajectorySteps), whatever its plan; empty for the others.
+  // A job of --morph-adaptive-batch: its batch per iteration since its first report,
+  // whatever its plan, as the steps where it changed (BatchHistory::changes()); empty for
+  // the others.
   std::vector<StepBatch> step_batches;
 };
-constexpr int kTrajectorySteps = 20000;
 using JobHistories = std::map<std::uint32_t, JobHistory>;  // by Slurm job id
 
 struct MeasurementOptions {

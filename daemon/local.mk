@@ -27,7 +27,7 @@ daemon_libmorph_store_la_SOURCES = \
 	%reldir%/store/sla_state.h %reldir%/store/sla_state.cc \
 	%reldir%/sqlite_journal.h %reldir%/sqlite_journal.cc \
 	%reldir%/job_tracker.h %reldir%/job_tracker.cc \
-	%reldir%/job_histories.h %reldir%/job_histories.cc \
+	%reldir%/batch_histories.h %reldir%/batch_histories.cc %reldir%/job_histories.h %reldir%/job_histories.cc \
 	%reldir%/online_params.h %reldir%/online_params.cc
 daemon_libmorph_store_la_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 daemon_libmorph_store_la_LIBADD = libmorph/libmorph.la $(SQLITE_LIBS) $(FMT_LIBS)

@@ -161,6 +161,7 @@ int run(const Options& o) {
 
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_round{};
+  morph::daemon::BatchHistories batches;  // adaptive jobs' batch changes, read incrementally
   while (!g_stop) {
     bool changed = false;
     std::string error;
@@ -176,7 +177,7 @@ int run(const Options& o) {
       last_round = Clock::now();
       if (!o.dry_run) tracker.track(*snapshot);
       const morph::daemon::RoundReport r =
-          scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot));
+          scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot, &batches));
       for (const std::string& line : r.lines) log_line(line);
       if (!o.dry_run) {
         morph::daemon::record_refit_points(state, r.learned, snapshot->now_s, config.policy.refit_point_max_age_s);

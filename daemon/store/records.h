@@ -62,6 +62,7 @@ struct Observation {
   double seconds = 0;
   std::int64_t samples = 0;
   std::string layout;  // the plan the step ran under
+  std::int64_t id = 0;  // its row, once recorded (a reader's cursor with `time`)
 };
 
 // One job's latest iteration time on one configuration, as the online refit remembers it

@@ -1,6 +1,7 @@
 // StateStore: what morph status and morph explain read.
 #include <fmt/format.h>
 
+#include <limits>
 #include <map>
 
 #include "daemon/store/state_store.h"
@@ -12,6 +13,11 @@ namespace {
 
 FittedParams read_fit(const Statement& row) {
   return {row.column_text(0), row.column_text(1), row.column_text(2), row.column_int(3), row.column_real(4)};
+}
+
+Observation observation_row(const Statement& row) {
+  return {static_cast<JobId>(row.column_int(0)), row.column_int(1), row.column_int(2), row.column_real(3),
+          row.column_int(4), row.column_text(5), row.column_int(6)};
 }
 
 JobRow read_job(const Statement& row, const std::string& path) {
@@ -142,16 +148,30 @@ std::vector<Observation> StateStore::observations(JobId job_id, std::int64_t fro
                                                   std::optional<std::int64_t> until_time, int last) const {
   const std::string operation = fmt::format("read the observations of job {}", job_id);
   if (last < 1) throw Error(fmt::format("{}: {}: ask for at least 1 observation", path(), operation));
-  Statement rows = db_.prepare("SELECT job_id, time, step, seconds, samples, layout FROM observations "
+  Statement rows = db_.prepare("SELECT job_id, time, step, seconds, samples, layout, id FROM observations "
                                "WHERE job_id = ?1 AND time >= ?2 AND (?3 IS NULL OR time < ?3) "
                                "ORDER BY time DESC, id DESC LIMIT ?4",
                                operation);
   rows.bind_int(1, job_id).bind_int(2, from_time).bind_optional_int(3, until_time).bind_int(4, last);
   std::vector<Observation> newest_first;
-  while (rows.step())
-    newest_first.push_back({static_cast<JobId>(rows.column_int(0)), rows.column_int(1), rows.column_int(2),
-                            rows.column_real(3), rows.column_int(4), rows.column_text(5)});
+  while (rows.step()) newest_first.push_back(observation_row(rows));
   return {newest_first.rbegin(), newest_first.rend()};
+}
+
+std::vector<Observation> StateStore::observations_after(JobId job_id, const Observation& after, int first) const {
+  const std::string operation = fmt::format("read the new observations of job {}", job_id);
+  if (first < 1) throw Error(fmt::format("{}: {}: ask for at least 1 observation", path(), operation));
+  // In the order of the index observations_by_job (job_id, time, and the row id last).
+  Statement rows = db_.prepare("SELECT job_id, time, step, seconds, samples, layout, id FROM observations "
+                               "WHERE job_id = ?1 AND (time > ?2 OR (time = ?2 AND id > ?3)) "
+                               "ORDER BY time, id LIMIT ?4",
+                               operation);
+  rows.bind_int(1, job_id).bind_int(2, after.id > 0 ? after.time : std::numeric_limits<std::int64_t>::min())
+      .bind_int(3, after.id)
+      .bind_int(4, first);
+  std::vector<Observation> out;
+  while (rows.step()) out.push_back(observation_row(rows));
+  return out;
 }
 
 std::vector<RefitPointRow> StateStore::refit_points() const {

@@ -59,6 +59,10 @@ class StateStore {
   // now), oldest first.
   std::vector<Observation> observations(JobId job_id, std::int64_t from_time, std::optional<std::int64_t> until_time,
                                         int last) const;
+  // The first `first` observations of a job recorded after `after` (its time and id; a
+  // default Observation: from the start), in that order: a reader that goes on from the
+  // last one it read sees each once.
+  std::vector<Observation> observations_after(JobId job_id, const Observation& after, int first) const;
   std::int64_t record_decision(const Decision& decision);  // returns its id
 
   // What the online refit remembers. Each point replaces its job's on the same

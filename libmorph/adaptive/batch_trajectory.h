@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace morph {
@@ -18,12 +19,30 @@ struct StepBatch {
 
 struct BatchTrajectory {
   std::int64_t interval = 0;    // p; 0 when the batch never changed (no change, no p)
-  std::vector<double> batches;  // at adaptation steps 1, 2, ...: iterations (k−1)p+1 .. kp
+  std::int64_t first = 1;       // the adaptation step of batches[0] (reports began later)
+  std::vector<double> batches;  // at adaptation steps first, first + 1, ...: iterations (k−1)p+1 .. kp
 };
 
-// `steps` in report order; a step reported twice (redone after a restart from an earlier
-// checkpoint) counts as reported last. Steps missing from the reports take the batch of
-// the step before them. Throws morph::Error on a step < 1 or a batch < 1.
+// A job's batch per step, fed report by report and kept as the steps where it changes,
+// so that a job of millions of iterations costs its changes only. A step reported twice
+// (redone after a restart from an earlier checkpoint) has the batch reported last; a step
+// never reported has the batch of the one before it. (One difference from keeping every
+// report: a step reported late into a gap splits the run there, so the unreported steps
+// after it keep the batch they had.)
+class BatchHistory {
+ public:
+  void add(StepBatch report);  // throws morph::Error on a step < 1 or a batch < 1
+  // Each run's first step and the last step reported: reports that batch_trajectory()
+  // reads as it would read all of them.
+  std::vector<StepBatch> changes() const;
+
+ private:
+  std::map<std::int64_t, std::int64_t> runs_;  // first step -> batch, until the next key
+  std::int64_t last_ = 0;
+};
+
+BatchTrajectory batch_trajectory(const BatchHistory& history);
+// `steps` in report order, as BatchHistory::add() takes them.
 BatchTrajectory batch_trajectory(const std::vector<StepBatch>& steps);
 
 }  // namespace morph

@@ -34,11 +34,14 @@ EpochBatch epoch_batch(const BatchTrajectory& trajectory, std::int64_t start, co
                             range.max_batch));
   EpochBatch out;
   out.batch = start;
-  const auto seen = static_cast<int>(trajectory.batches.size());
-  out.epochs = seen / options.epoch_steps;
-  const int whole = out.epochs * options.epoch_steps;
+  // Epochs count from the job's first adaptation step, wherever its reports begin.
+  const std::int64_t before = trajectory.batches.empty() ? 0 : trajectory.first - 1;
+  const std::int64_t seen = before + static_cast<std::int64_t>(trajectory.batches.size());
+  out.epochs = static_cast<int>(seen / options.epoch_steps);
+  const std::int64_t whole = std::int64_t{out.epochs} * options.epoch_steps - before;  // of the batches seen
   if (out.epochs == 0 || whole < 4) return out;
-  const std::vector<double> history(trajectory.batches.begin(), trajectory.batches.begin() + whole);
+  const std::vector<double> history(trajectory.batches.begin(),
+                                    trajectory.batches.begin() + static_cast<std::ptrdiff_t>(whole));
   BatchForecastOptions forecast = options.forecast;
   forecast.min_batch = range.min_batch;
   forecast.max_batch = range.max_batch;

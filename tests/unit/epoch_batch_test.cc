@@ -67,9 +67,66 @@ TEST(BatchTrajectory, AnUnchangedBatchHasNoInterval) {
   const BatchTrajectory t = batch_trajectory({{1, 64}, {2, 64}, {3, 64}});
   EXPECT_EQ(t.interval, 0);
   EXPECT_TRUE(t.batches.empty());
-  EXPECT_TRUE(batch_trajectory({}).batches.empty());
+  EXPECT_TRUE(batch_trajectory(std::vector<StepBatch>{}).batches.empty());
   EXPECT_THROW(batch_trajectory({{0, 64}}), Error);
   EXPECT_THROW(batch_trajectory({{1, 0}}), Error);
+}
+
+// morphd keeps a job's history as the steps where its batch changed: a million reports
+// of a few hundred batches cost a few hundred entries, and read as every report.
+TEST(BatchHistory, KeepsTheChangesAndReadsAsEveryReport) {
+  const ControllerRun run = controller_run(60, 10, 3);
+  std::vector<StepBatch> reported(run.reported.begin(), run.reported.begin() + 300);
+  // A restart from the checkpoint of step 250 redoes 251..300, first reported wrongly.
+  for (StepBatch& s : reported)
+    if (s.step > 250) s.batch += 1;
+  reported.insert(reported.end(), run.reported.begin() + 250, run.reported.end());
+  BatchHistory history;
+  for (const StepBatch& s : reported) history.add(s);
+  const std::vector<StepBatch> changes = history.changes();
+  EXPECT_LT(changes.size(), run.batches.size() + 2);  // a run per batch, and the last step
+  EXPECT_EQ(changes.back().step, 600);
+  const BatchTrajectory t = batch_trajectory(history);
+  EXPECT_EQ(t.interval, 10);
+  EXPECT_EQ(t.first, 1);
+  EXPECT_EQ(t.batches, run.batches);
+  EXPECT_EQ(batch_trajectory(changes).batches, run.batches);  // the changes read as all the reports
+  // Hand-made: 64 for steps 1..4, 80 from 5, step 3 redone at 72, a gap from 9 to 12.
+  BatchHistory h;
+  for (std::int64_t s = 1; s <= 8; ++s) h.add({s, s <= 4 ? 64 : 80});
+  h.add({3, 72});
+  h.add({12, 96});
+  const std::vector<StepBatch> expected = {{1, 64}, {3, 72}, {4, 64}, {5, 80}, {12, 96}};
+  ASSERT_EQ(h.changes().size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(h.changes()[i].step, expected[i].step) << i;
+    EXPECT_EQ(h.changes()[i].batch, expected[i].batch) << i;
+  }
+  h.add({3, 64});  // redone again at its first batch: the runs merge back
+  EXPECT_EQ(h.changes().size(), 3u);
+  EXPECT_THROW(h.add({0, 64}), Error);
+  EXPECT_THROW(h.add({1, 0}), Error);
+}
+
+// Reports that begin late (morphd read only its newest reports, or started after the job)
+// still count epochs from the job's first adaptation step: the decision falls at the same
+// step, on the same forecast, as with every report.
+TEST(EpochBatch, EpochsCountFromTheJobsFirstStepWhereverReportsBegin) {
+  const ControllerRun run = controller_run(40, 10, 7);
+  const AdaptiveBatchRange range{64, 1500};
+  EpochBatchOptions options;
+  options.epoch_steps = 10;
+  for (const int adaptations : {20, 25, 29, 30, 34}) {
+    const std::vector<StepBatch> all(run.reported.begin(), run.reported.begin() + adaptations * 10);
+    const std::vector<StepBatch> late(run.reported.begin() + 73, run.reported.begin() + adaptations * 10);
+    const BatchTrajectory t = batch_trajectory(late);
+    EXPECT_EQ(t.first, 9);  // step 74 is in adaptation step 8; 9 begins at 81
+    const EpochBatch a = epoch_batch(batch_trajectory(all), 64, range, options);
+    const EpochBatch b = epoch_batch(t, 64, range, options);
+    EXPECT_EQ(b.epochs, adaptations / 10) << adaptations;
+    EXPECT_EQ(b.epochs, a.epochs);
+    EXPECT_EQ(b.batch, a.batch) << adaptations;
+  }
 }
 
 TEST(EpochBatch, PlannableBatchesKeepFourSignificantBits) {

@@ -59,7 +59,7 @@ TEST_F(JobHistoriesTest, HistoriesHoldEachPlansLastIterationsAndSurviveAReopen) 
     state.record_plan({11, 150, to_admin_comment(replanned), "a100-80g", 1, 8, 0, std::nullopt});
   }
   const store::StateStore state = store::StateStore::open(db());  // morphd restarted
-  const JobHistories histories = read_histories(state, jobs(), 20);
+  const JobHistories histories = read_histories(state, jobs(), nullptr, 20);
   ASSERT_EQ(histories.size(), 2u);  // 11 and 12: recorded and alive
   const JobHistory& h = histories.at(11);
   ASSERT_EQ(h.plans.size(), 2u);
@@ -113,6 +113,45 @@ TEST_F(JobHistoriesTest, AJobsWaitingAddsUpAcrossStartsAndRequeues) {
   // A job first seen running waited from its submission to its start.
   JobTracker(state).track(at(1300, test::running_job(11, "a100-1", kEight, 250)));
   EXPECT_DOUBLE_EQ(state.job_wait(11)->waited_s, 150);
+}
+
+// An adaptive job's batches come from its first report, then from what it reported
+// since: 30,000 iterations (more than any window of newest reports) give all 300
+// adaptation steps, 1,000 more add 10, and a history kept across rounds reads as one
+// read whole. (Reading the newest 20,000 moved the epochs with the window.)
+TEST_F(JobHistoriesTest, AnAdaptiveJobsBatchesComeFromItsFirstReportOnThenIncrementally) {
+  ClusterSnapshot s = jobs();
+  for (SlurmJob& j : s.jobs)
+    if (j.id == 11) {
+      JobRecord r = parse_admin_comment(j.admin_comment);
+      r.request.framework = Framework::torch;
+      set_morph_option(r.request, "adaptive-batch", "16:1024");
+      j.admin_comment = to_admin_comment(r);
+    }
+  store::StateStore state = store::StateStore::open(db());
+  JobTracker(state).track(s);
+  auto batch_at = [](std::int64_t step) { return 16 + (step - 1) / 100 % 50; };  // a new batch every 100
+  auto report = [&](std::int64_t from, std::int64_t to) {
+    std::vector<store::Observation> reported;
+    for (std::int64_t step = from; step <= to; ++step)
+      reported.push_back({11, 100 + step / 100, step, 0.1, batch_at(step), "dp=8,tp=1,pp=1,zero=0"});
+    state.record_observations(reported);
+  };
+  report(1, 30000);
+  BatchHistories batches;
+  const JobHistories first = read_histories(state, s, &batches);
+  EXPECT_LE(first.at(11).step_batches.size(), 301u);  // the changes, not the reports
+  BatchTrajectory t = batch_trajectory(first.at(11).step_batches);
+  EXPECT_EQ(t.interval, 100);
+  EXPECT_EQ(t.first, 1);
+  EXPECT_EQ(t.batches.size(), 300u);
+  report(30001, 31000);
+  t = batch_trajectory(read_histories(state, s, &batches).at(11).step_batches);
+  ASSERT_EQ(t.batches.size(), 310u);
+  for (std::size_t k = 0; k < t.batches.size(); ++k)
+    ASSERT_EQ(t.batches[k], static_cast<double>(batch_at(static_cast<std::int64_t>(k) * 100 + 1))) << k;
+  EXPECT_EQ(batch_trajectory(read_histories(state, s).at(11).step_batches).batches, t.batches);
+  EXPECT_TRUE(first.at(12).step_batches.empty());  // not adaptive
 }
 
 }  // namespace
