@@ -271,6 +271,21 @@ class Stage {
   state::CheckpointStage stage_;
 };
 
+// The stream at `progress` of the dataset order (samples, seed): the last one used, moved
+// there when it is of the same order (a trainer asks batch after batch), so that the
+// epoch's permutation is built once per epoch rather than once per call. The GIL is held.
+state::SampleStream& stream_at(std::uint64_t samples, std::uint64_t seed, std::uint64_t global_batch,
+                               std::uint64_t progress) {
+  static std::optional<state::SampleStream> last;
+  if (!last || last->order().samples != samples || last->order().seed != seed) {
+    last.emplace(state::DatasetOrder{samples, seed}, global_batch, progress);
+  } else {
+    last->set_global_batch(global_batch);
+    last->seek(progress);
+  }
+  return *last;
+}
+
 }  // namespace
 }  // namespace morph::python
 
@@ -319,14 +334,13 @@ PYBIND11_MODULE(_native, m) {
   m.def("rank_plan", &rank_plan);
 
   m.def("batch_indices", [](std::uint64_t samples, std::uint64_t seed, std::uint64_t global_batch, std::uint64_t progress) {
-    return state::SampleStream({samples, seed}, global_batch, progress).next_batch();
+    return stream_at(samples, seed, global_batch, progress).next_batch();
   });
   m.def("rank_indices", [](std::uint64_t samples, std::uint64_t seed, std::uint64_t global_batch, std::uint64_t progress,
                            int dp_rank, int dp) {
     if (dp < 1 || dp_rank < 0 || dp_rank >= dp)
       throw Error(fmt::format("dp_rank {} of dp {}: want 0 <= dp_rank < dp", dp_rank, dp));
-    return state::SampleStream::rank_block(state::SampleStream({samples, seed}, global_batch, progress).next_batch(),
-                                           dp_rank, dp);
+    return state::SampleStream::rank_block(stream_at(samples, seed, global_batch, progress).next_batch(), dp_rank, dp);
   });
   m.def("epoch_permutation", [](std::uint64_t samples, std::uint64_t seed, std::uint64_t epoch) {
     if (samples == 0) throw Error("samples: the dataset is empty");

@@ -77,12 +77,17 @@ std::vector<std::uint64_t> epoch_permutation(const DatasetOrder& order, std::uin
 }
 
 SampleStream::SampleStream(DatasetOrder order, std::uint64_t global_batch, std::uint64_t progress_samples)
-    : order_(order), global_batch_(global_batch), progress_(progress_samples) {
+    : order_(order), global_batch_(global_batch), progress_(0) {
   if (order_.samples == 0) throw Error("sample stream: the dataset has 0 samples");
   if (global_batch_ == 0) throw Error("sample stream: the global batch size must be > 0, got 0");
-  if (progress_ % global_batch_ != 0)
+  seek(progress_samples);
+}
+
+void SampleStream::seek(std::uint64_t progress_samples) {
+  if (progress_samples % global_batch_ != 0)
     throw Error(fmt::format("sample stream: progress of {} samples is not a multiple of the global batch size {}",
-                            progress_, global_batch_));
+                            progress_samples, global_batch_));
+  progress_ = progress_samples;
 }
 
 void SampleStream::set_global_batch(std::uint64_t global_batch) {

@@ -30,6 +30,10 @@ class SampleStream {
   // Adaptive batching: later batches have `global_batch` samples and start where the last
   // one ended (progress need not be a multiple of it). Throws morph::Error on 0.
   void set_global_batch(std::uint64_t global_batch);
+  // Goes on from `progress_samples` (a multiple of the global batch, as in the
+  // constructor), keeping the epoch's permutation when it stays in that epoch.
+  void seek(std::uint64_t progress_samples);
+  const DatasetOrder& order() const { return order_; }
   // The next global batch (all B sample indices), advancing the progress by B.
   std::vector<std::uint64_t> next_batch();
   // Rank r's block of a global batch under data parallelism d (may be empty when d > B).

@@ -21,11 +21,32 @@ class DatasetTest(unittest.TestCase):
         self.assertNotEqual(first, morph.dataset.epoch_permutation(1, samples=1000, seed=7))
         self.assertEqual(morph.dataset.batch(0, **ORDER), first[:24])
 
+    def test_interleaved_orders_and_jumps_read_as_fresh_streams(self):
+        # The module keeps the last stream (its epoch's permutation) between calls: other
+        # seeds, batch sizes and progress points in any order must not see it.
+        perms = {(seed, e): morph.dataset.epoch_permutation(e, samples=1000, seed=seed)
+                 for seed in (7, 8) for e in range(3)}
+
+        def expected(progress, seed, global_batch):
+            stream = perms[(seed, 0)] + perms[(seed, 1)] + perms[(seed, 2)]
+            return stream[progress:progress + global_batch]
+
+        for progress, seed, global_batch in ((24 * 41, 7, 24), (0, 8, 24), (24 * 40, 7, 24), (1600, 7, 32),
+                                             (0, 7, 32), (1984, 8, 32), (24 * 83, 7, 24)):
+            args = dict(samples=1000, seed=seed, global_batch=global_batch)
+            self.assertEqual(morph.dataset.batch(progress, **args), expected(progress, seed, global_batch),
+                             (progress, seed, global_batch))
+            self.assertEqual(morph.dataset.indices(progress, 1, 2, **args),
+                             expected(progress, seed, global_batch)[global_batch // 2:])
+
     def test_bad_progress_and_ranks_are_refused(self):
         with self.assertRaisesRegex(morph.MorphError, "multiple"):
             morph.dataset.indices(5, 0, 2, **ORDER)
         with self.assertRaisesRegex(morph.MorphError, "dp_rank 2 of dp 2"):
             morph.dataset.indices(0, 2, 2, **ORDER)
+        with self.assertRaisesRegex(morph.MorphError, "global batch size must be > 0"):
+            morph.dataset.batch(0, samples=1000, seed=7, global_batch=0)
+        self.assertEqual(morph.dataset.batch(24, **ORDER), morph.dataset.batch(24, **ORDER))  # still usable
 
 
 if __name__ == "__main__":
