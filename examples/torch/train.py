@@ -114,6 +114,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
         raise TrainError("--vocab must be at least 2")
     if not (0 <= a.lr <= 10):
         raise TrainError("--lr must be within [0, 10]")
+    if not (0 <= a.seed < 2**63):  # torch.manual_seed and the data order's seed
+        raise TrainError("--seed must be within [0, 2^63)")
     if a.save_at is not None and a.save_at < 1:
         raise TrainError("--save-at must be at least 1")
     if a.save_at is not None and a.save_at > a.steps:

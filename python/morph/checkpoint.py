@@ -142,6 +142,12 @@ def _agree(gather, error: Optional[str]) -> None:
         raise MorphError(errors[0])
 
 
+def _message(e: Exception) -> str:
+    """What a failed step says to every rank: any exception, not only MorphError, since a
+    rank that raised alone would leave the others waiting in the next collective."""
+    return str(e) if isinstance(e, MorphError) else f"{type(e).__name__}: {e}"
+
+
 def save(directory: str, *, step: int, samples: int, tensors: Mapping[str, Any], spec: Spec, layout: str,
          trainer: Optional[Mapping[str, Any]] = None) -> None:
     """Writes checkpoint `directory` (which must not exist): collective over
@@ -151,20 +157,24 @@ def save(directory: str, *, step: int, samples: int, tensors: Mapping[str, Any],
     Until the commit the previous checkpoint stands; a failure on any rank raises on all
     and leaves no partial checkpoint behind."""
     rank, size, gather = _world()
-    stage = None
+    stage, trainer_json = None, None
     error = None
     try:
         _native.check_world(layout, size)
+        try:
+            trainer_json = json.dumps(dict(trainer or {}))  # on every rank, before any file
+        except (TypeError, ValueError) as e:
+            raise MorphError(f"trainer: not JSON: {e}") from e
         if rank == 0:
             stage = _native.CheckpointStage(directory)
-    except MorphError as e:
-        error = str(e)
+    except Exception as e:  # pylint: disable=broad-except
+        error = _message(e)
     _agree(gather, error)
     entry, error = None, None
     try:
         entry = _native.write_shard(_native.stage_folder(directory), spec._s, layout, rank, _buffers(tensors))
-    except MorphError as e:
-        error = f"rank {rank}: {e}"
+    except Exception as e:  # pylint: disable=broad-except
+        error = f"rank {rank}: {_message(e)}"
     entries = gather((entry, error))
     errors = [e for _, e in entries if e]
     if errors:
@@ -172,9 +182,9 @@ def save(directory: str, *, step: int, samples: int, tensors: Mapping[str, Any],
     error = None
     try:
         if rank == 0:
-            stage.commit(spec._s, layout, step, samples, json.dumps(dict(trainer or {})), [e for e, _ in entries])
-    except MorphError as e:
-        error = str(e)
+            stage.commit(spec._s, layout, step, samples, trainer_json, [e for e, _ in entries])
+    except Exception as e:  # pylint: disable=broad-except
+        error = _message(e)
     _agree(gather, error)
 
 

@@ -84,6 +84,14 @@ class CheckpointTest(unittest.TestCase):
             self.save(bad, directory=other)
         self.assertEqual(sorted(os.listdir(self.tmp.name)), ["step_3"])
 
+    def test_a_trainer_field_that_is_not_json_is_refused_before_any_file(self):
+        # On every rank before any write (it was json.dumps on rank 0 at the commit: a
+        # TypeError there alone, the other ranks waiting for it in the next collective).
+        with self.assertRaisesRegex(morph.MorphError, "trainer: not JSON"):
+            morph.checkpoint.save(self.dir, step=3, samples=48, tensors=filled(self.spec, ONE), spec=self.spec,
+                                  layout=ONE, trainer={"seed": object()})
+        self.assertEqual(os.listdir(self.tmp.name), [])
+
     def test_buffers_must_be_what_the_file_stores(self):
         base = filled(self.spec, ONE)
         cases = [

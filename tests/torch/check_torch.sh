@@ -48,6 +48,14 @@ chmod 755 "$work"
 model=(--layers 4 --hidden 16 --vocab 50 --vocab-multiple 4 --samples 4096 --lr 1e-2 --seed 1 --steps "$steps" --quiet)
 train=("$PYTHON" "$S/examples/torch/train.py" "${model[@]}")
 
+# A bad option is one line naming it and exit 1, before any rendezvous (a negative seed
+# used to end in pybind11's TypeError from the data order).
+for bad in "--seed -1" "--seed 9223372036854775808" "--lr -1"; do
+  # shellcheck disable=SC2086
+  out=$("${train[@]}" $bad 2>&1) && die "train.py $bad was accepted"
+  [[ $out == "train.py: ${bad%% *} must be within"* ]] || die "train.py $bad: $out"
+done
+
 # shellcheck source=tests/cluster/job_control.bash
 source "$S/tests/cluster/job_control.bash"
 

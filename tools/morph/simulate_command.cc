@@ -59,6 +59,10 @@ std::map<std::string, int> parse_quotas(const std::vector<std::string>& items) {
 
 std::string hours(double s) { return fmt::format("{:.2f}", s / 3600); }
 
+// A makespan ends with the last job: none while a job never finished (the figure would be
+// the last completion's, or 0 when none finished).
+bool makespan_known(const sim::Report& r) { return r.never_finished.empty(); }
+
 nlohmann::json summary_json(const sim::Summary& s) {
   return {{"jobs", s.jobs}, {"finished", s.finished}, {"avg_jct_s", s.avg_jct_s}, {"p99_jct_s", s.p99_jct_s},
           {"avg_queue_s", s.avg_queue_s}, {"avg_progress_s", s.avg_progress_s},
@@ -75,8 +79,8 @@ nlohmann::json report_json(const sim::Report& r) {
 }
 
 std::string last_line(const sim::Report& r) {
-  return fmt::format("policy={} avg_jct_s={:.1f} p99_jct_s={:.1f} makespan_s={:.1f}", r.policy, r.all.avg_jct_s,
-                     r.all.p99_jct_s, r.makespan_s);
+  return fmt::format("policy={} avg_jct_s={:.1f} p99_jct_s={:.1f} makespan_s={}", r.policy, r.all.avg_jct_s,
+                     r.all.p99_jct_s, makespan_known(r) ? fmt::format("{:.1f}", r.makespan_s) : "none");
 }
 
 std::string speeds_line(const sim::Report& r) {
@@ -101,7 +105,9 @@ void print_one(const sim::Report& r) {
   row("best-effort", r.best_effort);
   std::cout << "policy " << r.policy << '\n';
   t.print(std::cout);
-  std::cout << fmt::format("makespan {:.1f} s; {}\n", r.makespan_s, speeds_line(r));
+  std::cout << (makespan_known(r) ? fmt::format("makespan {:.1f} s; {}\n", r.makespan_s, speeds_line(r))
+                                  : fmt::format("no makespan: {} job(s) never finished; {}\n", r.never_finished.size(),
+                                                speeds_line(r)));
   if (r.guaranteed.jobs > 0)
     std::cout << fmt::format("guaranteed jobs ran {:.1f}% of their time slower than their request would\n",
                              100 * r.guaranteed.slow_share);
@@ -118,7 +124,9 @@ void print_comparison(const std::vector<sim::Report>& reports) {
   for (const sim::Report& r : reports) {
     std::vector<std::string> row{r.policy, hours(r.all.avg_jct_s) + ratio(r.all.avg_jct_s, base.all.avg_jct_s),
                                  hours(r.all.p99_jct_s) + ratio(r.all.p99_jct_s, base.all.p99_jct_s),
-                                 hours(r.makespan_s) + ratio(r.makespan_s, base.makespan_s),
+                                 !makespan_known(r) ? fmt::format("- ({} unfinished)", r.never_finished.size())
+                                 : makespan_known(base) ? hours(r.makespan_s) + ratio(r.makespan_s, base.makespan_s)
+                                                        : hours(r.makespan_s),
                                  fmt::format("{:.2f}", r.all.restarts_per_job),
                                  fmt::format("{:.1f}", 100 * r.predicted_share)};
     if (split)
