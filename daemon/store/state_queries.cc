@@ -15,9 +15,12 @@ FittedParams read_fit(const Statement& row) {
   return {row.column_text(0), row.column_text(1), row.column_text(2), row.column_int(3), row.column_real(4)};
 }
 
-Observation observation_row(const Statement& row) {
-  return {static_cast<JobId>(row.column_int(0)), row.column_int(1), row.column_int(2), row.column_real(3),
-          row.column_int(4), row.column_text(5), row.column_int(6)};
+std::vector<Observation> observation_rows(Statement& rows) {
+  std::vector<Observation> out;
+  while (rows.step())
+    out.push_back({static_cast<JobId>(rows.column_int(0)), rows.column_int(1), rows.column_int(2),
+                   rows.column_real(3), rows.column_int(4), rows.column_text(5), rows.column_int(6)});
+  return out;
 }
 
 JobRow read_job(const Statement& row, const std::string& path) {
@@ -64,6 +67,8 @@ constexpr const char* kJobColumns =
 constexpr const char* kPlanColumns =
     "SELECT job_id, from_time, record, gpu_type, nodes, gpus_per_node, predicted_samples_per_s FROM job_plans";
 constexpr const char* kDecisionColumns = "SELECT id, time, job_id, action, reason, alternatives_json FROM decisions";
+// The columns observation_rows() reads, in its order.
+constexpr const char* kObservationColumns = "SELECT job_id, time, step, seconds, samples, layout, id FROM observations";
 
 }  // namespace
 
@@ -148,13 +153,12 @@ std::vector<Observation> StateStore::observations(JobId job_id, std::int64_t fro
                                                   std::optional<std::int64_t> until_time, int last) const {
   const std::string operation = fmt::format("read the observations of job {}", job_id);
   if (last < 1) throw Error(fmt::format("{}: {}: ask for at least 1 observation", path(), operation));
-  Statement rows = db_.prepare("SELECT job_id, time, step, seconds, samples, layout, id FROM observations "
-                               "WHERE job_id = ?1 AND time >= ?2 AND (?3 IS NULL OR time < ?3) "
-                               "ORDER BY time DESC, id DESC LIMIT ?4",
+  Statement rows = db_.prepare(fmt::format("{} WHERE job_id = ?1 AND time >= ?2 AND (?3 IS NULL OR time < ?3) "
+                                           "ORDER BY time DESC, id DESC LIMIT ?4",
+                                           kObservationColumns),
                                operation);
   rows.bind_int(1, job_id).bind_int(2, from_time).bind_optional_int(3, until_time).bind_int(4, last);
-  std::vector<Observation> newest_first;
-  while (rows.step()) newest_first.push_back(observation_row(rows));
+  const std::vector<Observation> newest_first = observation_rows(rows);
   return {newest_first.rbegin(), newest_first.rend()};
 }
 
@@ -162,16 +166,14 @@ std::vector<Observation> StateStore::observations_after(JobId job_id, const Obse
   const std::string operation = fmt::format("read the new observations of job {}", job_id);
   if (first < 1) throw Error(fmt::format("{}: {}: ask for at least 1 observation", path(), operation));
   // In the order of the index observations_by_job (job_id, time, and the row id last).
-  Statement rows = db_.prepare("SELECT job_id, time, step, seconds, samples, layout, id FROM observations "
-                               "WHERE job_id = ?1 AND (time > ?2 OR (time = ?2 AND id > ?3)) "
-                               "ORDER BY time, id LIMIT ?4",
+  Statement rows = db_.prepare(fmt::format("{} WHERE job_id = ?1 AND (time > ?2 OR (time = ?2 AND id > ?3)) "
+                                           "ORDER BY time, id LIMIT ?4",
+                                           kObservationColumns),
                                operation);
   rows.bind_int(1, job_id).bind_int(2, after.id > 0 ? after.time : std::numeric_limits<std::int64_t>::min())
       .bind_int(3, after.id)
       .bind_int(4, first);
-  std::vector<Observation> out;
-  while (rows.step()) out.push_back(observation_row(rows));
-  return out;
+  return observation_rows(rows);
 }
 
 std::vector<RefitPointRow> StateStore::refit_points() const {

@@ -74,9 +74,12 @@ bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a
   return static_cast<int>(a.slices.size()) == (a.gpus() + per_node - 1) / per_node;
 }
 
+bool on_requested_nodes(const std::vector<NodeState>& nodes, const JobState& job, const JobAllocation& a) {
+  return !a.empty() && (static_cast<int>(a.slices.size()) <= job.requested_nodes || on_fewest_nodes(nodes, a));
+}
+
 bool on_requested_nodes(const std::vector<NodeState>& nodes, const JobState& job) {
-  if (!job.running()) return false;
-  return static_cast<int>(job.current.slices.size()) <= job.requested_nodes || on_fewest_nodes(nodes, job.current);
+  return on_requested_nodes(nodes, job, job.current);
 }
 
 void observe_iteration(JobState& job, double iteration_s, bool requested_nodes) {

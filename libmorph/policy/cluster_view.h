@@ -93,8 +93,10 @@ struct JobState {
 // Whether `a` spans the fewest nodes of its GPU type that hold its GPUs, as Slurm places a
 // request of whole nodes (packed_shape(), plan_oracle.h).
 bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a);
-// Whether a running job spans no more nodes than its request asks for: the fewest, or
+// Whether `a` spans no more nodes than `job`'s request asks for: the fewest, or
 // JobState::requested_nodes when its user asked for more. Where a request is promised.
+bool on_requested_nodes(const std::vector<NodeState>& nodes, const JobState& job, const JobAllocation& a);
+// The same for where a running job is (false for a pending one).
 bool on_requested_nodes(const std::vector<NodeState>& nodes, const JobState& job);
 
 // What a running job reports, once its (re)start is over: its measured iteration time,

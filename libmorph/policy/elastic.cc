@@ -582,8 +582,7 @@ bool Round::start_down_curve(Item& it) {
 bool Round::learns_promise_spread(const Item& it) const {
   if (!options_.measured_guarantee || !it.guaranteed || it.freedom != PlanFreedom::exact) return false;
   const JobAllocation& a = assignment_.target(it.job);
-  return !a.empty() && static_cast<int>(a.slices.size()) > view_.jobs[it.job].requested_nodes &&
-         !on_fewest_nodes(view_.nodes, a);
+  return !a.empty() && !on_requested_nodes(view_.nodes, view_.jobs[it.job], a);
 }
 
 // A guaranteed or overdue job whose GPUs are free but on nodes that cannot hold them
@@ -611,12 +610,10 @@ bool Round::defragment(Item& it, std::vector<std::size_t>& held) {
       assignment_.release(it.job);
       continue;
     }
-    std::vector<std::size_t> order(moved.size());
-    for (std::size_t m = 0; m < moved.size(); ++m) order[m] = m;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return moved[a].second.gpus() > moved[b].second.gpus(); });
-    const bool all = std::all_of(order.begin(), order.end(), [&](std::size_t m) {
-      return assignment_.start(moved[m].first, it.type, moved[m].second.gpus());
+    std::stable_sort(moved.begin(), moved.end(),
+                     [](const auto& a, const auto& b) { return a.second.gpus() > b.second.gpus(); });  // largest first
+    const bool all = std::all_of(moved.begin(), moved.end(), [&](const auto& m) {
+      return assignment_.start(m.first, it.type, m.second.gpus());
     });
     if (all) {  // they start where they go now: no longer held
       for (const auto& [job, was] : moved) held.erase(std::find(held.begin(), held.end(), job));
