@@ -26,15 +26,18 @@ const GpuType* reference_gpu(const MorphConfig& config) {
 }
 
 // The request's bounds go with its application: the policy never places a job outside
-// the GPU counts, GPU types and plan families its user allowed (as at submission).
-policy::AppProfile app_profile(const MorphRequest& r, bool one_gpu_type, const Workload& workload, PerfModel perf,
+// the GPU counts, node counts, GPU types and plan families its user allowed (as at
+// submission). `r` is the record's request with the bounds the view gives it.
+policy::AppProfile app_profile(const MorphRequest& r, const JobRecord& record, const Workload& workload, PerfModel perf,
                                const MorphConfig& config) {
   policy::AppProfile a{workload, std::move(perf), allowed_plan_features(r, config.allowed_plans),
                        framework_memory(config.memory, r.framework).states};
   a.min_gpus = std::max(1, r.gpus_min);
   a.adaptive_batch = r.adaptive_batch();
-  a.one_gpu_type = one_gpu_type;
+  a.one_gpu_type = !record.constraint.empty();
   a.max_gpus = r.gpus_max;
+  a.min_nodes = std::max(1, record.min_nodes);
+  a.max_nodes = record.max_nodes;
   for (const std::string& name : r.gpu_types) {
     const GpuType* gpu = config.cluster.find_gpu_type(name);
     if (gpu == nullptr) throw Error(fmt::format("--morph-gpu-types: {} is not a GpuType of morph.conf", name));
@@ -250,14 +253,16 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: planned for its starting batch: {}", id, e.what()));
     }
-    // A --constraint keeps the job on one GPU type: jobs with one are an application of their own.
-    s.app = app_key(bounds) + (r.constraint.empty() ? "" : ":c" + r.constraint);
+    // A --constraint keeps the job on one GPU type and -N bounds its nodes: jobs with
+    // either are an application of their own.
+    s.app = app_key(bounds) + (r.constraint.empty() ? "" : ":c" + r.constraint) +
+            (r.min_nodes == 0 && r.max_nodes == 0 ? "" : ":n" + node_bounds(r));
     try {
       const ModelSpec model = c.catalog.resolve(r.request.model, fmt::format("job {}", id));
       const std::int64_t seq = r.request.seq_len > 0 ? r.request.seq_len : model.seq_len;
       s.workload = Workload{model, bounds.global_batch, seq};
       if (!out.apps.count(s.app)) {
-        out.apps[s.app] = app_profile(bounds, !r.constraint.empty(), s.workload, model_in_use(model, seq, c), c.config);
+        out.apps[s.app] = app_profile(bounds, r, s.workload, model_in_use(model, seq, c), c.config);
       }
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));

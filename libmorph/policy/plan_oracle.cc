@@ -99,6 +99,21 @@ int JobCurve::previous(int gpus) const {
   return it == useful.begin() ? 0 : *std::prev(it);
 }
 
+std::string outside_bounds(const AppProfile& a, int gpus, int nodes) {
+  // "2-4 GPUs", "1 node", "2 or more nodes"
+  auto range = [](int min, int max, const char* what) {
+    const std::string unit = fmt::format("{}{}", what, min == max && min == 1 ? "" : "s");
+    if (max == 0) return fmt::format("{} or more {}", min, unit);
+    return min == max ? fmt::format("{} {}", min, unit) : fmt::format("{}-{} {}", min, max, unit);
+  };
+  const std::string where = fmt::format("{} GPU{} on {} node{}", gpus, gpus == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+  if (gpus < a.min_gpus || (a.max_gpus > 0 && gpus > a.max_gpus))
+    return fmt::format("{}: outside the job's {}", where, range(a.min_gpus, a.max_gpus, "GPU"));
+  if (nodes < a.min_nodes || (a.max_nodes > 0 && nodes > a.max_nodes))
+    return fmt::format("{}: outside the job's {}", where, range(a.min_nodes, a.max_nodes, "node"));
+  return {};
+}
+
 PlanOracle::PlanOracle(std::map<std::string, AppProfile> apps, MemoryOptions memory, int max_gpus_per_job)
     : apps_(std::move(apps)), memory_(memory), max_gpus_per_job_(max_gpus_per_job) {}
 
@@ -156,11 +171,8 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
   const Allocation alloc = allocation_of(nodes, shape);
   const int gpus = shape.total();
   PlanChoice c;
-  if (gpus < a.min_gpus || (a.max_gpus > 0 && gpus > a.max_gpus)) {
-    c.reason = a.max_gpus > 0 ? fmt::format("outside the job's {}-{} GPUs", a.min_gpus, a.max_gpus)
-                              : fmt::format("below the job's {} GPUs", a.min_gpus);
-    return c;
-  }
+  c.reason = outside_bounds(a, gpus, static_cast<int>(shape.gpus.size()));
+  if (!c.reason.empty()) return c;
   if (uniform_nodes_ && std::adjacent_find(shape.gpus.begin(), shape.gpus.end(), std::not_equal_to<>()) != shape.gpus.end()) {
     c.reason = "Slurm gives every node of a job the same number of GPUs";
     return c;
@@ -280,8 +292,9 @@ const PlanChoice& PlanOracle::best_hetero(const JobState& job, const std::vector
     const std::string& type = nodes.at(static_cast<std::size_t>(s.node)).gpu.name;
     return a.gpu_types.empty() || std::find(a.gpu_types.begin(), a.gpu_types.end(), type) != a.gpu_types.end();
   };
-  if (gpus < a.min_gpus || (a.max_gpus > 0 && gpus > a.max_gpus)) {
-    c.reason = fmt::format("outside the job's {}-{} GPUs", a.min_gpus, a.max_gpus);
+  const std::string outside = outside_bounds(a, gpus, static_cast<int>(first.gpus.size() + second.gpus.size()));
+  if (!outside.empty()) {
+    c.reason = outside;
   } else if (!allowed(first) || !allowed(second)) {
     c.reason = "a GPU type the job may not use";
   } else if (a.one_gpu_type) {

@@ -24,10 +24,13 @@ struct AppProfile {
   PerfModel perf;
   unsigned features = kAllFeatures;  // plan families the application may use
   StateLayout states = StateLayout::deepspeed;  // how its framework keeps training state
-  // The user's bounds (--morph-gpus, --morph-gpu-types): no policy places a job of the
-  // application outside them. max_gpus 0: none; gpu_types empty: any, else canonical names.
+  // The user's bounds (--morph-gpus, -N, --morph-gpu-types): no policy places a job of the
+  // application outside them. max_gpus, max_nodes 0: none; gpu_types empty: any, else
+  // canonical names.
   int min_gpus = 1;
   int max_gpus = 0;
+  int min_nodes = 1;
+  int max_nodes = 0;
   std::vector<std::string> gpu_types = {};
   // --morph-adaptive-batch: the trainer changes its batch; a heterogeneous plan's per-rank
   // shares hold for one batch only, so such jobs keep one GPU type.
@@ -36,6 +39,9 @@ struct AppProfile {
   // heterogeneous placement's count constraint per type cannot carry (docs/slurm.md).
   bool one_gpu_type = false;
 };
+
+// Why `gpus` GPUs on `nodes` nodes are outside the application's bounds; empty when within.
+std::string outside_bounds(const AppProfile& app, int gpus, int nodes);
 
 // How far a policy may move a job away from its request.
 enum class PlanFreedom {

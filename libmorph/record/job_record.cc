@@ -1,5 +1,6 @@
 #include "libmorph/record/job_record.h"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -120,6 +121,15 @@ std::string describe(const Placement& p) {
                      p.heterogeneous() ? group_types(p.groups) : p.gpu_type);
 }
 
+bool within_node_bounds(const JobRecord& r, int nodes) {
+  return nodes >= r.min_nodes && (r.max_nodes == 0 || nodes <= r.max_nodes);
+}
+
+std::string node_bounds(const JobRecord& r) {
+  if (r.max_nodes == 0) return fmt::format("{}-", std::max(1, r.min_nodes));
+  return r.min_nodes == r.max_nodes ? std::to_string(r.min_nodes) : fmt::format("{}-{}", std::max(1, r.min_nodes), r.max_nodes);
+}
+
 bool is_job_record(std::string_view text) { return trim(text).substr(0, kRecordPrefix.size()) == kRecordPrefix; }
 
 std::string to_admin_comment(const JobRecord& r) {
@@ -138,6 +148,8 @@ std::string to_admin_comment(const JobRecord& r) {
   if (!r.constraint.empty()) out += fmt::format(" constraint={}", r.constraint);
   if (r.memory_mb_per_node > 0) out += fmt::format(" mem_mb={}", r.memory_mb_per_node);
   if (r.min_cpus_per_node > 0) out += fmt::format(" min_cpus={}", r.min_cpus_per_node);
+  if (r.min_nodes > 0) out += fmt::format(" min_nodes={}", r.min_nodes);
+  if (r.max_nodes > 0) out += fmt::format(" max_nodes={}", r.max_nodes);
   return out;
 }
 
@@ -194,6 +206,12 @@ JobRecord parse_admin_comment(std::string_view text) {
   if (f.has("mem_mb"))
     r.memory_mb_per_node = request_integer(fmt::format("{}: mem_mb", kWhat), f.take("mem_mb"), 1, MORPH_MAX_MEMORY_MB);
   if (f.has("min_cpus")) r.min_cpus_per_node = f.integer("min_cpus", 1, MORPH_MAX_MIN_CPUS);
+  if (f.has("min_nodes")) r.min_nodes = f.integer("min_nodes", 1, MORPH_MAX_NODES);
+  if (f.has("max_nodes")) r.max_nodes = f.integer("max_nodes", 1, MORPH_MAX_NODES);
+  if (r.max_nodes > 0 && r.min_nodes > r.max_nodes)
+    throw Error(fmt::format("{}: min_nodes={} is above max_nodes={}", kWhat, r.min_nodes, r.max_nodes));
+  if (!within_node_bounds(r, r.current.nodes))
+    throw Error(fmt::format("{}: nodes={} is outside the user's -N {}", kWhat, r.current.nodes, node_bounds(r)));
   f.finish();
   return r;
 }

@@ -5,14 +5,15 @@
 //     framework=megatron plans=all gpus=1-0 gpu_types=- base_plan=- type=a100-80g
 //     nodes=2 gpus_per_node=8 cpus_per_gpu=4 dp=4 tp=4 pp=1 zero=1 offload=0 gc=0 ga=4
 //     mb=1 mbs=32 iter_ms=812.250 [base_type=... base_iter_ms=...] [other_gres=...]
-//     [iterations=N] [constraint=EXPR] [mem_mb=N] [min_cpus=N]
+//     [iterations=N] [constraint=EXPR] [mem_mb=N] [min_cpus=N] [min_nodes=N] [max_nodes=N]
 //     [groups=a100-80g:nodes=1:workers=1:ga=3,v100-32g:nodes=1:workers=1:ga=1]
 // ("-" stands for an empty list; gpus=MIN-MAX with 0 for no MAX; other_gres= keeps the
 // user's per-node GRES that are not GPUs, e.g. gres:shard:2, across replans;
 // iterations= is the job's declared length, --morph-iterations, for morphd's policy;
 // constraint= the user's --constraint, which GpuTypeBy=feature ANDs with the GPU type's;
 // mem_mb= and min_cpus= the user's --mem and --mincpus per node, floors of every plan's
-// request;
+// request; min_nodes= and max_nodes= the user's -N MIN[-MAX] when no GPU request came
+// with it (which makes -N the SLA baseline's), bounds on every plan's nodes;
 // groups= makes the placement heterogeneous (record/gpu_groups.h): then type=-, the plan
 // is dp = every GPU with tp=pp=ga=mb=1 and mbs the local batch, and the groups' samples
 // add up to the batch. Records without groups= are read as before; adaptive_batch=MIN:MAX
@@ -61,9 +62,15 @@ struct JobRecord {
   std::string constraint;             // the user's --constraint, kept under GpuTypeBy=feature
   std::int64_t memory_mb_per_node = 0;  // the user's --mem: every plan asks at least this
   int min_cpus_per_node = 0;            // the user's --mincpus: likewise
+  int min_nodes = 0;                    // the user's -N MIN[-MAX]: every plan's nodes within; 0: none
+  int max_nodes = 0;
 
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
+
+// A placement on `nodes` nodes keeps the user's -N; "1-4", "2", "2-" (no MAX), for messages.
+bool within_node_bounds(const JobRecord& record, int nodes);
+std::string node_bounds(const JobRecord& record);
 
 std::string to_admin_comment(const JobRecord& record);
 

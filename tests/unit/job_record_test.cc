@@ -124,6 +124,31 @@ TEST(JobRecord, TheUsersMemoryAndCpuFloorsRoundTripAndAreChecked) {
   EXPECT_EQ(parse_admin_comment(base + " min_cpus=65533").min_cpus_per_node, 65533);
 }
 
+// The user's -N (without a GPU request) travels as bounds on every later plan's nodes.
+TEST(JobRecord, TheUsersNodeBoundsRoundTripAndHoldThePlacement) {
+  JobRecord r = sample();
+  ASSERT_EQ(r.current.nodes, 2);
+  EXPECT_EQ(to_admin_comment(r).find(" min_nodes="), std::string::npos);
+  r.min_nodes = 2;
+  r.max_nodes = 4;
+  const std::string text = to_admin_comment(r);
+  EXPECT_NE(text.find(" min_nodes=2 max_nodes=4"), std::string::npos) << text;
+  EXPECT_EQ(parse_admin_comment(text), r);
+  EXPECT_EQ(node_bounds(r), "2-4");
+  r.max_nodes = 0;
+  EXPECT_EQ(parse_admin_comment(to_admin_comment(r)), r);
+  EXPECT_EQ(node_bounds(r), "2-");
+  const std::string base = text.substr(0, text.find(" min_nodes="));
+  for (const char* bad : {" min_nodes=0", " max_nodes=0", " min_nodes=65537", " min_nodes=3 max_nodes=2"})
+    EXPECT_THROW(parse_admin_comment(base + bad), Error) << bad;
+  try {
+    parse_admin_comment(base + " max_nodes=1");
+    ADD_FAILURE() << "a placement on 2 nodes under max_nodes=1 was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nodes=2 is outside the user's -N 1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(JobRecord, StrictParsingNamesTheProblem) {
   const std::string good = to_admin_comment(sample());
   auto message = [](const std::string& text) {

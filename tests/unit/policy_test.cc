@@ -377,6 +377,48 @@ TEST(Morphling, JobsStayOnOneGpuTypeOfAHeterogeneousCluster) {
   }
 }
 
+// The user's -N (AppProfile::min_nodes, max_nodes) bounds every placement of every
+// policy, as --morph-gpus bounds its GPUs: unbounded, the long job below spans both nodes.
+TEST(Policies, NoPolicyPlacesAJobOnNodesOutsideItsUsersBounds) {
+  const auto nodes = test::nodes("3x8xbig");
+  policy::AppProfile one_node{test::app_workload(), PerfModel{ForwardModel{0, 10, 1}, PerfParams{}}};
+  one_node.max_nodes = 1;
+  policy::AppProfile two_nodes = one_node;
+  two_nodes.min_nodes = 2;
+  two_nodes.max_nodes = 0;
+  const policy::AppProfile free{test::app_workload(), PerfModel{ForwardModel{0, 10, 1}, PerfParams{}}};
+  PlanOracle oracle({{"m", free}, {"m1", one_node}, {"m2", two_nodes}});
+  const JobState j1 = [] {
+    JobState j = job("j1", Sla::best_effort, 4, 1e7);
+    j.app = "m1";
+    return j;
+  }();
+  EXPECT_EQ(oracle.best(j1, PlanFreedom::any, nodes, Shape{0, 8, {4, 4}}).reason,
+            "8 GPUs on 2 nodes: outside the job's 1 node");
+  EXPECT_TRUE(oracle.best(j1, PlanFreedom::any, nodes, Shape{0, 8, {8}}).feasible);
+  JobState j2 = job("j2", Sla::best_effort, 16, 1e7);
+  j2.app = "m2";
+  EXPECT_EQ(oracle.best(j2, PlanFreedom::any, nodes, Shape{0, 8, {8}}).reason,
+            "8 GPUs on 1 node: outside the job's 2 or more nodes");
+  {
+    ClusterView v;
+    v.nodes = test::nodes("2x8xbig");
+    v.jobs = {job("j", Sla::best_effort, 4, 1e7)};
+    EXPECT_EQ(round("morphling", v, oracle)[0].target.slices.size(), 2u);
+  }
+  for (const std::string& name : policy_names()) {
+    ClusterView v;
+    v.nodes = nodes;
+    v.jobs = {j1, j2};
+    for (const Decision& d : round(name, v, oracle)) {
+      if (d.target.empty()) continue;
+      const std::size_t spans = d.target.slices.size();
+      if (d.job == "j1") EXPECT_EQ(spans, 1u) << name;
+      else EXPECT_GE(spans, 2u) << name;
+    }
+  }
+}
+
 // GetBestPlan on a placement: the same 8 GPUs split over two nodes pay the inter-node
 // bandwidth for their data-parallel all-reduce.
 TEST(PlanOracle, MultiNodePlacementsPayTheInterNodeBandwidth) {

@@ -617,10 +617,16 @@ TEST_F(Handler, UserOptionsAreHonouredBySizingOrRefused) {
   EXPECT_EQ(parse_admin_comment(out.request.admin_comment).request.gpu_types, any);
   out = sized([](auto& u) { u.required_nodes = "nosuch"; });
   EXPECT_NE(out.message.find("-w/--nodelist: node 'nosuch' is not in morph.conf"), std::string::npos) << out.message;
-  // -N 2 without --gres: two whole nodes.
+  // -N 2 without --gres: two whole nodes, and the record keeps the bounds for morphd.
   out = sized([](auto& u) { u.min_nodes = 2; u.max_nodes = 2; });
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
   EXPECT_EQ(out.request.nodes, 2);
+  EXPECT_NE(out.request.admin_comment.find(" min_nodes=2 max_nodes=2"), std::string::npos) << out.request.admin_comment;
+  // With --gres, -N is the SLA baseline's node count, not a bound.
+  out = sized([](auto& u) { u.tres_per_node = "gres:gpu:a100-80g:1"; u.min_nodes = 2; u.max_nodes = 2; });
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(out.request.admin_comment.find(" min_nodes="), std::string::npos) << out.request.admin_comment;
+  EXPECT_EQ(out.request.admin_comment.find(" max_nodes="), std::string::npos) << out.request.admin_comment;
   // --cpus-per-gpu=2 becomes CPUs per task; CpusPerTres does not stay beside it.
   out = sized([](auto& u) { u.cpus_per_tres = "gres:gpu:2"; });
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;

@@ -308,7 +308,7 @@ TEST_F(DaemonView, NoPolicyPlacesAJobOutsideTheGpusAndTypesItsUserAllowed) {
     EXPECT_TRUE(oracle.best(job, freedom, b.view.nodes, policy::packed_shape(b.view.nodes, 1, 4)).feasible);
     const policy::PlanChoice eight = oracle.best(job, freedom, b.view.nodes, policy::packed_shape(b.view.nodes, 0, 8));
     EXPECT_FALSE(eight.feasible);
-    EXPECT_EQ(eight.reason, "outside the job's 2-4 GPUs");
+    EXPECT_EQ(eight.reason, "8 GPUs on 1 node: outside the job's 2-4 GPUs");
     EXPECT_FALSE(oracle.best(job, freedom, b.view.nodes, policy::packed_shape(b.view.nodes, 1, 1)).feasible);
     const policy::PlanChoice v100 = oracle.best(job, freedom, b.view.nodes, policy::packed_shape(b.view.nodes, 2, 4));
     EXPECT_FALSE(v100.feasible);
@@ -322,6 +322,22 @@ TEST_F(DaemonView, NoPolicyPlacesAJobOutsideTheGpusAndTypesItsUserAllowed) {
       EXPECT_GE(d.target.gpus(), 2);
       for (const policy::Slice& s : d.target.slices) EXPECT_EQ(b.view.nodes[s.node].gpu.name, "a100-80g");
     }
+}
+
+// Its user's -N likewise: the oracle refuses shapes on other node counts.
+TEST_F(DaemonView, NoPolicyPlacesAJobOnMoreNodesThanItsUserAllowed) {
+  JobRecord bounded = parse_admin_comment(record("a100-80g", 1, 2, test::make_plan(2, 1, 1, 1, 1, 8)));
+  bounded.max_nodes = 1;
+  const BuiltView b = build_view(with_comment(12, to_admin_comment(bounded)), context_);
+  ASSERT_EQ(b.view.jobs.size(), 2u) << fmt::format("{}", fmt::join(b.skipped, "\n"));
+  const policy::JobState& job = b.view.jobs[1];
+  EXPECT_NE(job.app, b.view.jobs[0].app);
+  EXPECT_EQ(b.apps.at(job.app).max_nodes, 1);
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  EXPECT_TRUE(oracle.best(job, policy::PlanFreedom::any, b.view.nodes, policy::Shape{0, 4, {4}}).feasible);
+  const policy::PlanChoice spread = oracle.best(job, policy::PlanFreedom::any, b.view.nodes, policy::Shape{0, 4, {2, 2}});
+  EXPECT_FALSE(spread.feasible);
+  EXPECT_EQ(spread.reason, "4 GPUs on 2 nodes: outside the job's 1 node");
 }
 
 // What a job's record asks of every node (its user's --constraint under GpuTypeBy=feature,
