@@ -31,6 +31,9 @@ struct SlurmJob {
   // Running, and slurmctld refuses its updates until it is requeued: it was resized and
   // no slurmdbd gives it back its accounting index (docs/slurm.md).
   bool record_locked = false;
+  // Pending, and it cannot start whatever GPUs it is given: why ("held", "a dependency",
+  // "its begin time"); empty when it can.
+  std::string blocked = {};
 };
 
 struct ClusterSnapshot {

@@ -122,8 +122,11 @@ int run(const Options& o) {
   }
   log_line(fmt::format("started: policy {}, {}, state {}, round every {:.0f} s", o.policy, conf_path, state.path(),
                        config.policy.scheduling_interval_s));
-  // What a predecessor left half done is finished (or rolled back) before anything new.
-  if (const auto unfinished = journal.unfinished(); !unfinished.empty()) {
+  // What a predecessor left half done is finished (or rolled back) before anything new;
+  // a dry run changes nothing, that included.
+  if (const auto unfinished = journal.unfinished(); !unfinished.empty() && o.dry_run) {
+    log_line(fmt::format("{} unfinished reconfiguration(s) left as they are (dry run)", unfinished.size()));
+  } else if (!unfinished.empty()) {
     log_line(fmt::format("resuming {} unfinished reconfiguration(s)", unfinished.size()));
     reconfigurer.advance_all(static_cast<double>(std::time(nullptr)));
   }

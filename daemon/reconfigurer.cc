@@ -123,6 +123,9 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       return false;
     case Step::requeued:
       if (c.path == Path::preempt) {
+        // Back in the queue, not held: a requeue by force (above) held it.
+        if (job->held)
+          if (const std::string error = slurm_.release(c.job); !error.empty()) return false;  // next round
         move(e, Step::done, now_s);
         return false;
       }

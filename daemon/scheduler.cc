@@ -58,6 +58,22 @@ void Scheduler::refit(BuiltView& built, RoundReport& report) {
   }
 }
 
+namespace {
+
+// A pending job that cannot start whatever it is given (held by its user or an admin,
+// waiting for a dependency or its begin time) gets no GPUs that other jobs could use. A
+// job morphd itself holds in a requeue is busy, and stays.
+void leave_out_blocked(BuiltView& built, const std::set<std::uint32_t>& busy) {
+  std::erase_if(built.view.jobs, [&](const policy::JobState& j) {
+    const auto t = built.jobs.find(j.id);
+    if (t == built.jobs.end() || t->second.blocked.empty() || busy.count(t->second.slurm_id)) return false;
+    built.skipped.push_back(fmt::format("job {}: pending on {}: no GPUs until it can start", j.id, t->second.blocked));
+    return true;
+  });
+}
+
+}  // namespace
+
 RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, const JobHistories& histories) {
   RoundReport report;
   // Jobs busy when the snapshot was read are left alone this round even when their
@@ -67,6 +83,7 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
   ViewContext context = context_;
   context.refitted = &refitted_;
   BuiltView built = build_view(snapshot, context, histories);
+  leave_out_blocked(built, busy);
   report.jobs = static_cast<int>(built.view.jobs.size());
   for (const std::string& s : built.skipped) report.lines.push_back("skipped " + s);
   std::map<std::string, int> epochs;  // of the jobs forecast this round: the others are forgotten

@@ -40,6 +40,7 @@ struct TrackedJob {
   std::string admin_comment;  // as read, to detect concurrent rewrites
   JobPhase phase = JobPhase::pending;
   bool held = false;
+  std::string blocked;  // SlurmJob::blocked
 };
 
 struct BuiltView {

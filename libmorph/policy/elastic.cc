@@ -239,7 +239,9 @@ void Round::rollback(std::size_t mark) {
 bool Round::grow(std::size_t i, int type, bool to_min_only) {
   Item& it = items_[i];
   if (it.type >= 0 && it.type != type) return false;
-  if (it.settling) return false;
+  // Settling keeps a running job where it is; when that is below its minimum (a guaranteed
+  // job held to its request) it must move anyway, and back to the minimum, not out.
+  if (it.settling && !(to_min_only && it.current_gpus > 0)) return false;
   const JobCurve& c = curve(it, type);
   const int m = min_gpus(it, type);
   const std::size_t mark = undo_.size();

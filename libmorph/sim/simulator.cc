@@ -176,8 +176,9 @@ SimResult Replay::run() {
     refit();
     const bool changed = apply(decide());
     report();
-    if (!any_running()) {
-      // An idle cluster the policy leaves idle: the waiting jobs can start only with new arrivals.
+    if (!any_running() && !changed) {
+      // An idle cluster the policy leaves idle: the waiting jobs can start only with new
+      // arrivals. (A round that preempted the last running job is followed by the next.)
       if (!arrivals_left()) break;
       now_ = std::max(now_ + options_.interval_s, round_at_or_after(next_arrival_s()));
       continue;

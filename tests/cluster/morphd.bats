@@ -239,6 +239,10 @@ PY
     wait_crash
     grep -q "job $f: requeue .* -> $state$" "$WORK/morphd.log" || fail "no $state: $(cat "$WORK/morphd.log")"
   done
+  # A dry run leaves the half-done requeue to the next morphd.
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1
+  grep -q "1 unfinished reconfiguration(s) left as they are (dry run)" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+  ! grep -q "job $f: requeue updated -> " "$WORK/morphd.log" || fail "the dry run went on: $(cat "$WORK/morphd.log")"
   start_morphd
   wait_grep "$WORK/morphd.log" "job $f: requeue released -> done" 60
   [ "$(grep -c "resuming 1 unfinished reconfiguration" "$WORK/morphd.log")" -eq 4 ] || fail "$(cat "$WORK/morphd.log")"

@@ -84,6 +84,15 @@ TEST(Guarantee, UnmeasuredOrHeldJobsRunTheirRequest) {
   const JobAllocation back = target_of(round("morphling", v, oracle), "g");
   EXPECT_EQ(back.plan, g.requested_plan);
   EXPECT_EQ(back.gpus(), 4);
+  // Held while it still pays back its last restart, it goes back all the same: settling
+  // keeps a job where it is, and here that is not within its guarantee.
+  v.payback_s = 100;
+  v.jobs[0].last_restart_s = v.now_s - 10;
+  for (const std::string name : {"morphling", "morphling-e"}) {
+    const JobAllocation settling = target_of(round(name, v, oracle), "g");
+    EXPECT_EQ(settling.plan, g.requested_plan) << name;
+    EXPECT_EQ(settling.gpus(), 4) << name;
+  }
 }
 
 // A request started over more nodes than it needs (the nodes were fragmented) learns no

@@ -215,6 +215,19 @@ TEST_F(ReconfigurerTest, AJobThatDoesNotSaveInTimeIsRequeuedByForce) {
   EXPECT_FALSE(slurm.jobs[7].held);
 }
 
+// A preemption the job does not save for in time: requeued by force (which holds it),
+// then back in the queue unheld, for the policy to start again.
+TEST_F(ReconfigurerTest, AJobPreemptedByForceIsLeftInTheQueueNotHeld) {
+  Reconfigurer r = fresh();
+  r.start({7, Path::preempt, "morph:v1 old", "morph:v1 old", "test"}, 0);
+  r.advance_all(60 + 30 + 1);
+  ASSERT_EQ(slurm.forced, 1);
+  r.advance_all(92);
+  EXPECT_EQ(step_of(1), Step::done);
+  EXPECT_FALSE(slurm.jobs[7].held);
+  EXPECT_EQ(slurm.jobs[7].phase, JobPhase::pending);
+}
+
 TEST_F(ReconfigurerTest, ChangesUnderItRollBackAndNeverLeaveAJobHeld) {
   Reconfigurer r = fresh();
   slurm.jobs[7].admin_comment = "morph:v1 by-an-admin";

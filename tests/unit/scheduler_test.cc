@@ -4,7 +4,11 @@
 // guaranteed request spread over nodes is requeued onto the fewest when that pays back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "daemon/reconfigurer.h"
 #include "daemon/scheduler.h"
@@ -88,6 +92,25 @@ TEST_F(SchedulerTest, AWaitingJobIsRecordedOnceWithItsAlternatives) {
   EXPECT_EQ(start.action, "start");
   ASSERT_FALSE(start.alternatives.empty());
   EXPECT_EQ(start.alternatives[0].loss, policy::Loss::none);
+}
+
+// A pending job that cannot start (held, waiting for a dependency or its begin time) is
+// planned no GPUs; released, it starts.
+TEST_F(SchedulerTest, APendingJobThatCannotStartGetsNoGpus) {
+  for (const char* blocked : {"held", "a dependency", "its begin time"}) {
+    ClusterSnapshot s = snapshot(1120, false);
+    s.jobs[1].blocked = blocked;
+    const RoundReport held = scheduler_.round(s, true);
+    EXPECT_EQ(held.jobs, 0) << blocked;
+    EXPECT_EQ(held.started, 0) << blocked;
+    EXPECT_NE(std::find(held.lines.begin(), held.lines.end(),
+                        fmt::format("skipped job 12: pending on {}: no GPUs until it can start", blocked)),
+              held.lines.end())
+        << fmt::format("{}", fmt::join(held.lines, "\n"));
+  }
+  const RoundReport released = scheduler_.round(snapshot(1120, false), true);
+  EXPECT_EQ(released.jobs, 1);
+  EXPECT_EQ(released.started, 1);
 }
 
 // The restart backoff reads what the journal has done to a job: a best-effort job on the

@@ -306,6 +306,36 @@ TEST(Simulator, PreemptedJobReturnsToTheQueueAndFinishes) {
   EXPECT_GT(be.jct_s(), be.queue_s() + be.starts * 100 + be.run_seconds);
 }
 
+// A round may preempt the last running job with nothing else to start (Morphling's
+// backoff, a guaranteed job not yet placeable): the replay goes on to the next round,
+// where the policy starts it again, instead of taking the cluster for idle for good.
+TEST(Simulator, ARoundThatPreemptsTheLastRunningJobIsNotTheEnd) {
+  class PreemptsOnce : public policy::Policy {
+   public:
+    std::string name() const override { return "preempts-once"; }
+    std::vector<policy::Decision> schedule(const policy::ClusterView& view, policy::PlanOracle& oracle) override {
+      std::vector<policy::Decision> d = fifo_->schedule(view, oracle);
+      if (!done_ && view.jobs.size() == 1 && view.jobs[0].running() && view.now_s >= view.jobs[0].ready_s) {
+        done_ = true;
+        d[0].target = {};
+      }
+      return d;
+    }
+
+   private:
+    std::unique_ptr<policy::Policy> fifo_ = policy::make_policy("fifo");
+    bool done_ = false;
+  } policy;
+  SimOptions o;
+  o.restart = policy::RestartCosts::uniform(100);
+  policy::PlanOracle oracle = test::make_oracle();
+  const SimResult r = simulate({sim(job("solo", Sla::best_effort, 4, 1000, 0))}, test::nodes("1x8xbig"), policy,
+                               oracle, TraceTruth{}, o);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_TRUE(r.jobs[0].finished());
+  EXPECT_EQ(r.jobs[0].starts, 2);
+}
+
 TEST(Simulator, EveryPolicyFinishesAMixedWorkloadOnAHeterogeneousCluster) {
   std::vector<SimJob> jobs;
   for (int i = 0; i < 24; ++i) {
