@@ -61,6 +61,10 @@ struct RankPlan {
   launch::RankCoordinates coords;
   std::string model, framework;
   double predicted_iteration_s = 0;  // the record's iter_ms, 0 without one
+  // MORPH_GLOBAL_BATCH, the plan's global batch without it. It differs from the plan's
+  // only where the record allows: a heterogeneous plan (each rank takes its group's
+  // share, MORPH_LOCAL_BATCH x MORPH_WORKERS x MORPH_GA) or --morph-adaptive-batch.
+  std::int64_t batch = 0;
 
   int rank_of(int dp, int tp, int pp) const {
     if (dp < 0 || dp >= plan.dp || tp < 0 || tp >= plan.tp || pp < 0 || pp >= plan.pp)
@@ -124,15 +128,21 @@ RankPlan rank_plan(const Env& env) {
     if (!env_text(env, name).empty() && env_int(env, name, 0, 1 << 20) != expected)
       throw Error(fmt::format("{}={} disagrees with RANK {} under MORPH_PLAN {} (Megatron order: {})", name,
                               env_text(env, name), p.rank, text, expected));
-  if (!env_text(env, "MORPH_GLOBAL_BATCH").empty() &&
-      parse_int(env_text(env, "MORPH_GLOBAL_BATCH"), "MORPH_GLOBAL_BATCH", 1, INT64_MAX) != p.plan.global_batch())
-    throw Error(fmt::format("MORPH_GLOBAL_BATCH={} disagrees with MORPH_PLAN {} (global batch {})",
-                            env_text(env, "MORPH_GLOBAL_BATCH"), text, p.plan.global_batch()));
+  bool own_batch = false;  // the record lets the job's batch differ from the plan's
   if (const std::string record = env_text(env, "MORPH_RECORD"); !record.empty()) {
     const JobRecord r = parse_admin_comment(record);
     if (!(r.current.plan == p.plan))
       throw Error(fmt::format("MORPH_RECORD's plan ({}) is not MORPH_PLAN ({})", to_string(r.current.plan), text));
     p.predicted_iteration_s = r.current.iter_ms / 1e3;
+    own_batch = r.current.heterogeneous() || r.request.adaptive_batch();
+  }
+  p.batch = p.plan.global_batch();
+  if (const std::string batch = env_text(env, "MORPH_GLOBAL_BATCH"); !batch.empty()) {
+    p.batch = parse_int(batch, "MORPH_GLOBAL_BATCH", 1, INT64_MAX);
+    if (!own_batch && p.batch != p.plan.global_batch())
+      throw Error(fmt::format("MORPH_GLOBAL_BATCH={} disagrees with MORPH_PLAN {} (global batch {}; a heterogeneous "
+                              "or adaptive-batch job's record, MORPH_RECORD, allows it)",
+                              batch, text, p.plan.global_batch()));
   }
   p.model = env_text(env, "MORPH_MODEL");
   p.framework = env_text(env, "MORPH_FRAMEWORK");
@@ -317,6 +327,7 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("micro_batches", [](const RankPlan& p) { return p.plan.micro_batches; })
       .def_property_readonly("micro_batch", [](const RankPlan& p) { return p.plan.micro_batch_size; })
       .def_property_readonly("global_batch", [](const RankPlan& p) { return p.plan.global_batch(); })
+      .def_readonly("batch", &RankPlan::batch)
       .def_readonly("rank", &RankPlan::rank)
       .def_readonly("world_size", &RankPlan::world_size)
       .def_readonly("local_rank", &RankPlan::local_rank)

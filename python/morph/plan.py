@@ -28,6 +28,10 @@ class Plan:
     micro_batches = property(lambda self: self._p.micro_batches, doc="micro-batches per pipeline flush")
     micro_batch = property(lambda self: self._p.micro_batch, doc="samples per micro-batch and replica")
     global_batch = property(lambda self: self._p.global_batch, doc="dp * ga * micro_batches * micro_batch")
+    batch = property(
+        lambda self: self._p.batch,
+        doc="the job's global batch (MORPH_GLOBAL_BATCH): global_batch, except under a heterogeneous plan, whose "
+            "ranks take MORPH_LOCAL_BATCH x MORPH_WORKERS x MORPH_GA samples each, or --morph-adaptive-batch")
     # The rank.
     rank = property(lambda self: self._p.rank)
     world_size = property(lambda self: self._p.world_size)
@@ -77,7 +81,8 @@ def plan(environ: Optional[Mapping[str, str]] = None) -> Plan:
 
     Validated as libmorph validates it: the plan's shape, a world size equal to its
     GPUs, a rank inside it, coordinates that agree with the rank, and a job record
-    (MORPH_RECORD, when set) whose plan is MORPH_PLAN. Raises
+    (MORPH_RECORD, when set) whose plan is MORPH_PLAN, and a MORPH_GLOBAL_BATCH that is
+    the plan's unless the record makes the plan heterogeneous or the batch adaptive. Raises
     :class:`morph.MorphError` naming what is wrong.
     """
     env = dict(os.environ if environ is None else environ)

@@ -9,7 +9,7 @@ class PlanTest(unittest.TestCase):
     def test_reads_the_plan_and_the_ranks_coordinates(self):
         p = morph.plan(env())
         self.assertEqual((p.dp, p.tp, p.pp, p.zero, p.micro_batches, p.micro_batch), (2, 2, 2, 1, 2, 4))
-        self.assertEqual(p.global_batch, 16)
+        self.assertEqual((p.global_batch, p.batch), (16, 16))
         self.assertEqual((p.rank, p.world_size, p.local_rank), (5, 8, 1))
         # Megatron order, TP innermost: 5 = pp 1 * 4 + dp 0 * 2 + tp 1.
         self.assertEqual((p.dp_rank, p.tp_rank, p.pp_rank), (0, 1, 1))
@@ -51,6 +51,21 @@ class PlanTest(unittest.TestCase):
             morph.plan(env(MORPH_RECORD=record.replace("dp=2 tp=2", "dp=4 tp=1").replace("mbs=4", "mbs=2")))
         with self.assertRaisesRegex(morph.MorphError, "AdminComment"):
             morph.plan(env(MORPH_RECORD="morph:v1 model=x"))
+
+    def test_a_heterogeneous_or_adaptive_batch_record_lets_the_batch_differ_from_the_plans(self):
+        plan = "dp=8 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=8"
+        hetero = ("morph:v1 model=gpt2-1.5b batch=128 seq=0 sla=best-effort sla_given=0 framework=torch plans=all "
+                  "gpus=1-0 gpu_types=- base_plan=- type=- nodes=2 gpus_per_node=4 cpus_per_gpu=4 " + plan +
+                  " iter_ms=250.000 groups=a100-80g:nodes=1:workers=1:ga=3,v100-32g:nodes=1:workers=1:ga=1")
+        ranks = dict(MORPH_PLAN=plan, MORPH_DP_RANK="5", MORPH_TP_RANK="0", MORPH_PP_RANK="0", MORPH_GLOBAL_BATCH="128")
+        p = morph.plan(env(MORPH_RECORD=hetero, **ranks))
+        self.assertEqual((p.global_batch, p.batch, p.dp_rank), (64, 128, 5))
+        uniform = hetero.replace("type=-", "type=a100-80g").split(" groups=")[0].replace("batch=128", "batch=64")
+        adaptive = uniform + " adaptive_batch=64:256"
+        self.assertEqual(morph.plan(env(MORPH_RECORD=adaptive, **ranks)).batch, 128)
+        self.assertEqual(morph.plan(env(MORPH_RECORD=uniform, **dict(ranks, MORPH_GLOBAL_BATCH="64"))).batch, 64)
+        with self.assertRaisesRegex(morph.MorphError, "MORPH_GLOBAL_BATCH=128 disagrees"):
+            morph.plan(env(MORPH_RECORD=uniform, **ranks))
 
     def test_a_plan_outside_morphrun_is_refused(self):
         with self.assertRaisesRegex(morph.MorphError, "run under morphrun"):
