@@ -109,6 +109,7 @@ std::string update_mismatch(const JobResources& u, const Placement& p, const Mor
     const GpuType* g = config != nullptr ? config->cluster.find_gpu_type(type) : nullptr;
     return g != nullptr ? g->name == p.gpu_type : to_lower(type) == to_lower(p.gpu_type);
   };
+  if (u.clears_tres_per_node) return "TresPerNode= (no GPUs)";
   if (!u.tres_per_node.empty()) {
     const std::optional<GpuTres> g = parse_gpu_tres(u.tres_per_node, "TresPerNode");
     if (!g || g->count != p.gpus_per_node || !same_type(g->type)) return fmt::format("TresPerNode={}", u.tres_per_node);
@@ -352,8 +353,8 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
     }
     std::string field = update_mismatch(in.update, r.current, config_ ? &*config_ : nullptr);
     // Under GpuTypeBy=feature the GPU type is a node feature: Features names the plan's.
-    if (field.empty() && !sets_record && !in.update.features.empty() && config_ && config_->gpu_type_by_feature &&
-        gpu_request(r).features != in.update.features)
+    if (field.empty() && !sets_record && (!in.update.features.empty() || in.update.clears_features) && config_ &&
+        config_->gpu_type_by_feature && gpu_request(r).features != in.update.features)
       field = fmt::format("Features={}", in.update.features);
     if (!field.empty())
       throw Error(fmt::format("{} does not match the job's plan ({}); a Morph job's GPUs, nodes, tasks, CPUs and "

@@ -34,6 +34,9 @@ struct JobResources {
   std::string mem_per_tres;                           // --mem-per-gpu
   std::string required_nodes, excluded_nodes;         // -w, -x (Slurm host lists)
   std::string features;                               // --constraint
+  // An update that sets TresPerNode= or Features= to nothing (scontrol update
+  // TresPerNode=): Slurm clears the job's, which "" above cannot say.
+  bool clears_tres_per_node = false, clears_features = false;
 };
 
 // What job_submit_morph writes into a job_desc. Every count fits the job_desc field it

@@ -619,6 +619,11 @@ EOF
     "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
   run runuser -u nobody -- scontrol update job="$user_job" NumNodes=2
   [ "$status" -ne 0 ]
+  # Clearing the GPU request is a change too.
+  run runuser -u nobody -- scontrol update job="$user_job" TresPerNode=
+  [ "$status" -ne 0 ]
+  grep -q "job $user_job: update refused: morph: TresPerNode= (no GPUs) does not match the job's plan" \
+    "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
   [ "$(job_field "$user_job" TresPerNode)" = gres:gpu:a100-80g:1 ]
   [ "$(job_field "$user_job" NumNodes)" = 1-1 ]
   # What does not touch the plan still goes through.

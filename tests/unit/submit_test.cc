@@ -424,6 +424,19 @@ TEST_F(FeatureHandler, TheGpuTypeIsANodeFeatureAndTheUsersConstraintIsKept) {
       << moved.message;
   owners.update.features = "(ampere|volta)&" + feature;
   EXPECT_EQ(handler.modify(owners).verdict, plugin::Verdict::pass_through);
+  // Nor by clearing its Features (scontrol update Features=), nor its GPUs by clearing
+  // TresPerNode.
+  owners.update = {};
+  owners.update.clears_features = true;
+  const plugin::ModifyOutput cleared = handler.modify(owners);
+  EXPECT_EQ(cleared.verdict, plugin::Verdict::reject);
+  EXPECT_NE(cleared.message.find("Features= does not match the job's plan"), std::string::npos) << cleared.message;
+  owners.update = {};
+  owners.update.clears_tres_per_node = true;
+  const plugin::ModifyOutput no_gpus = handler.modify(owners);
+  EXPECT_EQ(no_gpus.verdict, plugin::Verdict::reject);
+  EXPECT_NE(no_gpus.message.find("TresPerNode= (no GPUs) does not match the job's plan"), std::string::npos)
+      << no_gpus.message;
   // Without a user constraint, the type's feature alone.
   in.user.features.clear();
   out = handler.submit(in);
