@@ -12,10 +12,83 @@
 typedef int (*check_fn)(const char *const *values, const char *catalog, const char *conf, char *error,
                         size_t error_size);
 
+/* Where Slurm keeps option i for the job's steps: "_SLURM_SPANK_OPTION_morph_morph_model"
+ * in the submitting process's environment and the job control environment, which its
+ * tasks see with a SLURM_SPANK prefix. */
+static void option_variable(int i, const char *prefix, char *name, size_t size) {
+  char *c;
+  snprintf(name, size, "%s_SLURM_SPANK_OPTION_morph_morph-%s", prefix, morph_option_table[i].name);
+  for (c = name; *c != '\0'; ++c)
+    if (*c == '-') *c = '_';
+}
+
+void morph_spank_note_inherited(void) {
+  char name[128];
+  const char *value;
+  int i;
+  if (getenv("SLURM_JOB_ID") == NULL) return;
+  for (i = 0; i < morph_option_count; ++i) {
+    option_variable(i, "SLURM_SPANK_", name, sizeof name);
+    if ((value = getenv(name)) != NULL) morph_spank.inherited[i] = strdup(value);
+  }
+}
+
+/* Whether an argument of this sbatch or salloc is a --morph-* option. */
+static int morph_option_on_command_line(void) {
+  char buffer[65536];
+  size_t n, at;
+  FILE *f = fopen("/proc/self/cmdline", "r");
+  if (f == NULL) return 1; /* unknown: the options count as the user's */
+  n = fread(buffer, 1, sizeof buffer - 1, f);
+  fclose(f);
+  buffer[n] = '\0';
+  for (at = 0; at < n; at += strlen(buffer + at) + 1)
+    if (strncmp(buffer + at, "--morph-", 8) == 0) return 1;
+  return 0;
+}
+
+/* The options are all the surrounding job's, none given here: Slurm passed them on. */
+static int only_inherited(void) {
+  int i, any = 0;
+  for (i = 0; i < morph_option_count; ++i) {
+    if (morph_spank.values[i] == NULL) continue;
+    if (morph_spank.inherited[i] == NULL || strcmp(morph_spank.values[i], morph_spank.inherited[i]) != 0) return 0;
+    any = 1;
+  }
+  return any && !morph_option_on_command_line();
+}
+
+/* A job without --morph-* options takes nothing of a surrounding Morph job's request into
+ * its environment: its slurmstepd would take it for a Morph job without a plan. */
+static void forget_surrounding_request(spank_t sp) {
+  char name[128];
+  int i;
+  for (i = 0; i < morph_option_count; ++i) {
+    option_variable(i, "SLURM_SPANK_", name, sizeof name);
+    unsetenv(name);
+    option_variable(i, "", name, sizeof name); /* as Slurm set it for the new job, here and for its steps */
+    unsetenv(name);
+    spank_job_control_unsetenv(sp, name);
+    snprintf(name, sizeof name, "SLURM_SPANK_%s", morph_option_table[i].env);
+    unsetenv(name);
+  }
+}
+
 int morph_spank_submit(spank_t sp) {
   char error[512];
   int i;
-  if (!morph_spank.any_option) return 0;
+  /* sbatch or salloc in a Morph job's script, without --morph-* options: a plain job. */
+  if (spank_context() == S_CTX_ALLOCATOR && only_inherited()) {
+    for (i = 0; i < morph_option_count; ++i) {
+      free(morph_spank.values[i]);
+      morph_spank.values[i] = NULL;
+    }
+    morph_spank.any_option = 0;
+  }
+  if (!morph_spank.any_option) {
+    if (spank_context() == S_CTX_ALLOCATOR) forget_surrounding_request(sp);
+    return 0;
+  }
   if (spank_context() == S_CTX_LOCAL) {
     const char *job = getenv("SLURM_JOB_ID");
     if (job == NULL) {

@@ -15,6 +15,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av) {
       if (morph_spank_register_options(sp) != 0) return -1;
       return morph_spank_srun_defaults();
     case S_CTX_ALLOCATOR:
+      morph_spank_note_inherited();
+      return morph_spank_register_options(sp);
     case S_CTX_REMOTE:
       return morph_spank_register_options(sp);
     default:
@@ -53,6 +55,8 @@ int slurm_spank_exit(spank_t sp, int ac, char **av) {
   for (i = 0; i < MORPH_MAX_OPTIONS; ++i) {
     free(morph_spank.values[i]);
     morph_spank.values[i] = NULL;
+    free(morph_spank.inherited[i]);
+    morph_spank.inherited[i] = NULL;
   }
   morph_spank.any_option = 0;
   return 0;

@@ -26,6 +26,9 @@ struct morph_spank_state {
   struct morph_spank_args args;
   char *values[MORPH_MAX_OPTIONS]; /* by index of morph_option_table; NULL when not given */
   int any_option;
+  /* sbatch, salloc inside a job: the job's own options, which Slurm passes on to them in
+   * its environment (SLURM_SPANK__SLURM_SPANK_OPTION_morph_*); NULL when absent. */
+  char *inherited[MORPH_MAX_OPTIONS];
   /* slurmstepd: why this step's tasks do not start, and their exit code (75: requeue). */
   char plan_error[1024];
   int plan_exit;
@@ -40,8 +43,10 @@ int morph_spank_parse_args(int argc, char **argv, struct morph_spank_args *args)
 /* spank_options.c: register the options in every context. */
 int morph_spank_register_options(spank_t sp);
 
-/* spank_client.c: sbatch, salloc, srun: check and hand the request to slurmctld. */
+/* spank_client.c: sbatch, salloc, srun: check and hand the request to slurmctld.
+ * morph_spank_note_inherited() keeps what the environment holds before Slurm reads it. */
 int morph_spank_submit(spank_t sp);
+void morph_spank_note_inherited(void);
 
 /* spank_srun.c: srun inside a Morph allocation: one task per GPU and the plan, as
  * defaults of srun's own environment (before srun reads it). */

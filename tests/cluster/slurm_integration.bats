@@ -591,6 +591,30 @@ EOF
   done
 }
 
+@test "sbatch inside a Morph job: without --morph-* options a plain job, with them a Morph job of its own" {
+  # Slurm passes the job's own options on to every sbatch of its script
+  # (SLURM_SPANK__SLURM_SPANK_OPTION_morph_*): they are not the nested job's.
+  cat >"$JOBS/nested.sh" <<EOF
+#!/bin/sh
+sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" --wrap 'env | grep -E "SLURM_SPANK_" | sort; echo plain ok' >"$JOBS/\$SLURM_JOB_ID.plain"
+sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b --morph-batch=32 --wrap 'echo "MORPH_PLAN=\$MORPH_PLAN"' >"$JOBS/\$SLURM_JOB_ID.morph"
+EOF
+  chmod 755 "$JOBS/nested.sh"
+  submit --morph-model=llama2-7b --morph-batch=512 "$JOBS/nested.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED
+  local plain morph
+  plain=$(cat "$JOBS/$job.plain") morph=$(cat "$JOBS/$job.morph")
+  [ -n "$plain" ] && [ -n "$morph" ] || fail "$(cat "$JOBS/$job.out")"
+  wait_state "$plain" COMPLETED || fail "$(cat "$JOBS/$job.out")"
+  wait_state "$morph" COMPLETED
+  grep -q "plain ok" "$JOBS/$plain.out" || fail "$(cat "$JOBS/$plain.out")"
+  ! grep -qi "morph" "$JOBS/$plain.out" || fail "the nested job took the surrounding one's request: $(cat "$JOBS/$plain.out")"
+  [ -z "$(job_record "$plain")" ] || fail "the plain job has a record: $(job_record "$plain")"
+  [ "$(record_value "$morph" model)" = gpt2-1.5b ] && [ "$(record_value "$morph" batch)" = 32 ] || fail "$(job_record "$morph")"
+  grep -q "^MORPH_PLAN=dp=" "$JOBS/$morph.out" || fail "$(cat "$JOBS/$morph.out")"
+}
+
 @test "issue 10 (4): upper-case keys of an inline model are the same keys" {
   submit -H --morph-model=layers=24,hidden=2048,heads=16,seq=2048,VOCAB=50257 --morph-batch=64 "$JOBS/env.sh"
   [ "$status" -eq 0 ]
