@@ -9,6 +9,7 @@
 // on the node features, --constraint="[a100-80g*1&v100-32g*1]" (docs/slurm.md).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +24,8 @@ struct GpuGroup {
   int workers = 1;   // concurrent workers per GPU (JABAS's virtual workers n_vsw)
   int ga_steps = 1;  // micro-batches each worker accumulates per iteration
 
-  int samples_per_gpu(int local_batch) const { return local_batch * workers * ga_steps; }
+  // In 64 bits: each factor may be as large as request/limits.h allows.
+  std::int64_t samples_per_gpu(std::int64_t local_batch) const { return local_batch * workers * ga_steps; }
   friend bool operator==(const GpuGroup&, const GpuGroup&) = default;
 };
 

@@ -82,7 +82,11 @@ class CheckpointChoice : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::permissions(dir_ / "step_13", fs::perms::owner_all, ignored);
+    fs::remove_all(dir_);
+  }
   fs::path dir_;
 };
 
@@ -94,6 +98,11 @@ TEST_F(CheckpointChoice, TheNewestCommittedCheckpointAndWhetherItNeedsAReshard) 
   write("step_9.partial", two, 9);  // a save that crashed before its commit is never read, even complete
   write("step_11", two, 11);
   std::ofstream(dir_ / "step_11" / "index.json") << R"({"format": 1})";  // damaged: skipped, not fatal
+  // Entries that cannot be read are skipped too: a link to itself (stat fails, even as
+  // root) and a folder without permissions (for a user).
+  fs::create_directory_symlink(dir_ / "step_12", dir_ / "step_12");
+  fs::create_directories(dir_ / "step_13");
+  fs::permissions(dir_ / "step_13", fs::perms::none);
   auto choice = launch::choose_checkpoint(dir_.string(), two, "");
   ASSERT_TRUE(choice);
   EXPECT_EQ(choice->newest, (dir_ / "step_5").string());

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "libmorph/cluster/cluster.h"
 #include "libmorph/launch/rank_env.h"
 #include "libmorph/record/job_record.h"
@@ -42,6 +44,8 @@ TEST(GpuGroups, RoundTripAndSamples) {
   EXPECT_EQ(to_string(g), "a100-80g:nodes=2:workers=2:ga=3,v100-32g:nodes=1:workers=1:ga=1");
   EXPECT_EQ(parse_gpu_groups(to_string(g), "groups"), g);
   EXPECT_EQ(g[0].samples_per_gpu(8), 48);
+  // Counts at their limits do not overflow (UBSan in the sanitizer build).
+  EXPECT_EQ((GpuGroup{"a100-80g", 1, 1 << 16, 1 << 16}.samples_per_gpu(1 << 16)), std::int64_t{1} << 48);
   EXPECT_EQ(group_types(g), "a100-80g+v100-32g");
   ASSERT_NE(find_group(g, "v100-32g"), nullptr);
   EXPECT_EQ(find_group(g, "v100-32g")->nodes, 1);
