@@ -4,6 +4,7 @@ similarity is adaptive batching's gradient similarity, the cosine between the gr
 of the batch's two halves."""
 from __future__ import annotations
 
+import math
 import os
 from typing import Optional, TextIO
 
@@ -21,8 +22,17 @@ def line(step: int, seconds: float, samples: int, loss: Optional[float] = None,
 def report(step: int, seconds: float, samples: int, loss: Optional[float] = None,
            similarity: Optional[float] = None) -> bool:
     """Writes one iteration's line to MORPH_METRICS; False (and nothing written) when
-    the job runs outside morphrun. Call it on one rank (rank 0)."""
+    the job runs outside morphrun. Call it on one rank (rank 0).
+
+    What a training loop measures is not checked as :func:`line` checks it, since a
+    report never stops training: an iteration timed at no time (a coarse clock), or at
+    an infinite or NaN one, is not reported (False); a NaN or infinite loss (a diverging
+    run) is reported without its loss, and without the similarity that follows it."""
     global _fifo
+    if not (math.isfinite(seconds) and seconds > 0):
+        return False
+    if loss is not None and not math.isfinite(loss):
+        loss, similarity = None, None
     text = line(step, seconds, samples, loss, similarity)
     if _fifo is None:
         path = os.environ.get("MORPH_METRICS", "")

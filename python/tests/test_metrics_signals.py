@@ -30,7 +30,12 @@ class MetricsTest(unittest.TestCase):
             try:
                 self.assertTrue(morph.metrics.report(1, 0.5, 16, 2.5))
                 self.assertTrue(morph.metrics.report(2, 0.25, 16))
-                self.assertEqual(os.read(reader, 4096).decode(), "1 0.5 16 2.5\n2 0.25 16\n")
+                # A diverging loss and an untimed step do not stop training.
+                self.assertTrue(morph.metrics.report(3, 0.25, 16, float("nan"), similarity=0.5))
+                self.assertTrue(morph.metrics.report(4, 0.25, 16, float("inf")))
+                self.assertFalse(morph.metrics.report(5, 0.0, 16, 2.0))
+                self.assertFalse(morph.metrics.report(6, float("nan"), 16, 2.0))
+                self.assertEqual(os.read(reader, 4096).decode(), "1 0.5 16 2.5\n2 0.25 16\n3 0.25 16\n4 0.25 16\n")
             finally:
                 os.close(reader)
                 if morph.metrics._fifo:
