@@ -95,6 +95,7 @@ class Driver {
   struct Step {
     SupervisorResult result;
     bool replan = false;
+    bool signalled = false;  // the checkpoint signal came: after the save the job exits, replanned or not
   };
 
   // Starts the step under the job's record, again after each new plan, until it ends.
@@ -108,7 +109,18 @@ class Driver {
                      "exiting with %d\n", p.nodes, nodes_.size(), kExitRequeue);
         return kExitRequeue;
       }
-      if (now.has_record && p.nodes < static_cast<int>(nodes_.size())) shrink(p.nodes);
+      if (now.has_record && p.nodes < static_cast<int>(nodes_.size())) {
+        try {
+          shrink(p.nodes);
+        } catch (const SlurmctldUnreachable&) {
+          throw;
+        } catch (const Error& e) {  // the checkpoint is whole: a requeue starts the plan on its nodes
+          event("requeue reason=shrink-refused");
+          std::fprintf(stderr, "morphrun: %s; exiting with %d so that Slurm requeues the job\n", e.what(),
+                       kExitRequeue);
+          return kExitRequeue;
+        }
+      }
       const state::Layout layout{now.record.current.plan.dp, now.record.current.plan.tp, now.record.current.plan.pp,
                                  now.record.current.plan.zero_stage};
       if (!o_.checkpoint_dir.empty()) {
@@ -146,7 +158,7 @@ class Driver {
         case Outcome::checkpointed:
         case Outcome::timed_out:
           event("checkpointed");
-          if (!step.replan && !replanned(now)) {
+          if (step.signalled || (!step.replan && !replanned(now))) {
             event("requeue reason=checkpoint-signal");
             std::fprintf(stderr, "morphrun: checkpoint saved; exiting with %d so that Slurm requeues the job\n",
                          kExitRequeue);
@@ -239,8 +251,14 @@ class Driver {
       event("checkpoint reason=signal (during the reshard)");
       checkpoint_asked_ = true;
     };
+    // A run that failed after its commit (the target exists in the layout) is done.
+    auto committed = [&] {
+      const std::optional<launch::CheckpointChoice> again =
+          launch::choose_checkpoint(o_.checkpoint_dir, layout, c.record.request.model);
+      return again && !again->needs_reshard;
+    };
     SupervisorResult r = supervise({step}, s);
-    if (r.exit_code != 0 && r.outcome != Outcome::terminated && !checkpoint_asked_) {
+    if (r.exit_code != 0 && r.outcome != Outcome::terminated && !checkpoint_asked_ && !committed()) {
       // The target is staged: a second run starts clean.
       event(fmt::format("restart reason=failed-reshard exit={}", r.exit_code));
       std::fprintf(stderr, "%s", kFailedStartNote);
@@ -248,6 +266,10 @@ class Driver {
       r = supervise({step}, s);
     }
     if (r.exit_code == 0) return 0;
+    if (r.outcome != Outcome::terminated && committed()) {
+      event(fmt::format("reshard committed exit={}", r.exit_code));
+      return 0;
+    }
     std::fprintf(stderr, "morphrun: the reshard step %s (exit %d); %s is unchanged\n",
                  r.outcome == Outcome::terminated ? "was stopped" : "failed", r.exit_code, choice->newest.c_str());
     if (r.outcome == Outcome::terminated) return r.exit_code;  // SIGTERM, SIGINT or SIGHUP: the job ends as asked
@@ -298,7 +320,10 @@ class Driver {
     // The tasks time their trainers out first; the driver waits a little longer for them.
     s.checkpoint_timeout_s = config_.checkpoint_timeout_s + 30;
     s.tick_s = config_.driver_poll_s;
-    s.on_checkpoint_signal = [&] { event("checkpoint reason=signal"); };
+    s.on_checkpoint_signal = [&] {
+      event("checkpoint reason=signal");
+      out.signalled = true;
+    };
     s.on_tick = [&] {
       if (out.replan || !c.has_record) return false;
       std::string error;

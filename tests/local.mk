@@ -291,7 +291,16 @@ unsanitized_check_programs += %reldir%/cluster/spank_inject.la
 %canon_reldir%_cluster_spank_inject_la_SOURCES = %reldir%/cluster/spank_inject.c
 %canon_reldir%_cluster_spank_inject_la_CPPFLAGS = $(SLURM_CPPFLAGS)
 %canon_reldir%_cluster_spank_inject_la_LDFLAGS = -module -avoid-version -shared -rpath $(abs_builddir)
+# What morphrun --driver asks of libslurm, answered from files (morphrun_driver.bats).
+# Unsanitized: Python and mpirun, under the stand-in srun, inherit it in LD_PRELOAD.
+check_LTLIBRARIES += %reldir%/cli/driver/fake_slurm.la
+%canon_reldir%_cli_driver_fake_slurm_la_SOURCES = %reldir%/cli/driver/fake_slurm.c
+%canon_reldir%_cli_driver_fake_slurm_la_CPPFLAGS = $(SLURM_CPPFLAGS)
+%canon_reldir%_cli_driver_fake_slurm_la_CFLAGS = $(MORPH_C_STD_FLAG) $(MORPH_WARN_CFLAGS)
+%canon_reldir%_cli_driver_fake_slurm_la_LDFLAGS = -module -avoid-version -shared -rpath $(abs_builddir)
 endif
+TESTS += %reldir%/cli/morphrun_driver.bats
+EXTRA_DIST += %reldir%/cli/morphrun_driver.bats %reldir%/cli/driver/srun %reldir%/cli/driver/trainer.sh
 if HAVE_MPI
 check_PROGRAMS += %reldir%/cluster/mpi_hello
 unsanitized_check_programs += %reldir%/cluster/mpi_hello$(EXEEXT)
