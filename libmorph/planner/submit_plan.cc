@@ -136,8 +136,8 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   // The baseline: the user's own GPUs, with the best plan that matches --morph-plan.
   std::optional<Candidate> baseline;
   if (user_gpus) {
-    // The first node type with the GPUs per node and as many nodes as asked: a baseline
-    // is a real allocation of this cluster (and -N is the user's, so it sizes nothing
+    // The first node type with the GPUs per node (and their -c CPUs) and as many nodes as
+    // asked: a baseline is a real allocation of this cluster (and -N is the user's, so it sizes nothing
     // before it is checked against morph.conf).
     auto listed = [&](const NodeType& n) {
       return std::count_if(cluster.nodes().begin(), cluster.nodes().end(),
@@ -147,7 +147,7 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
     long most = 0;
     for (const NodeType& n : cluster.node_types())
       if ((user_gpus->per_node.type.empty() || cluster.find_gpu_type(user_gpus->per_node.type) == &cluster.gpu_of(n)) &&
-          n.gpus >= user_gpus->per_node.count) {
+          n.gpus >= user_gpus->per_node.count && user_gpus->per_node.count * cpus_per_gpu <= n.cpus) {
         const long count = listed(n);
         most = std::max(most, count);
         if (count >= user_gpus->nodes) {
@@ -156,9 +156,10 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
         }
       }
     if (node == nullptr) {
-      d.reason = fmt::format("no node type offers {} GPUs{} per node on {} nodes (morph.conf lists {} such nodes)",
+      d.reason = fmt::format("no node type offers {} GPUs{} per node{} on {} nodes (morph.conf lists {} such nodes)",
                              user_gpus->per_node.count,
                              user_gpus->per_node.type.empty() ? "" : " of type " + user_gpus->per_node.type,
+                             cpus_per_gpu > 0 ? fmt::format(" with {} CPUs each", cpus_per_gpu) : "",
                              user_gpus->nodes, most);
       return d;
     }

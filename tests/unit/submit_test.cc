@@ -640,6 +640,18 @@ TEST_F(Handler, UserOptionsAreHonouredBySizingOrRefused) {
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
   EXPECT_EQ(out.request.admin_comment.find(" min_nodes="), std::string::npos) << out.request.admin_comment;
   EXPECT_EQ(out.request.admin_comment.find(" max_nodes="), std::string::npos) << out.request.admin_comment;
+  // With --gres, -c must fit the SLA baseline's node type too (8 x 8 CPUs on 32): refused
+  // at submission, not with a record job_modify would refuse.
+  out = sized([](auto& u) { u.tres_per_node = "gres:gpu:a100-80g:8"; u.cpus_per_task = 8; });
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("no node type offers 8 GPUs of type a100-80g per node with 8 CPUs each on 1 nodes"),
+            std::string::npos)
+      << out.message;
+  out = sized([](auto& u) { u.tres_per_node = "gres:gpu:a100-80g:4"; u.cpus_per_task = 8; });
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  plugin::ModifyInput same;
+  same.current_admin_comment = same.admin_comment = out.request.admin_comment;
+  EXPECT_EQ(handler.modify(same).verdict, plugin::Verdict::accept) << handler.modify(same).message;
   // --cpus-per-gpu=2 becomes CPUs per task; CpusPerTres does not stay beside it.
   out = sized([](auto& u) { u.cpus_per_tres = "gres:gpu:2"; });
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
