@@ -44,6 +44,10 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
       continue;  // the view builder says why
     }
     if (!known_.count(j.id)) {
+      // Its id may be an earlier job's: one that ended, or of another user or model.
+      if (const std::optional<store::JobRow> earlier = state_.job(j.id);
+          earlier && (earlier->finished_at || earlier->user_uid != j.user_id || earlier->model != r.request.model))
+        state_.forget_job(j.id);
       if (!state_.job(j.id))
         state_.record_job({j.id, r.request.model, r.request.global_batch, r.request.sla, j.user_id,
                            seconds(j.submit_time_s), std::nullopt});
@@ -69,6 +73,12 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
     last_plan_[j.id] = j.admin_comment;
   }
   state_.record_waits(waits);
+  // Jobs Slurm no longer lists are forgotten here (a job under a reused id is new).
+  std::set<std::uint32_t> listed;
+  for (const SlurmJob& j : snapshot.jobs) listed.insert(j.id);
+  std::erase_if(known_, [&](std::uint32_t id) { return !listed.count(id); });
+  std::erase_if(last_plan_, [&](const auto& e) { return !listed.count(e.first); });
+  std::erase_if(last_wait_, [&](const auto& e) { return !listed.count(e.first); });
 }
 
 }  // namespace morph::daemon

@@ -80,9 +80,8 @@ void check_user() {
 void finish_jobs(morph::store::StateStore& state, const morph::daemon::ClusterSnapshot& snapshot) {
   std::map<std::uint32_t, bool> alive;
   for (const morph::daemon::SlurmJob& j : snapshot.jobs) alive[j.id] = j.phase != morph::daemon::JobPhase::done;
-  for (const morph::store::JobTimeline& t : state.all_timelines())
-    if (!t.job.finished_at && !(alive.count(t.job.job_id) && alive.at(t.job.job_id)))
-      state.finish_job(t.job.job_id, static_cast<std::int64_t>(snapshot.now_s));
+  for (const morph::store::JobId job : state.unfinished_jobs())
+    if (!(alive.count(job) && alive.at(job))) state.finish_job(job, static_cast<std::int64_t>(snapshot.now_s));
 }
 
 int run(const Options& o) {

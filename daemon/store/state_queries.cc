@@ -94,6 +94,14 @@ std::optional<JobRow> StateStore::job(JobId job_id) const {
   return read_job(row, path());
 }
 
+std::vector<JobId> StateStore::unfinished_jobs() const {
+  Statement rows = db_.prepare("SELECT job_id FROM jobs WHERE finished_at IS NULL ORDER BY job_id",
+                               "read the jobs without an end");
+  std::vector<JobId> jobs;
+  while (rows.step()) jobs.push_back(static_cast<JobId>(rows.column_int(0)));
+  return jobs;
+}
+
 std::optional<JobWait> StateStore::job_wait(JobId job_id) const {
   Statement row = db_.prepare("SELECT job_id, waited_s, observed_at, pending FROM job_waits WHERE job_id = ?1",
                               fmt::format("read the waiting time of job {}", job_id));

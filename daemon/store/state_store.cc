@@ -128,6 +128,14 @@ void StateStore::finish_job(JobId job_id, std::int64_t finished_at) {
   transaction.commit();
 }
 
+void StateStore::forget_job(JobId job_id) {
+  const std::string operation = fmt::format("forget job {}", job_id);
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  for (const char* table : {"job_waits", "job_plans", "observations", "decisions", "journal", "jobs"})
+    db_.prepare(fmt::format("DELETE FROM {} WHERE job_id = ?1", table), operation).bind_int(1, job_id).run();
+  transaction.commit();
+}
+
 void StateStore::record_waits(std::span<const JobWait> waits) {
   const std::string operation = fmt::format("record the waiting times of {} jobs", waits.size());
   Transaction transaction(db_, Transaction::Kind::write, operation);

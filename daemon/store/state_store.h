@@ -49,7 +49,11 @@ class StateStore {
   // Jobs, their plans, what they achieved and why.
   void record_job(const JobRow& job);  // refuses a job id already recorded
   void finish_job(JobId job_id, std::int64_t finished_at);
+  // Removes a job and all that is recorded of it, for a new job under its id (Slurm's
+  // ids wrap, and start again at 1 when slurmctld's state is cleared).
+  void forget_job(JobId job_id);
   std::optional<JobRow> job(JobId job_id) const;
+  std::vector<JobId> unfinished_jobs() const;  // recorded without an end, by id
   void record_plan(const PlanPeriod& plan);  // the job must be recorded; until_time is ignored
   // Each replaces its job's last; the jobs must be recorded. All or none, in one transaction.
   void record_waits(std::span<const JobWait> waits);

@@ -245,10 +245,19 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
       consider(p, !trusted);
       return c;
     }
-    case PlanFreedom::exact:
-      if (gpus != job.requested_plan.gpus()) c.reason = "the requested plan needs its own GPU count";
-      else consider(job.requested_plan, false);  // the user's own plan ran where they asked for it
+    case PlanFreedom::exact: {
+      if (gpus != job.requested_plan.gpus()) {
+        c.reason = "the requested plan needs its own GPU count";
+        return c;
+      }
+      // The user's own plan ran where they asked for it, at most on the GPUs with the
+      // most memory: on a type with less, the memory model decides whether it fits.
+      const double here = nodes.at(static_cast<std::size_t>(shape.node)).gpu.memory_bytes;
+      const bool largest = std::all_of(nodes.begin(), nodes.end(),
+                                       [&](const NodeState& n) { return n.gpu.memory_bytes <= here; });
+      consider(job.requested_plan, !largest);
       return c;
+    }
   }
   return c;
 }

@@ -115,6 +115,44 @@ TEST_F(JobHistoriesTest, AJobsWaitingAddsUpAcrossStartsAndRequeues) {
   EXPECT_DOUBLE_EQ(state.job_wait(11)->waited_s, 150);
 }
 
+// Slurm reuses job ids (they wrap, and start at 1 again when slurmctld's state is
+// cleared): a job under the id of one that ended, or of another user or model, starts
+// afresh, and its reports are not dropped as copies of the earlier job's.
+TEST_F(JobHistoriesTest, AJobUnderAReusedIdIsANewJob) {
+  auto at = [](double now_s, std::vector<SlurmJob> jobs) {
+    ClusterSnapshot s;
+    s.now_s = now_s;
+    s.jobs = std::move(jobs);
+    return s;
+  };
+  const std::string layout = "dp=8,tp=1,pp=1,zero=0";
+  store::StateStore state = store::StateStore::open(db());
+  JobTracker tracker(state);
+  tracker.track(at(1000, {test::running_job(11, "a100-1", kEight, 250)}));
+  state.record_observations(std::vector<store::Observation>{{11, 1000, 1, 0.5, 16, layout}});
+  state.finish_job(11, 2000);
+  EXPECT_TRUE(state.unfinished_jobs().empty());
+  tracker.track(at(2100, {}));  // Slurm no longer lists it
+  tracker.track(at(3100, {test::running_job(11, "a100-1", kEight, 3000)}));
+  ASSERT_TRUE(state.job(11));
+  EXPECT_FALSE(state.job(11)->finished_at);
+  EXPECT_EQ(state.unfinished_jobs(), std::vector<store::JobId>{11});
+  EXPECT_TRUE(state.observations(11, 0, std::nullopt, 10).empty());
+  state.record_observations(std::vector<store::Observation>{{11, 3100, 1, 0.25, 16, layout}});
+  ASSERT_EQ(state.observations(11, 0, std::nullopt, 10).size(), 1u);
+  EXPECT_DOUBLE_EQ(state.observations(11, 0, std::nullopt, 10)[0].seconds, 0.25);
+  // Unfinished, under another user: the database was another cluster's.
+  SlurmJob other = test::running_job(11, "a100-1", kEight, 3000);
+  other.user_id = 1001;
+  JobTracker(state).track(at(3200, {other}));  // a morphd that starts on it
+  EXPECT_EQ(state.job(11)->user_uid, 1001u);
+  EXPECT_TRUE(state.observations(11, 0, std::nullopt, 10).empty());
+  // The same job seen by the next morphd keeps all it had.
+  state.record_observations(std::vector<store::Observation>{{11, 3300, 1, 0.25, 16, layout}});
+  JobTracker(state).track(at(3400, {other}));
+  EXPECT_EQ(state.observations(11, 0, std::nullopt, 10).size(), 1u);
+}
+
 // An adaptive job's batches come from its first report, then from what it reported
 // since: 30,000 iterations (more than any window of newest reports) give all 300
 // adaptation steps, 1,000 more add 10, and a history kept across rounds reads as one

@@ -495,6 +495,32 @@ TEST(PlanOracle, AJobsOwnRequestStaysAdmissibleWhateverOthersFound) {
   EXPECT_EQ(target_of(round("morphling-e", v, oracle), "own").gpus(), 2);
 }
 
+// A request held to its own plan (the rigid baselines, a guaranteed job) is trusted on
+// the GPUs with the most memory; on a smaller type the memory model decides. A 2.5B
+// model at dp=4 without ZeRO needs about 40 GB per GPU: not the 32 GiB ones.
+TEST(Fifo, ARequestGoesOnlyWhereTheMemoryModelFitsIt) {
+  const auto nodes = test::nodes("2x4xsmall+1x8xbig");
+  policy::AppProfile g{Workload{ModelSpec{"g", 32, 2560, 32, 1024, 50257, frenzy_parameter_count(32, 2560, 50257)},
+                                16, 1024},
+                       PerfModel{ForwardModel{0, 10, 1}, PerfParams{}}};
+  PlanOracle oracle({{"g", g}});
+  JobState j = job("j", Sla::best_effort, 4, 1000);
+  j.app = "g";
+  j.requested_plan = test::make_plan(4, 1, 1, 1, 1, 4);
+  const PlanChoice small = oracle.best(j, PlanFreedom::exact, nodes, Shape{0, 4, {4}});
+  EXPECT_FALSE(small.feasible);
+  EXPECT_FALSE(small.reason.empty());
+  EXPECT_TRUE(oracle.best(j, PlanFreedom::exact, nodes, Shape{2, 4, {4}}).feasible);
+  ClusterView v;
+  v.nodes = nodes;
+  v.jobs = {j};
+  for (const std::string name : {"fifo", "morphling-n"}) {
+    const JobAllocation t = target_of(round(name, v, oracle), "j");
+    ASSERT_FALSE(t.empty()) << name;
+    EXPECT_EQ(v.nodes[static_cast<std::size_t>(t.slices[0].node)].gpu.name, "big") << name;
+  }
+}
+
 TEST(Fifo, BackfillsOnlyWhatDoesNotDelayTheHeadOfTheQueue) {
   PlanOracle oracle = test::make_oracle();
   ClusterView v;
