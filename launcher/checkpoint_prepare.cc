@@ -40,6 +40,11 @@ std::optional<launch::CheckpointChoice> prepare_checkpoint(const Options& o, con
                             choice->newest, state::to_string(choice->index.layout), state::to_string(layout)));
   if (in_slurm_step) {
     reshard_in_step(o, *choice, layout);
+  } else if (o.hosts.size() > 1) {  // each host's morphrun would write the same copy
+    throw Error(fmt::format("checkpoint {} is in layout {} and the plan needs {}; with --hosts on {} hosts each "
+                            "would reshard it: run morph reshard --from {} --to {} --layout {} once first",
+                            choice->newest, state::to_string(choice->index.layout), state::to_string(layout),
+                            o.hosts.size(), choice->newest, choice->resume, state::to_string(layout)));
   } else {
     state::ReshardOptions options;
     options.threads = o.threads;

@@ -1,6 +1,6 @@
 // Runs the trainer's processes and stays between them and Slurm: each child in its own
-// process group with PR_SET_PDEATHSIG, so that neither a signal to the step nor the end
-// of morphrun leaves an orphan; the checkpoint signal forwarded and its save awaited for
+// process group, the child itself with PR_SET_PDEATHSIG (its own children end with the
+// step, by Slurm's process tracking); the checkpoint signal forwarded and its save awaited for
 // a bounded time; SIGTERM, SIGINT and SIGHUP forwarded, then SIGKILL after a grace
 // period; a crashed rank ending the others; the metrics FIFOs read as lines arrive.
 // The checkpoint signal goes to each trainer process, SIGTERM and SIGKILL to its group.

@@ -84,6 +84,10 @@ record() {
   # The next start finds the resharded copy and reshards nothing.
   MORPH_RECORD=$(record llama2-7b) run "$MORPHRUN" --hosts a --checkpoint "$W/ckpt" -- sh -c 'echo "load=$MORPH_CHECKPOINT"'
   [[ $output != *resharded* && $output == *"load=$W/ckpt/step_7.dp4-tp1-pp1-z0"* ]] || fail "$output"
+  # On several hosts each morphrun would write the copy: a reshard to make first.
+  MORPH_RECORD=$(record llama2-7b 2) run "$MORPHRUN" --hosts a,b --node-rank 1 --checkpoint "$W/ckpt" -- touch "$W/started"
+  [ "$status" -eq 78 ] && [[ $output == *"with --hosts on 2 hosts each would reshard it: run morph reshard --from $W/ckpt/step_7"*"--layout dp=8,tp=1,pp=1,zero=0 once first"* ]] || fail "$output"
+  [ ! -e "$W/started" ]
 }
 
 @test "the checkpoint signal reaches every rank, morphrun waits for the save and exits 75" {
