@@ -240,6 +240,9 @@ class Driver {
     event(fmt::format("reshard from={} to={}", state::to_string(choice->index.layout), state::to_string(layout)));
     ChildSpec step;
     step.argv = srun(c);
+    // Without an MPI plugin every task would be a world of its own writing the same
+    // copy: one task does it all.
+    if (o_.srun_mpi == "none") step.argv = {"srun", "--kill-on-bad-exit=1", "-N", "1", "-n", "1"};
     for (const std::string& a : {reshard_, std::string("--from"), choice->newest, std::string("--to"), choice->resume,
                                  std::string("--layout"), state::to_string(layout)})
       step.argv.push_back(a);

@@ -45,9 +45,9 @@ wait_grep() {
   fail "no '$2' in $1 after $3 s: $(cat "$W/out")"
 }
 
-# driver: morphrun --driver in the background, its pid in $driver.
+# driver [OPTION...]: morphrun --driver in the background, its pid in $driver.
 driver() {
-  LD_PRELOAD="$MORPH_BUILDDIR/tests/cli/driver/.libs/fake_slurm.so" "$MORPH_BUILDDIR/launcher/morphrun" --driver \
+  LD_PRELOAD="$MORPH_BUILDDIR/tests/cli/driver/.libs/fake_slurm.so" "$MORPH_BUILDDIR/launcher/morphrun" --driver "$@" \
     --config "$W/morph.conf" --checkpoint "$W/ckpt" --metrics "$W/metrics" -- "$MORPH_SRCDIR/tests/cli/driver/trainer.sh" \
     >"$W/out" 2>&1 &
   driver=$!
@@ -69,6 +69,16 @@ ends_with() {
   [ "$(grep -c morph-reshard-mpi "$W/steps.log")" -eq 1 ] || fail "$(cat "$W/steps.log")"
   grep -q "start layout=dp=2,tp=1,pp=1,zero=1" "$W/metrics"
   [ -f "$W/ckpt/step_7.dp2-tp1-pp1-z1/index.json" ]
+}
+
+@test "with --mpi none one task reshards (each task would be a world of its own writing the same copy)" {
+  "$MORPH_BUILDDIR/tests/cli/make_checkpoint" "$W/ckpt/step_7" dp=2,tp=1,pp=1,zero=0 4 256 4096
+  record 1 1 >"$FAKE_ADMIN"
+  STEPS=3 driver --mpi none
+  ends_with 0
+  grep -q -- "-N 1 -n 1 .*morph-reshard-mpi" "$W/steps.log" || fail "$(cat "$W/steps.log")"
+  ! grep -q "reshard committed exit" "$W/metrics" || fail "$(cat "$W/out")"
+  grep -q "start layout=dp=2,tp=1,pp=1,zero=1" "$W/metrics"
 }
 
 @test "the checkpoint signal during an in-place replan ends the job for a requeue (75), not a restart in place" {
