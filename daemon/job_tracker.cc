@@ -45,10 +45,12 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
     }
     if (!known_.count(j.id)) {
       // Its id may be an earlier job's: one that ended, or of another user or model.
-      if (const std::optional<store::JobRow> earlier = state_.job(j.id);
-          earlier && (earlier->finished_at || earlier->user_uid != j.user_id || earlier->model != r.request.model))
+      std::optional<store::JobRow> earlier = state_.job(j.id);
+      if (earlier && (earlier->finished_at || earlier->user_uid != j.user_id || earlier->model != r.request.model)) {
         state_.forget_job(j.id);
-      if (!state_.job(j.id))
+        earlier.reset();
+      }
+      if (!earlier)
         state_.record_job({j.id, r.request.model, r.request.global_batch, r.request.sla, j.user_id,
                            seconds(j.submit_time_s), std::nullopt});
       known_.insert(j.id);

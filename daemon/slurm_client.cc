@@ -53,13 +53,13 @@ SlurmJob job_of(const slurm_job_info_t& j, bool without_accounting) {
   out.eligible_time_s = static_cast<double>(j.eligible_time);  // details->begin_time (EligibleTime)
   out.time_limit_s = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : 60.0 * j.time_limit;
   out.restarts = j.restart_cnt;
-  // Strictly after the start: a pending job's NumNodes update (morphd's own requeue path)
-  // stamps resize_time too, and its release starts the job within the same second.
   if (out.phase == JobPhase::pending) {
     if (out.held) out.blocked = "held";
     else if (j.state_reason == WAIT_DEPENDENCY || j.state_reason == WAIT_DEP_INVALID) out.blocked = "a dependency";
     else if (j.state_reason == WAIT_TIME) out.blocked = "its begin time";
   }
+  // Strictly after the start: a pending job's NumNodes update (morphd's own requeue path)
+  // stamps resize_time too, and its release starts the job within the same second.
   out.record_locked = without_accounting && out.phase != JobPhase::pending && j.resize_time != 0 &&
                       j.resize_time > j.start_time;
   return out;
