@@ -43,6 +43,7 @@ MORPHRUN=$B/launcher/morphrun
 tolerance=${TOLERANCE:-1e-5}
 steps=${STEPS:-30}
 export OMPI_MCA_btl=self,tcp  # the emulated nodes share one host
+export MORPH_FRAMEWORKS=${MORPH_FRAMEWORKS:-$S/share/frameworks}  # the source tree's, when not installed
 
 work=$(mktemp -d /tmp/morph-launcher.XXXXXX)
 chmod 755 "$work"
@@ -141,21 +142,21 @@ common=(offload=0 gc=0 ga=1 mb=1 mbs=16)  # batch 32 = dp 2 x 16; the trainer ke
 
 # 1. In place: a new plan on the same 8 GPUs of one node.
 submit in-place 1 a100-80g 8 dp=2 tp=2 pp=2 zero=1 "${common[@]}"
-wait_step "$work/in-place/metrics" 5
+wait_step "$work/in-place/metrics" 5 120 "$job"
 from=$(plan_of "$(job_record "$job")")
 scontrol update job="$job" AdminComment="$(with_plan "$(job_record "$job")" dp=4 tp=2 pp=1 zero=1 mbs=8)"
 report in-place "$job" "$from" "$(plan_of "$(job_record "$job")")"
 
 # 2. Shrink: two nodes, 4 GPUs of each, to one.
 submit shrink 2 a100-80g 4 dp=2 tp=2 pp=2 zero=1 "${common[@]}"
-wait_step "$work/shrink/metrics" 5
+wait_step "$work/shrink/metrics" 5 120 "$job"
 from=$(plan_of "$(job_record "$job")")
 scontrol update job="$job" AdminComment="$(with_plan "$(job_record "$job")" nodes=1 dp=1 tp=2 pp=2 mbs=32)"
 report shrink "$job" "$from" "$(plan_of "$(job_record "$job")")"
 
 # 3. Requeue: the checkpoint signal, Slurm requeues, the admin changes the plan meanwhile.
 submit requeue 1 a100-80g 8 dp=2 tp=2 pp=2 zero=1 "${common[@]}"
-wait_step "$work/requeue/metrics" 5
+wait_step "$work/requeue/metrics" 5 120 "$job"
 from=$(plan_of "$(job_record "$job")")
 scancel -s USR2 -b "$job"
 wait_state "$job" PENDING 60

@@ -113,7 +113,7 @@ change() {
     if [[ $kv == -- ]]; then seen=1; elif ((seen)); then to+=("$kv"); else from+=("$kv"); fi
   done
   submit "$name" "$nodes" "$gpn" "${from[@]}"
-  wait_step "$work/$name/metrics" 4 180
+  wait_step "$work/$name/metrics" 4 180 "$job"
   local before after
   before=$(job_record "$job")
   after=$(with_plan "$before" "${to[@]}")
