@@ -32,7 +32,7 @@ struct SlurmJob {
   // no slurmdbd gives it back its accounting index (docs/slurm.md).
   bool record_locked = false;
   // Pending, and it cannot start whatever GPUs it is given: why ("held", "a dependency",
-  // "its begin time"); empty when it can.
+  // "its begin time", daemon/pending_reason.h); empty when it can.
   std::string blocked = {};
 };
 

@@ -40,6 +40,7 @@ if HAVE_SQLITE
 if HAVE_MUNGE
 sbin_PROGRAMS += daemon/morphd
 daemon_morphd_SOURCES = %reldir%/morphd.cc %reldir%/slurm_client.h %reldir%/slurm_client.cc \
+	%reldir%/pending_reason.h %reldir%/pending_reason.cc \
 	%reldir%/observations.h %reldir%/observations.cc
 daemon_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 daemon_morphd_LDADD = tools/libmorph_command_line.la daemon/libmorph_store.la daemon/libmorph_daemon.la \

@@ -9,6 +9,7 @@ extern "C" {
 #include <functional>
 #include <string_view>
 
+#include "daemon/pending_reason.h"
 #include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/hostlist.h"
@@ -53,11 +54,7 @@ SlurmJob job_of(const slurm_job_info_t& j, bool without_accounting) {
   out.eligible_time_s = static_cast<double>(j.eligible_time);  // details->begin_time (EligibleTime)
   out.time_limit_s = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : 60.0 * j.time_limit;
   out.restarts = j.restart_cnt;
-  if (out.phase == JobPhase::pending) {
-    if (out.held) out.blocked = "held";
-    else if (j.state_reason == WAIT_DEPENDENCY || j.state_reason == WAIT_DEP_INVALID) out.blocked = "a dependency";
-    else if (j.state_reason == WAIT_TIME) out.blocked = "its begin time";
-  }
+  if (out.phase == JobPhase::pending) out.blocked = pending_block(out.held, j.state_reason);
   // Strictly after the start: a pending job's NumNodes update (morphd's own requeue path)
   // stamps resize_time too, and its release starts the job within the same second.
   out.record_locked = without_accounting && out.phase != JobPhase::pending && j.resize_time != 0 &&

@@ -99,6 +99,11 @@ tests_unit_unit_tests_SOURCES += %reldir%/unit/state_store_test.cc %reldir%/unit
 tests_unit_unit_tests_CPPFLAGS += $(SQLITE_CFLAGS)
 tests_unit_unit_tests_LDADD += daemon/libmorph_store.la daemon/libmorph_daemon.la $(SQLITE_LIBS)
 endif
+# morphd's reading of Slurm's pending reasons: slurm.h's enum only, no libslurm.
+if HAVE_SLURM
+tests_unit_unit_tests_SOURCES += %reldir%/unit/pending_reason_test.cc daemon/pending_reason.h daemon/pending_reason.cc
+tests_unit_unit_tests_CPPFLAGS += $(SLURM_CPPFLAGS)
+endif
 endif
 # Reporting to morphd (daemon/report): unit tests, the server and client over TCP with the
 # real munged (report_tests; as root also as a second local user, through report_send),

@@ -40,6 +40,7 @@ setup() {
 
 teardown() {
   stop_morphd
+  scontrol delete ReservationName=morph-later 2>/dev/null || true
   # Online refits (test 5 plants one) would steer the next test's morphd.
   [ ! -s "$MORPH_TESTCLUSTER_DIR/morph.db" ] || python3 -c 'import sqlite3, sys
 with sqlite3.connect(sys.argv[1]) as db:
@@ -401,4 +402,30 @@ PY
   grep -q "gpus_per_node=2 " <<<"$(job_record "$moved")" || fail "$(job_record "$moved")"
   scancel "$a" "$c" "$d"
   loss_continues "$name" 0
+}
+
+@test "pending jobs that cannot start get no GPUs: a begin time, a dependency, a reservation not begun" {
+  rm -f "$WORK/morphd.log"
+  job p 100
+  local later dep resv free
+  later=$(submit p --begin=now+3600)
+  dep=$(submit p --dependency=afterok:"$later")
+  free=$(sinfo -h -N -p gpu -o %N | head -n 1)
+  scontrol create reservation ReservationName=morph-later StartTime=now+30days Duration=10 Nodes="$free" \
+    Users=root >/dev/null
+  resv=$(submit p --reservation=morph-later)
+  # Slurm gives each its reason at its next scheduling pass.
+  local i
+  for i in $(seq 150); do
+    [ "$(job_field "$later" Reason)/$(job_field "$dep" Reason)/$(job_field "$resv" Reason)" = \
+      BeginTime/Dependency/Reservation ] && break
+    sleep 0.2
+  done
+  [ "$(job_field "$resv" Reason)" = Reservation ] || fail "reasons: $(squeue -h -o '%i %r')"
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1
+  grep -q "skipped job $later: pending on its begin time: no GPUs until it can start" "$WORK/morphd.log" &&
+    grep -q "skipped job $dep: pending on a dependency: no GPUs" "$WORK/morphd.log" &&
+    grep -q "skipped job $resv: pending on its reservation: no GPUs" "$WORK/morphd.log" ||
+    fail "$(cat "$WORK/morphd.log")"
+  ! grep -q "job \($later\|$dep\|$resv\): start" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
 }

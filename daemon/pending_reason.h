@@ -1,0 +1,16 @@
+// Why a pending job cannot start whatever GPUs morphd gives it, from Slurm's pending
+// reason (squeue's %r): morphd keeps those GPUs for jobs that can (docs/morphd.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace morph::daemon {
+
+// What the job waits on ("held", "a dependency", "its partition (PartitionDown)"...), or
+// empty when a placement may start it: Priority, Resources, and the limits that a smaller
+// plan may pass (per-job or per-user TRES, a partition's node or time limit) are the
+// policy's to answer. `state_reason` is slurm_job_info_t::state_reason; `held`, priority 0.
+std::string pending_block(bool held, std::uint32_t state_reason);
+
+}  // namespace morph::daemon

@@ -1,0 +1,47 @@
+// Which of Slurm's pending reasons keep a job from starting whatever GPUs morphd gives it
+// (daemon/pending_reason).
+#include "daemon/pending_reason.h"
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+#include <gtest/gtest.h>
+
+namespace morph::daemon {
+namespace {
+
+TEST(PendingReason, AJobThatAPlacementMayStartIsNotBlocked) {
+  // What morphd decides (Priority, Resources), and limits that a smaller plan may pass.
+  for (const std::uint32_t r : {WAIT_NO_REASON, WAIT_PRIORITY, WAIT_RESOURCES, WAIT_PART_NODE_LIMIT,
+                                WAIT_PART_TIME_LIMIT, WAIT_QOS_MAX_GRES_PER_JOB, WAIT_QOS_MAX_GRES_PER_USER,
+                                WAIT_ASSOC_GRP_GRES, WAIT_QOS_GRP_GRES_RUN_MIN, WAIT_QOS_MAX_NODE_PER_JOB,
+                                WAIT_PN_MEM_LIMIT}) {
+    EXPECT_EQ(pending_block(false, r), "") << r;
+  }
+}
+
+TEST(PendingReason, HeldDependentAndTimedJobsSayWhatTheyWaitOn) {
+  EXPECT_EQ(pending_block(true, WAIT_RESOURCES), "held");  // priority 0 whatever the reason
+  EXPECT_EQ(pending_block(false, WAIT_HELD_USER), "held");
+  EXPECT_EQ(pending_block(false, WAIT_MAX_REQUEUE), "held");
+  EXPECT_EQ(pending_block(false, WAIT_DEPENDENCY), "a dependency");
+  EXPECT_EQ(pending_block(false, WAIT_DEP_INVALID), "a dependency");
+  EXPECT_EQ(pending_block(false, WAIT_TIME), "its begin time");
+}
+
+TEST(PendingReason, PartitionsReservationsAndAccountLimitsBlock) {
+  EXPECT_EQ(pending_block(false, WAIT_PART_DOWN), "its partition (PartitionDown)");
+  EXPECT_EQ(pending_block(false, WAIT_PART_INACTIVE), "its partition (PartitionInactive)");
+  EXPECT_EQ(pending_block(false, WAIT_RESERVATION), "its reservation");
+  EXPECT_EQ(pending_block(false, WAIT_LICENSES), "licenses");
+  EXPECT_EQ(pending_block(false, WAIT_QOS), "its account or QOS, which it may not use");
+  for (const std::uint32_t r : {WAIT_QOS_MAX_JOB_PER_USER, WAIT_ASSOC_GRP_JOB, WAIT_ASSOC_MAX_JOBS,
+                                WAIT_QOS_MAX_JOB_PER_ACCT, WAIT_ARRAY_TASK_LIMIT})
+    EXPECT_EQ(pending_block(false, r), "a job-count limit of its QOS or association") << r;
+  for (const std::uint32_t r : {WAIT_QOS_GRP_GRES_MIN, WAIT_ASSOC_GRP_CPU_MIN, WAIT_QOS_GRP_WALL, WAIT_QOS_THRES})
+    EXPECT_EQ(pending_block(false, r), "a usage limit of its QOS or association (GrpTRESMins, GrpWall)") << r;
+}
+
+}  // namespace
+}  // namespace morph::daemon
