@@ -69,8 +69,36 @@ void Assignment::put_back(std::size_t job, JobAllocation target) {
 }
 
 bool Assignment::start(std::size_t job, int type, int gpus) {
+  if (start_shrunk(job, type, gpus)) return true;
   std::vector<Slice> slices = pool_.place(type, gpus);
   return !slices.empty() && start_on(job, std::move(slices));
+}
+
+bool Assignment::start_shrunk(std::size_t job, int type, int gpus) {
+  std::vector<Slice> kept = kept_by_shrink(job, type, gpus);
+  return !kept.empty() && start_on(job, std::move(kept));
+}
+
+// Slurm shrinks a running job (scontrol update NumNodes, the shrink path) to the first of
+// its nodes in its node order, which the view's follows: a shrink goes there, or the job
+// would run where the policy did not put it.
+std::vector<Slice> Assignment::kept_by_shrink(std::size_t job, int type, int gpus) const {
+  const JobState& j = view_.jobs[job];
+  if (!j.running() || j.record_locked || !j.current.groups.empty()) return {};
+  std::vector<Slice> own = j.current.slices;
+  const int per_node = own.front().gpus;
+  const bool uniform = std::all_of(own.begin(), own.end(), [&](const Slice& s) {
+    return s.gpus == per_node && pool_.type_of(s.node) == type;
+  });
+  if (!uniform || gpus >= j.current.gpus() || gpus % per_node != 0) return {};
+  std::sort(own.begin(), own.end(), [](const Slice& a, const Slice& b) { return a.node < b.node; });
+  own.resize(static_cast<std::size_t>(gpus / per_node));
+  for (Slice& s : own) {
+    if (pool_.free_gpus(s.node) < per_node) return {};
+    s.cpus = 0;
+    s.memory_bytes = 0;
+  }
+  return own;
 }
 
 namespace {

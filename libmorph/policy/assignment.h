@@ -39,10 +39,13 @@ class Assignment {
   void hold(std::size_t job, const ExecutionPlan& plan);
   // GetBestPlan on a running job's own slices, within the host memory they hold.
   PlanChoice best_in_place(std::size_t job);
-  // Places `gpus` GPUs of `type` for a job by HAS, picks its best plan there
-  // (GetBestPlan) and reserves host memory for it (AllocMem). False, with nothing
-  // changed, when the GPUs or a feasible plan or the memory are not there.
+  // Places `gpus` GPUs of `type` for a job by HAS (a running job shrinking in whole nodes
+  // on the nodes Slurm keeps), picks its best plan there (GetBestPlan) and reserves host
+  // memory for it (AllocMem). False, with nothing changed, when the GPUs or a feasible
+  // plan or the memory are not there.
   bool start(std::size_t job, int type, int gpus);
+  // Only the first: a running job shrinking in whole nodes, on the nodes Slurm keeps.
+  bool start_shrunk(std::size_t job, int type, int gpus);
   // Same, on exactly these slices (CPUs and memory are filled in).
   bool start_on(std::size_t job, std::vector<Slice> slices);
   // JABAS: `gpus` GPUs of `type` and `extra_gpus` of `extra_type`, each placed by HAS with
@@ -63,6 +66,9 @@ class Assignment {
 
  private:
   int cpus_per_gpu(std::size_t job, int node) const;
+  // The nodes a running job keeps when Slurm shrinks it to `gpus` GPUs of `type`; empty
+  // when that is not a shrink or they are taken.
+  std::vector<Slice> kept_by_shrink(std::size_t job, int type, int gpus) const;
 
   const ClusterView& view_;
   PlanOracle& oracle_;

@@ -629,10 +629,11 @@ bool Round::defragment(Item& it, std::vector<std::size_t>& held) {
   return false;
 }
 
-// Lines 18-24: unchanged jobs stay put; the others are placed by HAS, largest first
-// (guaranteed and overdue jobs before the others), each falling back down its curve when the
-// nodes are too fragmented or AllocMem fails; a guaranteed or overdue job that still does
-// not fit moves best-effort jobs out of its way (defragment()).
+// Lines 18-24: unchanged jobs stay put, shrinking ones on the nodes they keep; the others
+// are placed by HAS, largest first (guaranteed and overdue jobs before the others), each
+// falling back down its curve when the nodes are too fragmented or AllocMem fails; a
+// guaranteed or overdue job that still does not fit moves best-effort jobs out of its way
+// (defragment()).
 std::vector<Decision> Round::place() {
   std::vector<std::size_t> spread, moving, held;
   for (Item& it : items_) {
@@ -650,6 +651,12 @@ std::vector<Decision> Round::place() {
   }
   for (std::size_t i : spread) assignment_.hold(i);
   for (std::size_t i : spread) repack(items_[i]);  // after every job that stays, before those that move
+  // A job shrinking in whole nodes stays on the nodes Slurm keeps (start_shrunk())
+  // before the jobs that move take them: its shrink is not turned into a requeue.
+  std::erase_if(moving, [&](std::size_t i) {
+    const Item& it = items_[i];
+    return it.extra_type < 0 && assignment_.start_shrunk(i, it.type, it.gpus);
+  });
   std::stable_sort(moving.begin(), moving.end(), [&](std::size_t a, std::size_t b) {
     const Item& x = items_[a];
     const Item& y = items_[b];

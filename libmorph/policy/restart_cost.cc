@@ -49,13 +49,17 @@ ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes,
   if (!job.running()) return start_path(job);
   if (job.record_locked) return ChangePath::requeue;
   const ChangePath path = change_path(node_shape(nodes, job.current.slices), node_shape(nodes, target));
-  // A record names counts, not nodes: in place the job stays on its nodes, so a move to
-  // others in the same shape is a requeue. (A shrink keeps the nodes Slurm chooses.)
-  const bool on_its_nodes = std::all_of(target.begin(), target.end(), [&](const Slice& t) {
-    return std::any_of(job.current.slices.begin(), job.current.slices.end(),
-                       [&](const Slice& s) { return s.node == t.node; });
-  });
-  return path == ChangePath::inplace && !on_its_nodes ? ChangePath::requeue : path;
+  if (path != ChangePath::inplace && path != ChangePath::shrink) return path;
+  // A record names counts, not nodes: in place the job stays on its nodes, and a shrink
+  // keeps the first of them in Slurm's node order (the view's). Anywhere else in the same
+  // shape is a requeue.
+  std::vector<int> own, to;
+  for (const Slice& s : job.current.slices) own.push_back(s.node);
+  for (const Slice& t : target) to.push_back(t.node);
+  std::sort(own.begin(), own.end());
+  std::sort(to.begin(), to.end());
+  own.resize(to.size());
+  return own == to ? path : ChangePath::requeue;
 }
 
 double RestartCosts::of(ChangePath path) const {

@@ -41,8 +41,8 @@ ChangePath change_path(const NodeShape& from, const NodeShape& to);
 // a requeue does (Slurm's BeginTime); the others start.
 ChangePath start_path(const JobState& job);
 // The path from where `job` is (running or not) to `target`; every change of a running
-// job whose record is locked (JobState::record_locked), and a move to other nodes in the
-// same shape, is a requeue.
+// job whose record is locked (JobState::record_locked), and a move to nodes other than
+// its own (in place) or the first of its own (a shrink, as Slurm keeps them), is a requeue.
 ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes, const std::vector<Slice>& target);
 
 // Seconds per path (morph.conf RestartPenaltySeconds and its per-path keys).

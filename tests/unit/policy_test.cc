@@ -4,6 +4,7 @@
 
 #include "libmorph/policy/assignment.h"
 #include "libmorph/policy/policy.h"
+#include "libmorph/policy/restart_cost.h"
 #include "policy_support.h"
 
 namespace morph::policy {
@@ -655,6 +656,30 @@ TEST(Defragment, AGuaranteedJobMovesABestEffortJobOutOfItsWay) {
     }
 }
 
+// A best-effort job on two nodes shrinks to one for a guaranteed job: it stays on the
+// first of its nodes, the one Slurm keeps when its node count falls, so its change is a
+// shrink and the guaranteed job goes on the node it gives back. Before, the guaranteed
+// job, placed first, took the first node, and the shrink was a requeue to the other.
+TEST(Morphling, AJobShrunkForAGuaranteedOneStaysOnTheNodesSlurmKeeps) {
+  PlanOracle oracle = test::make_oracle();
+  oracle.require_uniform_nodes();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig");
+  v.now_s = 6000;
+  JobState be = job("be", Sla::best_effort, 16, 1e6);
+  be.current.slices = {Slice{1, 8, 64, 0}, Slice{0, 8, 64, 0}};
+  be.current.plan = be.requested_plan;
+  v.jobs = {be, job("g", Sla::guaranteed, 8, 1e6, 5990)};
+  const auto d = round("morphling", v, oracle);
+  const JobAllocation& shrunk = target_of(d, "be");
+  const JobAllocation& g = target_of(d, "g");
+  ASSERT_EQ(shrunk.slices.size(), 1u);
+  ASSERT_EQ(g.slices.size(), 1u);
+  EXPECT_EQ(shrunk.slices[0].node, 0);
+  EXPECT_EQ(g.slices[0].node, 1);
+  EXPECT_EQ(change_path(v.jobs[0], v.nodes, shrunk.slices), ChangePath::shrink);
+}
+
 // A job started over two nodes where one has few CPUs left: under morphd (the oracle
 // requires uniform nodes) both nodes give it the same CPUs, since its record holds one
 // count per node; it used to get 4 on one and 32 on the other, a decision morphd refused.
@@ -681,6 +706,30 @@ TEST(Assignment, UnderMorphdEveryNodeOfAJobGetsTheSameCpus) {
       EXPECT_EQ(slices[0].cpus, 4);
     }
   }
+}
+
+// Slurm shrinks a job to the first of its nodes in node order: a shrink goes there, not
+// where HAS would put as many GPUs (node 0's 4 free GPUs fit best), so that the job runs
+// where the policy put it and takes the shrink path, not a requeue.
+TEST(Assignment, AShrinkKeepsTheNodesSlurmKeeps) {
+  ClusterView v;
+  v.nodes = test::nodes("3x8xbig");
+  JobState j = test::job("j", Sla::best_effort, 8, 100);
+  j.current.slices = {Slice{2, 4, 32, 0}, Slice{1, 4, 32, 0}};
+  j.current.plan = j.requested_plan;
+  v.jobs = {test::running(test::job("b", Sla::best_effort, 4, 100), 0), j};
+  PlanOracle oracle = test::make_oracle();
+  Assignment assignment(v, oracle, PlanFreedom::any, CpuRule::share);
+  assignment.hold(0);
+  ASSERT_TRUE(assignment.start(1, 0, 4));
+  const std::vector<Slice>& kept = assignment.target(1).slices;
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].node, 1);
+  EXPECT_EQ(change_path(v.jobs[1], v.nodes, kept), ChangePath::shrink);
+  // Not a shrink (more GPUs, or a count that is not whole nodes of 4): HAS places it.
+  assignment.release(1);
+  ASSERT_TRUE(assignment.start(1, 0, 2));
+  EXPECT_EQ(assignment.target(1).slices.front().node, 0);
 }
 
 }  // namespace

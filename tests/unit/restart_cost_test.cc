@@ -57,8 +57,13 @@ TEST(ChangePath, AMoveToOtherNodesIsARequeue) {
   j.current.slices = {Slice{0, 8, 32, 0}, Slice{1, 8, 32, 0}};
   EXPECT_EQ(change_path(j, nodes, {Slice{1, 8, 32, 0}, Slice{0, 8, 32, 0}}), ChangePath::inplace);
   EXPECT_EQ(change_path(j, nodes, {Slice{0, 8, 32, 0}, Slice{2, 8, 32, 0}}), ChangePath::requeue);
-  EXPECT_EQ(change_path(j, nodes, {Slice{1, 8, 32, 0}}), ChangePath::shrink);
-  EXPECT_EQ(change_path(j, nodes, {Slice{2, 8, 32, 0}}), ChangePath::shrink);  // Slurm keeps one of its nodes
+  // Slurm shrinks a job to the first of its nodes in node order (seen on the local
+  // cluster: a100-2,v100-[1-2] with NumNodes=2 kept a100-2,v100-1).
+  EXPECT_EQ(change_path(j, nodes, {Slice{0, 8, 32, 0}}), ChangePath::shrink);
+  EXPECT_EQ(change_path(j, nodes, {Slice{1, 8, 32, 0}}), ChangePath::requeue);
+  EXPECT_EQ(change_path(j, nodes, {Slice{2, 8, 32, 0}}), ChangePath::requeue);
+  j.current.slices = {Slice{2, 8, 32, 0}, Slice{0, 8, 32, 0}};  // in any order
+  EXPECT_EQ(change_path(j, nodes, {Slice{0, 8, 32, 0}}), ChangePath::shrink);
 }
 
 TEST(RestartCosts, PerPathAndParsed) {
