@@ -31,6 +31,7 @@ libmorph_libmorph_base_la_SOURCES = \
 	%reldir%/cluster/gpu_type.h %reldir%/cluster/node_type.h \
 	%reldir%/cluster/cluster.h %reldir%/cluster/cluster.cc \
 	%reldir%/cluster/allocation.h %reldir%/cluster/allocation.cc \
+	%reldir%/cluster/slurm_partitions.h %reldir%/cluster/slurm_partitions.cc \
 	%reldir%/plan/plan.h %reldir%/plan/plan.cc \
 	%reldir%/plan/plan_features.h %reldir%/plan/plan_features.cc \
 	%reldir%/plan/zero_buckets.h \

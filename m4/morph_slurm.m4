@@ -53,6 +53,13 @@ AC_DEFUN([MORPH_CHECK_SLURM], [
           [SLURM_SYSTEM_PLUGIN_DIR=$morph_dir])
   done
   AC_SUBST([SLURM_SYSTEM_PLUGIN_DIR])
+  dnl slurmctld's slurm.conf, whose partitions job_submit_morph reads when slurmctld
+  dnl loads it (SLURM_CONF in slurmctld's environment comes first).
+  AC_ARG_WITH([slurm-conf],
+    [AS_HELP_STRING([--with-slurm-conf=FILE],
+      [slurm.conf that job_submit_morph reads partitions from (default: /etc/slurm/slurm.conf)])],
+    [morph_slurm_conf=$withval], [morph_slurm_conf=/etc/slurm/slurm.conf])
+  AC_DEFINE_UNQUOTED([MORPH_SLURM_CONF], ["$morph_slurm_conf"], [slurm.conf job_submit_morph reads partitions from])
   AC_SUBST([SLURM_CPPFLAGS])
   AC_SUBST([SLURM_LIBS])
 ])

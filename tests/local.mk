@@ -56,6 +56,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/hetero_plan_test.cc \
 	%reldir%/unit/job_record_test.cc \
 	%reldir%/unit/submit_test.cc \
+	%reldir%/unit/slurm_partitions_test.cc \
 	%reldir%/unit/policy_support.h \
 	%reldir%/unit/placement_test.cc \
 	%reldir%/unit/hetero_policy_test.cc \

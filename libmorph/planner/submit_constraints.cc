@@ -56,6 +56,10 @@ void SubmitConstraints::validate(const Cluster& cluster) const {
   if (max_nodes > 0 && min_nodes > max_nodes) throw Error(fmt::format("-N: {}-{} has MAX below MIN", min_nodes, max_nodes));
   if (max_nodes > 0 && static_cast<int>(required_nodes.size()) > max_nodes)
     throw Error(fmt::format("-w names {} nodes but -N allows at most {}", required_nodes.size(), max_nodes));
+  if (partitions)
+    for (const std::string& name : required_nodes)
+      if (!partitions->holds(name))
+        throw Error(fmt::format("-w/--nodelist: node {} is not in partition {}", quote(name), partitions->names));
   satisfies({}, features);  // refuses what cannot be evaluated, for every node type alike
 }
 
@@ -75,12 +79,25 @@ std::map<std::string, int> usable_nodes(const Cluster& cluster, const SubmitCons
       why = "-w/--nodelist names nodes of another type";
     else why_not->erase(type.name);
   }
-  std::map<std::string, int> usable;
-  for (const NodeRecord& n : cluster.nodes())
-    if (!why_not->count(type_of(n)) && !contains(c.excluded_nodes, n.name)) ++usable[type_of(n)];
-  for (const NodeType& t : cluster.node_types())
-    if (!usable.count(t.name) && !why_not->count(t.name)) (*why_not)[t.name] = "-x/--exclude excludes all its nodes";
+  std::map<std::string, int> usable, in_partition;
+  for (const NodeRecord& n : cluster.nodes()) {
+    if (why_not->count(type_of(n)) || (c.partitions && !c.partitions->holds(n.name))) continue;
+    ++in_partition[type_of(n)];
+    if (!contains(c.excluded_nodes, n.name)) ++usable[type_of(n)];
+  }
+  for (const NodeType& t : cluster.node_types()) {
+    if (usable.count(t.name) || why_not->count(t.name)) continue;
+    (*why_not)[t.name] = in_partition.count(t.name)
+                             ? "-x/--exclude excludes all its nodes"
+                             : fmt::format("partition {} has none of its nodes", c.partitions->names);
+  }
   return usable;
+}
+
+int SubmitConstraints::node_limit() const {
+  const int partition = partitions ? partitions->max_nodes : 0;
+  if (max_nodes == 0 || partition == 0) return std::max(max_nodes, partition);
+  return std::min(max_nodes, partition);
 }
 
 }  // namespace morph

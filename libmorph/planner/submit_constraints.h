@@ -1,14 +1,16 @@
 // The user's own Slurm options that restrict where and how a plan-agnostic job may run
-// (sbatch -w, -x, --constraint, -N, -c, --cpus-per-gpu, --mincpus). job_submit_morph
+// (sbatch -p, -w, -x, --constraint, -N, -c, --cpus-per-gpu, --mincpus). job_submit_morph
 // reads them from the job_desc; sizing honours each of them, so that the request it
 // writes is one Slurm can satisfy.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "libmorph/cluster/cluster.h"
+#include "libmorph/cluster/slurm_partitions.h"
 
 namespace morph {
 
@@ -20,6 +22,10 @@ struct SubmitConstraints {
   int max_nodes = 0;                        // 0: any
   int cpus_per_gpu = 0;                     // -c / --cpus-per-gpu (one task per GPU); 0: the node's share
   int min_cpus_per_node = 0;                // --mincpus; 0: none
+  std::optional<PartitionBounds> partitions;  // -p's nodes and MaxNodes; nullopt: not known
+
+  // The most nodes the job may have: -N's MAX and the partitions' MaxNodes; 0: any.
+  int node_limit() const;
 
   // Throws morph::Error naming the flag when the constraints contradict each other or
   // name nodes morph.conf does not list.

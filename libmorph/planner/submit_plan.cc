@@ -140,8 +140,9 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
     // asked: a baseline is a real allocation of this cluster (and -N is the user's, so it sizes nothing
     // before it is checked against morph.conf).
     auto listed = [&](const NodeType& n) {
-      return std::count_if(cluster.nodes().begin(), cluster.nodes().end(),
-                           [&](const NodeRecord& r) { return r.node_type == n.name; });
+      return std::count_if(cluster.nodes().begin(), cluster.nodes().end(), [&](const NodeRecord& r) {
+        return r.node_type == n.name && (!constraints.partitions || constraints.partitions->holds(r.name));
+      });
     };
     const NodeType* node = nullptr;
     long most = 0;
@@ -156,11 +157,14 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
         }
       }
     if (node == nullptr) {
-      d.reason = fmt::format("no node type offers {} GPUs{} per node{} on {} nodes (morph.conf lists {} such nodes)",
+      d.reason = fmt::format("no node type offers {} GPUs{} per node{} on {} nodes ({} {} such nodes)",
                              user_gpus->per_node.count,
                              user_gpus->per_node.type.empty() ? "" : " of type " + user_gpus->per_node.type,
                              cpus_per_gpu > 0 ? fmt::format(" with {} CPUs each", cpus_per_gpu) : "",
-                             user_gpus->nodes, most);
+                             user_gpus->nodes,
+                             constraints.partitions ? "partition " + constraints.partitions->names + " has"
+                                                    : std::string("morph.conf lists"),
+                             most);
       return d;
     }
     const Allocation a = uniform_allocation(cluster, *node, user_gpus->nodes, user_gpus->per_node.count, cpus_per_gpu);
@@ -198,7 +202,7 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
       if (excluded.count(node.name)) explain(node, excluded.at(node.name));
       continue;
     }
-    const int max_nodes = constraints.max_nodes > 0 ? std::min(constraints.max_nodes, it->second) : it->second;
+    const int max_nodes = constraints.node_limit() > 0 ? std::min(constraints.node_limit(), it->second) : it->second;
     bool any = false;
     std::string closest;
     auto consider = [&](int nodes, int gpus_per_node) {

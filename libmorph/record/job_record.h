@@ -13,7 +13,8 @@
 // constraint= the user's --constraint, which GpuTypeBy=feature ANDs with the GPU type's;
 // mem_mb= and min_cpus= the user's --mem and --mincpus per node, floors of every plan's
 // request; min_nodes= and max_nodes= the user's -N MIN[-MAX] when no GPU request came
-// with it (which makes -N the SLA baseline's), bounds on every plan's nodes;
+// with it (which makes -N the SLA baseline's), max_nodes= also the partitions' MaxNodes
+// (the fewer), bounds on every plan's nodes;
 // groups= makes the placement heterogeneous (record/gpu_groups.h): then type=-, the plan
 // is dp = every GPU with tp=pp=ga=mb=1 and mbs the local batch, and the groups' samples
 // add up to the batch. Records without groups= are read as before; adaptive_batch=MIN:MAX

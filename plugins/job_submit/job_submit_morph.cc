@@ -3,6 +3,7 @@
 // job_desc, writes the decision back with strings slurmctld can free, and turns every
 // failure into a refusal with a message. It runs under slurmctld's locks, so it does no
 // RPC and no file I/O after init(). See job_submit_morph(8).
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -86,6 +87,7 @@ JobResources resources(const job_desc_msg_t* job, bool submission) {
   r.required_nodes = text(job->req_nodes);
   r.excluded_nodes = text(job->exc_nodes);
   r.features = text(job->features);
+  if (submission) r.partition = text(job->partition);
   if (!submission) {
     r.clears_tres_per_node = job->tres_per_node != nullptr && *job->tres_per_node == '\0';
     r.clears_features = job->features != nullptr && *job->features == '\0';
@@ -119,9 +121,15 @@ extern "C" int init(void) {
     delete handler;
     handler = nullptr;  // not left dangling if the next line throws
     handler = new morph::plugin::SubmitHandler;
-    handler->load(morph::morph_conf_path(""), MORPH_PKGDATADIR "/models.json");
-    if (handler->load_error().empty()) slurm_info("job_submit/morph: loaded");
+    const char* slurm_conf = std::getenv("SLURM_CONF");
+    const std::string partitions_from = slurm_conf != nullptr && *slurm_conf != '\0' ? slurm_conf : MORPH_SLURM_CONF;
+    handler->load(morph::morph_conf_path(""), MORPH_PKGDATADIR "/models.json", partitions_from);
+    if (handler->load_error().empty())
+      slurm_info("job_submit/morph: loaded (%zu partitions from %s)", handler->partitions(), partitions_from.c_str());
     else slurm_error("job_submit/morph: Morph jobs will be refused: %s", handler->load_error().c_str());
+    if (!handler->partitions_error().empty())
+      slurm_error("job_submit/morph: jobs are sized over every node of morph.conf, whatever their partition: %s",
+                  handler->partitions_error().c_str());
     return SLURM_SUCCESS;  // never stop slurmctld: other jobs keep flowing
   });
 }

@@ -23,7 +23,7 @@ std::string cache_key(const MorphRequest& r, const JobResources& u) {
   std::string key;
   for (const auto& [name, value] : to_job_env(r)) key += name + "=" + value + "\n";
   auto number = [](const auto& v) { return v ? std::to_string(*v) : std::string("-"); };
-  key += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", u.tres_per_node, u.tres_per_job,
+  key += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", u.partition, u.tres_per_node, u.tres_per_job,
                      u.tres_per_task, u.tres_per_socket, number(u.min_nodes), number(u.max_nodes), number(u.tasks),
                      number(u.tasks_per_node), number(u.tasks_per_gpu), number(u.cpus_per_task),
                      number(u.min_cpus_per_node), u.cpus_per_tres, u.mem_per_tres, u.required_nodes, u.excluded_nodes,
@@ -150,7 +150,15 @@ void SlurmRequest::validate() const {
     throw Error(fmt::format("{} tasks x {} CPUs do not fit Slurm's job description", tasks, cpus_per_task));
 }
 
-void SubmitHandler::load(const std::string& conf_path, const std::string& default_catalog) {
+void SubmitHandler::load(const std::string& conf_path, const std::string& default_catalog,
+                         const std::string& slurm_conf_path) {
+  partitions_.clear();
+  partitions_error_.clear();
+  try {
+    if (!slurm_conf_path.empty()) partitions_ = read_slurm_partitions(slurm_conf_path);
+  } catch (const std::exception& e) {
+    partitions_error_ = e.what();
+  }
   try {
     config_ = load_morph_conf(conf_path);
     catalog_ = Catalog::load_file(config_->model_catalog.empty() ? default_catalog : config_->model_catalog);
@@ -291,7 +299,8 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
   }
   try {
     const std::optional<UserGpuRequest> user = user_gpus(in.user);
-    const SubmitConstraints constraints = user_constraints(in.user, user.has_value());
+    SubmitConstraints constraints = user_constraints(in.user, user.has_value());
+    if (!partitions_.empty()) constraints.partitions = partition_bounds(partitions_, in.user.partition);
     MorphRequest for_plan = request;
     for_plan.iterations = 0;  // a declared length does not change the plan: one cache entry
     const std::string key = cache_key(for_plan, in.user);
@@ -312,7 +321,7 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
     record.request.iterations = request.iterations;
     record.min_cpus_per_node = static_cast<int>(in.user.min_cpus_per_node.value_or(0));  // bounded by sizing
     record.min_nodes = constraints.min_nodes;  // -N without a GPU request: morphd keeps every plan within
-    record.max_nodes = constraints.max_nodes;
+    record.max_nodes = constraints.node_limit();  // and the partitions' MaxNodes
     if (in.user.memory_mb_per_node && !in.user.memory_per_cpu) {
       if (*in.user.memory_mb_per_node > static_cast<std::uint64_t>(MORPH_MAX_MEMORY_MB))
         throw Error(fmt::format("--mem: {} MB per node is above {}", *in.user.memory_mb_per_node, MORPH_MAX_MEMORY_MB));

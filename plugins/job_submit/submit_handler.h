@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libmorph/cluster/slurm_partitions.h"
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
@@ -34,6 +35,7 @@ struct JobResources {
   std::string mem_per_tres;                           // --mem-per-gpu
   std::string required_nodes, excluded_nodes;         // -w, -x (Slurm host lists)
   std::string features;                               // --constraint
+  std::string partition;                              // -p (submission): "" the default one
   // An update that sets TresPerNode= or Features= to nothing (scontrol update
   // TresPerNode=): Slurm clears the job's, which "" above cannot say.
   bool clears_tres_per_node = false, clears_features = false;
@@ -96,9 +98,13 @@ class SubmitHandler {
  public:
   // Loads morph.conf, the catalog (morph.conf ModelCatalog, else `default_catalog`) and
   // the fitted models. Never throws: a failure is kept and every Morph job is refused
-  // with it, while other jobs pass through.
-  void load(const std::string& conf_path, const std::string& default_catalog);
+  // with it, while other jobs pass through. The partitions of slurm.conf at
+  // `slurm_conf_path` ("": none) bound where a job of -p may run; when they cannot be
+  // read, jobs are sized over every node of morph.conf and partitions_error() says why.
+  void load(const std::string& conf_path, const std::string& default_catalog, const std::string& slurm_conf_path = "");
   const std::string& load_error() const { return load_error_; }
+  const std::string& partitions_error() const { return partitions_error_; }
+  std::size_t partitions() const { return partitions_.size(); }
 
   SubmitOutput submit(const SubmitInput& input);
   ModifyOutput modify(const ModifyInput& input) const;
@@ -118,6 +124,8 @@ class SubmitHandler {
 
   std::optional<MorphConfig> config_;
   std::optional<Catalog> catalog_;
+  std::vector<SlurmPartition> partitions_;
+  std::string partitions_error_;
   PerfStore perf_;
   std::string load_error_ = "not loaded";
   std::map<std::string, SubmitDecision> decisions_;  // by request; bounded

@@ -176,7 +176,7 @@ expect_env_matches_record() {
   [ "$status" -ne 0 ]
   grep -q "already up with another layout" <<<"$output"
   [ "$(sinfo -h -N -o '%N %T' | sort -u | awk '{print $2}' | sort -u)" = idle ]
-  [ "$(sinfo -h -N -o '%N' | wc -l)" -eq 4 ]
+  [ "$(sinfo -h -N -p gpu -o '%N' | wc -l)" -eq 4 ]
 }
 
 # --- acceptance: plan-agnostic submissions -------------------------------------------------
@@ -228,6 +228,25 @@ expect_env_matches_record() {
   [ "$(record_value "$job" tp)" = 1 ] && [ "$(record_value "$job" pp)" = 1 ] && [ "$(record_value "$job" offload)" = 0 ]
   grep -qx MORPH_FRAMEWORK=deepspeed "$JOBS/$job.out"
   grep -qx MORPH_SEQ=384 "$JOBS/$job.out"
+}
+
+@test "sbatch -p: a Morph job is sized on its partition's nodes within its MaxNodes" {
+  # testcluster's hidden partition v100-32g: the V100 nodes, MaxNodes=1. Before,
+  # gpt2-1.5b was planned on an A100 and slurmctld refused the job.
+  submit -p v100-32g --morph-model=gpt2-1.5b --morph-batch=32 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED
+  [ "$(record_value "$job" type)" = v100-32g ]
+  [ "$(record_value "$job" gpu_types)" = v100-32g ]
+  [ "$(record_value "$job" max_nodes)" = 1 ]
+  [ "$(job_field "$job" Partition)" = v100-32g ]
+  expect_env_matches_record "$job"
+  # What needs more than one V100 node is refused there, saying why per GPU type.
+  submit -p v100-32g --morph-model=llama-30b --morph-batch=256 "$JOBS/env.sh"
+  [ "$status" -ne 0 ]
+  grep -q "a100-80g: partition v100-32g has none of its nodes" <<<"$output"
+  grep -q "v100-32g: no plan fits on 1-4 GPUs" <<<"$output"
+  grep -q "job_submit/morph: loaded (3 partitions from $SLURM_CONF)" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
 }
 
 @test "--morph-iterations reaches the record for morphd and does not change the plan (issue 11)" {

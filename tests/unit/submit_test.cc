@@ -684,6 +684,67 @@ TEST_F(Handler, UserOptionsAreHonouredBySizingOrRefused) {
 // batch 2^20+1 on a one-layer model), which the tasks' parser refused: the node was
 // drained and the job reported COMPLETED 0:0. Now the job is refused at submission or
 // sized within the limits, and every record written reads back as itself.
+// -p: a job is sized on its partition's nodes within its MaxNodes, and morphd is told
+// both (the record's GPU types and max_nodes). Before, a job of a V100 partition was
+// planned on A100s and slurmctld refused it ("Requested node configuration is not
+// available").
+TEST(HandlerPartitions, AJobIsSizedOnItsPartitionsNodes) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/morph-parts.conf") << cluster_conf();
+  std::ofstream(dir + "/slurm-parts.conf") << "PartitionName=gpu Nodes=ALL Default=YES\n"
+                                              "PartitionName=old Nodes=v[1-2] MaxNodes=1\n"
+                                              "PartitionName=cpu Nodes=c[1-4]\n";
+  plugin::SubmitHandler handler;
+  handler.load(dir + "/morph-parts.conf", "/nonexistent", dir + "/slurm-parts.conf");
+  ASSERT_EQ(handler.load_error(), "");
+  ASSERT_EQ(handler.partitions_error(), "");
+  EXPECT_EQ(handler.partitions(), 3u);
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=32"};
+  plugin::SubmitOutput out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "a100-80g");
+  in.user.partition = "old";
+  out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  const JobRecord r = parse_admin_comment(out.request.admin_comment);
+  EXPECT_EQ(r.current.gpu_type, "v100-32g");
+  EXPECT_EQ(r.current.nodes, 1);
+  EXPECT_EQ(r.request.gpu_types, std::vector<std::string>{"v100-32g"});
+  EXPECT_EQ(r.max_nodes, 1);
+  // A model that needs more than one V100 node is refused, saying why per type.
+  in.spank_env = {"MORPH_REQUEST_MODEL=llama2-7b", "MORPH_REQUEST_BATCH=512", "MORPH_REQUEST_GPUS=8"};
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("a100-80g: partition old has none of its nodes"), std::string::npos) << out.message;
+  EXPECT_NE(out.message.find("at most 4 GPUs (1 node of 4)"), std::string::npos) << out.message;
+  // A partition without GPU nodes of morph.conf; -w outside the partition.
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=32"};
+  in.user.partition = "cpu";
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("v100-32g: partition cpu has none of its nodes"), std::string::npos) << out.message;
+  in.user.partition = "old";
+  in.user.required_nodes = "a1";
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("node 'a1' is not in partition old"), std::string::npos) << out.message;
+  // A partition slurm.conf does not name (created since): sized as without -p.
+  in.user = {};
+  in.user.partition = "new";
+  out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "a100-80g");
+  // An unreadable slurm.conf: every node, and the reason kept for slurmctld's log.
+  handler.load(dir + "/morph-parts.conf", "/nonexistent", dir + "/no-such-slurm.conf");
+  EXPECT_EQ(handler.load_error(), "");
+  EXPECT_NE(handler.partitions_error().find("no-such-slurm.conf"), std::string::npos) << handler.partitions_error();
+  in.user.partition = "old";
+  out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "a100-80g");
+}
+
 TEST_F(Handler, RecordsTheWriterAcceptsTheReaderAccepts) {
   plugin::SubmitInput in;
   in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=1073741824"};

@@ -1,0 +1,215 @@
+#include "libmorph/cluster/slurm_partitions.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "libmorph/util/error.h"
+#include "libmorph/util/hostlist.h"
+#include "libmorph/util/parse.h"
+#include "libmorph/util/text_file.h"
+
+namespace morph {
+namespace {
+
+constexpr int kMaxIncludeDepth = 8;
+
+// slurm.conf's logical lines: comments dropped, a trailing backslash continues a line.
+std::vector<std::string> logical_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (std::string_view raw : split(text, '\n')) {
+    if (const auto hash = raw.find('#'); hash != std::string_view::npos) raw = raw.substr(0, hash);
+    raw = trim(raw);
+    const bool continued = !raw.empty() && raw.back() == '\\';
+    if (continued) raw.remove_suffix(1);
+    line += std::string(raw) + " ";
+    if (!continued) {
+      if (!trim(line).empty()) lines.push_back(line);
+      line.clear();
+    }
+  }
+  if (!trim(line).empty()) lines.push_back(line);
+  return lines;
+}
+
+// Whitespace-separated words; double quotes keep a value's spaces.
+std::vector<std::string> words(std::string_view line) {
+  std::vector<std::string> out;
+  std::string word;
+  bool quoted = false, any = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+      any = true;
+    } else if (!quoted && (c == ' ' || c == '\t' || c == '\r')) {
+      if (any) out.push_back(word);
+      word.clear();
+      any = false;
+    } else {
+      word += c;
+      any = true;
+    }
+  }
+  if (any) out.push_back(word);
+  return out;
+}
+
+// A host list's top-level items: "a[1-2],b,set1" -> "a[1-2]" "b" "set1".
+std::vector<std::string> items(std::string_view list) {
+  std::vector<std::string> out;
+  std::string item;
+  int depth = 0;
+  for (char c : list) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+struct NodeSet {
+  std::vector<std::string> nodes;
+  bool by_feature = false;  // Feature=: which nodes depends on NodeName lines Morph does not read
+};
+
+struct Reader {
+  std::vector<SlurmPartition> partitions;
+  std::map<std::string, NodeSet> node_sets;
+  SlurmPartition defaults;
+  IncludeReader include;
+
+  void nodes_of(const std::string& list, SlurmPartition& p, const std::string& where) const {
+    p.nodes.clear();
+    p.all_nodes = false;
+    for (const std::string& item : items(list)) {
+      if (to_upper(item) == "ALL") {
+        p.all_nodes = true;
+      } else if (auto set = node_sets.find(item); set != node_sets.end()) {
+        p.all_nodes = p.all_nodes || set->second.by_feature;
+        p.nodes.insert(p.nodes.end(), set->second.nodes.begin(), set->second.nodes.end());
+      } else {
+        for (std::string& n : expand_hostlist(item, where + ": Nodes")) p.nodes.push_back(std::move(n));
+      }
+    }
+  }
+
+  void partition(const std::vector<std::string>& line, const std::string& where) {
+    SlurmPartition p = defaults;
+    p.is_default = false;
+    for (const std::string& w : line) {
+      const auto eq = w.find('=');
+      if (eq == std::string::npos) throw Error(fmt::format("{}: {} is not KEY=VALUE", where, quote(w)));
+      const std::string key = to_lower(w.substr(0, eq));
+      const std::string value = w.substr(eq + 1);
+      if (key == "partitionname") {
+        p.name = value;
+      } else if (key == "nodes") {
+        nodes_of(value, p, where);
+      } else if (key == "maxnodes") {
+        const std::string v = to_upper(value);
+        p.max_nodes = v == "UNLIMITED" || v == "INFINITE" ? 0 : static_cast<int>(parse_int(value, where + ": MaxNodes", 0, 1 << 30));
+      } else if (key == "default") {
+        p.is_default = to_upper(value) == "YES";
+      }
+    }
+    if (p.name.empty()) throw Error(fmt::format("{}: PartitionName has no name", where));
+    if (to_upper(p.name) == "DEFAULT") {
+      defaults = p;
+      return;
+    }
+    partitions.push_back(std::move(p));
+  }
+
+  void node_set(const std::vector<std::string>& line, const std::string& where) {
+    std::string name;
+    NodeSet set;
+    for (const std::string& w : line) {
+      const auto eq = w.find('=');
+      if (eq == std::string::npos) throw Error(fmt::format("{}: {} is not KEY=VALUE", where, quote(w)));
+      const std::string key = to_lower(w.substr(0, eq));
+      if (key == "nodeset") name = w.substr(eq + 1);
+      else if (key == "nodes") set.nodes = expand_hostlist(w.substr(eq + 1), where + ": Nodes");
+      else if (key == "feature") set.by_feature = true;
+    }
+    node_sets[name] = std::move(set);
+  }
+
+  void read(std::string_view text, const std::string& what, const std::string& dir, int depth) {
+    for (const std::string& line : logical_lines(text)) {
+      const std::vector<std::string> w = words(line);
+      const std::string where = fmt::format("{}: {}", what, quote(trim(line)));
+      const std::string first = to_lower(w.front().substr(0, w.front().find('=')));
+      if (first == "partitionname") {
+        partition(w, where);
+      } else if (first == "nodeset") {
+        node_set(w, where);
+      } else if (first == "include" && w.size() == 2 && include != nullptr) {
+        if (depth >= kMaxIncludeDepth) throw Error(fmt::format("{}: Include nested deeper than {}", what, kMaxIncludeDepth));
+        std::filesystem::path path = w[1];
+        if (path.is_relative()) path = std::filesystem::path(dir) / path;
+        read(include(path.string()), path.string(), path.parent_path().string(), depth + 1);
+      }
+    }
+  }
+};
+
+std::string read_file(const std::string& path) { return read_text_file(path, "slurm.conf", 16u << 20); }
+
+}  // namespace
+
+bool PartitionBounds::holds(const std::string& node) const {
+  return all_nodes || std::binary_search(nodes.begin(), nodes.end(), node);
+}
+
+std::vector<SlurmPartition> parse_slurm_partitions(std::string_view text, const std::string& what,
+                                                   const std::string& dir, IncludeReader include) {
+  Reader reader;
+  reader.include = include;
+  reader.read(text, what, dir, 0);
+  return reader.partitions;
+}
+
+std::vector<SlurmPartition> read_slurm_partitions(const std::string& path) {
+  return parse_slurm_partitions(read_file(path), path, std::filesystem::path(path).parent_path().string(), read_file);
+}
+
+std::optional<PartitionBounds> partition_bounds(const std::vector<SlurmPartition>& partitions,
+                                                std::string_view requested) {
+  std::vector<const SlurmPartition*> chosen;
+  if (trim(requested).empty()) {
+    for (const SlurmPartition& p : partitions)
+      if (p.is_default) chosen = {&p};  // the last Default=YES, as Slurm takes it
+  } else {
+    for (std::string_view name : split(requested, ',')) {
+      const auto p = std::find_if(partitions.begin(), partitions.end(),
+                                  [&](const SlurmPartition& q) { return q.name == trim(name); });
+      if (p == partitions.end()) return std::nullopt;
+      chosen.push_back(&*p);
+    }
+  }
+  if (chosen.empty()) return std::nullopt;
+  PartitionBounds b;
+  for (const SlurmPartition* p : chosen) {
+    b.names += (b.names.empty() ? "" : ",") + p->name;
+    b.all_nodes = b.all_nodes || p->all_nodes;
+    b.nodes.insert(b.nodes.end(), p->nodes.begin(), p->nodes.end());
+  }
+  const bool unlimited = std::any_of(chosen.begin(), chosen.end(), [](const SlurmPartition* p) { return p->max_nodes == 0; });
+  if (!unlimited)
+    for (const SlurmPartition* p : chosen) b.max_nodes = std::max(b.max_nodes, p->max_nodes);
+  if (b.all_nodes) b.nodes.clear();
+  std::sort(b.nodes.begin(), b.nodes.end());
+  b.nodes.erase(std::unique(b.nodes.begin(), b.nodes.end()), b.nodes.end());
+  return b;
+}
+
+}  // namespace morph

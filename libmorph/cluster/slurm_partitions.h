@@ -1,0 +1,48 @@
+// Slurm's partitions, as far as they bound where a Morph job may run: the nodes of the
+// partitions it was submitted to and how many of them one job may have. job_submit_morph
+// reads them from slurm.conf when slurmctld loads it (it may not ask slurmctld while it
+// holds its locks); morphd from slurmctld (slurm_load_partitions), which also knows the
+// partitions `scontrol create partition` added since.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace morph {
+
+struct SlurmPartition {
+  std::string name;
+  std::vector<std::string> nodes;  // expanded host list
+  bool all_nodes = false;          // Nodes=ALL, or a node set Morph cannot expand (by feature)
+  int max_nodes = 0;               // MaxNodes per job; 0: UNLIMITED
+  bool is_default = false;         // Default=YES: a job without -p goes here
+};
+
+// The PartitionName lines of slurm.conf(5) text, with PartitionName=DEFAULT's values,
+// NodeSet names, continued lines and Include files (read relative to `dir`, by
+// `include`, which returns a file's text). Keys in any letter case. Throws morph::Error
+// naming `what` and the line on a malformed partition line.
+using IncludeReader = std::string (*)(const std::string& path);
+std::vector<SlurmPartition> parse_slurm_partitions(std::string_view text, const std::string& what,
+                                                   const std::string& dir, IncludeReader include);
+// The same, from the file at `path`.
+std::vector<SlurmPartition> read_slurm_partitions(const std::string& path);
+
+// Where a job of `requested` partitions (-p: comma-separated; "" the default) may run:
+// the union of their nodes, and the largest of their MaxNodes (Slurm runs the job in
+// one of them). nullopt when one is not in `partitions` (added since, or mistyped:
+// Slurm refuses the job then) or none is the default.
+struct PartitionBounds {
+  std::string names;               // "gpu", "a100,v100": for messages
+  bool all_nodes = false;
+  std::vector<std::string> nodes;  // sorted, unique; unless all_nodes
+  int max_nodes = 0;               // 0: UNLIMITED
+
+  bool holds(const std::string& node) const;
+};
+std::optional<PartitionBounds> partition_bounds(const std::vector<SlurmPartition>& partitions,
+                                                std::string_view requested);
+
+}  // namespace morph

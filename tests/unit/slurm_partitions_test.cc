@@ -1,0 +1,102 @@
+// slurm.conf's partitions (libmorph/cluster/slurm_partitions) and where they let a job run.
+#include "libmorph/cluster/slurm_partitions.h"
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "libmorph/util/error.h"
+
+namespace morph {
+namespace {
+
+std::map<std::string, std::string>& included() {
+  static std::map<std::string, std::string> files;
+  return files;
+}
+std::string read_included(const std::string& path) {
+  if (!included().count(path)) throw Error("no file " + path);
+  return included().at(path);
+}
+
+std::vector<SlurmPartition> parse(const std::string& text) {
+  return parse_slurm_partitions(text, "slurm.conf", "/etc/slurm", read_included);
+}
+
+TEST(SlurmPartitions, ReadsNodesMaxNodesAndTheDefault) {
+  const auto p = parse(
+      "ClusterName=x  # a comment\n"
+      "NodeName=a100-[1-2] Gres=gpu:a100:8\n"
+      "partitionname=DEFAULT MaxNodes=4\n"
+      "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"
+      "PartitionName=old Nodes=v100-[1-2],v100-9 \\\n"
+      "   MaxNodes=1   # continued\n"
+      "PartitionName=big Nodes=\"a100-[1-2]\" MAXNODES=UNLIMITED\n");
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].name, "gpu");
+  EXPECT_TRUE(p[0].all_nodes);
+  EXPECT_TRUE(p[0].is_default);
+  EXPECT_EQ(p[0].max_nodes, 4);  // PartitionName=DEFAULT's
+  EXPECT_EQ(p[1].nodes, (std::vector<std::string>{"v100-1", "v100-2", "v100-9"}));
+  EXPECT_FALSE(p[1].all_nodes);
+  EXPECT_FALSE(p[1].is_default);
+  EXPECT_EQ(p[1].max_nodes, 1);
+  EXPECT_EQ(p[2].nodes, (std::vector<std::string>{"a100-1", "a100-2"}));
+  EXPECT_EQ(p[2].max_nodes, 0);
+}
+
+TEST(SlurmPartitions, ExpandsNodeSetsAndReadsIncludedFiles) {
+  included()["/etc/slurm/parts.conf"] = "PartitionName=volta Nodes=old-set,t4-1\n";
+  included()["/srv/more.conf"] = "PartitionName=any Nodes=by-feature\n";
+  const auto p = parse(
+      "NodeSet=old-set Nodes=v100-[1-2]\n"
+      "NodeSet=by-feature Feature=gpu\n"
+      "Include parts.conf\n"
+      "include /srv/more.conf\n");
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].nodes, (std::vector<std::string>{"v100-1", "v100-2", "t4-1"}));
+  EXPECT_FALSE(p[0].all_nodes);
+  EXPECT_TRUE(p[1].all_nodes);  // a node set by feature: Morph does not know which nodes
+}
+
+TEST(SlurmPartitions, AMalformedPartitionLineIsAnErrorNamingIt) {
+  try {
+    parse("PartitionName=x Nodes=a[1-\n");
+    FAIL() << "accepted a broken host list";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("PartitionName=x Nodes=a[1-"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse("PartitionName=x MaxNodes=many\n"), Error);
+  EXPECT_THROW(parse("PartitionName=x Nodes\n"), Error);
+  EXPECT_THROW(parse("Include missing.conf\n"), Error);
+}
+
+TEST(SlurmPartitions, AJobRunsOnItsPartitionsNodesWithinTheirMaxNodes) {
+  const auto p = parse(
+      "PartitionName=gpu Nodes=ALL Default=YES\n"
+      "PartitionName=old Nodes=v100-[1-2] MaxNodes=1\n"
+      "PartitionName=mid Nodes=a100-1,v100-2 MaxNodes=3\n");
+  const auto old = partition_bounds(p, "old");
+  ASSERT_TRUE(old);
+  EXPECT_TRUE(old->holds("v100-1"));
+  EXPECT_FALSE(old->holds("a100-1"));
+  EXPECT_EQ(old->max_nodes, 1);
+  // -p old,mid: the union of their nodes, the larger MaxNodes.
+  const auto both = partition_bounds(p, "old,mid");
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->names, "old,mid");
+  EXPECT_EQ(both->nodes, (std::vector<std::string>{"a100-1", "v100-1", "v100-2"}));
+  EXPECT_EQ(both->max_nodes, 3);
+  // No -p: the default partition, every node, no limit; with an unlimited one, none.
+  const auto none = partition_bounds(p, "");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->names, "gpu");
+  EXPECT_TRUE(none->holds("anything"));
+  EXPECT_EQ(partition_bounds(p, "gpu,old")->max_nodes, 0);
+  // A partition slurm.conf does not define: nothing known.
+  EXPECT_FALSE(partition_bounds(p, "new"));
+  EXPECT_FALSE(partition_bounds(parse("PartitionName=x Nodes=ALL\n"), ""));  // no default
+}
+
+}  // namespace
+}  // namespace morph
