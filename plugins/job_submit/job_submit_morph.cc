@@ -87,7 +87,7 @@ JobResources resources(const job_desc_msg_t* job, bool submission) {
   r.required_nodes = text(job->req_nodes);
   r.excluded_nodes = text(job->exc_nodes);
   r.features = text(job->features);
-  if (submission) r.partition = text(job->partition);
+  r.partition = text(job->partition);
   if (!submission) {
     r.clears_tres_per_node = job->tres_per_node != nullptr && *job->tres_per_node == '\0';
     r.clears_features = job->features != nullptr && *job->features == '\0';

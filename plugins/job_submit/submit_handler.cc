@@ -132,6 +132,34 @@ std::string update_mismatch(const JobResources& u, const Placement& p, const Mor
   return {};
 }
 
+// Why the partitions `to` of an update cannot take a Morph job, or empty. morphd keeps
+// the job within its record's GPU types and max_nodes=, as sizing left them for the
+// partitions it was submitted to: the new ones must offer each of those types (some
+// node of it, as at submission) and allow as many nodes.
+std::string partition_mismatch(const std::string& to, const JobRecord& r, const MorphConfig& config,
+                               const std::vector<SlurmPartition>& partitions) {
+  const std::optional<PartitionBounds> b = partition_bounds(partitions, to);
+  if (!b) return {};  // a partition slurm.conf did not have: Slurm checks that it exists
+  const Cluster& cluster = config.cluster;
+  std::vector<std::string> types = r.request.gpu_types;
+  if (types.empty())
+    for (const GpuType& g : cluster.gpu_types()) types.push_back(g.name);
+  for (const std::string& type : types) {
+    bool listed = false, offered = false;
+    for (const NodeRecord& n : cluster.nodes())
+      if (cluster.gpu_of(*cluster.find_node_type(n.node_type)).name == type) {
+        listed = true;
+        offered = offered || b->holds(n.name);
+      }
+    if (listed && !offered)
+      return fmt::format("partition {} has no {} node, a GPU type the job's plans may use", b->names, type);
+  }
+  if (b->max_nodes > 0 && (r.max_nodes == 0 || r.max_nodes > b->max_nodes))
+    return fmt::format("partition {} allows {} node{} per job, the job's plans up to {}", b->names, b->max_nodes,
+                       b->max_nodes == 1 ? "" : "s", r.max_nodes == 0 ? std::string("any number") : std::to_string(r.max_nodes));
+  return {};
+}
+
 // `field` as the job_desc integer it goes to, or morph::Error.
 void check_field(const char* field, long long value, std::uint32_t max) {
   if (value < 1 || static_cast<unsigned long long>(value) > max)
@@ -369,6 +397,10 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
       throw Error(fmt::format("{} does not match the job's plan ({}); a Morph job's GPUs, nodes, tasks, CPUs and "
                               "GPU type follow its plan, which root or SlurmUser change with AdminComment",
                               field, planned(r.current)));
+    if (!in.update.partition.empty() && config_)
+      if (const std::string why = partition_mismatch(in.update.partition, r, *config_, partitions_); !why.empty())
+        throw Error(fmt::format("Partition={}: {}; submit the job again with -p {}", in.update.partition, why,
+                                in.update.partition));
     if (!sets_record) {
       out.verdict = Verdict::pass_through;
       return out;

@@ -35,7 +35,7 @@ struct JobResources {
   std::string mem_per_tres;                           // --mem-per-gpu
   std::string required_nodes, excluded_nodes;         // -w, -x (Slurm host lists)
   std::string features;                               // --constraint
-  std::string partition;                              // -p (submission): "" the default one
+  std::string partition;                              // -p; Partition= (an update); "" the default or none
   // An update that sets TresPerNode= or Features= to nothing (scontrol update
   // TresPerNode=): Slurm clears the job's, which "" above cannot say.
   bool clears_tres_per_node = false, clears_features = false;

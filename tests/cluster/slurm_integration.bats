@@ -247,6 +247,16 @@ expect_env_matches_record() {
   grep -q "a100-80g: partition v100-32g has none of its nodes" <<<"$output"
   grep -q "v100-32g: no plan fits on 1-4 GPUs" <<<"$output"
   grep -q "job_submit/morph: loaded (3 partitions from $SLURM_CONF)" "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
+  # A pending job of the default partition, whose plans may use A100s, cannot move to it.
+  run sbatch --parsable -H -D "$JOBS" -o /dev/null --morph-model=gpt2-1.5b --morph-batch=16 --wrap=true
+  [ "$status" -eq 0 ]
+  local held=${output##*$'\n'}
+  run scontrol update job="$held" Partition=v100-32g
+  [ "$status" -ne 0 ]
+  grep -q "job $held: update refused: morph: Partition=v100-32g: partition v100-32g has no a100-80g node" \
+    "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
+  [ "$(job_field "$held" Partition)" = gpu ]
+  scancel "$held"
 }
 
 @test "--morph-iterations reaches the record for morphd and does not change the plan (issue 11)" {

@@ -693,12 +693,13 @@ TEST(HandlerPartitions, AJobIsSizedOnItsPartitionsNodes) {
   std::ofstream(dir + "/morph-parts.conf") << cluster_conf();
   std::ofstream(dir + "/slurm-parts.conf") << "PartitionName=gpu Nodes=ALL Default=YES\n"
                                               "PartitionName=old Nodes=v[1-2] MaxNodes=1\n"
-                                              "PartitionName=cpu Nodes=c[1-4]\n";
+                                              "PartitionName=cpu Nodes=c[1-4]\n"
+                                              "PartitionName=volta Nodes=v[1-2]\n";
   plugin::SubmitHandler handler;
   handler.load(dir + "/morph-parts.conf", "/nonexistent", dir + "/slurm-parts.conf");
   ASSERT_EQ(handler.load_error(), "");
   ASSERT_EQ(handler.partitions_error(), "");
-  EXPECT_EQ(handler.partitions(), 3u);
+  EXPECT_EQ(handler.partitions(), 4u);
   plugin::SubmitInput in;
   in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=32"};
   plugin::SubmitOutput out = handler.submit(in);
@@ -712,12 +713,36 @@ TEST(HandlerPartitions, AJobIsSizedOnItsPartitionsNodes) {
   EXPECT_EQ(r.current.nodes, 1);
   EXPECT_EQ(r.request.gpu_types, std::vector<std::string>{"v100-32g"});
   EXPECT_EQ(r.max_nodes, 1);
+  const std::string v100_job = out.request.admin_comment;
   // A model that needs more than one V100 node is refused, saying why per type.
   in.spank_env = {"MORPH_REQUEST_MODEL=llama2-7b", "MORPH_REQUEST_BATCH=512", "MORPH_REQUEST_GPUS=8"};
   out = handler.submit(in);
   EXPECT_EQ(out.verdict, plugin::Verdict::reject);
   EXPECT_NE(out.message.find("a100-80g: partition old has none of its nodes"), std::string::npos) << out.message;
   EXPECT_NE(out.message.find("at most 4 GPUs (1 node of 4)"), std::string::npos) << out.message;
+  // Partition= on a Morph job: only to partitions that offer every GPU type and node
+  // count its plans may take (morphd keeps it within its record).
+  plugin::ModifyInput move;
+  move.current_admin_comment = v100_job;
+  move.update.partition = "gpu";
+  EXPECT_EQ(handler.modify(move).verdict, plugin::Verdict::pass_through) << handler.modify(move).message;
+  plugin::SubmitInput anywhere;
+  anywhere.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=32"};
+  move.current_admin_comment = handler.submit(anywhere).request.admin_comment;
+  move.update.partition = "old";
+  plugin::ModifyOutput moved = handler.modify(move);
+  EXPECT_EQ(moved.verdict, plugin::Verdict::reject);
+  EXPECT_NE(moved.message.find("Partition=old: partition old has no a100-80g node, a GPU type the job's plans may use"),
+            std::string::npos) << moved.message;
+  move.update.partition = "gpu";
+  EXPECT_EQ(handler.modify(move).verdict, plugin::Verdict::pass_through);
+  anywhere.user.partition = "volta";  // V100s only, any node count
+  move.current_admin_comment = handler.submit(anywhere).request.admin_comment;
+  move.update.partition = "old";
+  moved = handler.modify(move);
+  EXPECT_EQ(moved.verdict, plugin::Verdict::reject);
+  EXPECT_NE(moved.message.find("partition old allows 1 node per job, the job's plans up to any number"),
+            std::string::npos) << moved.message;
   // A partition without GPU nodes of morph.conf; -w outside the partition.
   in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=32"};
   in.user.partition = "cpu";
