@@ -35,6 +35,16 @@ void Assignment::hold(std::size_t job) {
   targets_[job] = j.current;
 }
 
+bool Assignment::keep(std::size_t job) {
+  const JobState& j = view_.jobs[job];
+  const bool free = std::all_of(j.current.slices.begin(), j.current.slices.end(), [&](const Slice& s) {
+    return s.gpus <= pool_.free_gpus(s.node) && s.cpus <= pool_.free_cpus(s.node) &&
+           s.memory_bytes <= pool_.free_memory(s.node) * (1 + 1e-12);
+  });
+  if (free) hold(job);
+  return free;
+}
+
 void Assignment::hold(std::size_t job, const ExecutionPlan& plan) {
   hold(job);
   targets_[job].plan = plan;

@@ -35,6 +35,9 @@ class Assignment {
 
   // Keeps a running job exactly where and how it runs.
   void hold(std::size_t job);
+  // The same when every GPU, CPU and byte it holds is still free; false, with nothing
+  // changed, when another job took some.
+  bool keep(std::size_t job);
   // Keeps a running job where it runs, under another plan (the in-place path).
   void hold(std::size_t job, const ExecutionPlan& plan);
   // GetBestPlan on a running job's own slices, within the host memory they hold.

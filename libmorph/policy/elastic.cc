@@ -633,7 +633,7 @@ bool Round::defragment(Item& it, std::vector<std::size_t>& held) {
 // are placed by HAS, largest first (guaranteed and overdue jobs before the others), each
 // falling back down its curve when the nodes are too fragmented or AllocMem fails; a
 // guaranteed or overdue job that still does not fit moves best-effort jobs out of its way
-// (defragment()).
+// (defragment()); a running job placed nowhere keeps what it has, where that is free.
 std::vector<Decision> Round::place() {
   std::vector<std::size_t> spread, moving, held;
   for (Item& it : items_) {
@@ -672,6 +672,10 @@ std::vector<Decision> Round::place() {
       if (!defragment(it, held)) start_down_curve(it);
     }
   }
+  // A running job the round meant to give GPUs, placed nowhere, keeps those it has where
+  // nobody took them: a preemption would gain nobody anything.
+  for (std::size_t i : moving)
+    if (!assignment_.placed(i) && view_.jobs[i].running()) assignment_.keep(i);
   assignment_.grant_spare_cpus();
   return assignment_.decisions();
 }

@@ -734,3 +734,33 @@ TEST(Assignment, AShrinkKeepsTheNodesSlurmKeeps) {
 
 }  // namespace
 }  // namespace morph::policy
+
+namespace morph::policy {
+namespace {
+
+// A running job that the round moves but cannot place anywhere keeps the GPUs it runs on
+// when nobody took them, instead of being preempted for nothing. Here a guaranteed job
+// held to its request runs another plan over 4 + 4 GPUs of two nodes; its request of 8
+// GPUs goes back "there" by HAS, which under morphd finds 6 + 2 (node 2's six free GPUs
+// first) and no plan; the other jobs are guaranteed, so nothing moves out of its way.
+TEST(Morphling, ARunningJobThatCannotBePlacedKeepsItsGpus) {
+  PlanOracle oracle = test::make_oracle();
+  oracle.require_uniform_nodes();
+  ClusterView v;
+  v.nodes = test::nodes("3x8xbig");
+  v.now_s = 6000;
+  JobState g = job("g", Sla::guaranteed, 8, 1e6);
+  g.current.slices = {Slice{0, 4, 32, 0}, Slice{1, 4, 32, 0}};
+  g.current.plan = test::make_plan(8, 1, 1, 2, 1, 4);
+  g.held_to_request = true;
+  v.jobs = {g, running(job("h0", Sla::guaranteed, 4, 1e6), 0), running(job("h1", Sla::guaranteed, 4, 1e6), 1),
+            running(job("h2", Sla::guaranteed, 2, 1e6), 2)};
+  for (const std::string name : {"morphling", "morphling-e", "morphling-n"}) {
+    const auto d = round(name, v, oracle);
+    EXPECT_EQ(target_of(d, "g").slices, v.jobs[0].current.slices) << name;
+    for (std::size_t k = 1; k < v.jobs.size(); ++k) EXPECT_EQ(target_of(d, v.jobs[k].id), v.jobs[k].current) << name;
+  }
+}
+
+}  // namespace
+}  // namespace morph::policy
