@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/pending_reason.h"
+
 namespace morph::daemon {
 
 struct SlurmNode {
@@ -34,6 +36,8 @@ struct SlurmJob {
   // Pending, and it cannot start whatever GPUs it is given: why ("held", "a dependency",
   // "its begin time", daemon/pending_reason.h); empty when it can.
   std::string blocked = {};
+  // Pending, and over a limit of its size that a smaller plan may pass.
+  SizeLimit size_limit = SizeLimit::none;
 };
 
 struct ClusterSnapshot {

@@ -3,7 +3,7 @@
 # (libmorph_store); the daemon adds the libslurm side.
 noinst_LTLIBRARIES += daemon/libmorph_daemon.la
 daemon_libmorph_daemon_la_SOURCES = \
-	%reldir%/cluster_snapshot.h \
+	%reldir%/cluster_snapshot.h %reldir%/pending_reason.h \
 	%reldir%/job_measurements.h %reldir%/job_measurements.cc \
 	%reldir%/view_builder.h %reldir%/view_builder.cc \
 	%reldir%/store/journal_state.h %reldir%/store/journal_state.cc \
@@ -11,6 +11,7 @@ daemon_libmorph_daemon_la_SOURCES = \
 	%reldir%/slurm_ops.h \
 	%reldir%/journal.h %reldir%/journal.cc \
 	%reldir%/reconfigurer.h %reldir%/reconfigurer.cc \
+	%reldir%/size_caps.h %reldir%/size_caps.cc \
 	%reldir%/scheduler.h %reldir%/scheduler.cc
 daemon_libmorph_daemon_la_LIBADD = libmorph/libmorph.la $(FMT_LIBS)
 
@@ -40,7 +41,7 @@ if HAVE_SQLITE
 if HAVE_MUNGE
 sbin_PROGRAMS += daemon/morphd
 daemon_morphd_SOURCES = %reldir%/morphd.cc %reldir%/slurm_client.h %reldir%/slurm_client.cc \
-	%reldir%/pending_reason.h %reldir%/pending_reason.cc \
+	%reldir%/pending_reason.cc \
 	%reldir%/observations.h %reldir%/observations.cc
 daemon_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 daemon_morphd_LDADD = tools/libmorph_command_line.la daemon/libmorph_store.la daemon/libmorph_daemon.la \

@@ -39,6 +39,23 @@ bool accrued_usage_limit(std::uint32_t r) {
 
 }  // namespace
 
+SizeLimit size_limit(std::uint32_t r) {
+  switch (r) {
+    case WAIT_PART_NODE_LIMIT: case WAIT_QOS_MAX_NODE_PER_JOB: case WAIT_ASSOC_MAX_NODE_PER_JOB:
+    case WAIT_QOS_MAX_NODE_PER_USER:
+      return SizeLimit::nodes;
+    case WAIT_QOS_MAX_GRES_PER_JOB: case WAIT_ASSOC_MAX_GRES_PER_JOB: case WAIT_QOS_MAX_GRES_PER_USER:
+    case WAIT_QOS_MAX_GRES_PER_NODE: case WAIT_ASSOC_MAX_GRES_PER_NODE:
+    case WAIT_QOS_MAX_CPU_PER_JOB: case WAIT_ASSOC_MAX_CPU_PER_JOB: case WAIT_QOS_MAX_CPU_PER_USER:
+    case WAIT_QOS_MAX_CPU_PER_NODE: case WAIT_ASSOC_MAX_CPU_PER_NODE:
+    case WAIT_QOS_MAX_MEM_PER_JOB: case WAIT_ASSOC_MAX_MEM_PER_JOB: case WAIT_QOS_MAX_MEM_PER_USER:
+    case WAIT_QOS_MAX_MEM_PER_NODE: case WAIT_ASSOC_MAX_MEM_PER_NODE:
+      return SizeLimit::gpus;
+    default:
+      return SizeLimit::none;
+  }
+}
+
 std::string pending_block(bool held, std::uint32_t state_reason) {
   if (held) return "held";
   switch (state_reason) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon/reconfigurer.h"
+#include "daemon/size_caps.h"
 #include "daemon/view_builder.h"
 #include "libmorph/policy/model_refit.h"
 #include "libmorph/policy/policy.h"
@@ -57,6 +58,7 @@ class Scheduler {
   std::set<std::string> oracle_apps_;
   std::unique_ptr<policy::PlanOracle> oracle_;  // kept while the applications stay the same
   std::map<std::string, int> forecast_epochs_;  // by job: the epoch of its last reported forecast
+  SizeCaps caps_;  // the sizes Slurm refused, by job
 };
 
 }  // namespace morph::daemon

@@ -54,7 +54,10 @@ SlurmJob job_of(const slurm_job_info_t& j, bool without_accounting) {
   out.eligible_time_s = static_cast<double>(j.eligible_time);  // details->begin_time (EligibleTime)
   out.time_limit_s = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : 60.0 * j.time_limit;
   out.restarts = j.restart_cnt;
-  if (out.phase == JobPhase::pending) out.blocked = pending_block(out.held, j.state_reason);
+  if (out.phase == JobPhase::pending) {
+    out.blocked = pending_block(out.held, j.state_reason);
+    out.size_limit = size_limit(j.state_reason);
+  }
   // Strictly after the start: a pending job's NumNodes update (morphd's own requeue path)
   // stamps resize_time too, and its release starts the job within the same second.
   out.record_locked = without_accounting && out.phase != JobPhase::pending && j.resize_time != 0 &&

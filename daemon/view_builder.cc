@@ -225,7 +225,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
   for (const SlurmJob& j : snapshot.jobs) {
     if (j.phase == JobPhase::done || !is_job_record(j.admin_comment)) continue;
     const std::string id = std::to_string(j.id);
-    TrackedJob tracked{j.id, j.user_id, {}, j.admin_comment, j.phase, j.held, j.blocked};
+    TrackedJob tracked{j.id, j.user_id, {}, j.admin_comment, j.phase, j.held, j.blocked, j.size_limit};
     try {
       tracked.record = parse_admin_comment(j.admin_comment);
     } catch (const Error& e) {

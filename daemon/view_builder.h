@@ -41,6 +41,7 @@ struct TrackedJob {
   JobPhase phase = JobPhase::pending;
   bool held = false;
   std::string blocked;  // SlurmJob::blocked
+  SizeLimit size_limit = SizeLimit::none;
 };
 
 struct BuiltView {

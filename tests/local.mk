@@ -102,7 +102,7 @@ tests_unit_unit_tests_LDADD += daemon/libmorph_store.la daemon/libmorph_daemon.l
 endif
 # morphd's reading of Slurm's pending reasons: slurm.h's enum only, no libslurm.
 if HAVE_SLURM
-tests_unit_unit_tests_SOURCES += %reldir%/unit/pending_reason_test.cc daemon/pending_reason.h daemon/pending_reason.cc
+tests_unit_unit_tests_SOURCES += %reldir%/unit/pending_reason_test.cc daemon/pending_reason.cc
 tests_unit_unit_tests_CPPFLAGS += $(SLURM_CPPFLAGS)
 endif
 endif

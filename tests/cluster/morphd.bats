@@ -41,6 +41,7 @@ setup() {
 teardown() {
   stop_morphd
   scontrol delete ReservationName=morph-later 2>/dev/null || true
+  scontrol update PartitionName=gpu MaxNodes=UNLIMITED 2>/dev/null || true
   # Online refits (test 5 plants one) would steer the next test's morphd.
   [ ! -s "$MORPH_TESTCLUSTER_DIR/morph.db" ] || python3 -c 'import sqlite3, sys
 with sqlite3.connect(sys.argv[1]) as db:
@@ -428,4 +429,32 @@ PY
     grep -q "skipped job $resv: pending on its reservation: no GPUs" "$WORK/morphd.log" ||
     fail "$(cat "$WORK/morphd.log")"
   ! grep -q "job \($later\|$dep\|$resv\): start" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+}
+
+@test "a job over a limit of its size that morphd cannot read (a partition's MaxNodes set since) is planned below it" {
+  rm -f "$WORK/morphd.log"
+  job p 100
+  local id record
+  id=$(submit p -H)
+  # As morphd would have grown it: the same plan on two nodes (dp doubled, micro-batch halved).
+  record=$(job_record "$id" | python3 -c 'import sys
+f = dict(kv.split("=", 1) for kv in sys.stdin.read().split()[1:])
+f["nodes"] = "2"; f["dp"] = str(2 * int(f["dp"]))
+if int(f["mbs"]) % 2 == 0: f["mbs"] = str(int(f["mbs"]) // 2)
+else: f["ga"] = str(int(f["ga"]) // 2)
+print("morph:v1 " + " ".join(k + "=" + v for k, v in f.items()))')
+  scontrol update job="$id" AdminComment="$record" NumNodes=2
+  [ "$(job_field "$id" NumNodes)" = 2-2 ] || fail "$(scontrol show job "$id")"
+  scontrol update PartitionName=gpu MaxNodes=1
+  scontrol release "$id"
+  local i
+  for i in $(seq 150); do
+    [ "$(job_field "$id" Reason)" = PartitionNodeLimit ] && break
+    sleep 0.2
+  done
+  [ "$(job_field "$id" Reason)" = PartitionNodeLimit ] || fail "reason: $(job_field "$id" Reason)"
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1
+  grep -q "job $id: waits on a limit of its nodes .* at [0-9]* GPUs on 2 nodes: at most 1 node from now on" \
+    "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+  grep -q "job $id: start: 2 nodes x .* -> 1 node x " "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
 }

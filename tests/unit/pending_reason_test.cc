@@ -43,5 +43,21 @@ TEST(PendingReason, PartitionsReservationsAndAccountLimitsBlock) {
     EXPECT_EQ(pending_block(false, r), "a usage limit of its QOS or association (GrpTRESMins, GrpWall)") << r;
 }
 
+// Limits of one job's size leave it in the view, and say which of its sizes to lower.
+TEST(PendingReason, SizeLimitsSayWhetherGpusOrNodesAreTooMany) {
+  for (const std::uint32_t r : {WAIT_QOS_MAX_GRES_PER_JOB, WAIT_ASSOC_MAX_GRES_PER_JOB, WAIT_QOS_MAX_GRES_PER_USER,
+                                WAIT_QOS_MAX_GRES_PER_NODE, WAIT_QOS_MAX_CPU_PER_JOB, WAIT_ASSOC_MAX_MEM_PER_JOB}) {
+    EXPECT_EQ(size_limit(r), SizeLimit::gpus) << r;
+    EXPECT_EQ(pending_block(false, r), "") << r;
+  }
+  for (const std::uint32_t r : {WAIT_PART_NODE_LIMIT, WAIT_QOS_MAX_NODE_PER_JOB, WAIT_ASSOC_MAX_NODE_PER_JOB,
+                                WAIT_QOS_MAX_NODE_PER_USER}) {
+    EXPECT_EQ(size_limit(r), SizeLimit::nodes) << r;
+    EXPECT_EQ(pending_block(false, r), "") << r;
+  }
+  for (const std::uint32_t r : {WAIT_RESOURCES, WAIT_PRIORITY, WAIT_QOS_GRP_GRES, WAIT_DEPENDENCY})
+    EXPECT_EQ(size_limit(r), SizeLimit::none) << r;
+}
+
 }  // namespace
 }  // namespace morph::daemon

@@ -113,6 +113,35 @@ TEST_F(SchedulerTest, APendingJobThatCannotStartGetsNoGpus) {
   EXPECT_EQ(released.started, 1);
 }
 
+// A pending job that Slurm keeps waiting on a limit of its size (QOS MaxTRESPerJob on its
+// GPUs, which morphd cannot read) is planned below that size, and stays below it once
+// it runs. Before, it was given its 8 GPUs again every round and waited for ever.
+TEST_F(SchedulerTest, AJobOverASizeLimitIsPlannedBelowIt) {
+  const auto lines = [](const RoundReport& r) { return fmt::format("{}", fmt::join(r.lines, "\n")); };
+  ClusterSnapshot s = snapshot(1120, false);
+  s.jobs[1].admin_comment = record(8, Sla::best_effort);
+  EXPECT_NE(lines(scheduler_.round(s, true)).find("-> 1 node x 8 a100-80g"), std::string::npos);
+  s.jobs[1].size_limit = SizeLimit::gpus;
+  const RoundReport capped = scheduler_.round(s, true);
+  const std::string said = lines(capped);
+  EXPECT_NE(said.find("job 12: waits on a limit of its GPUs (its QOS's or association's MaxTRES, a partition's "
+                      "MaxNodes) at 8 GPUs on 1 node: at most 7 GPUs from now on"),
+            std::string::npos) << said;
+  EXPECT_EQ(capped.started, 1) << said;
+  EXPECT_NE(said.find("-> 1 node x 6 a100-80g"), std::string::npos) << said;
+  // Slurm no longer says why it waits (its record still at 8 GPUs): the cap holds, as it
+  // does once the job runs, so that the job never grows back into the limit.
+  s.jobs[1].size_limit = SizeLimit::none;
+  const std::string later = lines(scheduler_.round(s, true));
+  EXPECT_NE(later.find("-> 1 node x 6 a100-80g"), std::string::npos) << later;
+  // Gone from Slurm, the job is forgotten: a new job under its id is not capped.
+  const SlurmJob job = s.jobs.back();
+  s.jobs.pop_back();
+  scheduler_.round(s, true);
+  s.jobs.push_back(job);
+  EXPECT_NE(lines(scheduler_.round(s, true)).find("-> 1 node x 8 a100-80g"), std::string::npos);
+}
+
 // The restart backoff reads what the journal has done to a job: a best-effort job on the
 // whole node, restarted twice in place (Slurm counts no requeue), gives no GPUs to a
 // waiting job until it has run two restart penalties since the last.
