@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "daemon/pending_reason.h"
+#include "libmorph/cluster/slurm_partitions.h"
 
 namespace morph::daemon {
 
@@ -38,12 +39,14 @@ struct SlurmJob {
   std::string blocked = {};
   // Pending, and over a limit of its size that a smaller plan may pass.
   SizeLimit size_limit = SizeLimit::none;
+  std::string partition = {};  // the partitions it may run in ("a,b" while pending)
 };
 
 struct ClusterSnapshot {
   double now_s = 0;
   std::vector<SlurmNode> nodes;
   std::vector<SlurmJob> jobs;
+  std::vector<SlurmPartition> partitions;  // empty: unknown (nothing is bounded by them)
 };
 
 }  // namespace morph::daemon

@@ -42,6 +42,7 @@ SlurmJob job_of(const slurm_job_info_t& j, bool without_accounting) {
   out.phase = phase_of(j.job_state);
   out.held = j.priority == 0;
   out.admin_comment = j.admin_comment != nullptr ? j.admin_comment : "";
+  out.partition = j.partition != nullptr ? j.partition : "";
   if (j.nodes != nullptr && out.phase != JobPhase::pending) {
     try {
       out.nodes = expand_hostlist(j.nodes, "the job's NodeList");
@@ -83,6 +84,23 @@ int gpus_in_use(const char* gres_used) {
   return total;
 }
 
+std::vector<SlurmPartition> partitions_of(const partition_info_msg_t& msg) {
+  std::vector<SlurmPartition> out;
+  for (uint32_t i = 0; i < msg.record_count; ++i) {
+    const partition_info_t& p = msg.partition_array[i];
+    if (p.name == nullptr) continue;
+    SlurmPartition part{p.name, {}, false, 0, (p.flags & PART_FLAG_DEFAULT) != 0};
+    try {
+      if (p.nodes != nullptr) part.nodes = expand_hostlist(p.nodes, "the partition's Nodes");
+    } catch (const std::exception&) {
+      part.all_nodes = true;  // a list Morph cannot expand bounds nothing
+    }
+    if (p.max_nodes != INFINITE && p.max_nodes != NO_VAL) part.max_nodes = static_cast<int>(p.max_nodes);
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
 bool usable(uint32_t state) {
   const uint32_t base = state & NODE_STATE_BASE;
   if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE || base == NODE_STATE_UNKNOWN) return false;
@@ -102,6 +120,7 @@ int update_job(uint32_t id, const std::function<void(job_desc_msg_t&)>& set) {
 struct SlurmClient::Messages {
   node_info_msg_t* nodes = nullptr;
   job_info_msg_t* jobs = nullptr;
+  partition_info_msg_t* partitions = nullptr;
   std::optional<bool> without_accounting;  // read once slurmctld answers
 };
 
@@ -121,6 +140,7 @@ SlurmClient::SlurmClient() : messages_(new Messages) {}
 SlurmClient::~SlurmClient() {
   if (messages_->nodes) slurm_free_node_info_msg(messages_->nodes);
   if (messages_->jobs) slurm_free_job_info_msg(messages_->jobs);
+  if (messages_->partitions) slurm_free_partition_info_msg(messages_->partitions);
   delete messages_;
 }
 
@@ -147,8 +167,18 @@ std::optional<ClusterSnapshot> SlurmClient::snapshot(bool* changed, std::string*
     *error = "slurm_load_jobs: " + last_error();
     return std::nullopt;
   }
+  // Partitions bound where a job may run; a failed read keeps the last ones read (none:
+  // nothing is bounded by them).
+  partition_info_msg_t* partitions = nullptr;
+  if (slurm_load_partitions(messages_->partitions ? messages_->partitions->last_update : 0, &partitions, SHOW_ALL) ==
+      SLURM_SUCCESS) {
+    if (messages_->partitions) slurm_free_partition_info_msg(messages_->partitions);
+    messages_->partitions = partitions;
+    *changed = true;
+  }
   ClusterSnapshot s;
   s.now_s = static_cast<double>(std::time(nullptr));
+  if (messages_->partitions != nullptr) s.partitions = partitions_of(*messages_->partitions);
   for (uint32_t i = 0; i < messages_->nodes->record_count; ++i) {
     const node_info_t& n = messages_->nodes->node_array[i];
     if (n.name == nullptr) continue;

@@ -27,7 +27,8 @@ const GpuType* reference_gpu(const MorphConfig& config) {
 
 // The request's bounds go with its application: the policy never places a job outside
 // the GPU counts, node counts, GPU types and plan families its user allowed (as at
-// submission). `r` is the record's request with the bounds the view gives it.
+// submission). `r` is the record's request, `record` the record, with the bounds the
+// view gives them.
 policy::AppProfile app_profile(const MorphRequest& r, const JobRecord& record, const Workload& workload, PerfModel perf,
                                const MorphConfig& config) {
   policy::AppProfile a{workload, std::move(perf), allowed_plan_features(r, config.allowed_plans),
@@ -86,6 +87,27 @@ std::vector<std::string> gpu_types_allowed(const JobRecord& r, const MorphConfig
   }
   if (allowed.empty() && !r.current.gpu_type.empty()) allowed.push_back(r.current.gpu_type);
   return allowed;
+}
+
+// Narrows `types` (empty: any) and `max_nodes` (0: any) to what the job's partitions
+// allow as slurmctld has them now: their GPU types (some node of each) and MaxNodes.
+// job_submit_morph bounded the record by the partitions of slurm.conf at its start; one
+// made or changed since, or a record written before, is bounded here. False when the
+// partitions hold none of the types.
+bool within_partitions(const PartitionBounds& part, const Cluster& cluster, std::vector<std::string>* types,
+                       int* max_nodes) {
+  if (part.max_nodes > 0) *max_nodes = *max_nodes == 0 ? part.max_nodes : std::min(*max_nodes, part.max_nodes);
+  if (part.all_nodes) return true;
+  std::vector<std::string> offered;
+  for (const NodeRecord& n : cluster.nodes()) {
+    const std::string& gpu = cluster.gpu_of(*cluster.find_node_type(n.node_type)).name;
+    const bool allowed = types->empty() || std::find(types->begin(), types->end(), gpu) != types->end();
+    if (allowed && part.holds(n.name) && std::find(offered.begin(), offered.end(), gpu) == offered.end())
+      offered.push_back(gpu);
+  }
+  if (offered.empty()) return false;
+  if (!types->empty() || offered.size() < cluster.gpu_types().size()) *types = std::move(offered);
+  return true;
 }
 
 // The batch a job is planned for (JobState::workload): its own, but for a best-effort
@@ -236,11 +258,33 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     policy::JobState s;
     s.id = id;
     MorphRequest bounds = r.request;
+    JobRecord limits = r;  // the record with the node bounds the view gives it
     try {
       bounds.gpu_types = gpu_types_allowed(r, c.config);
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));
       continue;
+    }
+    if (const std::optional<PartitionBounds> part =
+            snapshot.partitions.empty() ? std::nullopt : partition_bounds(snapshot.partitions, j.partition)) {
+      std::vector<std::string> types = bounds.gpu_types;
+      int max_nodes = limits.max_nodes;
+      const bool offered = within_partitions(*part, c.config.cluster, &types, &max_nodes);
+      if (!offered && j.phase == JobPhase::pending) {
+        out.skipped.push_back(fmt::format("job {}: partition {} holds none of the GPU types it may use", id, part->names));
+        continue;
+      }
+      if (j.phase != JobPhase::pending) {  // a partition changed since it started: it may stay as it runs
+        std::vector<std::string> running_on = {r.current.gpu_type};
+        for (const GpuGroup& g : r.current.groups) running_on.push_back(g.gpu_type);
+        if (!offered) types = bounds.gpu_types;
+        else if (!types.empty())
+          for (const std::string& type : running_on)
+            if (!type.empty() && std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+        if (max_nodes > 0) max_nodes = std::max(max_nodes, r.current.nodes);
+      }
+      bounds.gpu_types = std::move(types);
+      limits.max_nodes = max_nodes;
     }
     s.sla = guaranteed(r.request, c.config) ? Sla::guaranteed : Sla::best_effort;
     const auto h = histories.find(j.id);
@@ -256,13 +300,13 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     // A --constraint keeps the job on one GPU type and -N bounds its nodes: jobs with
     // either are an application of their own.
     s.app = app_key(bounds) + (r.constraint.empty() ? "" : ":c" + r.constraint) +
-            (r.min_nodes == 0 && r.max_nodes == 0 ? "" : ":n" + node_bounds(r));
+            (limits.min_nodes == 0 && limits.max_nodes == 0 ? "" : ":n" + node_bounds(limits));
     try {
       const ModelSpec model = c.catalog.resolve(r.request.model, fmt::format("job {}", id));
       const std::int64_t seq = r.request.seq_len > 0 ? r.request.seq_len : model.seq_len;
       s.workload = Workload{model, bounds.global_batch, seq};
       if (!out.apps.count(s.app)) {
-        out.apps[s.app] = app_profile(bounds, r, s.workload, model_in_use(model, seq, c), c.config);
+        out.apps[s.app] = app_profile(bounds, limits, s.workload, model_in_use(model, seq, c), c.config);
       }
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));

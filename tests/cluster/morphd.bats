@@ -431,7 +431,9 @@ PY
   ! grep -q "job \($later\|$dep\|$resv\): start" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
 }
 
-@test "a job over a limit of its size that morphd cannot read (a partition's MaxNodes set since) is planned below it" {
+# Both of morphd's reads bound the job here: its partition's MaxNodes (slurm_load_partitions)
+# and the cap it learns from the pending reason; with neither it planned 3 nodes.
+@test "a job over a limit of its size (a partition's MaxNodes set since submission) is planned below it" {
   rm -f "$WORK/morphd.log"
   job p 100
   local id record

@@ -340,6 +340,62 @@ TEST_F(DaemonView, NoPolicyPlacesAJobOnMoreNodesThanItsUserAllowed) {
   EXPECT_EQ(spread.reason, "4 GPUs on 2 nodes: outside the job's 1 node");
 }
 
+// The partitions slurmctld has now bound a job as its record does: a pending job is
+// planned on the GPU types they hold, within their MaxNodes, and left out where they hold
+// none of its types; a running job may stay as it runs. job_submit_morph bounded the
+// record by slurm.conf's partitions when slurmctld started; these were made or changed
+// since (scontrol create/update partition).
+TEST_F(DaemonView, AJobIsPlannedWithinItsPartitionsAsSlurmctldHasThem) {
+  const std::vector<SlurmPartition> partitions = {{"gpu", {}, true, 0, true},
+                                                  {"old", {"v100-1"}, false, 1, false},
+                                                  {"big", {"a100-1", "a100-2", "v100-1"}, false, 2, false}};
+  const auto job_app = [](const BuiltView& b, const std::string& id) -> const policy::AppProfile* {
+    for (const policy::JobState& j : b.view.jobs)
+      if (j.id == id) return &b.apps.at(j.app);
+    return nullptr;
+  };
+  ClusterSnapshot s = snapshot();
+  s.partitions = partitions;
+  // Under GpuTypeBy=gres a pending job keeps its type: a partition without it leaves the
+  // job out, with the reason.
+  s.jobs[1].partition = "old";
+  BuiltView b = build_view(s, context_);
+  EXPECT_EQ(job_app(b, "12"), nullptr);
+  EXPECT_NE(std::find(b.skipped.begin(), b.skipped.end(),
+                      "job 12: partition old holds none of the GPU types it may use"),
+            b.skipped.end()) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  // Under GpuTypeBy=feature it goes on the partition's V100, one node at most.
+  std::string conf = test::kDaemonConf;
+  conf.replace(conf.find("Nics=2"), 6, "Nics=2 Features=a100");
+  conf.replace(conf.find("Nics=1"), 6, "Nics=1 Features=v100");
+  config_ = parse_morph_conf("GpuTypeBy=feature\n" + conf, "test.conf");
+  b = build_view(s, context_);
+  ASSERT_NE(job_app(b, "12"), nullptr) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  EXPECT_EQ(job_app(b, "12")->gpu_types, std::vector<std::string>{"v100-32g"});
+  EXPECT_EQ(job_app(b, "12")->max_nodes, 1);
+  // -p old,big: both types, the larger MaxNodes; the default partition bounds nothing.
+  s.jobs[1].partition = "old,big";
+  b = build_view(s, context_);
+  EXPECT_TRUE(job_app(b, "12")->gpu_types.empty());
+  EXPECT_EQ(job_app(b, "12")->max_nodes, 2);
+  s.jobs[1].partition = "gpu";
+  b = build_view(s, context_);
+  EXPECT_EQ(job_app(b, "12")->max_nodes, 0);
+  // Job 11 runs on an A100 node of a partition that holds only the V100 now: it keeps
+  // its type beside the partition's.
+  s.jobs[0].partition = "old";
+  b = build_view(s, context_);
+  ASSERT_NE(job_app(b, "11"), nullptr);
+  EXPECT_EQ(job_app(b, "11")->gpu_types, (std::vector<std::string>{"v100-32g", "a100-80g"}));
+  EXPECT_EQ(job_app(b, "11")->max_nodes, 1);
+  // Without partitions (slurmctld did not answer) nothing is bounded.
+  s.partitions.clear();
+  s.jobs[1].partition = "old";
+  b = build_view(s, context_);
+  EXPECT_TRUE(job_app(b, "12")->gpu_types.empty());
+  EXPECT_EQ(job_app(b, "12")->max_nodes, 0);
+}
+
 // What a job's record asks of every node (its user's --constraint under GpuTypeBy=feature,
 // --mincpus, --mem) keeps it on the GPU types whose nodes hold it: an update onto other
 // nodes would leave it pending for ever. A --constraint also keeps it on one GPU type,
