@@ -9,15 +9,16 @@ namespace morph::daemon {
 
 // What the job waits on ("held", "a dependency", "its partition (PartitionDown)"...), or
 // empty when a placement may start it: Priority, Resources, and the limits that a smaller
-// plan may pass (per-job or per-user TRES, a partition's node or time limit: size_limit())
-// are the policy's to answer. `state_reason` is slurm_job_info_t::state_reason; `held`, priority 0.
+// plan may pass (a job's TRES, size_limit(); a partition's nodes, which morphd reads; the
+// TRES of the user's or group's jobs together, which end) are the policy's to answer. `state_reason` is slurm_job_info_t::state_reason; `held`, priority 0.
 std::string pending_block(bool held, std::uint32_t state_reason);
 
 // A limit on one job's size that its request is over, which a smaller plan may pass:
-// on its GPUs (MaxTRESPerJob, MaxTRESPerUser or MaxTRESPerNode of its QOS or association
-// on GRES, CPUs or memory, which grow with its GPUs) or on its nodes (the same on nodes,
-// a partition's MaxNodes). morphd keeps the job below the size Slurm refused
-// (daemon/size_caps.h).
+// on its GPUs (MaxTRESPerJob or MaxTRESPerNode of its QOS or association on GRES, CPUs or
+// memory, which grow with its GPUs) or on its nodes (MaxTRESPerJob on nodes). morphd keeps
+// the job below the size Slurm refused (daemon/size_caps.h). Not the per-user limits
+// (MaxTRESPerUser counts the user's running jobs together: the wait ends with them) nor
+// PartitionNodeLimit (also below a partition's MinNodes; morphd reads partitions).
 enum class SizeLimit { none, gpus, nodes };
 SizeLimit size_limit(std::uint32_t state_reason);
 

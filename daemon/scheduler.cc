@@ -84,7 +84,7 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
   context.refitted = &refitted_;
   BuiltView built = build_view(snapshot, context, histories);
   leave_out_blocked(built, busy);
-  for (const std::string& line : caps_.learn(built, busy)) report.lines.push_back(line);
+  for (const std::string& line : caps_.learn(snapshot, built, busy)) report.lines.push_back(line);
   caps_.apply(built);
   report.jobs = static_cast<int>(built.view.jobs.size());
   for (const std::string& s : built.skipped) report.lines.push_back("skipped " + s);

@@ -12,26 +12,36 @@ int tighter(int a, int b) { return a == 0 ? b : b == 0 ? a : std::min(a, b); }
 
 }  // namespace
 
-std::vector<std::string> SizeCaps::learn(const BuiltView& built, const std::set<std::uint32_t>& busy) {
+std::vector<std::string> SizeCaps::learn(const ClusterSnapshot& snapshot, const BuiltView& built,
+                                         const std::set<std::uint32_t>& busy) {
   std::vector<std::string> lines;
-  std::set<std::uint32_t> listed;
   for (const auto& [id, t] : built.jobs) {
-    listed.insert(t.slurm_id);
     if (t.phase != JobPhase::pending || t.size_limit == SizeLimit::none || busy.count(t.slurm_id)) continue;
     const Placement& p = t.record.current;
-    SizeCap& cap = caps_[t.slurm_id];
-    const SizeCap was = cap;
-    if (t.size_limit == SizeLimit::nodes) cap.max_nodes = tighter(cap.max_nodes, std::max(1, p.nodes - 1));
-    else cap.max_gpus = tighter(cap.max_gpus, std::max(1, p.gpus() - 1));
-    if (cap.max_gpus == was.max_gpus && cap.max_nodes == was.max_nodes) continue;
     const bool nodes = t.size_limit == SizeLimit::nodes;
-    const int most = nodes ? cap.max_nodes : cap.max_gpus;
-    lines.push_back(fmt::format("job {}: waits on a limit of its {} (its QOS's or association's MaxTRES, a "
-                                "partition's MaxNodes) at {} GPUs on {} node{}: at most {} {}{} from now on",
-                                id, nodes ? "nodes" : "GPUs", p.gpus(), p.nodes, p.nodes == 1 ? "" : "s", most,
-                                nodes ? "node" : "GPU", most == 1 ? "" : "s"));
+    const int refused = nodes ? p.nodes : p.gpus();
+    const int least = nodes ? std::max(1, t.record.min_nodes) : std::max(1, t.record.request.gpus_min);
+    SizeCap& cap = caps_[t.slurm_id];
+    int& most = nodes ? cap.max_nodes : cap.max_gpus;
+    if (refused <= least) {  // no smaller plan: said once
+      if (!cap.at_least) lines.push_back(fmt::format("job {}: waits on a limit of its {} at its least {} {}: no smaller "
+                                                     "plan of it passes",
+                                                     id, nodes ? "nodes" : "GPUs", refused, nodes ? "nodes" : "GPUs"));
+      cap.at_least = true;
+      continue;
+    }
+    if (most != 0 && most < refused) continue;  // learnt already
+    most = refused - 1;
+    lines.push_back(fmt::format("job {}: waits on a limit of its {} (its QOS's or association's {}) at {} GPUs on "
+                                "{} node{}: at most {} {}{} from now on",
+                                id, nodes ? "nodes" : "GPUs", nodes ? "MaxTRESPerJob" : "MaxTRESPerJob or -PerNode",
+                                p.gpus(), p.nodes, p.nodes == 1 ? "" : "s", most, nodes ? "node" : "GPU",
+                                most == 1 ? "" : "s"));
   }
-  std::erase_if(caps_, [&](const auto& c) { return !listed.count(c.first); });
+  std::set<std::uint32_t> alive;  // a job the view skips this round keeps its cap
+  for (const SlurmJob& j : snapshot.jobs)
+    if (j.phase != JobPhase::done) alive.insert(j.id);
+  std::erase_if(caps_, [&](const auto& c) { return !alive.count(c.first); });
   return lines;
 }
 
@@ -40,7 +50,7 @@ void SizeCaps::apply(BuiltView& built) const {
     const auto t = built.jobs.find(j.id);
     if (t == built.jobs.end()) continue;
     const auto cap = caps_.find(t->second.slurm_id);
-    if (cap == caps_.end()) continue;
+    if (cap == caps_.end() || (cap->second.max_gpus == 0 && cap->second.max_nodes == 0)) continue;
     const std::string app = fmt::format("{}:cap{}-{}", j.app, cap->second.max_gpus, cap->second.max_nodes);
     if (!built.apps.count(app)) {
       policy::AppProfile a = built.apps.at(j.app);

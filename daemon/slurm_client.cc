@@ -89,13 +89,14 @@ std::vector<SlurmPartition> partitions_of(const partition_info_msg_t& msg) {
   for (uint32_t i = 0; i < msg.record_count; ++i) {
     const partition_info_t& p = msg.partition_array[i];
     if (p.name == nullptr) continue;
-    SlurmPartition part{p.name, {}, false, 0, (p.flags & PART_FLAG_DEFAULT) != 0};
+    SlurmPartition part{p.name, {}, false, 0, (p.flags & PART_FLAG_DEFAULT) != 0, 0};
     try {
       if (p.nodes != nullptr) part.nodes = expand_hostlist(p.nodes, "the partition's Nodes");
     } catch (const std::exception&) {
       part.all_nodes = true;  // a list Morph cannot expand bounds nothing
     }
     if (p.max_nodes != INFINITE && p.max_nodes != NO_VAL) part.max_nodes = static_cast<int>(p.max_nodes);
+    if (p.min_nodes != NO_VAL && p.min_nodes > 1) part.min_nodes = static_cast<int>(std::min<uint32_t>(p.min_nodes, 1u << 16));
     out.push_back(std::move(part));
   }
   return out;

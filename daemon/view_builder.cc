@@ -89,14 +89,16 @@ std::vector<std::string> gpu_types_allowed(const JobRecord& r, const MorphConfig
   return allowed;
 }
 
-// Narrows `types` (empty: any) and `max_nodes` (0: any) to what the job's partitions
-// allow as slurmctld has them now: their GPU types (some node of each) and MaxNodes.
+// Narrows `types` (empty: any), `min_nodes` and `max_nodes` (0: any) to what the job's
+// partitions allow as slurmctld has them now: their GPU types (some node of each),
+// MinNodes and MaxNodes.
 // job_submit_morph bounded the record by the partitions of slurm.conf at its start; one
 // made or changed since, or a record written before, is bounded here. False when the
 // partitions hold none of the types.
 bool within_partitions(const PartitionBounds& part, const Cluster& cluster, std::vector<std::string>* types,
-                       int* max_nodes) {
+                       int* min_nodes, int* max_nodes) {
   if (part.max_nodes > 0) *max_nodes = *max_nodes == 0 ? part.max_nodes : std::min(*max_nodes, part.max_nodes);
+  *min_nodes = std::max(*min_nodes, part.min_nodes);
   if (part.all_nodes) return true;
   std::vector<std::string> offered;
   for (const NodeRecord& n : cluster.nodes()) {
@@ -268,8 +270,8 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     if (const std::optional<PartitionBounds> part =
             snapshot.partitions.empty() ? std::nullopt : partition_bounds(snapshot.partitions, j.partition)) {
       std::vector<std::string> types = bounds.gpu_types;
-      int max_nodes = limits.max_nodes;
-      const bool offered = within_partitions(*part, c.config.cluster, &types, &max_nodes);
+      int min_nodes = limits.min_nodes, max_nodes = limits.max_nodes;
+      const bool offered = within_partitions(*part, c.config.cluster, &types, &min_nodes, &max_nodes);
       if (!offered && j.phase == JobPhase::pending) {
         out.skipped.push_back(fmt::format("job {}: partition {} holds none of the GPU types it may use", id, part->names));
         continue;
@@ -282,8 +284,11 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
           for (const std::string& type : running_on)
             if (!type.empty() && std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
         if (max_nodes > 0) max_nodes = std::max(max_nodes, r.current.nodes);
+        min_nodes = std::min(min_nodes, std::max(limits.min_nodes, r.current.nodes));
       }
+      if (max_nodes > 0 && min_nodes > max_nodes) min_nodes = max_nodes;  // MinNodes above MaxNodes: Slurm runs none
       bounds.gpu_types = std::move(types);
+      limits.min_nodes = min_nodes;
       limits.max_nodes = max_nodes;
     }
     s.sla = guaranteed(r.request, c.config) ? Sla::guaranteed : Sla::best_effort;

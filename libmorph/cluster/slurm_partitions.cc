@@ -16,16 +16,27 @@ namespace {
 
 constexpr int kMaxIncludeDepth = 8;
 
-// slurm.conf's logical lines: comments dropped, a trailing backslash continues a line.
+// slurm.conf's logical lines: comments dropped (an escaped \# is a '#'), a trailing
+// backslash joins the next line to it as it is, as Slurm reads them.
 std::vector<std::string> logical_lines(std::string_view text) {
   std::vector<std::string> lines;
   std::string line;
   for (std::string_view raw : split(text, '\n')) {
-    if (const auto hash = raw.find('#'); hash != std::string_view::npos) raw = raw.substr(0, hash);
-    raw = trim(raw);
-    const bool continued = !raw.empty() && raw.back() == '\\';
-    if (continued) raw.remove_suffix(1);
-    line += std::string(raw) + " ";
+    std::string kept;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '\\' && i + 1 < raw.size() && raw[i + 1] == '#') {
+        kept += '#';
+        ++i;
+      } else if (raw[i] == '#') {
+        break;
+      } else {
+        kept += raw[i];
+      }
+    }
+    while (!kept.empty() && (kept.back() == '\r' || kept.back() == ' ' || kept.back() == '\t')) kept.pop_back();
+    const bool continued = !kept.empty() && kept.back() == '\\';
+    if (continued) kept.pop_back();
+    line += kept;
     if (!continued) {
       if (!trim(line).empty()) lines.push_back(line);
       line.clear();
@@ -35,7 +46,8 @@ std::vector<std::string> logical_lines(std::string_view text) {
   return lines;
 }
 
-// Whitespace-separated words; double quotes keep a value's spaces.
+// Whitespace-separated KEY=VALUE words (spaces around '=' allowed, as Slurm's pattern
+// does); double quotes keep a value's spaces.
 std::vector<std::string> words(std::string_view line) {
   std::vector<std::string> out;
   std::string word;
@@ -54,7 +66,18 @@ std::vector<std::string> words(std::string_view line) {
     }
   }
   if (any) out.push_back(word);
-  return out;
+  std::vector<std::string> joined;  // "Key" "=" "value", "Key=" "value", "Key" "=value"
+  for (std::string& w : out) {
+    const bool glue = !joined.empty() && (joined.back().back() == '=' || w.front() == '=');
+    if (glue) joined.back() += w;
+    else joined.push_back(std::move(w));
+  }
+  return joined;
+}
+
+bool yes(const std::string& value) {
+  const std::string v = to_upper(value);
+  return v == "YES" || v == "TRUE" || v == "1";
 }
 
 // A host list's top-level items: "a[1-2],b,set1" -> "a[1-2]" "b" "set1".
@@ -81,58 +104,67 @@ struct NodeSet {
   bool by_feature = false;  // Feature=: which nodes depends on NodeName lines Morph does not read
 };
 
+// A partition line as read: its Nodes= is resolved once the whole file is read, since
+// a NodeSet may come after the partition that names it.
+struct PartitionLine {
+  SlurmPartition partition;
+  std::string nodes;
+  std::string where;
+};
+
 struct Reader {
-  std::vector<SlurmPartition> partitions;
+  std::vector<PartitionLine> lines;
   std::map<std::string, NodeSet> node_sets;
-  SlurmPartition defaults;
+  PartitionLine defaults;
+  std::string cluster_name;  // for %c in Include
   IncludeReader include;
 
-  void nodes_of(const std::string& list, SlurmPartition& p, const std::string& where) const {
+  void resolve(PartitionLine& line) const {
+    SlurmPartition& p = line.partition;
     p.nodes.clear();
     p.all_nodes = false;
-    for (const std::string& item : items(list)) {
+    for (const std::string& item : items(line.nodes)) {
       if (to_upper(item) == "ALL") {
         p.all_nodes = true;
       } else if (auto set = node_sets.find(item); set != node_sets.end()) {
         p.all_nodes = p.all_nodes || set->second.by_feature;
         p.nodes.insert(p.nodes.end(), set->second.nodes.begin(), set->second.nodes.end());
       } else {
-        for (std::string& n : expand_hostlist(item, where + ": Nodes")) p.nodes.push_back(std::move(n));
+        for (std::string& n : expand_hostlist(item, line.where + ": Nodes")) p.nodes.push_back(std::move(n));
       }
     }
   }
 
-  void partition(const std::vector<std::string>& line, const std::string& where) {
-    SlurmPartition p = defaults;
+  static int node_count(const std::string& value, const std::string& what) {
+    const std::string v = to_upper(value);
+    return v == "UNLIMITED" || v == "INFINITE" ? 0 : static_cast<int>(parse_int(value, what, 0, 1 << 30));
+  }
+
+  void partition(const std::vector<std::string>& words, const std::string& where) {
+    PartitionLine line = defaults;
+    line.where = where;
+    SlurmPartition& p = line.partition;
     p.is_default = false;
-    for (const std::string& w : line) {
+    for (const std::string& w : words) {
       const auto eq = w.find('=');
       if (eq == std::string::npos) throw Error(fmt::format("{}: {} is not KEY=VALUE", where, quote(w)));
       const std::string key = to_lower(w.substr(0, eq));
       const std::string value = w.substr(eq + 1);
-      if (key == "partitionname") {
-        p.name = value;
-      } else if (key == "nodes") {
-        nodes_of(value, p, where);
-      } else if (key == "maxnodes") {
-        const std::string v = to_upper(value);
-        p.max_nodes = v == "UNLIMITED" || v == "INFINITE" ? 0 : static_cast<int>(parse_int(value, where + ": MaxNodes", 0, 1 << 30));
-      } else if (key == "default") {
-        p.is_default = to_upper(value) == "YES";
-      }
+      if (key == "partitionname") p.name = value;
+      else if (key == "nodes") line.nodes = value;
+      else if (key == "maxnodes") p.max_nodes = node_count(value, where + ": MaxNodes");
+      else if (key == "minnodes") p.min_nodes = node_count(value, where + ": MinNodes");
+      else if (key == "default") p.is_default = yes(value);
     }
     if (p.name.empty()) throw Error(fmt::format("{}: PartitionName has no name", where));
-    if (to_upper(p.name) == "DEFAULT") {
-      defaults = p;
-      return;
-    }
-    partitions.push_back(std::move(p));
+    if (to_upper(p.name) == "DEFAULT") defaults = std::move(line);
+    else lines.push_back(std::move(line));
   }
 
-  void node_set(const std::vector<std::string>& line, const std::string& where) {
+  void node_set(const std::vector<std::string>& words, const std::string& where) {
     std::string name;
     NodeSet set;
-    for (const std::string& w : line) {
+    for (const std::string& w : words) {
       const auto eq = w.find('=');
       if (eq == std::string::npos) throw Error(fmt::format("{}: {} is not KEY=VALUE", where, quote(w)));
       const std::string key = to_lower(w.substr(0, eq));
@@ -152,13 +184,27 @@ struct Reader {
         partition(w, where);
       } else if (first == "nodeset") {
         node_set(w, where);
+      } else if (first == "clustername" && w.front().find('=') != std::string::npos) {
+        cluster_name = w.front().substr(w.front().find('=') + 1);
       } else if (first == "include" && w.size() == 2 && include != nullptr) {
         if (depth >= kMaxIncludeDepth) throw Error(fmt::format("{}: Include nested deeper than {}", what, kMaxIncludeDepth));
-        std::filesystem::path path = w[1];
+        std::string name = w[1];
+        for (std::size_t at = name.find("%c"); at != std::string::npos; at = name.find("%c", at + cluster_name.size()))
+          name.replace(at, 2, cluster_name);
+        std::filesystem::path path = name;
         if (path.is_relative()) path = std::filesystem::path(dir) / path;
         read(include(path.string()), path.string(), path.parent_path().string(), depth + 1);
       }
     }
+  }
+
+  std::vector<SlurmPartition> partitions() {
+    std::vector<SlurmPartition> out;
+    for (PartitionLine& line : lines) {
+      resolve(line);
+      out.push_back(std::move(line.partition));
+    }
+    return out;
   }
 };
 
@@ -175,7 +221,7 @@ std::vector<SlurmPartition> parse_slurm_partitions(std::string_view text, const 
   Reader reader;
   reader.include = include;
   reader.read(text, what, dir, 0);
-  return reader.partitions;
+  return reader.partitions();
 }
 
 std::vector<SlurmPartition> read_slurm_partitions(const std::string& path) {
@@ -203,6 +249,8 @@ std::optional<PartitionBounds> partition_bounds(const std::vector<SlurmPartition
     b.all_nodes = b.all_nodes || p->all_nodes;
     b.nodes.insert(b.nodes.end(), p->nodes.begin(), p->nodes.end());
   }
+  b.min_nodes = chosen.front()->min_nodes;
+  for (const SlurmPartition* p : chosen) b.min_nodes = std::min(b.min_nodes, p->min_nodes);
   const bool unlimited = std::any_of(chosen.begin(), chosen.end(), [](const SlurmPartition* p) { return p->max_nodes == 0; });
   if (!unlimited)
     for (const SlurmPartition* p : chosen) b.max_nodes = std::max(b.max_nodes, p->max_nodes);

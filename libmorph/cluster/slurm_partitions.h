@@ -18,12 +18,15 @@ struct SlurmPartition {
   bool all_nodes = false;          // Nodes=ALL, or a node set Morph cannot expand (by feature)
   int max_nodes = 0;               // MaxNodes per job; 0: UNLIMITED
   bool is_default = false;         // Default=YES: a job without -p goes here
+  int min_nodes = 0;               // MinNodes per job
 };
 
-// The PartitionName lines of slurm.conf(5) text, with PartitionName=DEFAULT's values,
-// NodeSet names, continued lines and Include files (read relative to `dir`, by
-// `include`, which returns a file's text). Keys in any letter case. Throws morph::Error
-// naming `what` and the line on a malformed partition line.
+// The PartitionName lines of slurm.conf(5) text, as Slurm reads them: with
+// PartitionName=DEFAULT's values, NodeSet names (defined anywhere in the file), continued
+// lines, escaped '#', spaces around '=', keys in any letter case and Include files (%c:
+// the ClusterName; read relative to the including file's folder, `dir` for the first,
+// by `include`, which returns a file's text). Throws morph::Error naming `what` and the
+// line on a malformed partition line.
 using IncludeReader = std::string (*)(const std::string& path);
 std::vector<SlurmPartition> parse_slurm_partitions(std::string_view text, const std::string& what,
                                                    const std::string& dir, IncludeReader include);
@@ -31,14 +34,15 @@ std::vector<SlurmPartition> parse_slurm_partitions(std::string_view text, const 
 std::vector<SlurmPartition> read_slurm_partitions(const std::string& path);
 
 // Where a job of `requested` partitions (-p: comma-separated; "" the default) may run:
-// the union of their nodes, and the largest of their MaxNodes (Slurm runs the job in
-// one of them). nullopt when one is not in `partitions` (added since, or mistyped:
+// the union of their nodes, the largest of their MaxNodes and the least of their MinNodes
+// (Slurm runs the job in one of them). nullopt when one is not in `partitions` (added since, or mistyped:
 // Slurm refuses the job then) or none is the default.
 struct PartitionBounds {
   std::string names;               // "gpu", "a100,v100": for messages
   bool all_nodes = false;
   std::vector<std::string> nodes;  // sorted, unique; unless all_nodes
   int max_nodes = 0;               // 0: UNLIMITED
+  int min_nodes = 0;
 
   bool holds(const std::string& node) const;
 };

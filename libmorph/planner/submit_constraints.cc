@@ -79,20 +79,25 @@ std::map<std::string, int> usable_nodes(const Cluster& cluster, const SubmitCons
       why = "-w/--nodelist names nodes of another type";
     else why_not->erase(type.name);
   }
-  std::map<std::string, int> usable, in_partition;
+  std::map<std::string, int> usable, listed, in_partition;
   for (const NodeRecord& n : cluster.nodes()) {
-    if (why_not->count(type_of(n)) || (c.partitions && !c.partitions->holds(n.name))) continue;
+    if (why_not->count(type_of(n))) continue;
+    ++listed[type_of(n)];
+    if (c.partitions && !c.partitions->holds(n.name)) continue;
     ++in_partition[type_of(n)];
     if (!contains(c.excluded_nodes, n.name)) ++usable[type_of(n)];
   }
   for (const NodeType& t : cluster.node_types()) {
     if (usable.count(t.name) || why_not->count(t.name)) continue;
-    (*why_not)[t.name] = in_partition.count(t.name)
-                             ? "-x/--exclude excludes all its nodes"
-                             : fmt::format("partition {} has none of its nodes", c.partitions->names);
+    if (!listed.count(t.name)) (*why_not)[t.name] = "morph.conf lists none of its nodes";
+    else if (!in_partition.count(t.name))
+      (*why_not)[t.name] = fmt::format("partition {} has none of its nodes", c.partitions->names);
+    else (*why_not)[t.name] = "-x/--exclude excludes all its nodes";
   }
   return usable;
 }
+
+int SubmitConstraints::node_floor() const { return std::max(min_nodes, partitions ? partitions->min_nodes : 0); }
 
 int SubmitConstraints::node_limit() const {
   const int partition = partitions ? partitions->max_nodes : 0;

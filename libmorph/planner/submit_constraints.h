@@ -24,11 +24,13 @@ struct SubmitConstraints {
   int min_cpus_per_node = 0;                // --mincpus; 0: none
   std::optional<PartitionBounds> partitions;  // -p's nodes and MaxNodes; nullopt: not known
 
+  // The fewest nodes the job may have: -N's MIN and the partitions' MinNodes; 0: any.
+  int node_floor() const;
   // The most nodes the job may have: -N's MAX and the partitions' MaxNodes; 0: any.
   int node_limit() const;
 
   // Throws morph::Error naming the flag when the constraints contradict each other or
-  // name nodes morph.conf does not list.
+  // name nodes morph.conf does not list, or outside the partitions.
   void validate(const Cluster& cluster) const;
 };
 

@@ -135,6 +135,15 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
 
   // The baseline: the user's own GPUs, with the best plan that matches --morph-plan.
   std::optional<Candidate> baseline;
+  if (user_gpus && constraints.partitions) {  // Slurm would refuse it, saying less
+    const PartitionBounds& part = *constraints.partitions;
+    if ((part.max_nodes > 0 && user_gpus->nodes > part.max_nodes) || user_gpus->nodes < part.min_nodes) {
+      d.reason = fmt::format("the requested {} nodes are outside partition {}'s {}-{} nodes per job", user_gpus->nodes,
+                             part.names, std::max(1, part.min_nodes),
+                             part.max_nodes > 0 ? std::to_string(part.max_nodes) : std::string("UNLIMITED"));
+      return d;
+    }
+  }
   if (user_gpus) {
     // The first node type with the GPUs per node (and their -c CPUs) and as many nodes as
     // asked: a baseline is a real allocation of this cluster (and -N is the user's, so it sizes nothing
@@ -189,7 +198,7 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   int max_gpus = ctx.config.max_gpus_per_job;
   if (request.gpus_max > 0) max_gpus = std::min(max_gpus, request.gpus_max);
   if (guaranteed) max_gpus = std::min(max_gpus, baseline->gpus());
-  const int min_nodes = std::max({1, constraints.min_nodes, static_cast<int>(constraints.required_nodes.size())});
+  const int min_nodes = std::max({1, constraints.node_floor(), static_cast<int>(constraints.required_nodes.size())});
   std::optional<Candidate> best;
   std::string why_not;
   auto explain = [&](const NodeType& node, const std::string& why) {

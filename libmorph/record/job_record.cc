@@ -211,7 +211,8 @@ JobRecord parse_admin_comment(std::string_view text) {
   if (r.max_nodes > 0 && r.min_nodes > r.max_nodes)
     throw Error(fmt::format("{}: min_nodes={} is above max_nodes={}", kWhat, r.min_nodes, r.max_nodes));
   if (!within_node_bounds(r, r.current.nodes))
-    throw Error(fmt::format("{}: nodes={} is outside the user's -N {}", kWhat, r.current.nodes, node_bounds(r)));
+    throw Error(fmt::format("{}: nodes={} is outside the job's node bounds {} (-N, its partitions' MinNodes and MaxNodes)",
+                            kWhat, r.current.nodes, node_bounds(r)));
   f.finish();
   return r;
 }

@@ -116,13 +116,27 @@ void apply(job_desc_msg_t* job, const SlurmRequest& r) {
 
 }  // namespace
 
+// slurmctld's configuration as it loaded it (libslurmfull, which slurmctld links).
+extern "C" slurm_conf_t slurm_conf;
+
+namespace {
+
+// The slurm.conf slurmctld read (-f, SLURM_CONF or its built-in path), else SLURM_CONF,
+// else configure's --with-slurm-conf.
+std::string slurm_conf_path() {
+  if (slurm_conf.slurm_conf != nullptr && *slurm_conf.slurm_conf != '\0') return slurm_conf.slurm_conf;
+  const char* env = std::getenv("SLURM_CONF");
+  return env != nullptr && *env != '\0' ? env : MORPH_SLURM_CONF;
+}
+
+}  // namespace
+
 extern "C" int init(void) {
   return guarded("init", SLURM_SUCCESS, [] {
     delete handler;
     handler = nullptr;  // not left dangling if the next line throws
     handler = new morph::plugin::SubmitHandler;
-    const char* slurm_conf = std::getenv("SLURM_CONF");
-    const std::string partitions_from = slurm_conf != nullptr && *slurm_conf != '\0' ? slurm_conf : MORPH_SLURM_CONF;
+    const std::string partitions_from = slurm_conf_path();
     handler->load(morph::morph_conf_path(""), MORPH_PKGDATADIR "/models.json", partitions_from);
     if (handler->load_error().empty())
       slurm_info("job_submit/morph: loaded (%zu partitions from %s)", handler->partitions(), partitions_from.c_str());

@@ -348,8 +348,8 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
     JobRecord record = d.record;
     record.request.iterations = request.iterations;
     record.min_cpus_per_node = static_cast<int>(in.user.min_cpus_per_node.value_or(0));  // bounded by sizing
-    record.min_nodes = constraints.min_nodes;  // -N without a GPU request: morphd keeps every plan within
-    record.max_nodes = constraints.node_limit();  // and the partitions' MaxNodes
+    record.min_nodes = constraints.node_floor();  // -N without a GPU request, and the partitions'
+    record.max_nodes = constraints.node_limit();  // MinNodes and MaxNodes: morphd keeps every plan within
     if (in.user.memory_mb_per_node && !in.user.memory_per_cpu) {
       if (*in.user.memory_mb_per_node > static_cast<std::uint64_t>(MORPH_MAX_MEMORY_MB))
         throw Error(fmt::format("--mem: {} MB per node is above {}", *in.user.memory_mb_per_node, MORPH_MAX_MEMORY_MB));

@@ -145,7 +145,10 @@ TEST(JobRecord, TheUsersNodeBoundsRoundTripAndHoldThePlacement) {
     parse_admin_comment(base + " max_nodes=1");
     ADD_FAILURE() << "a placement on 2 nodes under max_nodes=1 was read";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("nodes=2 is outside the user's -N 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nodes=2 is outside the job's node bounds 1-1 (-N, its partitions' MinNodes and "
+                                         "MaxNodes)"),
+              std::string::npos)
+        << e.what();
   }
 }
 

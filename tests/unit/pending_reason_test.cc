@@ -45,17 +45,19 @@ TEST(PendingReason, PartitionsReservationsAndAccountLimitsBlock) {
 
 // Limits of one job's size leave it in the view, and say which of its sizes to lower.
 TEST(PendingReason, SizeLimitsSayWhetherGpusOrNodesAreTooMany) {
-  for (const std::uint32_t r : {WAIT_QOS_MAX_GRES_PER_JOB, WAIT_ASSOC_MAX_GRES_PER_JOB, WAIT_QOS_MAX_GRES_PER_USER,
-                                WAIT_QOS_MAX_GRES_PER_NODE, WAIT_QOS_MAX_CPU_PER_JOB, WAIT_ASSOC_MAX_MEM_PER_JOB}) {
+  for (const std::uint32_t r : {WAIT_QOS_MAX_GRES_PER_JOB, WAIT_ASSOC_MAX_GRES_PER_JOB, WAIT_QOS_MAX_GRES_PER_NODE,
+                                WAIT_QOS_MAX_CPU_PER_JOB, WAIT_ASSOC_MAX_MEM_PER_JOB}) {
     EXPECT_EQ(size_limit(r), SizeLimit::gpus) << r;
     EXPECT_EQ(pending_block(false, r), "") << r;
   }
-  for (const std::uint32_t r : {WAIT_PART_NODE_LIMIT, WAIT_QOS_MAX_NODE_PER_JOB, WAIT_ASSOC_MAX_NODE_PER_JOB,
-                                WAIT_QOS_MAX_NODE_PER_USER}) {
+  for (const std::uint32_t r : {WAIT_QOS_MAX_NODE_PER_JOB, WAIT_ASSOC_MAX_NODE_PER_JOB}) {
     EXPECT_EQ(size_limit(r), SizeLimit::nodes) << r;
     EXPECT_EQ(pending_block(false, r), "") << r;
   }
-  for (const std::uint32_t r : {WAIT_RESOURCES, WAIT_PRIORITY, WAIT_QOS_GRP_GRES, WAIT_DEPENDENCY})
+  // Not a size of the job alone: the user's jobs together (they end), the group's, a
+  // partition's node limit (also below MinNodes; morphd reads partitions).
+  for (const std::uint32_t r : {WAIT_RESOURCES, WAIT_PRIORITY, WAIT_QOS_GRP_GRES, WAIT_DEPENDENCY, WAIT_QOS_MAX_GRES_PER_USER,
+                                WAIT_QOS_MAX_NODE_PER_USER, WAIT_PART_NODE_LIMIT})
     EXPECT_EQ(size_limit(r), SizeLimit::none) << r;
 }
 

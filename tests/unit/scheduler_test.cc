@@ -124,8 +124,8 @@ TEST_F(SchedulerTest, AJobOverASizeLimitIsPlannedBelowIt) {
   s.jobs[1].size_limit = SizeLimit::gpus;
   const RoundReport capped = scheduler_.round(s, true);
   const std::string said = lines(capped);
-  EXPECT_NE(said.find("job 12: waits on a limit of its GPUs (its QOS's or association's MaxTRES, a partition's "
-                      "MaxNodes) at 8 GPUs on 1 node: at most 7 GPUs from now on"),
+  EXPECT_NE(said.find("job 12: waits on a limit of its GPUs (its QOS's or association's MaxTRESPerJob or -PerNode) "
+                      "at 8 GPUs on 1 node: at most 7 GPUs from now on"),
             std::string::npos) << said;
   EXPECT_EQ(capped.started, 1) << said;
   EXPECT_NE(said.find("-> 1 node x 6 a100-80g"), std::string::npos) << said;
@@ -134,12 +134,29 @@ TEST_F(SchedulerTest, AJobOverASizeLimitIsPlannedBelowIt) {
   s.jobs[1].size_limit = SizeLimit::none;
   const std::string later = lines(scheduler_.round(s, true));
   EXPECT_NE(later.find("-> 1 node x 6 a100-80g"), std::string::npos) << later;
+  // A round whose view leaves the job out (its record unreadable) keeps the cap too.
+  const std::string comment = s.jobs[1].admin_comment;
+  s.jobs[1].admin_comment = "morph:v1 model=gpt2-1.5b";
+  scheduler_.round(s, true);
+  s.jobs[1].admin_comment = comment;
+  EXPECT_NE(lines(scheduler_.round(s, true)).find("-> 1 node x 6 a100-80g"), std::string::npos);
   // Gone from Slurm, the job is forgotten: a new job under its id is not capped.
   const SlurmJob job = s.jobs.back();
   s.jobs.pop_back();
   scheduler_.round(s, true);
   s.jobs.push_back(job);
   EXPECT_NE(lines(scheduler_.round(s, true)).find("-> 1 node x 8 a100-80g"), std::string::npos);
+  // Refused at its least size (--morph-gpus=8), it is not capped below it: said once.
+  JobRecord least = parse_admin_comment(record(8, Sla::best_effort));
+  least.request.gpus_min = 8;
+  s.jobs.back().id = 15;
+  s.jobs.back().admin_comment = to_admin_comment(least);
+  s.jobs.back().size_limit = SizeLimit::gpus;
+  const std::string stuck = lines(scheduler_.round(s, true));
+  EXPECT_NE(stuck.find("job 15: waits on a limit of its GPUs at its least 8 GPUs: no smaller plan of it passes"),
+            std::string::npos) << stuck;
+  EXPECT_EQ(stuck.find("at most"), std::string::npos) << stuck;
+  EXPECT_EQ(lines(scheduler_.round(s, true)).find("no smaller plan"), std::string::npos);
 }
 
 // The restart backoff reads what the journal has done to a job: a best-effort job on the

@@ -59,6 +59,35 @@ TEST(SlurmPartitions, ExpandsNodeSetsAndReadsIncludedFiles) {
   EXPECT_TRUE(p[1].all_nodes);  // a node set by feature: Morph does not know which nodes
 }
 
+// What Slurm's own reader accepts (read_config.c, parse_config.c): a NodeSet named before
+// it is defined, a continued line joined as it is, spaces around '=', an escaped '#',
+// %c in an Include, boolean spellings and MinNodes.
+TEST(SlurmPartitions, ReadsTheFileAsSlurmDoes) {
+  included()["/etc/slurm/parts-morphtest.conf"] = "PartitionName = late Nodes = later Default = true\n";
+  const auto p = parse(
+      "ClusterName=morphtest\n"
+      "PartitionName=early Nodes=later MinNodes=2\n"
+      "NodeSet=later Nodes=v100-[1-2]\n"
+      "PartitionName=joined Nodes=a100-[1-2],\\\n"
+      "v100-1 MaxNodes=3\n"
+      "PartitionName=hash\\#1 Nodes=a100-1 MaxNodes=2 # a comment\n"
+      "Include parts-%c.conf\n");
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0].nodes, (std::vector<std::string>{"v100-1", "v100-2"}));
+  EXPECT_EQ(p[0].min_nodes, 2);
+  EXPECT_EQ(p[1].nodes, (std::vector<std::string>{"a100-1", "a100-2", "v100-1"}));
+  EXPECT_EQ(p[1].max_nodes, 3);
+  EXPECT_EQ(p[2].name, "hash#1");
+  EXPECT_EQ(p[2].max_nodes, 2);
+  EXPECT_EQ(p[3].name, "late");
+  EXPECT_EQ(p[3].nodes, (std::vector<std::string>{"v100-1", "v100-2"}));
+  EXPECT_TRUE(p[3].is_default);
+  const auto b = partition_bounds(p, "early,joined");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->min_nodes, 0);  // the least of 2 and none
+  EXPECT_EQ(partition_bounds(p, "early")->min_nodes, 2);
+}
+
 TEST(SlurmPartitions, AMalformedPartitionLineIsAnErrorNamingIt) {
   try {
     parse("PartitionName=x Nodes=a[1-\n");

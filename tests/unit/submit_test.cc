@@ -684,6 +684,27 @@ TEST_F(Handler, UserOptionsAreHonouredBySizingOrRefused) {
 // batch 2^20+1 on a one-layer model), which the tasks' parser refused: the node was
 // drained and the job reported COMPLETED 0:0. Now the job is refused at submission or
 // sized within the limits, and every record written reads back as itself.
+// A node type without NodeName lines (etc/morph.conf defines many) is no candidate, and
+// says why, whether partitions are known or not. With them unknown this read an empty
+// optional: slurmctld crashed on the submission (review of 2026-12-03).
+TEST(SubmitNodes, ANodeTypeWithoutNodesIsNoCandidate) {
+  const MorphConfig config = parse_morph_conf(
+      cluster_conf() + "NodeType=spare Gpu=v100-32g Gpus=8 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25 Nics=1\n",
+      "morph.conf");
+  std::map<std::string, std::string> why_not;
+  SubmitConstraints c;
+  std::map<std::string, int> usable = usable_nodes(config.cluster, c, &why_not);
+  EXPECT_EQ(usable.count("spare"), 0u);
+  EXPECT_EQ(why_not["spare"], "morph.conf lists none of its nodes");
+  EXPECT_EQ(usable["a"], 2);
+  why_not.clear();
+  c.partitions = PartitionBounds{"old", false, {"v1", "v2"}, 1, 0};
+  usable = usable_nodes(config.cluster, c, &why_not);
+  EXPECT_EQ(why_not["spare"], "morph.conf lists none of its nodes");
+  EXPECT_EQ(why_not["a"], "partition old has none of its nodes");
+  EXPECT_EQ(usable["v"], 2);
+}
+
 // -p: a job is sized on its partition's nodes within its MaxNodes, and morphd is told
 // both (the record's GPU types and max_nodes). Before, a job of a V100 partition was
 // planned on A100s and slurmctld refused it ("Requested node configuration is not
@@ -754,6 +775,17 @@ TEST(HandlerPartitions, AJobIsSizedOnItsPartitionsNodes) {
   out = handler.submit(in);
   EXPECT_EQ(out.verdict, plugin::Verdict::reject);
   EXPECT_NE(out.message.find("node 'a1' is not in partition old"), std::string::npos) << out.message;
+  // An SLA baseline (--gres, -N) beyond the partition's MaxNodes is refused at once,
+  // naming the partition, where the record used to fail its own check.
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=32", "MORPH_REQUEST_SLA=guaranteed"};
+  in.user = {};
+  in.user.partition = "old";
+  in.user.tres_per_node = "gres:gpu:v100-32g:4";
+  in.user.min_nodes = in.user.max_nodes = 2;
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("the requested 2 nodes are outside partition old's 1-1 nodes per job"), std::string::npos)
+      << out.message;
   // A partition slurm.conf does not name (created since): sized as without -p.
   in.user = {};
   in.user.partition = "new";
