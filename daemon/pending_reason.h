@@ -10,7 +10,8 @@ namespace morph::daemon {
 // What the job waits on ("held", "a dependency", "its partition (PartitionDown)"...), or
 // empty when a placement may start it: Priority, Resources, and the limits that a smaller
 // plan may pass (a job's TRES, size_limit(); a partition's nodes, which morphd reads; the
-// TRES of the user's or group's jobs together, which end) are the policy's to answer. `state_reason` is slurm_job_info_t::state_reason; `held`, priority 0.
+// TRES of the user's or group's jobs together, which end) are the policy's to answer.
+// `state_reason` is slurm_job_info_t::state_reason; `held`, priority 0.
 std::string pending_block(bool held, std::uint32_t state_reason);
 
 // A limit on one job's size that its request is over, which a smaller plan may pass:

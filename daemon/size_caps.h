@@ -33,8 +33,6 @@ class SizeCaps {
   // Gives each capped job of `built` an application of its own, its bounds within the cap.
   void apply(BuiltView& built) const;
 
-  const std::map<std::uint32_t, SizeCap>& caps() const { return caps_; }
-
  private:
   std::map<std::uint32_t, SizeCap> caps_;  // by Slurm job id
 };

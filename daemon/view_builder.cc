@@ -91,24 +91,26 @@ std::vector<std::string> gpu_types_allowed(const JobRecord& r, const MorphConfig
 
 // Narrows `types` (empty: any), `min_nodes` and `max_nodes` (0: any) to what the job's
 // partitions allow as slurmctld has them now: their GPU types (some node of each),
-// MinNodes and MaxNodes.
-// job_submit_morph bounded the record by the partitions of slurm.conf at its start; one
-// made or changed since, or a record written before, is bounded here. False when the
-// partitions hold none of the types.
+// MinNodes and MaxNodes. job_submit_morph bounded the record by slurm.conf's partitions
+// when slurmctld started; one made or changed since, or a record written before, is
+// bounded here. False when the partitions hold none of the types.
 bool within_partitions(const PartitionBounds& part, const Cluster& cluster, std::vector<std::string>* types,
                        int* min_nodes, int* max_nodes) {
   if (part.max_nodes > 0) *max_nodes = *max_nodes == 0 ? part.max_nodes : std::min(*max_nodes, part.max_nodes);
   *min_nodes = std::max(*min_nodes, part.min_nodes);
   if (part.all_nodes) return true;
-  std::vector<std::string> offered;
+  std::vector<std::string> offered, listed;  // GPU types with nodes in the partitions, in morph.conf
+  auto add = [](std::vector<std::string>& list, const std::string& gpu) {
+    if (std::find(list.begin(), list.end(), gpu) == list.end()) list.push_back(gpu);
+  };
   for (const NodeRecord& n : cluster.nodes()) {
     const std::string& gpu = cluster.gpu_of(*cluster.find_node_type(n.node_type)).name;
+    add(listed, gpu);
     const bool allowed = types->empty() || std::find(types->begin(), types->end(), gpu) != types->end();
-    if (allowed && part.holds(n.name) && std::find(offered.begin(), offered.end(), gpu) == offered.end())
-      offered.push_back(gpu);
+    if (allowed && part.holds(n.name)) add(offered, gpu);
   }
   if (offered.empty()) return false;
-  if (!types->empty() || offered.size() < cluster.gpu_types().size()) *types = std::move(offered);
+  if (!types->empty() || offered.size() < listed.size()) *types = std::move(offered);
   return true;
 }
 

@@ -22,7 +22,7 @@ struct SubmitConstraints {
   int max_nodes = 0;                        // 0: any
   int cpus_per_gpu = 0;                     // -c / --cpus-per-gpu (one task per GPU); 0: the node's share
   int min_cpus_per_node = 0;                // --mincpus; 0: none
-  std::optional<PartitionBounds> partitions;  // -p's nodes and MaxNodes; nullopt: not known
+  std::optional<PartitionBounds> partitions;  // -p: its nodes, MinNodes, MaxNodes; nullopt: not known
 
   // The fewest nodes the job may have: -N's MIN and the partitions' MinNodes; 0: any.
   int node_floor() const;
