@@ -122,6 +122,7 @@ struct SlurmClient::Messages {
   node_info_msg_t* nodes = nullptr;
   job_info_msg_t* jobs = nullptr;
   partition_info_msg_t* partitions = nullptr;
+  std::vector<SlurmPartition> partitions_read;  // of `partitions`, converted when they change
   std::optional<bool> without_accounting;  // read once slurmctld answers
 };
 
@@ -175,11 +176,12 @@ std::optional<ClusterSnapshot> SlurmClient::snapshot(bool* changed, std::string*
       SLURM_SUCCESS) {
     if (messages_->partitions) slurm_free_partition_info_msg(messages_->partitions);
     messages_->partitions = partitions;
+    messages_->partitions_read = partitions_of(*partitions);
     *changed = true;
   }
   ClusterSnapshot s;
   s.now_s = static_cast<double>(std::time(nullptr));
-  if (messages_->partitions != nullptr) s.partitions = partitions_of(*messages_->partitions);
+  s.partitions = messages_->partitions_read;
   for (uint32_t i = 0; i < messages_->nodes->record_count; ++i) {
     const node_info_t& n = messages_->nodes->node_array[i];
     if (n.name == nullptr) continue;

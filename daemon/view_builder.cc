@@ -99,18 +99,13 @@ bool within_partitions(const PartitionBounds& part, const Cluster& cluster, std:
   if (part.max_nodes > 0) *max_nodes = *max_nodes == 0 ? part.max_nodes : std::min(*max_nodes, part.max_nodes);
   *min_nodes = std::max(*min_nodes, part.min_nodes);
   if (part.all_nodes) return true;
-  std::vector<std::string> offered, listed;  // GPU types with nodes in the partitions, in morph.conf
-  auto add = [](std::vector<std::string>& list, const std::string& gpu) {
-    if (std::find(list.begin(), list.end(), gpu) == list.end()) list.push_back(gpu);
-  };
-  for (const NodeRecord& n : cluster.nodes()) {
-    const std::string& gpu = cluster.gpu_of(*cluster.find_node_type(n.node_type)).name;
-    add(listed, gpu);
-    const bool allowed = types->empty() || std::find(types->begin(), types->end(), gpu) != types->end();
-    if (allowed && part.holds(n.name)) add(offered, gpu);
-  }
+  std::vector<std::string> offered = gpu_types_on(cluster, &part);
+  if (!types->empty())
+    std::erase_if(offered, [&](const std::string& gpu) {
+      return std::find(types->begin(), types->end(), gpu) == types->end();
+    });
   if (offered.empty()) return false;
-  if (!types->empty() || offered.size() < listed.size()) *types = std::move(offered);
+  if (!types->empty() || offered.size() < gpu_types_on(cluster).size()) *types = std::move(offered);
   return true;
 }
 
@@ -248,6 +243,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     v.nodes.push_back(policy::NodeState{n.name, usable_capacity(*type, usable), c.config.cluster.gpu_of(*type)});
   }
 
+  std::map<std::string, std::optional<PartitionBounds>> partitions;  // by the jobs' -p, once each
   for (const SlurmJob& j : snapshot.jobs) {
     if (j.phase == JobPhase::done || !is_job_record(j.admin_comment)) continue;
     const std::string id = std::to_string(j.id);
@@ -269,8 +265,13 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));
       continue;
     }
-    if (const std::optional<PartitionBounds> part =
-            snapshot.partitions.empty() ? std::nullopt : partition_bounds(snapshot.partitions, j.partition)) {
+    const PartitionBounds* part = nullptr;
+    if (!snapshot.partitions.empty()) {
+      auto [known, fresh] = partitions.try_emplace(j.partition);
+      if (fresh) known->second = partition_bounds(snapshot.partitions, j.partition);
+      if (known->second) part = &*known->second;
+    }
+    if (part != nullptr) {
       std::vector<std::string> types = bounds.gpu_types;
       int min_nodes = limits.min_nodes, max_nodes = limits.max_nodes;
       const bool offered = within_partitions(*part, c.config.cluster, &types, &min_nodes, &max_nodes);

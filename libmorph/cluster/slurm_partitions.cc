@@ -260,4 +260,14 @@ std::optional<PartitionBounds> partition_bounds(const std::vector<SlurmPartition
   return b;
 }
 
+std::vector<std::string> gpu_types_on(const Cluster& cluster, const PartitionBounds* partitions) {
+  std::vector<std::string> types;
+  for (const NodeRecord& n : cluster.nodes()) {
+    const std::string& gpu = cluster.gpu_of(*cluster.find_node_type(n.node_type)).name;
+    if ((partitions == nullptr || partitions->holds(n.name)) && std::find(types.begin(), types.end(), gpu) == types.end())
+      types.push_back(gpu);
+  }
+  return types;
+}
+
 }  // namespace morph

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "libmorph/cluster/cluster.h"
+
 namespace morph {
 
 struct SlurmPartition {
@@ -48,5 +50,9 @@ struct PartitionBounds {
 };
 std::optional<PartitionBounds> partition_bounds(const std::vector<SlurmPartition>& partitions,
                                                 std::string_view requested);
+
+// The GPU types (canonical, in the order of morph.conf's nodes) of the nodes `cluster`
+// lists; of those within `partitions` only, when given.
+std::vector<std::string> gpu_types_on(const Cluster& cluster, const PartitionBounds* partitions = nullptr);
 
 }  // namespace morph

@@ -140,20 +140,11 @@ std::string partition_mismatch(const std::string& to, const JobRecord& r, const 
                                const std::vector<SlurmPartition>& partitions) {
   const std::optional<PartitionBounds> b = partition_bounds(partitions, to);
   if (!b) return {};  // a partition slurm.conf did not have: Slurm checks that it exists
-  const Cluster& cluster = config.cluster;
-  std::vector<std::string> types = r.request.gpu_types;
-  if (types.empty())
-    for (const GpuType& g : cluster.gpu_types()) types.push_back(g.name);
-  for (const std::string& type : types) {
-    bool listed = false, offered = false;
-    for (const NodeRecord& n : cluster.nodes())
-      if (cluster.gpu_of(*cluster.find_node_type(n.node_type)).name == type) {
-        listed = true;
-        offered = offered || b->holds(n.name);
-      }
-    if (listed && !offered)
+  const std::vector<std::string> listed = gpu_types_on(config.cluster), offered = gpu_types_on(config.cluster, &*b);
+  for (const std::string& type : r.request.gpu_types.empty() ? listed : r.request.gpu_types)
+    if (std::find(listed.begin(), listed.end(), type) != listed.end() &&
+        std::find(offered.begin(), offered.end(), type) == offered.end())
       return fmt::format("partition {} has no {} node, a GPU type the job's plans may use", b->names, type);
-  }
   if (b->max_nodes > 0 && (r.max_nodes == 0 || r.max_nodes > b->max_nodes))
     return fmt::format("partition {} allows {} node{} per job, the job's plans up to {}", b->names, b->max_nodes,
                        b->max_nodes == 1 ? "" : "s", r.max_nodes == 0 ? std::string("any number") : std::to_string(r.max_nodes));
