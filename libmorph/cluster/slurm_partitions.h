@@ -1,7 +1,7 @@
 // Slurm's partitions, as far as they bound where a Morph job may run: the nodes of the
 // partitions it was submitted to and how many of them one job may have. job_submit_morph
-// reads them from slurm.conf when slurmctld loads it (it may not ask slurmctld while it
-// holds its locks); morphd from slurmctld (slurm_load_partitions), which also knows the
+// reads them from slurm.conf when slurmctld loads it and after each reconfigure (it may
+// not ask slurmctld while it holds its locks); morphd from slurmctld (slurm_load_partitions), which also knows the
 // partitions `scontrol create partition` added since.
 #pragma once
 

@@ -2,8 +2,11 @@
 // in slurmctld. A thin C shell over SubmitHandler: it copies what it needs out of the
 // job_desc, writes the decision back with strings slurmctld can free, and turns every
 // failure into a refusal with a message. It runs under slurmctld's locks, so it does no
-// RPC and no file I/O after init(). See job_submit_morph(8).
+// RPC, and no file I/O but reading its configuration again after `scontrol reconfigure`.
+// See job_submit_morph(8).
 #include <cstdlib>
+#include <ctime>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -43,6 +46,11 @@ using morph::plugin::SlurmRequest;
 using morph::plugin::Verdict;
 
 morph::plugin::SubmitHandler* handler = nullptr;
+// slurm_conf.last_update when `handler` was loaded. slurmctld sets it whenever it reads
+// slurm.conf: at start and at each `scontrol reconfigure`, which on Slurm 22.05 does not
+// init a job_submit plugin again unless JobSubmitPlugins changed.
+time_t loaded_with = 0;
+time_t loaded_at = 0;  // time(nullptr) then
 
 std::string text(const char* s) { return s != nullptr ? s : ""; }
 
@@ -129,21 +137,49 @@ std::string slurm_conf_path() {
   return env != nullptr && *env != '\0' ? env : MORPH_SLURM_CONF;
 }
 
+// Loads morph.conf, the catalog, the fitted models and slurm.conf's partitions. Again
+// after a reconfigure: a configuration that fails where the one in use loaded is not
+// taken, so that an edit in progress does not turn every Morph job away; the log says why.
+void load_handler(bool reconfigure) {
+  loaded_with = slurm_conf.last_update;
+  loaded_at = std::time(nullptr);
+  const std::string partitions_from = slurm_conf_path();
+  auto fresh = std::make_unique<morph::plugin::SubmitHandler>();
+  fresh->load(morph::morph_conf_path(""), MORPH_PKGDATADIR "/models.json", partitions_from);
+  if (reconfigure && handler != nullptr) {
+    const std::string& now = fresh->load_error().empty() ? fresh->partitions_error() : fresh->load_error();
+    const std::string& before = fresh->load_error().empty() ? handler->partitions_error() : handler->load_error();
+    if (!now.empty() && before.empty()) {
+      slurm_error("job_submit/morph: after scontrol reconfigure: %s; Morph jobs are sized as before", now.c_str());
+      return;
+    }
+  }
+  delete handler;
+  handler = fresh.release();
+  const char* when = reconfigure ? "reloaded after scontrol reconfigure" : "loaded";
+  if (handler->load_error().empty())
+    slurm_info("job_submit/morph: %s (%zu partitions from %s)", when, handler->partitions(), partitions_from.c_str());
+  else slurm_error("job_submit/morph: Morph jobs will be refused: %s", handler->load_error().c_str());
+  if (!handler->partitions_error().empty())
+    slurm_error("job_submit/morph: jobs are sized over every node of morph.conf, whatever their partition: %s",
+                handler->partitions_error().c_str());
+}
+
+// Called with slurmctld's configuration read lock held (job_submit, job_modify).
+// last_update counts seconds: a reconfigure later in the second of a load leaves it as
+// it was, so a load made in that second is made once more, in a later one.
+void reload_if_reconfigured() {
+  if (slurm_conf.last_update != loaded_with || (loaded_at <= loaded_with && std::time(nullptr) > loaded_at))
+    load_handler(true);
+}
+
 }  // namespace
 
 extern "C" int init(void) {
   return guarded("init", SLURM_SUCCESS, [] {
     delete handler;
-    handler = nullptr;  // not left dangling if the next line throws
-    handler = new morph::plugin::SubmitHandler;
-    const std::string partitions_from = slurm_conf_path();
-    handler->load(morph::morph_conf_path(""), MORPH_PKGDATADIR "/models.json", partitions_from);
-    if (handler->load_error().empty())
-      slurm_info("job_submit/morph: loaded (%zu partitions from %s)", handler->partitions(), partitions_from.c_str());
-    else slurm_error("job_submit/morph: Morph jobs will be refused: %s", handler->load_error().c_str());
-    if (!handler->partitions_error().empty())
-      slurm_error("job_submit/morph: jobs are sized over every node of morph.conf, whatever their partition: %s",
-                  handler->partitions_error().c_str());
+    handler = nullptr;  // not left dangling if loading throws
+    load_handler(false);
     return SLURM_SUCCESS;  // never stop slurmctld: other jobs keep flowing
   });
 }
@@ -158,10 +194,11 @@ extern "C" int fini(void) {
 
 // Locks: slurmctld holds at least read locks on its configuration, jobs, nodes and
 // partitions on entry, and the plugins' context mutex (job_submit_plugin_submit), so
-// this does no RPC and no file I/O.
+// this does no RPC, and file I/O only on the first call after a reconfigure.
 extern "C" int job_submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_msg) {
   (void)submit_uid;
   return guarded("job_submit", SLURM_ERROR, [&] {
+    reload_if_reconfigured();
     if (handler == nullptr || job == nullptr) return SLURM_SUCCESS;
     morph::plugin::SubmitInput in;
     for (uint32_t i = 0; i < job->spank_job_env_size; ++i)
@@ -181,6 +218,7 @@ extern "C" int job_submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_m
 extern "C" int job_modify(job_desc_msg_t* job, void* job_ptr, uint32_t submit_uid) {
   (void)submit_uid;
   return guarded("job_modify", SLURM_ERROR, [&] {
+    reload_if_reconfigured();
     if (handler == nullptr || job == nullptr) return SLURM_SUCCESS;
     const std::string id = job->job_id_str != nullptr ? job->job_id_str : std::to_string(job->job_id);
     morph::plugin::ModifyInput in;

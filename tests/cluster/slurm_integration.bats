@@ -31,7 +31,8 @@ setup() {
   [ -z "${MORPH_CLUSTER_SKIP:-}" ] || skip "$MORPH_CLUSTER_SKIP"
 }
 
-# A test that stops slurmctld or edits plugstack.conf leaves the cluster as it found it.
+# A test that stops slurmctld or edits plugstack.conf, slurm.conf or morph.conf leaves the
+# cluster as it found it.
 teardown() {
   [ -z "${MORPH_CLUSTER_SKIP:-}" ] || return 0
   kill -CONT "$(cat "$MORPH_TESTCLUSTER_DIR/run/slurmctld.pid")" 2>/dev/null || true
@@ -39,6 +40,14 @@ teardown() {
   if [ -f "$MORPH_TESTCLUSTER_DIR/plugstack.conf.orig" ]; then
     mv "$MORPH_TESTCLUSTER_DIR/plugstack.conf.orig" "$MORPH_TESTCLUSTER_DIR/plugstack.conf"
   fi
+  local f reconfigure=
+  for f in slurm.conf morph.conf; do
+    if [ -f "$MORPH_TESTCLUSTER_DIR/$f.orig" ]; then
+      mv "$MORPH_TESTCLUSTER_DIR/$f.orig" "$MORPH_TESTCLUSTER_DIR/$f"
+      reconfigure=1
+    fi
+  done
+  [ -z "$reconfigure" ] || scontrol reconfigure
 }
 
 teardown_file() {
@@ -257,6 +266,39 @@ expect_env_matches_record() {
     "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
   [ "$(job_field "$held" Partition)" = gpu ]
   scancel "$held"
+}
+
+@test "scontrol reconfigure: job_submit_morph reads slurm.conf's partitions and morph.conf again, and keeps what loaded if they break" {
+  # A partition added to slurm.conf. Before, the plugin read slurm.conf only when
+  # slurmctld started (22.05 does not init it again on reconfigure): -p late was sized
+  # on an A100, and slurmctld refused the job ("Requested node configuration is not
+  # available").
+  local v100s
+  v100s=$(scontrol show partition v100-32g -o | sed -n 's/.* Nodes=\([^ ]*\) .*/\1/p')
+  [ -n "$v100s" ]
+  cp "$SLURM_CONF" "$MORPH_TESTCLUSTER_DIR/slurm.conf.orig"
+  echo "PartitionName=late Nodes=$v100s MaxNodes=1 Hidden=YES MaxTime=INFINITE State=UP" >>"$SLURM_CONF"
+  scontrol reconfigure
+  submit -H -p late --morph-model=gpt2-1.5b --morph-batch=32 --wrap=true
+  [ "$status" -eq 0 ]
+  [ "$(record_value "$job" type)" = v100-32g ]
+  [ "$(record_value "$job" max_nodes)" = 1 ]
+  scancel "$job"
+  grep -q "job_submit/morph: reloaded after scontrol reconfigure (4 partitions from $SLURM_CONF)" \
+    "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
+  # A morph.conf broken by an edit in progress: Morph jobs are still sized, by what loaded.
+  # (Slurm stamps a reconfigure in seconds; one in the second of the last load is seen
+  # from the next second on.)
+  sleep 1
+  cp "$MORPH_TESTCLUSTER_DIR/morph.conf" "$MORPH_TESTCLUSTER_DIR/morph.conf.orig"
+  echo "NodeName=broken Gpus=x" >>"$MORPH_TESTCLUSTER_DIR/morph.conf"
+  scontrol reconfigure
+  submit -H -p late --morph-model=gpt2-1.5b --morph-batch=32 --wrap=true
+  [ "$status" -eq 0 ]
+  [ "$(record_value "$job" type)" = v100-32g ]
+  scancel "$job"
+  grep -q "job_submit/morph: after scontrol reconfigure: .*broken.*; Morph jobs are sized as before" \
+    "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
 }
 
 @test "--morph-iterations reaches the record for morphd and does not change the plan (issue 11)" {
