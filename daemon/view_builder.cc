@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -91,13 +92,15 @@ std::vector<std::string> gpu_types_allowed(const JobRecord& r, const MorphConfig
 
 // Narrows `types` (empty: any), `min_nodes` and `max_nodes` (0: any) to what the job's
 // partitions allow as slurmctld has them now: their GPU types (some node of each),
-// MinNodes and MaxNodes. job_submit_morph bounded the record by slurm.conf's partitions
-// when slurmctld started; one made or changed since, or a record written before, is
-// bounded here. False when the partitions hold none of the types.
+// MinNodes and MaxNodes; `nodes_of_type` to the nodes of each type they hold, where
+// they hold some of the type's. job_submit_morph bounded the record by slurm.conf's
+// partitions; one made or changed since, or a record written before, is bounded here.
+// False when the partitions hold none of the types.
 bool within_partitions(const PartitionBounds& part, const Cluster& cluster, std::vector<std::string>* types,
-                       int* min_nodes, int* max_nodes) {
+                       int* min_nodes, int* max_nodes, std::map<std::string, int>* nodes_of_type) {
   if (part.max_nodes > 0) *max_nodes = *max_nodes == 0 ? part.max_nodes : std::min(*max_nodes, part.max_nodes);
   *min_nodes = std::max(*min_nodes, part.min_nodes);
+  *nodes_of_type = partition_nodes_by_gpu_type(cluster, part);
   if (part.all_nodes) return true;
   std::vector<std::string> offered = gpu_types_on(cluster, &part);
   if (!types->empty())
@@ -266,6 +269,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       continue;
     }
     const PartitionBounds* part = nullptr;
+    std::map<std::string, int> nodes_of_type;  // AppProfile::nodes_of_type
     if (!snapshot.partitions.empty()) {
       auto [known, fresh] = partitions.try_emplace(j.partition);
       if (fresh) known->second = partition_bounds(snapshot.partitions, j.partition);
@@ -274,7 +278,8 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     if (part != nullptr) {
       std::vector<std::string> types = bounds.gpu_types;
       int min_nodes = limits.min_nodes, max_nodes = limits.max_nodes;
-      const bool offered = within_partitions(*part, c.config.cluster, &types, &min_nodes, &max_nodes);
+      const bool offered =
+          within_partitions(*part, c.config.cluster, &types, &min_nodes, &max_nodes, &nodes_of_type);
       if (!offered && j.phase == JobPhase::pending) {
         out.skipped.push_back(fmt::format("job {}: partition {} holds none of the GPU types it may use", id, part->names));
         continue;
@@ -287,6 +292,12 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
           for (const std::string& type : running_on)
             if (!type.empty() && std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
         if (max_nodes > 0) max_nodes = std::max(max_nodes, r.current.nodes);
+        if (r.current.groups.empty())
+          if (auto cap = nodes_of_type.find(r.current.gpu_type); cap != nodes_of_type.end())
+            cap->second = std::max(cap->second, r.current.nodes);
+        for (const GpuGroup& g : r.current.groups)
+          if (auto cap = nodes_of_type.find(g.gpu_type); cap != nodes_of_type.end())
+            cap->second = std::max(cap->second, g.nodes);
         min_nodes = std::min(min_nodes, std::max(limits.min_nodes, r.current.nodes));
       }
       if (max_nodes > 0 && min_nodes > max_nodes) min_nodes = max_nodes;  // MinNodes above MaxNodes: Slurm runs none
@@ -305,16 +316,18 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: planned for its starting batch: {}", id, e.what()));
     }
-    // A --constraint keeps the job on one GPU type and -N bounds its nodes: jobs with
-    // either are an application of their own.
+    // A --constraint keeps the job on one GPU type, and -N and partitions bound its
+    // nodes: jobs with any of these are an application of their own.
     s.app = app_key(bounds) + (r.constraint.empty() ? "" : ":c" + r.constraint) +
             (limits.min_nodes == 0 && limits.max_nodes == 0 ? "" : ":n" + node_bounds(limits));
+    for (const auto& [type, most] : nodes_of_type) s.app += fmt::format(":{}<={}", type, most);
     try {
       const ModelSpec model = c.catalog.resolve(r.request.model, fmt::format("job {}", id));
       const std::int64_t seq = r.request.seq_len > 0 ? r.request.seq_len : model.seq_len;
       s.workload = Workload{model, bounds.global_batch, seq};
       if (!out.apps.count(s.app)) {
         out.apps[s.app] = app_profile(bounds, limits, s.workload, model_in_use(model, seq, c), c.config);
+        out.apps[s.app].nodes_of_type = nodes_of_type;
       }
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));

@@ -270,4 +270,16 @@ std::vector<std::string> gpu_types_on(const Cluster& cluster, const PartitionBou
   return types;
 }
 
+std::map<std::string, int> partition_nodes_by_gpu_type(const Cluster& cluster, const PartitionBounds& partitions) {
+  std::map<std::string, int> inside, all;
+  if (partitions.all_nodes) return inside;
+  for (const NodeRecord& n : cluster.nodes()) {
+    const std::string& gpu = cluster.gpu_of(*cluster.find_node_type(n.node_type)).name;
+    ++all[gpu];
+    if (partitions.holds(n.name)) ++inside[gpu];
+  }
+  std::erase_if(inside, [&](const auto& type) { return type.second == all[type.first]; });
+  return inside;
+}
+
 }  // namespace morph

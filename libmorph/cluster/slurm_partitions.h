@@ -5,6 +5,7 @@
 // partitions `scontrol create partition` added since.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,5 +55,10 @@ std::optional<PartitionBounds> partition_bounds(const std::vector<SlurmPartition
 // The GPU types (canonical, in the order of morph.conf's nodes) of the nodes `cluster`
 // lists; of those within `partitions` only, when given.
 std::vector<std::string> gpu_types_on(const Cluster& cluster, const PartitionBounds* partitions = nullptr);
+
+// How many nodes of each GPU type `partitions` hold, for the types of which they hold
+// some but not all of the nodes `cluster` lists (Slurm starts a job only on its
+// partitions' nodes); empty for Nodes=ALL.
+std::map<std::string, int> partition_nodes_by_gpu_type(const Cluster& cluster, const PartitionBounds& partitions);
 
 }  // namespace morph

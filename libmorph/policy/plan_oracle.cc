@@ -114,6 +114,12 @@ std::string outside_bounds(const AppProfile& a, int gpus, int nodes) {
   return {};
 }
 
+std::string beyond_partitions(const AppProfile& a, const std::string& gpu_type, int nodes) {
+  const auto cap = a.nodes_of_type.find(gpu_type);
+  if (cap == a.nodes_of_type.end() || nodes <= cap->second) return {};
+  return fmt::format("{} {} nodes: the job's partitions hold {}", nodes, gpu_type, cap->second);
+}
+
 PlanOracle::PlanOracle(std::map<std::string, AppProfile> apps, MemoryOptions memory, int max_gpus_per_job)
     : apps_(std::move(apps)), memory_(memory), max_gpus_per_job_(max_gpus_per_job) {}
 
@@ -182,6 +188,9 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
     c.reason = fmt::format("{} is not among the job's GPU types", type);
     return c;
   }
+  c.reason = beyond_partitions(a, nodes.at(static_cast<std::size_t>(shape.node)).gpu.name,
+                               static_cast<int>(shape.gpus.size()));
+  if (!c.reason.empty()) return c;
   // `plan` runs here unless the memory model (when asked) or the free host memory refuse it.
   auto admitted = [&](const ExecutionPlan& plan) {
     return !admissible_ || (plan == job.requested_plan) ||
@@ -301,11 +310,16 @@ const PlanChoice& PlanOracle::best_hetero(const JobState& job, const std::vector
     const std::string& type = nodes.at(static_cast<std::size_t>(s.node)).gpu.name;
     return a.gpu_types.empty() || std::find(a.gpu_types.begin(), a.gpu_types.end(), type) != a.gpu_types.end();
   };
+  auto beyond = [&](const Shape& s) {
+    return beyond_partitions(a, nodes.at(static_cast<std::size_t>(s.node)).gpu.name, static_cast<int>(s.gpus.size()));
+  };
   const std::string outside = outside_bounds(a, gpus, static_cast<int>(first.gpus.size() + second.gpus.size()));
   if (!outside.empty()) {
     c.reason = outside;
   } else if (!allowed(first) || !allowed(second)) {
     c.reason = "a GPU type the job may not use";
+  } else if (const std::string over = beyond(first).empty() ? beyond(second) : beyond(first); !over.empty()) {
+    c.reason = over;
   } else if (a.one_gpu_type) {
     c.reason = "the job keeps one GPU type";
   } else if (admissible_) {

@@ -32,6 +32,9 @@ struct AppProfile {
   int min_nodes = 1;
   int max_nodes = 0;
   std::vector<std::string> gpu_types = {};
+  // The most nodes of a GPU type the job may have, where its Slurm partitions hold only
+  // some of the type's nodes; a type absent here: all of them.
+  std::map<std::string, int> nodes_of_type = {};
   // --morph-adaptive-batch: the trainer changes its batch; a heterogeneous plan's per-rank
   // shares hold for one batch only, so such jobs keep one GPU type.
   bool adaptive_batch = false;
@@ -42,6 +45,8 @@ struct AppProfile {
 
 // Why `gpus` GPUs on `nodes` nodes are outside the application's bounds; empty when within.
 std::string outside_bounds(const AppProfile& app, int gpus, int nodes);
+// Why `nodes` nodes of `gpu_type` are more than the application's partitions hold; empty when not.
+std::string beyond_partitions(const AppProfile& app, const std::string& gpu_type, int nodes);
 
 // How far a policy may move a job away from its request.
 enum class PlanFreedom {

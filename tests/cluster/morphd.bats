@@ -42,6 +42,7 @@ teardown() {
   stop_morphd
   scontrol delete ReservationName=morph-later 2>/dev/null || true
   scontrol update PartitionName=gpu MaxNodes=UNLIMITED 2>/dev/null || true
+  scontrol delete PartitionName=pair 2>/dev/null || true
   # Online refits (test 5 plants one) would steer the next test's morphd.
   [ ! -s "$MORPH_TESTCLUSTER_DIR/morph.db" ] || python3 -c 'import sqlite3, sys
 with sqlite3.connect(sys.argv[1]) as db:
@@ -456,6 +457,30 @@ print("morph:v1 " + " ".join(k + "=" + v for k, v in f.items()))')
     sleep 0.2
   done
   [ "$(job_field "$id" Reason)" = PartitionNodeLimit ] || fail "reason: $(job_field "$id" Reason)"
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1
+  grep -q "job $id: start: 2 nodes x .* -> 1 node x " "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+}
+
+@test "a partition left with one of the three A100 nodes: morphd plans the pending job on one" {
+  rm -f "$WORK/morphd.log"
+  local id record nodes
+  nodes=$(sinfo -h -N -p gpu -o %N | sort -u | head -n 2 | paste -sd, -)
+  scontrol create PartitionName=pair Nodes="$nodes" State=UP
+  job p 100
+  id=$(submit p -H -p pair)
+  # As morphd would have grown it: the same plan on two nodes (dp doubled, micro-batch halved).
+  record=$(job_record "$id" | python3 -c 'import sys
+f = dict(kv.split("=", 1) for kv in sys.stdin.read().split()[1:])
+f["nodes"] = "2"; f["dp"] = str(2 * int(f["dp"]))
+if int(f["mbs"]) % 2 == 0: f["mbs"] = str(int(f["mbs"]) // 2)
+else: f["ga"] = str(int(f["ga"]) // 2)
+print("morph:v1 " + " ".join(k + "=" + v for k, v in f.items()))')
+  scontrol update job="$id" AdminComment="$record" NumNodes=2
+  [ "$(job_field "$id" NumNodes)" = 2-2 ] || fail "$(scontrol show job "$id")"
+  # The partition loses a node after the job was sized on it; it sets no MaxNodes. Before,
+  # morphd counted every A100 node and kept the job on two, where Slurm never starts it.
+  scontrol update PartitionName=pair Nodes="${nodes%%,*}"
+  scontrol release "$id"
   "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1
   grep -q "job $id: start: 2 nodes x .* -> 1 node x " "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
 }

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "daemon/reconfiguration.h"
 #include "daemon/view_builder.h"
@@ -394,6 +396,56 @@ TEST_F(DaemonView, AJobIsPlannedWithinItsPartitionsAsSlurmctldHasThem) {
   b = build_view(s, context_);
   EXPECT_TRUE(job_app(b, "12")->gpu_types.empty());
   EXPECT_EQ(job_app(b, "12")->max_nodes, 0);
+}
+
+// A partition that holds some of a GPU type's nodes: Slurm starts the job only there, so
+// no policy plans it on more nodes of the type than the partition holds (before, morphd
+// counted every node of the type and could grow a pending job onto both A100 nodes of a
+// partition of one, where Slurm never starts it). A running job may keep what it runs on.
+TEST_F(DaemonView, NoPolicyPlansAJobOnMoreNodesOfATypeThanItsPartitionsHold) {
+  ClusterSnapshot s = snapshot();
+  s.partitions = {{"gpu", {}, true, 0, true}, {"one", {"a100-2", "v100-1"}, false, 0, false},
+                  {"big", {"a100-1", "a100-2", "v100-1"}, false, 0, false}};
+  s.jobs[1].partition = "one";
+  BuiltView b = build_view(s, context_);
+  ASSERT_EQ(b.view.jobs.size(), 2u) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  const policy::JobState& job = b.view.jobs[1];
+  ASSERT_EQ(job.id, "12");
+  const policy::AppProfile& app = b.apps.at(job.app);
+  EXPECT_EQ(app.nodes_of_type, (std::map<std::string, int>{{"a100-80g", 1}}));
+  EXPECT_EQ(app.max_nodes, 0);
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  EXPECT_TRUE(oracle.best(job, policy::PlanFreedom::any, b.view.nodes, policy::Shape{0, 4, {8}}).feasible);
+  const policy::PlanChoice two = oracle.best(job, policy::PlanFreedom::any, b.view.nodes, policy::Shape{0, 4, {4, 4}});
+  EXPECT_FALSE(two.feasible);
+  EXPECT_EQ(two.reason, "2 a100-80g nodes: the job's partitions hold 1");
+  // Morphling places it on one node.
+  const auto policy = policy::make_policy("morphling");
+  bool placed = false;
+  for (const policy::Decision& d : policy->schedule(b.view, oracle))
+    if (d.job == "12" && !d.target.empty()) {
+      placed = true;
+      std::set<int> on;
+      for (const policy::Slice& sl : d.target.slices) on.insert(sl.node);
+      EXPECT_EQ(on.size(), 1u);
+    }
+  EXPECT_TRUE(placed);
+  // A partition with every node of the types: no bound, the same application as without.
+  s.jobs[1].partition = "big";
+  b = build_view(s, context_);
+  EXPECT_TRUE(b.apps.at(b.view.jobs[1].app).nodes_of_type.empty());
+  EXPECT_EQ(b.view.jobs[1].app, build_view(snapshot(), context_).view.jobs[1].app);
+  // Job 11 runs on two A100 nodes of a partition that holds one now: it may stay so.
+  JobRecord wide = parse_admin_comment(record("a100-80g", 2, 4, test::make_plan(8, 1, 1, 1, 1, 2)));
+  s = with_comment(11, to_admin_comment(wide));
+  s.jobs[0].nodes = {"a100-1", "a100-2"};
+  s.nodes[0].gpus_in_use = 4;
+  s.nodes[1].gpus_in_use = 7;
+  s.partitions = {{"one", {"a100-2"}, false, 0, true}};
+  b = build_view(s, context_);
+  ASSERT_FALSE(b.view.jobs.empty()) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  ASSERT_EQ(b.view.jobs[0].id, "11");
+  EXPECT_EQ(b.apps.at(b.view.jobs[0].app).nodes_of_type, (std::map<std::string, int>{{"a100-80g", 2}}));
 }
 
 // What a job's record asks of every node (its user's --constraint under GpuTypeBy=feature,
