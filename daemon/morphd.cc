@@ -41,7 +41,9 @@
 namespace {
 
 volatile sig_atomic_t g_stop = 0;
+volatile sig_atomic_t g_reload = 0;
 extern "C" void on_stop(int) { g_stop = 1; }
+extern "C" void on_reload(int) { g_reload = 1; }
 
 struct Options {
   bool foreground = false;
@@ -84,17 +86,38 @@ void finish_jobs(morph::store::StateStore& state, const morph::daemon::ClusterSn
     if (!(alive.count(job) && alive.at(job))) state.finish_job(job, static_cast<std::int64_t>(snapshot.now_s));
 }
 
+// What morphd reads from files: morph.conf, the model catalog and the fitted models.
+struct Loaded {
+  morph::MorphConfig config;
+  morph::Catalog catalog;
+  morph::PerfStore perf;
+
+  static std::unique_ptr<Loaded> from(const std::string& conf_path) {
+    morph::MorphConfig config = morph::load_morph_conf(conf_path);
+    const std::string catalog_path =
+        !config.model_catalog.empty() ? config.model_catalog : std::string(MORPH_PKGDATADIR) + "/models.json";
+    morph::Catalog catalog = morph::Catalog::load_file(catalog_path);
+    morph::PerfStore perf = morph::PerfStore::load_dir(config.perf_model_dir);
+    return std::make_unique<Loaded>(Loaded{std::move(config), std::move(catalog), std::move(perf)});
+  }
+};
+
+// The settings a running morphd cannot change: they take effect when it restarts.
+std::vector<std::string> need_restart(const morph::MorphConfig& before, const morph::MorphConfig& now) {
+  std::vector<std::string> keys;
+  if (now.state_database != before.state_database) keys.push_back("StateDatabase");
+  if (now.morphd_address != before.morphd_address) keys.push_back("MorphdAddress");
+  return keys;
+}
+
 int run(const Options& o) {
   check_user();
   const std::string conf_path = morph::morph_conf_path(o.config_path);
-  const morph::MorphConfig config = morph::load_morph_conf(conf_path);
-  const std::string state_path = !o.state_path.empty() ? o.state_path : config.state_database;
+  std::unique_ptr<Loaded> loaded = Loaded::from(conf_path);  // SIGHUP loads it again
+  const morph::MorphConfig first = loaded->config;            // what a reload cannot change
+  const std::string state_path = !o.state_path.empty() ? o.state_path : first.state_database;
   const morph::store::WriterLock lock = morph::store::WriterLock::acquire(
       state_path, "stop it, or give this morphd a database of its own (--state)");
-  const std::string catalog_path =
-      !config.model_catalog.empty() ? config.model_catalog : std::string(MORPH_PKGDATADIR) + "/models.json";
-  const morph::Catalog catalog = morph::Catalog::load_file(catalog_path);
-  const morph::PerfStore perf = morph::PerfStore::load_dir(config.perf_model_dir);
 
   morph::daemon::SlurmClient slurm;
   morph::store::StateStore state = morph::store::StateStore::open(state_path);
@@ -102,17 +125,18 @@ int run(const Options& o) {
   morph::daemon::JobTracker tracker(state);
   const char* crash_after = std::getenv("MORPHD_CRASH_AFTER");
   morph::daemon::Reconfigurer reconfigurer(
-      slurm, journal, {config.checkpoint_signal, config.checkpoint_timeout_s, 60, crash_after ? crash_after : ""},
+      slurm, journal, {first.checkpoint_signal, first.checkpoint_timeout_s, 60, crash_after ? crash_after : ""},
       log_line);
-  morph::daemon::Scheduler scheduler({config, catalog, perf}, morph::policy::make_policy(o.policy), reconfigurer,
-                                     journal);
-  for (const auto& [model, refit] : morph::daemon::load_online_refits(state, catalog)) {
+  morph::daemon::Scheduler scheduler({loaded->config, loaded->catalog, loaded->perf},
+                                     morph::policy::make_policy(o.policy), reconfigurer, journal);
+  for (const auto& [model, refit] : morph::daemon::load_online_refits(state, loaded->catalog)) {
     scheduler.use_refit(model, refit);
     log_line(fmt::format("model {}: the parameters of its latest online refit (state database)", model));
   }
   {
     std::vector<std::string> skipped;
-    const auto points = morph::daemon::load_refit_points(state, {config, catalog, perf}, &skipped);
+    const auto points =
+        morph::daemon::load_refit_points(state, {loaded->config, loaded->catalog, loaded->perf}, &skipped);
     for (const std::string& s : skipped) log_line(s);
     scheduler.restore(points);
     if (!points.empty())
@@ -120,7 +144,7 @@ int run(const Options& o) {
                            points.size() == 1 ? "" : "s"));
   }
   log_line(fmt::format("started: policy {}, {}, state {}, round every {:.0f} s", o.policy, conf_path, state.path(),
-                       config.policy.scheduling_interval_s));
+                       first.policy.scheduling_interval_s));
   // What a predecessor left half done is finished (or rolled back) before anything new;
   // a dry run changes nothing, that included.
   if (const auto unfinished = journal.unfinished(); !unfinished.empty() && o.dry_run) {
@@ -134,11 +158,11 @@ int run(const Options& o) {
   // A dry run does not listen: the reports wait in morphrun for a morphd that records them.
   std::unique_ptr<morph::report::ReportServer> reports;
   std::map<std::uint32_t, uid_t> owners;  // of the latest snapshot's jobs: no RPC per report
-  if (!config.morphd_address.empty() && !o.dry_run) {
+  if (!first.morphd_address.empty() && !o.dry_run) {
     morph::report::ReportServerOptions options;
     options.log = log_line;
     reports = std::make_unique<morph::report::ReportServer>(
-        config.morphd_address,
+        first.morphd_address,
         [&](std::uint32_t job) -> std::optional<uid_t> {
           if (const auto known = owners.find(job); known != owners.end()) return known->second;
           bool gone = false;
@@ -147,7 +171,7 @@ int run(const Options& o) {
           return j ? std::optional<uid_t>(j->user_id) : std::nullopt;
         },
         options);
-    log_line(fmt::format("receiving iteration reports on {}", config.morphd_address));
+    log_line(fmt::format("receiving iteration reports on {}", first.morphd_address));
   }
   auto serve_reports = [&](double seconds) {
     if (!reports) {
@@ -164,11 +188,36 @@ int run(const Options& o) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_round{};
   morph::daemon::BatchHistories batches;  // adaptive jobs' batch changes, read incrementally
+  // SIGHUP: morph.conf, the catalog and the fitted models again, for the next rounds; a
+  // file that fails to load leaves what runs as it is.
+  auto reload = [&] {
+    std::unique_ptr<Loaded> next;
+    try {
+      next = Loaded::from(conf_path);
+    } catch (const std::exception& e) {
+      log_line(fmt::format("SIGHUP: not reloaded, running on as before: {}", e.what()));
+      return;
+    }
+    for (const std::string& key : need_restart(first, next->config))
+      log_line(fmt::format("SIGHUP: {} changed in {}; it takes effect when morphd restarts", key, conf_path));
+    scheduler.reload({next->config, next->catalog, next->perf});
+    reconfigurer.set_checkpoint(next->config.checkpoint_signal, next->config.checkpoint_timeout_s);
+    loaded = std::move(next);
+    last_round = {};  // a round at once, under the new settings
+    log_line(fmt::format("SIGHUP: reloaded {}: {} node{}, {} fitted model{}, round every {:.0f} s", conf_path,
+                         loaded->config.cluster.nodes().size(), loaded->config.cluster.nodes().size() == 1 ? "" : "s",
+                         loaded->perf.size(), loaded->perf.size() == 1 ? "" : "s",
+                         loaded->config.policy.scheduling_interval_s));
+  };
   while (!g_stop) {
+    if (g_reload) {
+      g_reload = 0;
+      reload();
+    }
     bool changed = false;
     std::string error;
     const auto snapshot = slurm.snapshot(&changed, &error);
-    const bool due = Clock::now() - last_round >= std::chrono::duration<double>(config.policy.scheduling_interval_s);
+    const bool due = Clock::now() - last_round >= std::chrono::duration<double>(loaded->config.policy.scheduling_interval_s);
     if (snapshot) {
       owners.clear();
       for (const morph::daemon::SlurmJob& j : snapshot->jobs) owners.emplace(j.id, static_cast<uid_t>(j.user_id));
@@ -182,7 +231,8 @@ int run(const Options& o) {
           scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot, &batches));
       for (const std::string& line : r.lines) log_line(line);
       if (!o.dry_run) {
-        morph::daemon::record_refit_points(state, r.learned, snapshot->now_s, config.policy.refit_point_max_age_s);
+        morph::daemon::record_refit_points(state, r.learned, snapshot->now_s,
+                                           loaded->config.policy.refit_point_max_age_s);
         for (const morph::policy::ModelRefit& refit : r.refits)
           morph::daemon::record_refit(state, refit, snapshot->now_s);
         finish_jobs(state, *snapshot);
@@ -217,6 +267,10 @@ int main(int argc, char** argv) {
   stop.sa_handler = on_stop;
   sigaction(SIGTERM, &stop, nullptr);
   sigaction(SIGINT, &stop, nullptr);
+  struct sigaction reload{};
+  reload.sa_handler = on_reload;
+  reload.sa_flags = SA_RESTART;  // Slurm's RPCs in progress go on
+  sigaction(SIGHUP, &reload, nullptr);
   try {
     morph::policy::make_policy(o.policy);  // an unknown name is refused before anything starts
     if (!o.foreground && !o.once) {

@@ -39,6 +39,13 @@ class Reconfigurer {
   using Log = std::function<void(const std::string&)>;
   Reconfigurer(SlurmOps& slurm, Journal& journal, ReconfigurerOptions options, Log log);
 
+  // morph.conf's CheckpointSignal and CheckpointTimeoutSeconds read again (SIGHUP): for
+  // the steps taken from now on, unfinished entries included.
+  void set_checkpoint(int signal, double timeout_s) {
+    options_.checkpoint_signal = signal;
+    options_.checkpoint_timeout_s = timeout_s;
+  }
+
   // Journals `change` and takes its first step.
   void start(const Reconfiguration& change, double now_s);
   // Takes every unfinished entry as far as its job allows now: each round, and at start

@@ -24,6 +24,13 @@ void Scheduler::use_refit(const std::string& model, const PerfModel& refit) {
   oracle_.reset();
 }
 
+void Scheduler::reload(ViewContext context) {
+  refitter_.set_options({.error_threshold = context.config.policy.refit_error_threshold,
+                         .max_age_s = context.config.policy.refit_point_max_age_s});
+  context_.emplace(context);
+  oracle_.reset();  // its applications hold the models and memory options of before
+}
+
 void Scheduler::restore(const std::vector<policy::RefitPoint>& points) {
   for (const policy::RefitPoint& p : points) refitter_.restore(p);
 }
@@ -32,7 +39,7 @@ policy::PlanOracle& Scheduler::oracle(const std::map<std::string, policy::AppPro
   std::set<std::string> names;
   for (const auto& [name, app] : apps) names.insert(name);
   if (!oracle_ || names != oracle_apps_) {
-    oracle_ = std::make_unique<policy::PlanOracle>(apps, context_.config.memory, context_.config.max_gpus_per_job);
+    oracle_ = std::make_unique<policy::PlanOracle>(apps, context_->config.memory, context_->config.max_gpus_per_job);
     oracle_->require_uniform_nodes();  // a Morph record holds one gpus_per_node
     oracle_apps_ = std::move(names);
   }
@@ -80,7 +87,7 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
   // reconfiguration finishes now: the snapshot shows them as they were.
   std::set<std::uint32_t> busy = reconfigurer_.busy();
   if (!dry_run) reconfigurer_.advance_all(snapshot.now_s);
-  ViewContext context = context_;
+  ViewContext context = *context_;
   context.refitted = &refitted_;
   BuiltView built = build_view(snapshot, context, histories);
   leave_out_blocked(built, busy);

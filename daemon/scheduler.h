@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,6 +40,10 @@ class Scheduler {
   // What the online refit remembered before (morphd: refit_points of the state database),
   // oldest first.
   void restore(const std::vector<policy::RefitPoint>& points);
+  // morph.conf, the catalog and the fitted models read again (morphd on SIGHUP): the next
+  // rounds see `context`, which must outlive them; online refits and what they remember,
+  // size caps and forecasts stay.
+  void reload(ViewContext context);
   // `dry_run`: decide and report, take no action. `histories`: what the state database
   // holds about the snapshot's Morph jobs.
   RoundReport round(const ClusterSnapshot& snapshot, bool dry_run = false, const JobHistories& histories = {});
@@ -49,7 +54,7 @@ class Scheduler {
                     const std::set<std::uint32_t>& busy, double now_s);
   void refit(BuiltView& built, RoundReport& report);
 
-  ViewContext context_;
+  std::optional<ViewContext> context_;  // references: replaced by reload(), not assigned
   std::map<std::string, PerfModel> refitted_;              // by catalog model name
   policy::ModelRefitter refitter_;  // remembers what the jobs measured
   std::unique_ptr<policy::Policy> policy_;

@@ -25,6 +25,7 @@ class PerfStore {
   // The fitted model of `model`, or the estimate at `efficiency` of `gpu`'s peak.
   PerfModel model_for(const ModelSpec& model, std::int64_t seq_len, const GpuType& gpu, double efficiency) const;
   bool has(const std::string& model) const { return fitted_.count(model) > 0; }
+  std::size_t size() const { return fitted_.size(); }  // fitted models
 
  private:
   std::map<std::string, PerfModel> fitted_;  // by catalog name

@@ -31,6 +31,11 @@ ModelRefitter::ModelRefitter(RefitOptions options) : options_(options) {
   if (std::string error; !options_.is_valid(&error)) throw Error("online refit: " + error);
 }
 
+void ModelRefitter::set_options(RefitOptions options) {
+  if (std::string error; !options.is_valid(&error)) throw Error("online refit: " + error);
+  options_ = options;
+}
+
 void ModelRefitter::observe(const ClusterView& view, const std::map<std::string, AppProfile>& apps) {
   for (const JobState& job : view.jobs) {
     if (!job.running() || job.measured_iteration_s <= 0) continue;

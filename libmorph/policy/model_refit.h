@@ -102,6 +102,10 @@ class ModelRefitter {
   // point without a model, an application or a positive time.
   void restore(const RefitPoint& point);
 
+  // morph.conf's options read again (morphd on SIGHUP); what is remembered stays. Throws
+  // on invalid options, leaving the old ones.
+  void set_options(RefitOptions options);
+
   // What is remembered of `model`: by application and configuration, the latest iteration
   // time of each job that ran it, oldest first.
   std::map<std::string, std::map<std::string, std::vector<double>>> remembered(const std::string& model) const;

@@ -40,6 +40,7 @@ setup() {
 
 teardown() {
   stop_morphd
+  [ ! -f "$WORK/morph.conf.orig" ] || mv "$WORK/morph.conf.orig" "$WORK/morph.conf"
   scontrol delete ReservationName=morph-later 2>/dev/null || true
   scontrol update PartitionName=gpu MaxNodes=UNLIMITED 2>/dev/null || true
   scontrol delete PartitionName=pair 2>/dev/null || true
@@ -483,4 +484,27 @@ print("morph:v1 " + " ".join(k + "=" + v for k, v in f.items()))')
   scontrol release "$id"
   "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1
   grep -q "job $id: start: 2 nodes x .* -> 1 node x " "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+}
+
+@test "SIGHUP: morphd reads morph.conf again, runs on as before when it is broken, and names what needs a restart" {
+  rm -f "$WORK/morphd.log"
+  cp "$WORK/morph.conf" "$WORK/morph.conf.orig"
+  start_morphd
+  wait_grep "$WORK/morphd.log" "started: .* round every 5 s" 20
+  local pid
+  pid=$(cat "$WORK/morphd.pid")
+  sed -i 's/^SchedulingIntervalSeconds=5$/SchedulingIntervalSeconds=7/' "$WORK/morph.conf"
+  kill -HUP "$pid"
+  wait_grep "$WORK/morphd.log" "SIGHUP: reloaded $WORK/morph.conf: 3 nodes, .* round every 7 s" 20
+  echo "NodeName=broken" >>"$WORK/morph.conf"
+  kill -HUP "$pid"
+  wait_grep "$WORK/morphd.log" "SIGHUP: not reloaded, running on as before: .*broken" 20
+  local port
+  port=$(sed -n 's/^MorphdAddress=127.0.0.1://p' "$WORK/morph.conf")
+  sed -i -e '$d' -e "s/^MorphdAddress=.*/MorphdAddress=127.0.0.1:$((port + 1))/" "$WORK/morph.conf"
+  kill -HUP "$pid"
+  wait_grep "$WORK/morphd.log" "SIGHUP: MorphdAddress changed in $WORK/morph.conf; it takes effect when morphd restarts" 20
+  wait_grep "$WORK/morphd.log" "SIGHUP: reloaded" 20 2
+  kill -0 "$pid" || fail "morphd died: $(tail -n 20 "$WORK/morphd.log")"
+  [ "$(grep -c "receiving iteration reports on" "$WORK/morphd.log")" -eq 1 ]  # on the first address still
 }

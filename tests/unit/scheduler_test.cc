@@ -113,6 +113,25 @@ TEST_F(SchedulerTest, APendingJobThatCannotStartGetsNoGpus) {
   EXPECT_EQ(released.started, 1);
 }
 
+// morphd's SIGHUP: the round after reload() plans with the new morph.conf (here
+// MaxGpusPerJob=2, where job 12 had started on the node's 8 GPUs before).
+TEST_F(SchedulerTest, TheRoundAfterAReloadPlansWithTheNewConfiguration) {
+  const auto gpus_started = [](const RoundReport& r) {
+    for (const std::string& line : r.lines)
+      if (const auto at = line.find("job 12: start: "); at != std::string::npos) {
+        const auto to = line.find(" -> 1 node x ");
+        return to == std::string::npos ? -1 : std::stoi(line.substr(to + 13));
+      }
+    return 0;
+  };
+  const RoundReport before = scheduler_.round(snapshot(1120, false), true);
+  EXPECT_EQ(gpus_started(before), 8) << fmt::format("{}", fmt::join(before.lines, "\n"));
+  const MorphConfig limited = parse_morph_conf(std::string(kConf) + "MaxGpusPerJob=2\n", "test.conf");
+  scheduler_.reload({limited, catalog_, perf_});
+  const RoundReport after = scheduler_.round(snapshot(1120, false), true);
+  EXPECT_EQ(gpus_started(after), 2) << fmt::format("{}", fmt::join(after.lines, "\n"));
+}
+
 // A pending job that Slurm keeps waiting on a limit of its size (QOS MaxTRESPerJob on its
 // GPUs, which morphd cannot read) is planned below that size, and stays below it once
 // it runs. Before, it was given its 8 GPUs again every round and waited for ever.
