@@ -102,10 +102,12 @@ struct Loaded {
   }
 };
 
-// The settings a running morphd cannot change: they take effect when it restarts.
-std::vector<std::string> need_restart(const morph::MorphConfig& before, const morph::MorphConfig& now) {
+// The settings a running morphd cannot change: they take effect when it restarts
+// (StateDatabase only where --state does not override it).
+std::vector<std::string> need_restart(const morph::MorphConfig& before, const morph::MorphConfig& now,
+                                      bool state_given) {
   std::vector<std::string> keys;
-  if (now.state_database != before.state_database) keys.push_back("StateDatabase");
+  if (now.state_database != before.state_database && !state_given) keys.push_back("StateDatabase");
   if (now.morphd_address != before.morphd_address) keys.push_back("MorphdAddress");
   return keys;
 }
@@ -198,7 +200,7 @@ int run(const Options& o) {
       log_line(fmt::format("SIGHUP: not reloaded, running on as before: {}", e.what()));
       return;
     }
-    for (const std::string& key : need_restart(first, next->config))
+    for (const std::string& key : need_restart(first, next->config, !o.state_path.empty()))
       log_line(fmt::format("SIGHUP: {} changed in {}; it takes effect when morphd restarts", key, conf_path));
     scheduler.reload({next->config, next->catalog, next->perf});
     reconfigurer.set_checkpoint(next->config.checkpoint_signal, next->config.checkpoint_timeout_s);

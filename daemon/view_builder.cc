@@ -92,15 +92,13 @@ std::vector<std::string> gpu_types_allowed(const JobRecord& r, const MorphConfig
 
 // Narrows `types` (empty: any), `min_nodes` and `max_nodes` (0: any) to what the job's
 // partitions allow as slurmctld has them now: their GPU types (some node of each),
-// MinNodes and MaxNodes; `nodes_of_type` to the nodes of each type they hold, where
-// they hold some of the type's. job_submit_morph bounded the record by slurm.conf's
-// partitions; one made or changed since, or a record written before, is bounded here.
-// False when the partitions hold none of the types.
+// MinNodes and MaxNodes. job_submit_morph bounded the record by slurm.conf's partitions;
+// one made or changed since, or a record written before, is bounded here. False when
+// the partitions hold none of the types.
 bool within_partitions(const PartitionBounds& part, const Cluster& cluster, std::vector<std::string>* types,
-                       int* min_nodes, int* max_nodes, std::map<std::string, int>* nodes_of_type) {
+                       int* min_nodes, int* max_nodes) {
   if (part.max_nodes > 0) *max_nodes = *max_nodes == 0 ? part.max_nodes : std::min(*max_nodes, part.max_nodes);
   *min_nodes = std::max(*min_nodes, part.min_nodes);
-  *nodes_of_type = partition_nodes_by_gpu_type(cluster, part);
   if (part.all_nodes) return true;
   std::vector<std::string> offered = gpu_types_on(cluster, &part);
   if (!types->empty())
@@ -246,7 +244,11 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     v.nodes.push_back(policy::NodeState{n.name, usable_capacity(*type, usable), c.config.cluster.gpu_of(*type)});
   }
 
-  std::map<std::string, std::optional<PartitionBounds>> partitions;  // by the jobs' -p, once each
+  struct JobPartitions {
+    std::optional<PartitionBounds> bounds;
+    std::map<std::string, int> most;  // most_nodes_by_gpu_type
+  };
+  std::map<std::string, JobPartitions> partitions;  // by the jobs' -p, once each
   for (const SlurmJob& j : snapshot.jobs) {
     if (j.phase == JobPhase::done || !is_job_record(j.admin_comment)) continue;
     const std::string id = std::to_string(j.id);
@@ -270,16 +272,20 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     }
     const PartitionBounds* part = nullptr;
     std::map<std::string, int> nodes_of_type;  // AppProfile::nodes_of_type
+    std::string nodes_key;                     // its application's, where nodes_allowed bounds it
     if (!snapshot.partitions.empty()) {
       auto [known, fresh] = partitions.try_emplace(j.partition);
-      if (fresh) known->second = partition_bounds(snapshot.partitions, j.partition);
-      if (known->second) part = &*known->second;
+      if (fresh) {
+        known->second.bounds = partition_bounds(snapshot.partitions, j.partition);
+        known->second.most = most_nodes_by_gpu_type(c.config.cluster, snapshot.partitions, j.partition);
+      }
+      if (known->second.bounds) part = &*known->second.bounds;
+      nodes_of_type = known->second.most;
     }
     if (part != nullptr) {
       std::vector<std::string> types = bounds.gpu_types;
       int min_nodes = limits.min_nodes, max_nodes = limits.max_nodes;
-      const bool offered =
-          within_partitions(*part, c.config.cluster, &types, &min_nodes, &max_nodes, &nodes_of_type);
+      const bool offered = within_partitions(*part, c.config.cluster, &types, &min_nodes, &max_nodes);
       if (!offered && j.phase == JobPhase::pending) {
         out.skipped.push_back(fmt::format("job {}: partition {} holds none of the GPU types it may use", id, part->names));
         continue;
@@ -293,17 +299,35 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
             if (!type.empty() && std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
         if (max_nodes > 0) max_nodes = std::max(max_nodes, r.current.nodes);
         if (r.current.groups.empty())
-          if (auto cap = nodes_of_type.find(r.current.gpu_type); cap != nodes_of_type.end())
-            cap->second = std::max(cap->second, r.current.nodes);
+          if (auto most = nodes_of_type.find(r.current.gpu_type); most != nodes_of_type.end())
+            most->second = std::max(most->second, r.current.nodes);
         for (const GpuGroup& g : r.current.groups)
-          if (auto cap = nodes_of_type.find(g.gpu_type); cap != nodes_of_type.end())
-            cap->second = std::max(cap->second, g.nodes);
+          if (auto most = nodes_of_type.find(g.gpu_type); most != nodes_of_type.end())
+            most->second = std::max(most->second, g.nodes);
         min_nodes = std::min(min_nodes, std::max(limits.min_nodes, r.current.nodes));
       }
       if (max_nodes > 0 && min_nodes > max_nodes) min_nodes = max_nodes;  // MinNodes above MaxNodes: Slurm runs none
+      if (!types.empty())  // only the types it may use bound it (and name its application)
+        std::erase_if(nodes_of_type, [&](const auto& most) {
+          return std::find(types.begin(), types.end(), most.first) == types.end();
+        });
       bounds.gpu_types = std::move(types);
       limits.min_nodes = min_nodes;
       limits.max_nodes = max_nodes;
+      // Where Slurm may start it: its partitions' nodes, and those it runs on.
+      if (!part->all_nodes) {
+        s.nodes_allowed.resize(v.nodes.size());
+        bool outside = false;
+        for (std::size_t n = 0; n < v.nodes.size(); ++n) {
+          const bool runs_there = std::find(j.nodes.begin(), j.nodes.end(), v.nodes[n].name) != j.nodes.end();
+          s.nodes_allowed[n] = part->holds(v.nodes[n].name) || runs_there;
+          outside = outside || (runs_there && !part->holds(v.nodes[n].name));
+        }
+        if (std::all_of(s.nodes_allowed.begin(), s.nodes_allowed.end(), [](bool b) { return b; }))
+          s.nodes_allowed.clear();
+        else  // the oracle's curves are per application: one per set of nodes
+          nodes_key = ":p" + j.partition + (outside ? ":j" + id : "");
+      }
     }
     s.sla = guaranteed(r.request, c.config) ? Sla::guaranteed : Sla::best_effort;
     const auto h = histories.find(j.id);
@@ -321,6 +345,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     s.app = app_key(bounds) + (r.constraint.empty() ? "" : ":c" + r.constraint) +
             (limits.min_nodes == 0 && limits.max_nodes == 0 ? "" : ":n" + node_bounds(limits));
     for (const auto& [type, most] : nodes_of_type) s.app += fmt::format(":{}<={}", type, most);
+    s.app += nodes_key;
     try {
       const ModelSpec model = c.catalog.resolve(r.request.model, fmt::format("job {}", id));
       const std::int64_t seq = r.request.seq_len > 0 ? r.request.seq_len : model.seq_len;

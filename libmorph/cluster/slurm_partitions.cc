@@ -270,16 +270,26 @@ std::vector<std::string> gpu_types_on(const Cluster& cluster, const PartitionBou
   return types;
 }
 
-std::map<std::string, int> partition_nodes_by_gpu_type(const Cluster& cluster, const PartitionBounds& partitions) {
-  std::map<std::string, int> inside, all;
-  if (partitions.all_nodes) return inside;
+std::map<std::string, int> most_nodes_by_gpu_type(const Cluster& cluster, const std::vector<SlurmPartition>& partitions,
+                                                  std::string_view requested) {
+  auto gpu_of = [&](const NodeRecord& n) { return cluster.gpu_of(*cluster.find_node_type(n.node_type)).name; };
+  std::map<std::string, int> total, most;
   for (const NodeRecord& n : cluster.nodes()) {
-    const std::string& gpu = cluster.gpu_of(*cluster.find_node_type(n.node_type)).name;
-    ++all[gpu];
-    if (partitions.holds(n.name)) ++inside[gpu];
+    ++total[gpu_of(n)];
+    most.try_emplace(gpu_of(n), 0);
   }
-  std::erase_if(inside, [&](const auto& type) { return type.second == all[type.first]; });
-  return inside;
+  const std::vector<std::string_view> names =
+      trim(requested).empty() ? std::vector<std::string_view>{""} : split(requested, ',');
+  for (const std::string_view name : names) {
+    const std::optional<PartitionBounds> one = partition_bounds(partitions, name);
+    if (!one) return {};
+    std::map<std::string, int> inside;
+    for (const NodeRecord& n : cluster.nodes())
+      if (one->holds(n.name)) ++inside[gpu_of(n)];
+    for (auto& [gpu, count] : most) count = std::max(count, inside[gpu]);
+  }
+  std::erase_if(most, [&](const auto& type) { return type.second == total[type.first]; });
+  return most;
 }
 
 }  // namespace morph

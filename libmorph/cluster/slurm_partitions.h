@@ -56,9 +56,10 @@ std::optional<PartitionBounds> partition_bounds(const std::vector<SlurmPartition
 // lists; of those within `partitions` only, when given.
 std::vector<std::string> gpu_types_on(const Cluster& cluster, const PartitionBounds* partitions = nullptr);
 
-// How many nodes of each GPU type `partitions` hold, for the types of which they hold
-// some but not all of the nodes `cluster` lists (Slurm starts a job only on its
-// partitions' nodes); empty for Nodes=ALL.
-std::map<std::string, int> partition_nodes_by_gpu_type(const Cluster& cluster, const PartitionBounds& partitions);
+// The most nodes of each GPU type a job of `requested` partitions (as partition_bounds)
+// may have: Slurm runs it in one of them, on that one's nodes. Only the types of which
+// none of them holds every node `cluster` lists; empty when one is not in `partitions`.
+std::map<std::string, int> most_nodes_by_gpu_type(const Cluster& cluster, const std::vector<SlurmPartition>& partitions,
+                                                  std::string_view requested);
 
 }  // namespace morph

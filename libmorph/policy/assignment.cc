@@ -80,7 +80,7 @@ void Assignment::put_back(std::size_t job, JobAllocation target) {
 
 bool Assignment::start(std::size_t job, int type, int gpus) {
   if (start_shrunk(job, type, gpus)) return true;
-  std::vector<Slice> slices = pool_.place(type, gpus);
+  std::vector<Slice> slices = pool_.place(type, gpus, &view_.jobs[job].nodes_allowed);
   return !slices.empty() && start_on(job, std::move(slices));
 }
 
@@ -147,8 +147,9 @@ bool Assignment::start_on(std::size_t job, std::vector<Slice> slices) {
 }
 
 bool Assignment::start_hetero(std::size_t job, int type, int gpus, int extra_type, int extra_gpus) {
-  std::vector<Slice> slices = pool_.place(type, gpus);
-  const std::vector<Slice> extra = pool_.place(extra_type, extra_gpus);
+  const std::vector<bool>& allowed = view_.jobs[job].nodes_allowed;
+  std::vector<Slice> slices = pool_.place(type, gpus, &allowed);
+  const std::vector<Slice> extra = pool_.place(extra_type, extra_gpus, &allowed);
   if (slices.empty() || extra.empty()) return false;
   const std::size_t first_group = slices.size();
   slices.insert(slices.end(), extra.begin(), extra.end());

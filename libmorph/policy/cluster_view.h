@@ -58,6 +58,9 @@ struct JobState {
   // The nodes its user asked for (morphd: the request's record); 0: the fewest that hold it.
   int requested_nodes = 0;
   JobAllocation current;  // empty: pending
+  // By ClusterView::nodes index, the nodes Slurm may start it on (morphd: its partitions'
+  // and those it runs on); empty: every node.
+  std::vector<bool> nodes_allowed = {};
   double submit_time_s = 0;
   // What is known of the job's length (job_length.h), as morphd will know it: the
   // iterations its user declared (--morph-iterations; 0: none), its time limit (0: none),

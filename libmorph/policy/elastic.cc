@@ -562,7 +562,7 @@ bool Round::runs_request_spread(const Item& it) const {
 void Round::repack(const Item& it) {
   const JobState& j = view_.jobs[it.job];
   assignment_.release(it.job);
-  const std::vector<Slice> slices = pool().place(it.current_type, it.current_gpus);
+  const std::vector<Slice> slices = pool().place(it.current_type, it.current_gpus, &j.nodes_allowed);
   const bool fewer = !slices.empty() && on_fewest_nodes(view_.nodes, JobAllocation{slices, j.requested_plan});
   const double packed_s = fewer ? oracle_.predict_s(j, j.requested_plan, view_.nodes, slices) : 0;
   const bool pays = packed_s > 0 && it.current_rate > 0 &&

@@ -90,15 +90,20 @@ void NodePool::give(const std::vector<Slice>& slices) {
   for (const Slice& s : slices) give(s);
 }
 
-std::vector<Slice> NodePool::place(int type, int gpus) const {
+std::vector<Slice> NodePool::place(int type, int gpus, const std::vector<bool>* allowed) const {
   std::vector<Slice> slices;
   if (gpus < 1 || free_gpus_of_type(type) < gpus) return slices;
   const auto& buckets = buckets_[static_cast<std::size_t>(type)];
   const int per_node = gpus_per_node(type);
-  // Nodes already chosen are skipped by remembering how many of each bucket were used.
+  const bool every_node = allowed == nullptr || allowed->empty();
+  // Nodes already chosen, or not allowed, are skipped by remembering how many of each
+  // bucket were passed.
   std::vector<std::size_t> used(buckets.size(), 0);
   auto available = [&](int f) {
-    return used[static_cast<std::size_t>(f)] < buckets[static_cast<std::size_t>(f)].size();
+    const auto& bucket = buckets[static_cast<std::size_t>(f)];
+    std::size_t& next = used[static_cast<std::size_t>(f)];
+    while (!every_node && next < bucket.size() && !(*allowed)[static_cast<std::size_t>(bucket[next])]) ++next;
+    return next < bucket.size();
   };
   auto next_node = [&](int f) { return buckets[static_cast<std::size_t>(f)][used[static_cast<std::size_t>(f)]++]; };
   for (int need = gpus; need > 0;) {

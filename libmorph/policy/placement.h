@@ -36,9 +36,10 @@ class NodePool {
   void take(const std::vector<Slice>& slices);
   void give(const std::vector<Slice>& slices);
 
-  // HAS placement of `gpus` GPUs on `type` (slices without CPUs or memory); empty when
-  // the type has fewer free GPUs.
-  std::vector<Slice> place(int type, int gpus) const;
+  // HAS placement of `gpus` GPUs on `type` (slices without CPUs or memory), on the nodes
+  // `allowed` marks (JobState::nodes_allowed; null or empty: any); empty when they have
+  // fewer free GPUs.
+  std::vector<Slice> place(int type, int gpus, const std::vector<bool>* allowed = nullptr) const;
 
  private:
   void move_bucket(int node, int from, int to);

@@ -350,9 +350,9 @@ const JobCurve& PlanOracle::curve(const JobState& job, PlanFreedom freedom, bool
   auto it = curves_.find(key);
   if (it != curves_.end()) return it->second;
   const std::string& type = nodes.at(static_cast<std::size_t>(node)).type.name;
-  int capacity = 0;
-  for (const NodeState& n : nodes)
-    if (n.type.name == type) capacity += n.type.gpus;
+  int capacity = 0;  // on the nodes of the type where the job may run (its application's, as the key)
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    if (nodes[n].type.name == type && (job.nodes_allowed.empty() || job.nodes_allowed[n])) capacity += nodes[n].type.gpus;
   const int max_gpus = std::min(capacity, std::max(max_gpus_per_job_, requested));
   JobCurve c;
   c.rate.assign(static_cast<std::size_t>(std::max(0, max_gpus)) + 1, 0.0);

@@ -123,8 +123,9 @@ class PlanOracle {
   const PlanChoice& best_hetero(const JobState& job, const std::vector<NodeState>& nodes, const Shape& first,
                                 const Shape& second);
 
-  // The sensitivity curve of `job` on the type of `node`, up to every GPU of that type;
-  // `resize` false keeps the requested GPU count (the only useful count).
+  // The sensitivity curve of `job` on the type of `node`, up to every GPU of that type on
+  // the nodes it may run on (JobState::nodes_allowed, the same for every job of its
+  // application); `resize` false keeps the requested GPU count (the only useful count).
   const JobCurve& curve(const JobState& job, PlanFreedom freedom, bool resize, const std::vector<NodeState>& nodes,
                         int node);
   // Morphling §5 minimum demand of a guaranteed job: the fewest GPUs whose best plan is

@@ -48,7 +48,7 @@ using morph::plugin::Verdict;
 morph::plugin::SubmitHandler* handler = nullptr;
 // slurm_conf.last_update when `handler` was loaded. slurmctld sets it whenever it reads
 // slurm.conf: at start and at each `scontrol reconfigure`, which on Slurm 22.05 does not
-// init a job_submit plugin again unless JobSubmitPlugins changed.
+// init a job_submit plugin again unless JobSubmitPlugins changed (reload_due).
 time_t loaded_with = 0;
 time_t loaded_at = 0;  // time(nullptr) then
 
@@ -137,26 +137,24 @@ std::string slurm_conf_path() {
   return env != nullptr && *env != '\0' ? env : MORPH_SLURM_CONF;
 }
 
-// Loads morph.conf, the catalog, the fitted models and slurm.conf's partitions. Again
-// after a reconfigure: a configuration that fails where the one in use loaded is not
-// taken, so that an edit in progress does not turn every Morph job away; the log says why.
-void load_handler(bool reconfigure) {
+// Loads morph.conf, the catalog, the fitted models and slurm.conf's partitions; again
+// when slurmctld's configuration changed (morph::plugin::reload_due), keeping what it
+// had where the new files fail (takes_over).
+void load_handler(bool again) {
   loaded_with = slurm_conf.last_update;
   loaded_at = std::time(nullptr);
   const std::string partitions_from = slurm_conf_path();
   auto fresh = std::make_unique<morph::plugin::SubmitHandler>();
   fresh->load(morph::morph_conf_path(""), MORPH_PKGDATADIR "/models.json", partitions_from);
-  if (reconfigure && handler != nullptr) {
-    const std::string& now = fresh->load_error().empty() ? fresh->partitions_error() : fresh->load_error();
-    const std::string& before = fresh->load_error().empty() ? handler->partitions_error() : handler->load_error();
-    if (!now.empty() && before.empty()) {
-      slurm_error("job_submit/morph: after scontrol reconfigure: %s; Morph jobs are sized as before", now.c_str());
-      return;
-    }
+  if (std::string why_not; again && handler != nullptr && !morph::plugin::takes_over(*fresh, *handler, &why_not)) {
+    slurm_error("job_submit/morph: not read again after slurmctld's configuration changed: %s; Morph jobs are "
+                "sized as before",
+                why_not.c_str());
+    return;
   }
   delete handler;
   handler = fresh.release();
-  const char* when = reconfigure ? "reloaded after scontrol reconfigure" : "loaded";
+  const char* when = again ? "read again after slurmctld's configuration changed" : "loaded";
   if (handler->load_error().empty())
     slurm_info("job_submit/morph: %s (%zu partitions from %s)", when, handler->partitions(), partitions_from.c_str());
   else slurm_error("job_submit/morph: Morph jobs will be refused: %s", handler->load_error().c_str());
@@ -166,10 +164,8 @@ void load_handler(bool reconfigure) {
 }
 
 // Called with slurmctld's configuration read lock held (job_submit, job_modify).
-// last_update counts seconds: a reconfigure later in the second of a load leaves it as
-// it was, so a load made in that second is made once more, in a later one.
 void reload_if_reconfigured() {
-  if (slurm_conf.last_update != loaded_with || (loaded_at <= loaded_with && std::time(nullptr) > loaded_at))
+  if (morph::plugin::reload_due(slurm_conf.last_update, loaded_with, loaded_at, std::time(nullptr)))
     load_handler(true);
 }
 

@@ -421,4 +421,18 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
   return out;
 }
 
+bool reload_due(std::time_t last_update, std::time_t loaded_with, std::time_t loaded_at, std::time_t now) {
+  return last_update != loaded_with || (loaded_at == loaded_with && now > loaded_at);
+}
+
+bool takes_over(const SubmitHandler& fresh, const SubmitHandler& in_use, std::string* why_not) {
+  if (!in_use.load_error().empty()) return true;
+  const std::string& failed = !fresh.load_error().empty() ? fresh.load_error()
+                              : in_use.partitions_error().empty() ? fresh.partitions_error()
+                                                                  : std::string();
+  if (failed.empty()) return true;
+  *why_not = failed;
+  return false;
+}
+
 }  // namespace morph::plugin

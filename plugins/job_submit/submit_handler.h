@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <map>
 #include <optional>
 #include <string>
@@ -130,5 +131,18 @@ class SubmitHandler {
   std::string load_error_ = "not loaded";
   std::map<std::string, SubmitDecision> decisions_;  // by request; bounded
 };
+
+// Whether job_submit_morph reads its files again. slurmctld stamps its configuration
+// (slurm_conf.last_update, in seconds) when it reads slurm.conf, at start, after the
+// plugin's init, and at each `scontrol reconfigure` (and at `scontrol setdebug` and the
+// like, which cost one needless load): a stamp other than the one of the last load, or
+// the same second as that load, seen from a later second, since a reconfigure later in
+// that second leaves the stamp as it was. A clock set back reloads nothing more.
+bool reload_due(std::time_t last_update, std::time_t loaded_with, std::time_t loaded_at, std::time_t now);
+
+// Whether `fresh`, loaded again, replaces `in_use`: not where it fails (morph.conf, the
+// catalog, the fitted models, or slurm.conf's partitions) and `in_use` did not, so that
+// a file being edited does not turn Morph jobs away; `why_not` then says what failed.
+bool takes_over(const SubmitHandler& fresh, const SubmitHandler& in_use, std::string* why_not);
 
 }  // namespace morph::plugin

@@ -43,16 +43,22 @@ teardown() {
   [ ! -f "$WORK/morph.conf.orig" ] || mv "$WORK/morph.conf.orig" "$WORK/morph.conf"
   scontrol delete ReservationName=morph-later 2>/dev/null || true
   scontrol update PartitionName=gpu MaxNodes=UNLIMITED 2>/dev/null || true
-  scontrol delete PartitionName=pair 2>/dev/null || true
   # Online refits (test 5 plants one) would steer the next test's morphd.
   [ ! -s "$MORPH_TESTCLUSTER_DIR/morph.db" ] || python3 -c 'import sqlite3, sys
 with sqlite3.connect(sys.argv[1]) as db:
     db.execute("DELETE FROM fitted_params WHERE source = ?", ("online",))
     db.execute("DELETE FROM refit_points")' \
     "$MORPH_TESTCLUSTER_DIR/morph.db"
-  local jobs
+  local jobs i
   jobs=$(squeue -h -o %A)
   [ -z "$jobs" ] || scancel $jobs
+  # Slurm keeps a partition that still lists a job.
+  if scontrol show partition pair >/dev/null 2>&1; then
+    for i in $(seq 50); do
+      scontrol delete PartitionName=pair 2>/dev/null && break
+      sleep 0.2
+    done
+  fi
 }
 
 teardown_file() { cluster_teardown; }

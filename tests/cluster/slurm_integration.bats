@@ -284,7 +284,7 @@ expect_env_matches_record() {
   [ "$(record_value "$job" type)" = v100-32g ]
   [ "$(record_value "$job" max_nodes)" = 1 ]
   scancel "$job"
-  grep -q "job_submit/morph: reloaded after scontrol reconfigure (4 partitions from $SLURM_CONF)" \
+  grep -q "job_submit/morph: read again after slurmctld's configuration changed (4 partitions from $SLURM_CONF)" \
     "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
   # A morph.conf broken by an edit in progress: Morph jobs are still sized, by what loaded.
   # (Slurm stamps a reconfigure in seconds; one in the second of the last load is seen
@@ -297,7 +297,7 @@ expect_env_matches_record() {
   [ "$status" -eq 0 ]
   [ "$(record_value "$job" type)" = v100-32g ]
   scancel "$job"
-  grep -q "job_submit/morph: after scontrol reconfigure: .*broken.*; Morph jobs are sized as before" \
+  grep -q "job_submit/morph: not read again after slurmctld's configuration changed: .*broken.*; Morph jobs are sized as before" \
     "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "libmorph/config/morph_conf.h"
 #include "libmorph/util/error.h"
 
 namespace morph {
@@ -125,6 +126,30 @@ TEST(SlurmPartitions, AJobRunsOnItsPartitionsNodesWithinTheirMaxNodes) {
   // A partition slurm.conf does not define: nothing known.
   EXPECT_FALSE(partition_bounds(p, "new"));
   EXPECT_FALSE(partition_bounds(parse("PartitionName=x Nodes=ALL\n"), ""));  // no default
+}
+
+// Slurm runs a job of several partitions in one of them: of each GPU type, the most nodes
+// one of them holds bounds it, where none holds them all; a type they lack bounds it at 0.
+TEST(SlurmPartitions, AJobHasAtMostTheNodesOfATypeThatOneOfItsPartitionsHolds) {
+  const MorphConfig config = parse_morph_conf(
+      "GpuType=a100-80g MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 PcieBandwidthGBps=24\n"
+      "GpuType=v100-32g MemoryGiB=32 Speed=0.4 PeakTflops=125 Link=nvlink LinkBandwidthGBps=130 PcieBandwidthGBps=12\n"
+      "NodeType=a Gpu=a100-80g Gpus=8 Cpus=32 MemoryGiB=256 NetworkBandwidthGBps=25\n"
+      "NodeType=v Gpu=v100-32g Gpus=4 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=12.5\n"
+      "NodeName=a100-[1-3] NodeType=a\nNodeName=v100-[1-2] NodeType=v\n",
+      "test.conf");
+  const auto p = parse(
+      "PartitionName=gpu Nodes=ALL Default=YES\n"
+      "PartitionName=two Nodes=a100-[1-2],v100-[1-2]\n"
+      "PartitionName=one Nodes=a100-3\n");
+  using Most = std::map<std::string, int>;
+  EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, p, ""), Most{});
+  EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, p, "two"), (Most{{"a100-80g", 2}}));
+  EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, p, "one"), (Most{{"a100-80g", 1}, {"v100-32g", 0}}));
+  // Together they hold all three A100 nodes, but a job runs in one: two at most.
+  EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, p, "one,two"), (Most{{"a100-80g", 2}}));
+  EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, p, "one,gpu"), Most{});
+  EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, p, "new"), Most{});  // unknown: bounds nothing
 }
 
 }  // namespace

@@ -802,6 +802,52 @@ TEST(HandlerPartitions, AJobIsSizedOnItsPartitionsNodes) {
   EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "a100-80g");
 }
 
+// job_submit_morph reads its files again when slurmctld's configuration stamp moves, or
+// once from a later second when it loaded them in the stamp's own second (a reconfigure
+// later in that second keeps the stamp); a clock set back does not make it reload on.
+TEST(HandlerReload, IsDueWhenSlurmctldsConfigurationChanged) {
+  EXPECT_FALSE(plugin::reload_due(100, 100, 105, 110));  // loaded after the stamp's second
+  EXPECT_TRUE(plugin::reload_due(120, 100, 105, 110));   // scontrol reconfigure since
+  EXPECT_FALSE(plugin::reload_due(100, 100, 100, 100));  // loaded in the stamp's second, still in it
+  EXPECT_TRUE(plugin::reload_due(100, 100, 100, 101));   // ... and seen from the next one
+  EXPECT_FALSE(plugin::reload_due(100, 100, 90, 95));    // the clock set back after the stamp
+}
+
+// A configuration read again replaces the one in use unless it fails where that one
+// loaded: an edit in progress does not turn Morph jobs away, and a fix is taken.
+TEST(HandlerReload, KeepsWhatLoadedWhenTheNewFilesFail) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/reload-good.conf") << cluster_conf();
+  std::ofstream(dir + "/reload-bad.conf") << cluster_conf() << "NodeName=broken\n";
+  std::ofstream(dir + "/reload-slurm.conf") << "PartitionName=gpu Nodes=ALL Default=YES\n";
+  std::ofstream(dir + "/reload-slurm-bad.conf") << "PartitionName=gpu Nodes=ALL MaxNodes=many\n";
+  auto loaded = [&](const std::string& conf, const std::string& slurm) {
+    plugin::SubmitHandler h;
+    h.load(dir + "/" + conf, "/nonexistent", dir + "/" + slurm);
+    return h;
+  };
+  const plugin::SubmitHandler good = loaded("reload-good.conf", "reload-slurm.conf");
+  const plugin::SubmitHandler bad_conf = loaded("reload-bad.conf", "reload-slurm.conf");
+  const plugin::SubmitHandler bad_slurm = loaded("reload-good.conf", "reload-slurm-bad.conf");
+  const plugin::SubmitHandler both_bad = loaded("reload-bad.conf", "reload-slurm-bad.conf");
+  ASSERT_EQ(good.load_error(), "");
+  ASSERT_EQ(good.partitions_error(), "");
+  ASSERT_NE(bad_conf.load_error(), "");
+  ASSERT_NE(bad_slurm.partitions_error(), "");
+  std::string why;
+  EXPECT_TRUE(plugin::takes_over(good, good, &why));
+  EXPECT_FALSE(plugin::takes_over(bad_conf, good, &why));
+  EXPECT_NE(why.find("broken"), std::string::npos) << why;
+  EXPECT_FALSE(plugin::takes_over(bad_slurm, good, &why));
+  EXPECT_NE(why.find("MaxNodes"), std::string::npos) << why;
+  // What refused every Morph job gives way to anything: a fixed morph.conf is taken even
+  // where slurm.conf now fails, and so is a new failure.
+  EXPECT_TRUE(plugin::takes_over(bad_slurm, bad_conf, &why));
+  EXPECT_TRUE(plugin::takes_over(both_bad, bad_conf, &why));
+  // Partitions that failed before and fail again: the new morph.conf is taken.
+  EXPECT_TRUE(plugin::takes_over(bad_slurm, bad_slurm, &why));
+}
+
 TEST_F(Handler, RecordsTheWriterAcceptsTheReaderAccepts) {
   plugin::SubmitInput in;
   in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=1073741824"};

@@ -399,9 +399,10 @@ TEST_F(DaemonView, AJobIsPlannedWithinItsPartitionsAsSlurmctldHasThem) {
 }
 
 // A partition that holds some of a GPU type's nodes: Slurm starts the job only there, so
-// no policy plans it on more nodes of the type than the partition holds (before, morphd
-// counted every node of the type and could grow a pending job onto both A100 nodes of a
-// partition of one, where Slurm never starts it). A running job may keep what it runs on.
+// no policy plans it on more nodes of the type than the partition holds, nor on nodes
+// outside it (before, morphd counted every node of the type and could grow a pending job
+// onto both A100 nodes of a partition of one, or start it on the other, where Slurm never
+// starts it). A running job may keep what it runs on.
 TEST_F(DaemonView, NoPolicyPlansAJobOnMoreNodesOfATypeThanItsPartitionsHold) {
   ClusterSnapshot s = snapshot();
   s.partitions = {{"gpu", {}, true, 0, true}, {"one", {"a100-2", "v100-1"}, false, 0, false},
@@ -419,17 +420,24 @@ TEST_F(DaemonView, NoPolicyPlansAJobOnMoreNodesOfATypeThanItsPartitionsHold) {
   const policy::PlanChoice two = oracle.best(job, policy::PlanFreedom::any, b.view.nodes, policy::Shape{0, 4, {4, 4}});
   EXPECT_FALSE(two.feasible);
   EXPECT_EQ(two.reason, "2 a100-80g nodes: the job's partitions hold 1");
-  // Morphling places it on one node.
+  EXPECT_EQ(job.nodes_allowed, (std::vector<bool>{false, true, true}));  // a100-1, a100-2, v100-1
+  // Morphling starts it on a100-2, the partition's A100 node (5 GPUs free), where it
+  // used to take a100-1's by shrinking job 11.
   const auto policy = policy::make_policy("morphling");
   bool placed = false;
-  for (const policy::Decision& d : policy->schedule(b.view, oracle))
+  for (const policy::Decision& d : policy->schedule(b.view, oracle)) {
     if (d.job == "12" && !d.target.empty()) {
       placed = true;
-      std::set<int> on;
-      for (const policy::Slice& sl : d.target.slices) on.insert(sl.node);
-      EXPECT_EQ(on.size(), 1u);
+      for (const policy::Slice& sl : d.target.slices) EXPECT_EQ(b.view.nodes[sl.node].name, "a100-2");
     }
+  }
   EXPECT_TRUE(placed);
+  // -p one,solo: Slurm runs it in one of them, so one A100 node at most still.
+  s.partitions.push_back({"solo", {"a100-1"}, false, 0, false});
+  s.jobs[1].partition = "one,solo";
+  b = build_view(s, context_);
+  EXPECT_EQ(b.apps.at(b.view.jobs[1].app).nodes_of_type, (std::map<std::string, int>{{"a100-80g", 1}}));
+  EXPECT_TRUE(b.view.jobs[1].nodes_allowed.empty());  // but on any of them
   // A partition with every node of the types: no bound, the same application as without.
   s.jobs[1].partition = "big";
   b = build_view(s, context_);
