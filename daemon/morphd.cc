@@ -145,6 +145,12 @@ int run(const Options& o) {
       log_line(fmt::format("online refit: {} point{} its jobs measured before (state database)", points.size(),
                            points.size() == 1 ? "" : "s"));
   }
+  if (const std::vector<morph::store::SizeCapRow> caps = state.size_caps(); !caps.empty()) {
+    scheduler.size_caps().restore(caps);
+    log_line(fmt::format("size caps of {} job{} Slurm refused before (state database)", caps.size(),
+                         caps.size() == 1 ? "" : "s"));
+  }
+  std::vector<morph::store::SizeCapRow> caps_recorded = state.size_caps();
   log_line(fmt::format("started: policy {}, {}, state {}, round every {:.0f} s", o.policy, conf_path, state.path(),
                        first.policy.scheduling_interval_s));
   // What a predecessor left half done is finished (or rolled back) before anything new;
@@ -238,6 +244,10 @@ int run(const Options& o) {
         for (const morph::policy::ModelRefit& refit : r.refits)
           morph::daemon::record_refit(state, refit, snapshot->now_s);
         finish_jobs(state, *snapshot);
+        if (std::vector<morph::store::SizeCapRow> caps = scheduler.size_caps().rows(); caps != caps_recorded) {
+          state.replace_size_caps(caps);
+          caps_recorded = std::move(caps);
+        }
       }
       if (o.once) {
         log_line(fmt::format("round: {} Morph jobs, {} reconfigurations {}", r.jobs, r.started,

@@ -44,6 +44,8 @@ class Scheduler {
   // rounds see `context`, which must outlive them; online refits and what they remember,
   // size caps and forecasts stay.
   void reload(ViewContext context);
+  // The limits of job sizes Slurm refused (size_caps.h), as morphd keeps them.
+  SizeCaps& size_caps() { return caps_; }
   // `dry_run`: decide and report, take no action. `histories`: what the state database
   // holds about the snapshot's Morph jobs.
   RoundReport round(const ClusterSnapshot& snapshot, bool dry_run = false, const JobHistories& histories = {});

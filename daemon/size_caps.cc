@@ -62,4 +62,14 @@ void SizeCaps::apply(BuiltView& built) const {
   }
 }
 
+std::vector<store::SizeCapRow> SizeCaps::rows() const {
+  std::vector<store::SizeCapRow> rows;
+  for (const auto& [job, cap] : caps_) rows.push_back({job, cap.max_gpus, cap.max_nodes, cap.at_least});
+  return rows;
+}
+
+void SizeCaps::restore(std::span<const store::SizeCapRow> rows) {
+  for (const store::SizeCapRow& r : rows) caps_[r.job_id] = SizeCap{r.max_gpus, r.max_nodes, r.at_least};
+}
+
 }  // namespace morph::daemon

@@ -4,15 +4,18 @@
 // remembers, per job, the fewest GPUs or nodes Slurm refused and keeps every later plan
 // of the job below them while Slurm lists the job, also once it runs, so that it never
 // grows back into the limit. Each refusal lowers the cap again, never below the job's
-// least size (--morph-gpus MIN, -N MIN).
+// least size (--morph-gpus MIN, -N MIN). morphd keeps them in its state database, so that
+// a restart does not plan a job back into its limit.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "daemon/store/records.h"
 #include "daemon/view_builder.h"
 
 namespace morph::daemon {
@@ -32,6 +35,10 @@ class SizeCaps {
                                  const std::set<std::uint32_t>& busy);
   // Gives each capped job of `built` an application of its own, its bounds within the cap.
   void apply(BuiltView& built) const;
+
+  // What morphd keeps in its state database across restarts, and takes back at start.
+  std::vector<store::SizeCapRow> rows() const;
+  void restore(std::span<const store::SizeCapRow> rows);
 
  private:
   std::map<std::uint32_t, SizeCap> caps_;  // by Slurm job id

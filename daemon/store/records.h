@@ -35,6 +35,15 @@ struct JobRow {
 
 // A job's seconds without GPUs since its submission, queued or preempted, as counted up to
 // `observed_at` (Unix seconds), when the job was `pending` or not.
+// A job's size cap (daemon/size_caps.h); 0: none of that kind.
+struct SizeCapRow {
+  JobId job_id = 0;
+  int max_gpus = 0;
+  int max_nodes = 0;
+  bool at_least = false;  // refused at its least size
+  friend bool operator==(const SizeCapRow&, const SizeCapRow&) = default;
+};
+
 struct JobWait {
   JobId job_id = 0;
   double waited_s = 0;

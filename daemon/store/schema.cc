@@ -122,8 +122,20 @@ DELETE FROM observations WHERE id NOT IN (SELECT MIN(id) FROM observations GROUP
 CREATE UNIQUE INDEX observations_once ON observations (job_id, step, layout);
 )sql";
 
+// v5: the limits of a job's size that Slurm refused (daemon/size_caps.h), so that a
+// restarted morphd does not plan a job back into its QOS's or association's limit (a
+// running one would be requeued into it, and out again). 0: no cap of that kind.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE size_caps (
+  job_id INTEGER PRIMARY KEY REFERENCES jobs (job_id),
+  max_gpus INTEGER NOT NULL CHECK (max_gpus >= 0),
+  max_nodes INTEGER NOT NULL CHECK (max_nodes >= 0),
+  at_least INTEGER NOT NULL CHECK (at_least IN (0, 1))
+);
+)sql";
+
 constexpr std::array kMigrations = {Migration{1, kSchemaV1}, Migration{2, kSchemaV2}, Migration{3, kSchemaV3},
-                                    Migration{4, kSchemaV4}};
+                                    Migration{4, kSchemaV4}, Migration{5, kSchemaV5}};
 
 }  // namespace
 

@@ -109,6 +109,16 @@ std::optional<JobWait> StateStore::job_wait(JobId job_id) const {
   return JobWait{static_cast<JobId>(row.column_int(0)), row.column_real(1), row.column_real(2), row.column_int(3) != 0};
 }
 
+std::vector<SizeCapRow> StateStore::size_caps() const {
+  Statement select =
+      db_.prepare("SELECT job_id, max_gpus, max_nodes, at_least FROM size_caps ORDER BY job_id", "read the size caps");
+  std::vector<SizeCapRow> caps;
+  while (select.step())
+    caps.push_back({static_cast<JobId>(select.column_int(0)), static_cast<int>(select.column_int(1)),
+                    static_cast<int>(select.column_int(2)), select.column_int(3) != 0});
+  return caps;
+}
+
 std::vector<PlanPeriod> StateStore::job_timeline(JobId job_id) const {
   const std::string operation = fmt::format("read the timeline of job {}", job_id);
   Transaction transaction(db_, Transaction::Kind::read, operation);

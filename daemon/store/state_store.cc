@@ -131,7 +131,7 @@ void StateStore::finish_job(JobId job_id, std::int64_t finished_at) {
 void StateStore::forget_job(JobId job_id) {
   const std::string operation = fmt::format("forget job {}", job_id);
   Transaction transaction(db_, Transaction::Kind::write, operation);
-  for (const char* table : {"job_waits", "job_plans", "observations", "decisions", "journal", "jobs"})
+  for (const char* table : {"size_caps", "job_waits", "job_plans", "observations", "decisions", "journal", "jobs"})
     db_.prepare(fmt::format("DELETE FROM {} WHERE job_id = ?1", table), operation).bind_int(1, job_id).run();
   transaction.commit();
 }
@@ -145,6 +145,21 @@ void StateStore::record_waits(std::span<const JobWait> waits) {
     replace.bind_int(1, w.job_id).bind_real(2, w.waited_s).bind_real(3, w.observed_at);
     replace.bind_int(4, w.pending ? 1 : 0).run();
     replace.reset();
+  }
+  transaction.commit();
+}
+
+void StateStore::replace_size_caps(std::span<const SizeCapRow> caps) {
+  const std::string operation = fmt::format("record the size caps of {} jobs", caps.size());
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  db_.exec("DELETE FROM size_caps", operation);
+  Statement insert = db_.prepare(
+      "INSERT INTO size_caps (job_id, max_gpus, max_nodes, at_least) "
+      "SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM jobs WHERE job_id = ?1)",
+      operation);
+  for (const SizeCapRow& c : caps) {
+    insert.bind_int(1, c.job_id).bind_int(2, c.max_gpus).bind_int(3, c.max_nodes).bind_int(4, c.at_least ? 1 : 0).run();
+    insert.reset();
   }
   transaction.commit();
 }

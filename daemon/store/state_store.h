@@ -58,6 +58,10 @@ class StateStore {
   // Each replaces its job's last; the jobs must be recorded. All or none, in one transaction.
   void record_waits(std::span<const JobWait> waits);
   std::optional<JobWait> job_wait(JobId job_id) const;
+  // The size caps morphd holds, in place of those recorded before; a cap of a job not
+  // recorded is left out. All or none.
+  void replace_size_caps(std::span<const SizeCapRow> caps);
+  std::vector<SizeCapRow> size_caps() const;  // by job id
   void record_observations(std::span<const Observation> observations);  // all or none
   // The last `last` observations of a job made in [from_time, until_time) (none: until
   // now), oldest first.

@@ -281,6 +281,7 @@ std::map<std::string, int> most_nodes_by_gpu_type(const Cluster& cluster, const 
   const std::vector<std::string_view> names =
       trim(requested).empty() ? std::vector<std::string_view>{""} : split(requested, ',');
   for (const std::string_view name : names) {
+    if (names.size() > 1 && trim(name).empty()) return {};  // "a,": as partition_bounds
     const std::optional<PartitionBounds> one = partition_bounds(partitions, name);
     if (!one) return {};
     std::map<std::string, int> inside;

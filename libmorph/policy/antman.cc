@@ -83,7 +83,8 @@ std::vector<Decision> AntMan::schedule(const ClusterView& view, PlanOracle& orac
     bool started = a.start(i, type, gpus);
     for (std::size_t k : opportunistic) {
       if (started) break;
-      if (!a.placed(k) || a.pool().type_of(a.target(k).slices.front().node) != type) continue;
+      if (!a.placed(k) || a.pool().type_of(a.target(k).slices.front().node) != type || !frees_room_for(j, a.target(k)))
+        continue;
       a.release(k);
       evicted.push_back(k);
       started = a.start(i, type, gpus);

@@ -1,5 +1,7 @@
 #include "libmorph/policy/cluster_view.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace morph::policy {
@@ -65,6 +67,12 @@ std::vector<NodeState> nodes_from_spec(std::string_view spec, const Cluster& clu
     nodes.push_back(std::move(n));
   }
   return nodes;
+}
+
+bool frees_room_for(const JobState& job, const JobAllocation& a) {
+  if (job.nodes_allowed.empty() || a.slices.empty()) return true;
+  return std::any_of(a.slices.begin(), a.slices.end(),
+                     [&](const Slice& s) { return job.nodes_allowed[static_cast<std::size_t>(s.node)]; });
 }
 
 bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a) {

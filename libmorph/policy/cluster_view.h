@@ -96,6 +96,9 @@ struct JobState {
 // Whether `a` spans the fewest nodes of its GPU type that hold its GPUs, as Slurm places a
 // request of whole nodes (packed_shape(), plan_oracle.h).
 bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a);
+// Whether `a` holds GPUs on a node `job` may run on (JobState::nodes_allowed), or holds
+// none yet: whether taking it back can give `job` anything.
+bool frees_room_for(const JobState& job, const JobAllocation& a);
 // Whether `a` spans no more nodes than `job`'s request asks for: the fewest, or
 // JobState::requested_nodes when its user asked for more. Where a request is promised.
 bool on_requested_nodes(const std::vector<NodeState>& nodes, const JobState& job, const JobAllocation& a);

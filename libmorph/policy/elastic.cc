@@ -191,7 +191,9 @@ bool Round::pop_victim(int type, std::size_t requester, bool for_minimum, Victim
     Victim v = heap.top();
     heap.pop();
     if (v.version != items_[v.item].version || items_[v.item].type != type) continue;  // stale
-    if (v.item == requester || (items_[v.item].backing_off && !for_minimum)) {
+    // A victim on nodes the requester may not run on gives it nothing (its partitions).
+    if (v.item == requester || (items_[v.item].backing_off && !for_minimum) ||
+        !frees_room_for(view_.jobs[requester], view_.jobs[v.item].current)) {
       skipped.push_back(v);
       continue;
     }
@@ -599,7 +601,7 @@ bool Round::defragment(Item& it, std::vector<std::size_t>& held) {
   for (std::size_t k : held) {
     const Item& h = items_[k];
     if (h.current_type == it.type && !h.guaranteed && !h.overdue && !h.spans_types_now() &&
-        !view_.jobs[k].record_locked)
+        !view_.jobs[k].record_locked && frees_room_for(view_.jobs[it.job], assignment_.target(k)))
       movable.push_back(k);
   }
   std::stable_sort(movable.begin(), movable.end(),

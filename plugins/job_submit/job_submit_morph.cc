@@ -46,9 +46,9 @@ using morph::plugin::SlurmRequest;
 using morph::plugin::Verdict;
 
 morph::plugin::SubmitHandler* handler = nullptr;
-// slurm_conf.last_update when `handler` was loaded. slurmctld sets it whenever it reads
-// slurm.conf: at start and at each `scontrol reconfigure`, which on Slurm 22.05 does not
-// init a job_submit plugin again unless JobSubmitPlugins changed (reload_due).
+// slurm_conf.last_update when `handler` was loaded: slurmctld's stamp on its
+// configuration, which `scontrol reconfigure` moves (Slurm 22.05 does not init a
+// job_submit plugin again unless JobSubmitPlugins changed; reload_due says when to load).
 time_t loaded_with = 0;
 time_t loaded_at = 0;  // time(nullptr) then
 
@@ -190,7 +190,8 @@ extern "C" int fini(void) {
 
 // Locks: slurmctld holds at least read locks on its configuration, jobs, nodes and
 // partitions on entry, and the plugins' context mutex (job_submit_plugin_submit), so
-// this does no RPC, and file I/O only on the first call after a reconfigure.
+// this does no RPC, and file I/O only on the first call after slurmctld's configuration
+// changed (reload_due).
 extern "C" int job_submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_msg) {
   (void)submit_uid;
   return guarded("job_submit", SLURM_ERROR, [&] {

@@ -49,6 +49,30 @@ TEST_F(HasTest, SpreadsOverTheFewestNodes) {
   EXPECT_TRUE(pool_.place(0, 17).empty());
 }
 
+// A job of partitions that hold some nodes (JobState::nodes_allowed) is placed on them
+// only, by the same rule; a job elsewhere frees room for it only where it may run.
+TEST_F(HasTest, PlacesAJobOnlyOnTheNodesItMayRunOn) {
+  const std::vector<bool> not_the_tightest = {true, false, true};
+  const std::vector<Slice> three = pool_.place(0, 3, &not_the_tightest);
+  ASSERT_EQ(three.size(), 1u);
+  EXPECT_EQ(three[0].node, 2);  // node 1 fits best, but the job may not run there
+  const std::vector<bool> only_node_1 = {false, true, false};
+  EXPECT_TRUE(pool_.place(0, 4, &only_node_1).empty());  // 3 free there
+  const std::vector<Slice> spread = pool_.place(0, 11, &not_the_tightest);
+  ASSERT_EQ(spread.size(), 2u);
+  EXPECT_EQ(total(spread), 11);
+  for (const Slice& sl : spread) EXPECT_NE(sl.node, 1);
+  const std::vector<bool> every = {};
+  EXPECT_EQ(pool_.place(0, 3, &every)[0].node, 1);
+  JobState job;
+  job.nodes_allowed = only_node_1;
+  EXPECT_TRUE(frees_room_for(job, JobAllocation{{Slice{1, 2, 0, 0}, Slice{2, 2, 0, 0}}, {}}));
+  EXPECT_FALSE(frees_room_for(job, JobAllocation{{Slice{0, 8, 0, 0}}, {}}));
+  EXPECT_TRUE(frees_room_for(job, JobAllocation{}));
+  job.nodes_allowed.clear();
+  EXPECT_TRUE(frees_room_for(job, JobAllocation{{Slice{0, 8, 0, 0}}, {}}));
+}
+
 TEST_F(HasTest, TracksWhatIsFreeAndRefusesOverAllocation) {
   EXPECT_EQ(pool_.free_gpus_of_type(0), 16);
   pool_.take(pool_.place(0, 3));

@@ -148,6 +148,16 @@ TEST_F(SchedulerTest, AJobOverASizeLimitIsPlannedBelowIt) {
             std::string::npos) << said;
   EXPECT_EQ(capped.started, 1) << said;
   EXPECT_NE(said.find("-> 1 node x 6 a100-80g"), std::string::npos) << said;
+  // A restarted morphd takes the cap back from its state database (SizeCaps::rows).
+  const std::vector<store::SizeCapRow> kept = scheduler_.size_caps().rows();
+  EXPECT_EQ(kept, (std::vector<store::SizeCapRow>{{12, 7, 0, false}}));
+  MemoryJournal journal;
+  Reconfigurer reconfigurer(slurm_, journal, {}, nullptr);
+  Scheduler restarted({config_, catalog_, perf_}, policy::make_policy("morphling"), reconfigurer, journal);
+  restarted.size_caps().restore(kept);
+  s.jobs[1].size_limit = SizeLimit::none;
+  const std::string after_restart = lines(restarted.round(s, true));
+  EXPECT_NE(after_restart.find("-> 1 node x 6 a100-80g"), std::string::npos) << after_restart;
   // Slurm no longer says why it waits (its record still at 8 GPUs): the cap holds, as it
   // does once the job runs, so that the job never grows back into the limit.
   s.jobs[1].size_limit = SizeLimit::none;

@@ -74,7 +74,7 @@ class StateStoreTest : public ::testing::Test {
 
 TEST_F(StateStoreTest, CreatesAPrivateWriteAheadLoggedDatabase) {
   StateStore store = StateStore::open(db_path_);
-  EXPECT_EQ(store.schema_version(), 4);
+  EXPECT_EQ(store.schema_version(), 5);
   store.record_job(job(1));
   struct stat st {};
   ASSERT_EQ(::stat(db_path_.c_str(), &st), 0);
@@ -362,13 +362,13 @@ TEST_F(StateStoreTest, AnInterruptedReconfigurationIsFoundAfterACrash) {
   EXPECT_TRUE(store.unfinished_reconfigurations().empty());
 }
 
-constexpr Migration kFakeV5{5, R"sql(
+constexpr Migration kFakeV6{6, R"sql(
 ALTER TABLE jobs ADD COLUMN partition TEXT NOT NULL DEFAULT 'gpu';
 CREATE TABLE node_events (id INTEGER PRIMARY KEY, node TEXT NOT NULL, time INTEGER NOT NULL);
 )sql"};
 
 TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
-  ASSERT_EQ(schema_migrations().size(), 4u);
+  ASSERT_EQ(schema_migrations().size(), 5u);
   {
     StateStore v1 = StateStore::open(db_path_, schema_migrations().first(1));
     EXPECT_EQ(v1.schema_version(), 1);
@@ -400,17 +400,24 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
     sqlite3_close(db);
   }
   {
-    StateStore v4 = StateStore::open(db_path_);  // this Morph's version 4: each step once
+    StateStore v4 = StateStore::open(db_path_, schema_migrations().first(4));  // each step once
     EXPECT_EQ(v4.schema_version(), 4);
     std::vector<double> seconds;
     for (const Observation& o : v4.observations(21, 0, std::nullopt, 10)) seconds.push_back(o.seconds);
     EXPECT_EQ(seconds, (std::vector<double>{1.5, 2.5}));
   }
+  {
+    StateStore v5 = StateStore::open(db_path_);  // this Morph's version 5: the size caps
+    EXPECT_EQ(v5.schema_version(), 5);
+    EXPECT_TRUE(v5.size_caps().empty());
+    v5.replace_size_caps(std::vector<SizeCapRow>{{21, 4, 0, false}});
+  }
   const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2],
-                                 schema_migrations()[3], kFakeV5};
+                                 schema_migrations()[3], schema_migrations()[4], kFakeV6};
   {
     StateStore v5 = StateStore::open(db_path_, migrations);
-    EXPECT_EQ(v5.schema_version(), 5);
+    EXPECT_EQ(v5.schema_version(), 6);
+    EXPECT_EQ(v5.size_caps(), (std::vector<SizeCapRow>{{21, 4, 0, false}}));
     ASSERT_TRUE(v5.job(21));
     EXPECT_EQ(v5.job(21)->global_batch, 512);
     EXPECT_EQ(v5.job_timeline(21).size(), 1u);
@@ -425,10 +432,10 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
     StateStore again = StateStore::open(db_path_, migrations);  // nothing left to apply
     EXPECT_EQ(again.all_timelines().size(), 2u);
   }
-  // This Morph knows version 4: a database written by a newer one is refused.
+  // This Morph knows version 5: a database written by a newer one is refused.
   const std::string error = error_of([&] { StateStore::open(db_path_); });
   EXPECT_CONTAINS(error, db_path_);
-  EXPECT_CONTAINS(error, "schema version 5, newer than the 4 this Morph knows");
+  EXPECT_CONTAINS(error, "schema version 6, newer than the 5 this Morph knows");
   EXPECT_CONTAINS(error, "written by a newer morphd: run that version, or set StateDatabase= to another file");
 }
 
@@ -441,25 +448,39 @@ TEST_F(StateStoreTest, ReadOnlyOpeningNeverMigratesNorWrites) {
   { StateStore::open(db_path_, schema_migrations().first(2)).record_job(job(31)); }
   const std::string older = error_of([&] { StateStore::open_read_only(db_path_); });
   EXPECT_CONTAINS(older, db_path_);
-  EXPECT_CONTAINS(older, "schema version 2, older than this Morph's 4");
+  EXPECT_CONTAINS(older, "schema version 2, older than this Morph's 5");
   // Still version 2: the refusal changed nothing.
   EXPECT_EQ(StateStore::open_read_only(db_path_, schema_migrations().first(2)).schema_version(), 2);
   { StateStore::open(db_path_); }  // morphd of this version migrates it
   StateStore reader = StateStore::open_read_only(db_path_);
-  EXPECT_EQ(reader.schema_version(), 4);
+  EXPECT_EQ(reader.schema_version(), 5);
   ASSERT_TRUE(reader.job(31));
   EXPECT_EQ(reader.job(31)->global_batch, 512);
   EXPECT_CONTAINS(error_of([&] { reader.record_job(job(32)); }), "readonly");
   EXPECT_FALSE(StateStore::open(db_path_).job(32));
   const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2],
-                                 schema_migrations()[3], kFakeV5};
+                                 schema_migrations()[3], schema_migrations()[4], kFakeV6};
   { StateStore::open(db_path_, migrations); }
   const std::string newer = error_of([&] { StateStore::open_read_only(db_path_); });
   EXPECT_CONTAINS(newer, db_path_);
-  EXPECT_CONTAINS(newer, "schema version 5, newer than the 4 this Morph knows");
+  EXPECT_CONTAINS(newer, "schema version 6, newer than the 5 this Morph knows");
   EXPECT_CONTAINS(newer, "written by a newer morphd: read it with that version's morph");
   EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only((dir_ / "none.db").string()); }),
                   "No such file or directory");
+}
+
+// The size caps morphd holds replace those recorded; a job not recorded has none kept,
+// and forgetting a job forgets its cap.
+TEST_F(StateStoreTest, SizeCapsAreReplacedAsAWholeAndGoWithTheirJob) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_job(job(1));
+  store.record_job(job(2));
+  store.replace_size_caps(std::vector<SizeCapRow>{{2, 0, 1, false}, {1, 4, 0, true}, {9, 2, 0, false}});
+  EXPECT_EQ(store.size_caps(), (std::vector<SizeCapRow>{{1, 4, 0, true}, {2, 0, 1, false}}));
+  store.replace_size_caps(std::vector<SizeCapRow>{{1, 3, 0, false}});
+  EXPECT_EQ(store.size_caps(), (std::vector<SizeCapRow>{{1, 3, 0, false}}));
+  store.forget_job(1);
+  EXPECT_TRUE(store.size_caps().empty());
 }
 
 // morph forget: a model's rows of one source and its refit points go, in one transaction;

@@ -422,16 +422,20 @@ TEST_F(DaemonView, NoPolicyPlansAJobOnMoreNodesOfATypeThanItsPartitionsHold) {
   EXPECT_EQ(two.reason, "2 a100-80g nodes: the job's partitions hold 1");
   EXPECT_EQ(job.nodes_allowed, (std::vector<bool>{false, true, true}));  // a100-1, a100-2, v100-1
   // Morphling starts it on a100-2, the partition's A100 node (5 GPUs free), where it
-  // used to take a100-1's by shrinking job 11.
+  // used to take a100-1's by shrinking job 11; job 11, on no node of job 12's partition,
+  // keeps its 8 GPUs.
   const auto policy = policy::make_policy("morphling");
   bool placed = false;
+  int job_11_gpus = 0;
   for (const policy::Decision& d : policy->schedule(b.view, oracle)) {
     if (d.job == "12" && !d.target.empty()) {
       placed = true;
       for (const policy::Slice& sl : d.target.slices) EXPECT_EQ(b.view.nodes[sl.node].name, "a100-2");
     }
+    if (d.job == "11") job_11_gpus = d.target.gpus();
   }
   EXPECT_TRUE(placed);
+  EXPECT_EQ(job_11_gpus, 8);
   // -p one,solo: Slurm runs it in one of them, so one A100 node at most still.
   s.partitions.push_back({"solo", {"a100-1"}, false, 0, false});
   s.jobs[1].partition = "one,solo";
