@@ -92,8 +92,9 @@ struct Loaded {
   morph::Catalog catalog;
   morph::PerfStore perf;
 
-  static std::unique_ptr<Loaded> from(const std::string& conf_path) {
-    morph::MorphConfig config = morph::load_morph_conf(conf_path);
+  static std::unique_ptr<Loaded> from(const std::string& conf_path) { return with(morph::load_morph_conf(conf_path)); }
+  // `config`'s catalog and fitted models.
+  static std::unique_ptr<Loaded> with(morph::MorphConfig config) {
     const std::string catalog_path =
         !config.model_catalog.empty() ? config.model_catalog : std::string(MORPH_PKGDATADIR) + "/models.json";
     morph::Catalog catalog = morph::Catalog::load_file(catalog_path);
@@ -115,11 +116,12 @@ std::vector<std::string> need_restart(const morph::MorphConfig& before, const mo
 int run(const Options& o) {
   check_user();
   const std::string conf_path = morph::morph_conf_path(o.config_path);
-  std::unique_ptr<Loaded> loaded = Loaded::from(conf_path);  // SIGHUP loads it again
-  const morph::MorphConfig first = loaded->config;            // what a reload cannot change
+  const morph::MorphConfig first = morph::load_morph_conf(conf_path);  // what a reload cannot change
   const std::string state_path = !o.state_path.empty() ? o.state_path : first.state_database;
+  // Before the other files: a second morphd is refused first of all.
   const morph::store::WriterLock lock = morph::store::WriterLock::acquire(
       state_path, "stop it, or give this morphd a database of its own (--state)");
+  std::unique_ptr<Loaded> loaded = Loaded::with(first);  // SIGHUP loads them again
 
   morph::daemon::SlurmClient slurm;
   morph::store::StateStore state = morph::store::StateStore::open(state_path);

@@ -133,9 +133,9 @@ setup_file() {
   local before
   before=$(sha256sum <"$old")
   morph status --state "$old"
-  assert_morph_error "$old: the state database has schema version 2, older than this Morph's 4"
+  assert_morph_error "$old: the state database has schema version 2, older than this Morph's 5"
   morph models --state "$old"
-  assert_morph_error "older than this Morph's 4"
+  assert_morph_error "older than this Morph's 5"
   [ "$(sha256sum <"$old")" = "$before" ] || fail "morph changed $old"
 }
 
