@@ -146,3 +146,16 @@ sys.exit(0 if worst <= 1e-5 else 1)
 PY
 }
 
+# grow_to_two_nodes JOB: a held job's record and request as morphd would have grown it:
+# the same plan on two nodes (dp doubled, micro-batch or accumulation halved).
+grow_to_two_nodes() {
+  local record
+  record=$(job_record "$1" | python3 -c 'import sys
+f = dict(kv.split("=", 1) for kv in sys.stdin.read().split()[1:])
+f["nodes"] = "2"; f["dp"] = str(2 * int(f["dp"]))
+if int(f["mbs"]) % 2 == 0: f["mbs"] = str(int(f["mbs"]) // 2)
+else: f["ga"] = str(int(f["ga"]) // 2)
+print("morph:v1 " + " ".join(k + "=" + v for k, v in f.items()))')
+  scontrol update job="$1" AdminComment="$record" NumNodes=2
+  [ "$(job_field "$1" NumNodes)" = 2-2 ] || fail "$(scontrol show job "$1")"
+}

@@ -445,17 +445,9 @@ PY
 @test "a partition's MaxNodes lowered after submission: morphd plans the pending job within it" {
   rm -f "$WORK/morphd.log"
   job p 100
-  local id record
+  local id
   id=$(submit p -H)
-  # As morphd would have grown it: the same plan on two nodes (dp doubled, micro-batch halved).
-  record=$(job_record "$id" | python3 -c 'import sys
-f = dict(kv.split("=", 1) for kv in sys.stdin.read().split()[1:])
-f["nodes"] = "2"; f["dp"] = str(2 * int(f["dp"]))
-if int(f["mbs"]) % 2 == 0: f["mbs"] = str(int(f["mbs"]) // 2)
-else: f["ga"] = str(int(f["ga"]) // 2)
-print("morph:v1 " + " ".join(k + "=" + v for k, v in f.items()))')
-  scontrol update job="$id" AdminComment="$record" NumNodes=2
-  [ "$(job_field "$id" NumNodes)" = 2-2 ] || fail "$(scontrol show job "$id")"
+  grow_to_two_nodes "$id"
   scontrol update PartitionName=gpu MaxNodes=1
   scontrol release "$id"
   local i
@@ -470,20 +462,12 @@ print("morph:v1 " + " ".join(k + "=" + v for k, v in f.items()))')
 
 @test "a partition left with one of the three A100 nodes: morphd plans the pending job on one" {
   rm -f "$WORK/morphd.log"
-  local id record nodes
+  local id nodes
   nodes=$(sinfo -h -N -p gpu -o %N | sort -u | head -n 2 | paste -sd, -)
   scontrol create PartitionName=pair Nodes="$nodes" State=UP
   job p 100
   id=$(submit p -H -p pair)
-  # As morphd would have grown it: the same plan on two nodes (dp doubled, micro-batch halved).
-  record=$(job_record "$id" | python3 -c 'import sys
-f = dict(kv.split("=", 1) for kv in sys.stdin.read().split()[1:])
-f["nodes"] = "2"; f["dp"] = str(2 * int(f["dp"]))
-if int(f["mbs"]) % 2 == 0: f["mbs"] = str(int(f["mbs"]) // 2)
-else: f["ga"] = str(int(f["ga"]) // 2)
-print("morph:v1 " + " ".join(k + "=" + v for k, v in f.items()))')
-  scontrol update job="$id" AdminComment="$record" NumNodes=2
-  [ "$(job_field "$id" NumNodes)" = 2-2 ] || fail "$(scontrol show job "$id")"
+  grow_to_two_nodes "$id"
   # The partition loses a node after the job was sized on it; it sets no MaxNodes. Before,
   # morphd counted every A100 node and kept the job on two, where Slurm never starts it.
   scontrol update PartitionName=pair Nodes="${nodes%%,*}"

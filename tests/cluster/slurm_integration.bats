@@ -270,12 +270,15 @@ expect_env_matches_record() {
 
 @test "scontrol reconfigure: job_submit_morph reads slurm.conf's partitions and morph.conf again, and keeps what loaded if they break" {
   # A partition added to slurm.conf. Before, the plugin read slurm.conf only when
-  # slurmctld started (22.05 does not init it again on reconfigure): -p late was sized
-  # on an A100, and slurmctld refused the job ("Requested node configuration is not
-  # available").
+  # slurmctld started (22.05 does not init it again on reconfigure): a job of -p late was
+  # given an A100 record, outside the partition.
   local v100s
   v100s=$(scontrol show partition v100-32g -o | sed -n 's/.* Nodes=\([^ ]*\) .*/\1/p')
   [ -n "$v100s" ]
+  # Slurm stamps its configuration in seconds: a reconfigure in the second of the
+  # plugin's last load is seen from the next second on (reload_due), so each one here
+  # comes a second after what came before.
+  sleep 1
   cp "$SLURM_CONF" "$MORPH_TESTCLUSTER_DIR/slurm.conf.orig"
   echo "PartitionName=late Nodes=$v100s MaxNodes=1 Hidden=YES MaxTime=INFINITE State=UP" >>"$SLURM_CONF"
   scontrol reconfigure
@@ -287,8 +290,6 @@ expect_env_matches_record() {
   grep -q "job_submit/morph: read again after slurmctld's configuration changed (4 partitions from $SLURM_CONF)" \
     "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
   # A morph.conf broken by an edit in progress: Morph jobs are still sized, by what loaded.
-  # (Slurm stamps a reconfigure in seconds; one in the second of the last load is seen
-  # from the next second on.)
   sleep 1
   cp "$MORPH_TESTCLUSTER_DIR/morph.conf" "$MORPH_TESTCLUSTER_DIR/morph.conf.orig"
   echo "NodeName=broken Gpus=x" >>"$MORPH_TESTCLUSTER_DIR/morph.conf"
