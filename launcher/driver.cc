@@ -29,15 +29,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A step that fails before its first iteration is launched once more, under the next step
-// number. Slurm 22.05 with Debian's PMIx can leave a slurmstepd hung in PMIx_server_finalize
-// when the job shrinks or is requeued while the step tears down; it keeps its socket
-// (stepd.slurm.pmix.<job>.<step> in the node's spool), and the requeued job's step of that
-// number fails to launch there ("task N launch failed: Unspecified error").
-constexpr int kStartRetries = 1;
+// A step that fails before its first iteration is launched again, under the next step
+// number, up to kStartRetries times in a row, after 2, 4 and 8 s. Slurm 22.05 with Debian's
+// PMIx can leave a slurmstepd hung in PMIx_server_finalize when the job shrinks or is
+// requeued while the step tears down; it keeps its socket (stepd.slurm.pmix.<job>.<step> in
+// the node's spool), and the requeued job's step of that number fails to launch there
+// ("task N launch failed: Unspecified error"); each earlier step left hung blocks one
+// number. Open MPI 4.1 over TCP also kills a rank in MPI_Init now and then
+// (docs/launcher.md, Known limits); a fresh-clone CI run saw that twice in a row.
+constexpr int kStartRetries = 3;
 constexpr const char* kFailedStartNote =
-    "morphrun: the step failed before its first iteration: launching it once more (a hung slurmstepd of an "
-    "earlier run of this job can hold the step number's PMIx socket on a node; the node's slurmd log says so)\n";
+    "morphrun: the step failed before its first iteration: launching it again, retry {} of {} (a hung slurmstepd "
+    "of an earlier run of this job can hold the step number's PMIx socket on a node, which the node's slurmd log "
+    "says; or a rank died in MPI_Init)\n";
+
+void pause_before_retry(int retry) { std::this_thread::sleep_for(std::chrono::seconds(1 << retry)); }
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -148,8 +154,8 @@ class Driver {
           if (failed_starts_ < kStartRetries && !trace.iterated) {
             ++failed_starts_;
             event(fmt::format("restart reason=failed-start exit={}", step.result.exit_code));
-            std::fprintf(stderr, "%s", kFailedStartNote);
-            std::this_thread::sleep_for(std::chrono::seconds(2));
+            std::fputs(fmt::format(kFailedStartNote, failed_starts_, kStartRetries).c_str(), stderr);
+            pause_before_retry(failed_starts_);
             continue;
           }
           return step.result.exit_code;
@@ -261,11 +267,14 @@ class Driver {
       return again && !again->needs_reshard;
     };
     SupervisorResult r = supervise({step}, s);
-    if (r.exit_code != 0 && r.outcome != Outcome::terminated && !checkpoint_asked_ && !committed()) {
-      // The target is staged: a second run starts clean.
+    // The target is staged: each run starts clean.
+    for (int retry = 1;
+         retry <= kStartRetries && r.exit_code != 0 && r.outcome != Outcome::terminated && !checkpoint_asked_ &&
+         !committed();
+         ++retry) {
       event(fmt::format("restart reason=failed-reshard exit={}", r.exit_code));
-      std::fprintf(stderr, "%s", kFailedStartNote);
-      std::this_thread::sleep_for(std::chrono::seconds(2));
+      std::fputs(fmt::format(kFailedStartNote, retry, kStartRetries).c_str(), stderr);
+      pause_before_retry(retry);
       r = supervise({step}, s);
     }
     if (r.exit_code == 0) return 0;

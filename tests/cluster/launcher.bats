@@ -140,11 +140,12 @@ EOS
   grep -qE '^relaunch: from=dp=2,tp=2,pp=2,zero=1 to=dp=2,tp=4,pp=1,zero=1 requeued=1 seconds=[0-9.]+ .* helpers_signalled=0 orphans=0$' <<<"$output"
 }
 
-@test "morphrun --driver launches a step that failed before its first iteration once more (a hung slurmstepd's PMIx socket)" {
+@test "morphrun --driver launches a step that failed before its first iteration again (a hung slurmstepd's PMIx socket)" {
   # What a slurmstepd hung in PMIx_server_finalize leaves on a node: its step's PMIx socket,
   # which the requeued job's step of that number cannot bind. Planted for the job's step 0:
   # on one of its two nodes (srun kills the other node's tasks and fails) and on both (no
-  # task starts, and srun exits 0). Step 0 cannot start, step 1 can.
+  # task starts, and srun exits 0); then for steps 0 and 1 (two earlier steps left hung):
+  # the driver retries until a free step number starts.
   cat >"$JOBS/stale.sh" <<EOS
 #!/bin/bash
 exec "$MORPHRUN" --driver --plan dp=4 --framework torch --mpi-trainer --metrics "$JOBS/stale.\$SLURM_JOB_ID.metrics" -- \
@@ -152,19 +153,23 @@ exec "$MORPHRUN" --driver --plan dp=4 --framework torch --mpi-trainer --metrics 
   --samples 1000 --global-batch 8 --micro-batches 1 --steps 5 --quiet
 EOS
   chmod 755 "$JOBS/stale.sh"
-  local job nodes node
-  for nodes in a100-2 "a100-1 a100-2"; do
+  local job nodes node steps step case
+  for case in "0:a100-2" "0:a100-1 a100-2" "0 1:a100-1"; do
+    steps=${case%%:*} nodes=${case#*:}
     job=$(sbatch --parsable --hold -w a100-1,a100-2 --ntasks-per-node=2 -p gpu -D "$JOBS" -o "$JOBS/%j.out" "$JOBS/stale.sh")
     for node in $nodes; do
-      python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
-        "$MORPH_TESTCLUSTER_DIR/spool/$node/stepd.slurm.pmix.$job.0"
+      for step in $steps; do
+        python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+          "$MORPH_TESTCLUSTER_DIR/spool/$node/stepd.slurm.pmix.$job.$step"
+      done
     done
     scontrol release "$job"
     wait_done "$job" || fail "job $job did not end: $(cat "$JOBS/$job.out")"
-    rm -f "$MORPH_TESTCLUSTER_DIR"/spool/*/stepd.slurm.pmix."$job".0
+    rm -f "$MORPH_TESTCLUSTER_DIR"/spool/*/stepd.slurm.pmix."$job".*
     [ "$(job_field "$job" ExitCode)" = 0:0 ] || fail "$(cat "$JOBS/$job.out")"
     grep -q "launch failed" "$JOBS/$job.out" || fail "step 0 started on $nodes: $(cat "$JOBS/$job.out")"
-    [ "$(grep -c "restart reason=failed-start" "$JOBS/stale.$job.metrics")" -eq 1 ] &&
+    [ "$(grep -c "restart reason=failed-start" "$JOBS/stale.$job.metrics")" -eq "$(wc -w <<<"$steps")" ] &&
+      grep -q "retry $(wc -w <<<"$steps") of 3" "$JOBS/$job.out" &&
       [ "$(grep -c "dp=4,tp=1,pp=1,zero=0$" "$JOBS/stale.$job.metrics")" -eq 5 ] &&
       grep -q "finished" "$JOBS/stale.$job.metrics" || fail "$(cat "$JOBS/stale.$job.metrics" "$JOBS/$job.out")"
   done
