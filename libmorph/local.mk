@@ -91,6 +91,7 @@ libmorph_libmorph_policy_la_SOURCES = \
 	%reldir%/policy/model_refit.h %reldir%/policy/model_refit.cc \
 	%reldir%/policy/restart_cost.h %reldir%/policy/restart_cost.cc \
 	%reldir%/policy/placement.h %reldir%/policy/placement.cc \
+	%reldir%/policy/free_cells.h %reldir%/policy/free_cells.cc \
 	%reldir%/policy/assignment.h %reldir%/policy/assignment.cc \
 	%reldir%/policy/elastic.h %reldir%/policy/elastic.cc \
 	%reldir%/policy/rigid.h %reldir%/policy/rigid.cc \

@@ -210,10 +210,41 @@ struct Reader {
 
 std::string read_file(const std::string& path) { return read_text_file(path, "slurm.conf", 16u << 20); }
 
+// The union of `chosen`: their nodes, the largest MaxNodes and the least MinNodes.
+PartitionBounds bounds_of(const std::vector<const SlurmPartition*>& chosen) {
+  PartitionBounds b;
+  for (const SlurmPartition* p : chosen) {
+    b.names += (b.names.empty() ? "" : ",") + p->name;
+    b.all_nodes = b.all_nodes || p->all_nodes;
+    b.nodes.insert(b.nodes.end(), p->nodes.begin(), p->nodes.end());
+  }
+  b.min_nodes = chosen.front()->min_nodes;
+  for (const SlurmPartition* p : chosen) b.min_nodes = std::min(b.min_nodes, p->min_nodes);
+  const bool unlimited = std::any_of(chosen.begin(), chosen.end(), [](const SlurmPartition* p) { return p->max_nodes == 0; });
+  if (!unlimited)
+    for (const SlurmPartition* p : chosen) b.max_nodes = std::max(b.max_nodes, p->max_nodes);
+  if (b.all_nodes) b.nodes.clear();
+  std::sort(b.nodes.begin(), b.nodes.end());
+  b.nodes.erase(std::unique(b.nodes.begin(), b.nodes.end()), b.nodes.end());
+  return b;
+}
+
 }  // namespace
 
 bool PartitionBounds::holds(const std::string& node) const {
   return all_nodes || std::binary_search(nodes.begin(), nodes.end(), node);
+}
+
+int PartitionBounds::most_nodes(const std::vector<NodeRecord>& cluster_nodes,
+                                const std::function<bool(const NodeRecord&)>& counted) const {
+  if (!each.empty()) {
+    int most = 0;
+    for (const PartitionBounds& one : each) most = std::max(most, one.most_nodes(cluster_nodes, counted));
+    return most;
+  }
+  const auto n = std::count_if(cluster_nodes.begin(), cluster_nodes.end(),
+                               [&](const NodeRecord& r) { return holds(r.name) && counted(r); });
+  return static_cast<int>(max_nodes > 0 ? std::min<long>(n, max_nodes) : n);
 }
 
 std::vector<SlurmPartition> parse_slurm_partitions(std::string_view text, const std::string& what,
@@ -243,20 +274,9 @@ std::optional<PartitionBounds> partition_bounds(const std::vector<SlurmPartition
     }
   }
   if (chosen.empty()) return std::nullopt;
-  PartitionBounds b;
-  for (const SlurmPartition* p : chosen) {
-    b.names += (b.names.empty() ? "" : ",") + p->name;
-    b.all_nodes = b.all_nodes || p->all_nodes;
-    b.nodes.insert(b.nodes.end(), p->nodes.begin(), p->nodes.end());
-  }
-  b.min_nodes = chosen.front()->min_nodes;
-  for (const SlurmPartition* p : chosen) b.min_nodes = std::min(b.min_nodes, p->min_nodes);
-  const bool unlimited = std::any_of(chosen.begin(), chosen.end(), [](const SlurmPartition* p) { return p->max_nodes == 0; });
-  if (!unlimited)
-    for (const SlurmPartition* p : chosen) b.max_nodes = std::max(b.max_nodes, p->max_nodes);
-  if (b.all_nodes) b.nodes.clear();
-  std::sort(b.nodes.begin(), b.nodes.end());
-  b.nodes.erase(std::unique(b.nodes.begin(), b.nodes.end()), b.nodes.end());
+  PartitionBounds b = bounds_of(chosen);
+  if (chosen.size() > 1)
+    for (const SlurmPartition* p : chosen) b.each.push_back(bounds_of({p}));
   return b;
 }
 
@@ -278,17 +298,10 @@ std::map<std::string, int> most_nodes_by_gpu_type(const Cluster& cluster, const 
     ++total[gpu_of(n)];
     most.try_emplace(gpu_of(n), 0);
   }
-  const std::vector<std::string_view> names =
-      trim(requested).empty() ? std::vector<std::string_view>{""} : split(requested, ',');
-  for (const std::string_view name : names) {
-    if (names.size() > 1 && trim(name).empty()) return {};  // "a,": as partition_bounds
-    const std::optional<PartitionBounds> one = partition_bounds(partitions, name);
-    if (!one) return {};
-    std::map<std::string, int> inside;
-    for (const NodeRecord& n : cluster.nodes())
-      if (one->holds(n.name)) ++inside[gpu_of(n)];
-    for (auto& [gpu, count] : most) count = std::max(count, inside[gpu]);
-  }
+  const std::optional<PartitionBounds> bounds = partition_bounds(partitions, requested);
+  if (!bounds) return {};
+  for (auto& [gpu, count] : most)
+    count = bounds->most_nodes(cluster.nodes(), [&](const NodeRecord& n) { return gpu_of(n) == gpu; });
   std::erase_if(most, [&](const auto& type) { return type.second == total[type.first]; });
   return most;
 }

@@ -5,6 +5,7 @@
 // partitions `scontrol create partition` added since.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,17 +38,22 @@ std::vector<SlurmPartition> parse_slurm_partitions(std::string_view text, const 
 std::vector<SlurmPartition> read_slurm_partitions(const std::string& path);
 
 // Where a job of `requested` partitions (-p: comma-separated; "" the default) may run:
-// the union of their nodes, the largest of their MaxNodes and the least of their MinNodes
-// (Slurm runs the job in one of them). nullopt when one is not in `partitions` (added since, or mistyped:
-// Slurm refuses the job then) or none is the default.
+// the union of their nodes, the largest of their MaxNodes and the least of their MinNodes,
+// and, since Slurm runs the job in one of them, each on its own. nullopt when one is not
+// in `partitions` (added since, or mistyped: Slurm refuses the job then) or none is the
+// default.
 struct PartitionBounds {
   std::string names;               // "gpu", "a100,v100": for messages
   bool all_nodes = false;
   std::vector<std::string> nodes;  // sorted, unique; unless all_nodes
   int max_nodes = 0;               // 0: UNLIMITED
   int min_nodes = 0;
+  std::vector<PartitionBounds> each = {};  // several partitions: one by one; empty for one
 
   bool holds(const std::string& node) const;
+  // The most of `nodes` for which `counted` holds that one job may have: in one of the
+  // partitions, within its MaxNodes.
+  int most_nodes(const std::vector<NodeRecord>& nodes, const std::function<bool(const NodeRecord&)>& counted) const;
 };
 std::optional<PartitionBounds> partition_bounds(const std::vector<SlurmPartition>& partitions,
                                                 std::string_view requested);
@@ -57,8 +63,8 @@ std::optional<PartitionBounds> partition_bounds(const std::vector<SlurmPartition
 std::vector<std::string> gpu_types_on(const Cluster& cluster, const PartitionBounds* partitions = nullptr);
 
 // The most nodes of each GPU type a job of `requested` partitions (as partition_bounds)
-// may have: Slurm runs it in one of them, on that one's nodes. Only the types of which
-// none of them holds every node `cluster` lists; empty when one is not in `partitions`.
+// may have (PartitionBounds::most_nodes). Only the types of which it may not have every
+// node `cluster` lists; empty when one is not in `partitions`.
 std::map<std::string, int> most_nodes_by_gpu_type(const Cluster& cluster, const std::vector<SlurmPartition>& partitions,
                                                   std::string_view requested);
 

@@ -87,6 +87,11 @@ std::map<std::string, int> usable_nodes(const Cluster& cluster, const SubmitCons
     ++in_partition[type_of(n)];
     if (!contains(c.excluded_nodes, n.name)) ++usable[type_of(n)];
   }
+  if (c.partitions && !c.partitions->each.empty())  // Slurm runs the job in one of them
+    for (auto& [type, count] : usable)
+      count = c.partitions->most_nodes(cluster.nodes(), [&](const NodeRecord& n) {
+        return type_of(n) == type && !contains(c.excluded_nodes, n.name);
+      });
   for (const NodeType& t : cluster.node_types()) {
     if (usable.count(t.name) || why_not->count(t.name)) continue;
     if (!listed.count(t.name)) (*why_not)[t.name] = "morph.conf lists none of its nodes";

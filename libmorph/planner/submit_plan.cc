@@ -148,9 +148,12 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
     // The first node type with the GPUs per node (and their -c CPUs) and as many nodes as
     // asked: a baseline is a real allocation of this cluster (and -N is the user's, so it sizes nothing
     // before it is checked against morph.conf).
-    auto listed = [&](const NodeType& n) {
+    auto listed = [&](const NodeType& n) -> long {
+      auto of_type = [&](const NodeRecord& r) { return r.node_type == n.name; };
+      if (constraints.partitions && !constraints.partitions->each.empty())  // Slurm runs it in one of them
+        return constraints.partitions->most_nodes(cluster.nodes(), of_type);
       return std::count_if(cluster.nodes().begin(), cluster.nodes().end(), [&](const NodeRecord& r) {
-        return r.node_type == n.name && (!constraints.partitions || constraints.partitions->holds(r.name));
+        return of_type(r) && (!constraints.partitions || constraints.partitions->holds(r.name));
       });
     };
     const NodeType* node = nullptr;

@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "libmorph/policy/assignment.h"
+#include "libmorph/policy/free_cells.h"
 #include "libmorph/policy/job_length.h"
 
 namespace morph::policy {
@@ -41,12 +42,11 @@ struct Item {
   int extra_gpus = 0;
   int current_extra_type = -1;
   int current_extra_gpus = 0;
+  // Where its tentative GPUs are, per cell (FreeCells), and where it runs.
+  std::vector<int> held;
+  std::vector<int> current_held;
 
   bool spans_types_now() const { return current_extra_type >= 0; }
-  bool unchanged() const {
-    return type == current_type && gpus == current_gpus && extra_type == current_extra_type &&
-           extra_gpus == current_extra_gpus;
-  }
 };
 
 struct Victim {
@@ -59,7 +59,11 @@ struct Victim {
 class Round {
  public:
   Round(const ClusterView& view, PlanOracle& oracle, const ElasticOptions& options)
-      : view_(view), oracle_(oracle), options_(options), assignment_(view, oracle, PlanFreedom::any, CpuRule::share) {}
+      : view_(view),
+        oracle_(oracle),
+        options_(options),
+        assignment_(view, oracle, PlanFreedom::any, CpuRule::share),
+        cells_(view, assignment_.pool()) {}
 
   std::vector<Decision> run();
   bool steady();
@@ -74,8 +78,13 @@ class Round {
   int shrink_target(Item& it);
   void push_victim(std::size_t i);
   bool pop_victim(int type, std::size_t requester, bool for_minimum, Victim* out);
+  bool unchanged(const Item& it) const;
   void set(std::size_t i, int type, int gpus);
-  void add_free(int type, int delta);
+  void transfer(std::size_t i, int cell, int gpus);
+  int free_for(const Item& it, int type) const;
+  int take_free(std::size_t i, int type, int gpus);
+  void release(std::size_t victim, int type, int gpus, std::size_t requester);
+  bool holds_for(std::size_t victim, int type, std::size_t requester) const;
   void rollback(std::size_t mark);
   bool grow(std::size_t i, int type, bool to_min_only);
   double first_gain(Item& it, int type);
@@ -97,15 +106,16 @@ class Round {
   PlanOracle& oracle_;
   ElasticOptions options_;
   Assignment assignment_;
+  FreeCells cells_;
   std::vector<Item> items_;
-  std::vector<int> free_;  // per GPU type: GPUs no tentative allocation holds
+  std::vector<int> free_;  // per cell: GPUs no tentative allocation holds
   std::vector<std::priority_queue<Victim, std::vector<Victim>, std::greater<>>> victims_;  // per GPU type
   struct Undo {
-    std::size_t item;  // npos: a change of free_[type] by `gpus`
+    std::size_t item;
+    int cell;  // -1: the item's type and count were `type` and `gpus`; else it took `gpus` of the cell's
     int type;
     int gpus;
   };
-  static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
   std::vector<Undo> undo_;
 };
 
@@ -192,8 +202,7 @@ bool Round::pop_victim(int type, std::size_t requester, bool for_minimum, Victim
     heap.pop();
     if (v.version != items_[v.item].version || items_[v.item].type != type) continue;  // stale
     // A victim on nodes the requester may not run on gives it nothing (its partitions).
-    if (v.item == requester || (items_[v.item].backing_off && !for_minimum) ||
-        !frees_room_for(view_.jobs[requester], view_.jobs[v.item].current)) {
+    if (v.item == requester || (items_[v.item].backing_off && !for_minimum) || !holds_for(v.item, type, requester)) {
       skipped.push_back(v);
       continue;
     }
@@ -205,17 +214,69 @@ bool Round::pop_victim(int type, std::size_t requester, bool for_minimum, Victim
   return found;
 }
 
+// Whether the round leaves the job's allocation as it is: its GPU counts, and on its first
+// type the cells they are in (a victim that gave up GPUs where another job may run, and
+// regrew where it may not, moves).
+bool Round::unchanged(const Item& it) const {
+  if (it.type != it.current_type || it.gpus != it.current_gpus || it.extra_type != it.current_extra_type ||
+      it.extra_gpus != it.current_extra_gpus)
+    return false;
+  for (int c = 0; c < cells_.cells() && !it.current_held.empty(); ++c)
+    if (cells_.type_of(c) == it.type && it.held[static_cast<std::size_t>(c)] != it.current_held[static_cast<std::size_t>(c)])
+      return false;
+  return true;
+}
+
 void Round::set(std::size_t i, int type, int gpus) {
   Item& it = items_[i];
-  undo_.push_back({i, it.type, it.gpus});
+  undo_.push_back({i, -1, it.type, it.gpus});
   it.type = gpus > 0 ? type : -1;
   it.gpus = gpus;
   ++it.version;
 }
 
-void Round::add_free(int type, int delta) {
-  free_[static_cast<std::size_t>(type)] += delta;
-  undo_.push_back({npos, type, delta});
+// Job i takes `gpus` free GPUs of `cell` (gives them back when negative).
+void Round::transfer(std::size_t i, int cell, int gpus) {
+  free_[static_cast<std::size_t>(cell)] -= gpus;
+  items_[i].held[static_cast<std::size_t>(cell)] += gpus;
+  undo_.push_back({i, cell, -1, gpus});
+}
+
+// The free GPUs of `type` on the nodes the job may run on.
+int Round::free_for(const Item& it, int type) const {
+  int free = 0;
+  for (int c : cells_.order(it.job, type)) free += free_[static_cast<std::size_t>(c)];
+  return free;
+}
+
+// Job i takes up to `gpus` free GPUs of `type` where it may run; how many it got.
+int Round::take_free(std::size_t i, int type, int gpus) {
+  int taken = 0;
+  for (int c : cells_.order(i, type)) {
+    const int t = std::min(gpus - taken, free_[static_cast<std::size_t>(c)]);
+    if (t > 0) transfer(i, c, t);
+    taken += std::max(t, 0);
+  }
+  return taken;
+}
+
+// A victim shrinking by `gpus` on `type` frees them where `requester` may run first.
+void Round::release(std::size_t victim, int type, int gpus, std::size_t requester) {
+  std::vector<int> cells = cells_.order(requester, type);
+  for (int c : cells_.order(victim, type))
+    if (std::find(cells.begin(), cells.end(), c) == cells.end()) cells.push_back(c);
+  for (int c : cells) {
+    const int t = std::min(gpus, items_[victim].held[static_cast<std::size_t>(c)]);
+    if (t > 0) transfer(victim, c, -t);
+    gpus -= std::max(t, 0);
+  }
+}
+
+// Whether shrinking `victim` on `type` can free GPUs where `requester` may run.
+bool Round::holds_for(std::size_t victim, int type, std::size_t requester) const {
+  const std::vector<int>& cells = cells_.order(requester, type);
+  return std::any_of(cells.begin(), cells.end(),
+                     [&](int c) { return items_[victim].held[static_cast<std::size_t>(c)] > 0; });
 }
 
 void Round::rollback(std::size_t mark) {
@@ -223,8 +284,9 @@ void Round::rollback(std::size_t mark) {
   while (undo_.size() > mark) {
     const Undo u = undo_.back();
     undo_.pop_back();
-    if (u.item == npos) {
-      free_[static_cast<std::size_t>(u.type)] -= u.gpus;
+    if (u.cell >= 0) {
+      free_[static_cast<std::size_t>(u.cell)] += u.gpus;
+      items_[u.item].held[static_cast<std::size_t>(u.cell)] -= u.gpus;
     } else {
       items_[u.item].type = u.type;
       items_[u.item].gpus = u.gpus;
@@ -260,9 +322,7 @@ bool Round::grow(std::size_t i, int type, bool to_min_only) {
         value(it, type, next) < value(it, type, g) * (1 + view_.min_reconfigure_gain))
       break;
     const std::size_t step = undo_.size();
-    const int from_free = std::min(need, free_[static_cast<std::size_t>(type)]);
-    if (from_free > 0) add_free(type, -from_free);
-    int rest = need - from_free;
+    int rest = need - take_free(i, type, need);
     while (rest > 0) {
       Victim v;
       if (!pop_victim(type, i, below_min, &v)) break;
@@ -274,9 +334,9 @@ bool Round::grow(std::size_t i, int type, bool to_min_only) {
       const int to = shrink_target(victim);
       const int freed = victim.gpus - to;
       set(v.item, type, to);
+      release(v.item, type, freed, i);
       push_victim(v.item);
-      if (freed > rest) add_free(type, freed - rest);
-      rest -= std::min(rest, freed);
+      rest -= take_free(i, type, rest);
     }
     if (rest > 0) {
       rollback(step);
@@ -301,9 +361,9 @@ double Round::first_gain(Item& it, int type) {
 
 void Round::init() {
   const int types = pool().types();
-  free_.resize(static_cast<std::size_t>(types));
+  free_.resize(static_cast<std::size_t>(cells_.cells()));
   victims_.resize(static_cast<std::size_t>(types));
-  for (int t = 0; t < types; ++t) free_[static_cast<std::size_t>(t)] = pool().capacity(t);
+  for (int c = 0; c < cells_.cells(); ++c) free_[static_cast<std::size_t>(c)] = cells_.capacity(c);
   items_.resize(view_.jobs.size());
   for (std::size_t i = 0; i < view_.jobs.size(); ++i) {
     const JobState& j = view_.jobs[i];
@@ -311,6 +371,7 @@ void Round::init() {
     it.job = i;
     it.curves.assign(static_cast<std::size_t>(types), nullptr);
     it.min.assign(static_cast<std::size_t>(types), -1);
+    it.held.assign(static_cast<std::size_t>(cells_.cells()), 0);
     it.guaranteed = j.sla == Sla::guaranteed;
     it.remaining = std::max(expected_remaining_iterations(j, view_, oracle_), 1e-9);
     it.overdue = overdue(j, view_);
@@ -343,7 +404,13 @@ void Round::init() {
       it.gpus = 0;
       continue;
     }
-    free_[static_cast<std::size_t>(it.type)] -= it.gpus;
+    for (const Slice& slice : j.current.slices)
+      if (pool().type_of(slice.node) == it.type) {
+        const auto c = static_cast<std::size_t>(cells_.cell_of_node(slice.node));
+        free_[c] -= slice.gpus;
+        it.held[c] += slice.gpus;
+      }
+    it.current_held = it.held;
   }
   for (std::size_t i = 0; i < items_.size(); ++i) push_victim(i);
 }
@@ -502,7 +569,7 @@ void Round::spill_to_other_types() {
     int best_type = -1, best_gpus = 0;
     for (int t = 0; t < pool().types(); ++t) {
       if (t == it.type || per_node > pool().gpus_per_node(t)) continue;
-      for (int nodes = 1; nodes * per_node <= free_[static_cast<std::size_t>(t)]; ++nodes) {
+      for (int nodes = 1; nodes * per_node <= free_for(it, t); ++nodes) {
         const bool current = kept_first && t == it.current_extra_type && nodes * per_node == it.current_extra_gpus;
         if (it.settling && !current) continue;  // its restart is not paid back: it keeps what it has
         const Shape other = packed_shape(view_.nodes, pool().any_node_of(t), nodes * per_node);
@@ -519,7 +586,7 @@ void Round::spill_to_other_types() {
     if (best_type < 0) continue;
     it.extra_type = best_type;
     it.extra_gpus = best_gpus;
-    add_free(best_type, -best_gpus);
+    take_free(it.job, best_type, best_gpus);
   }
 }
 
@@ -642,7 +709,7 @@ std::vector<Decision> Round::place() {
     if (it.gpus == 0) continue;
     // A job held to its request on the GPUs it has goes back to its request there.
     const bool back = it.freedom == PlanFreedom::exact && !view_.jobs[it.job].runs_request();
-    if (!it.unchanged() || back)
+    if (!unchanged(it) || back)
       moving.push_back(it.job);
     else if (runs_request_spread(it))
       spread.push_back(it.job);
@@ -663,6 +730,9 @@ std::vector<Decision> Round::place() {
     const Item& x = items_[a];
     const Item& y = items_[b];
     if ((x.guaranteed || x.overdue) != (y.guaranteed || y.overdue)) return x.guaranteed || x.overdue;
+    // Jobs that may run on fewer nodes first: the others fit around them (partitions).
+    const bool x_bound = !view_.jobs[a].nodes_allowed.empty(), y_bound = !view_.jobs[b].nodes_allowed.empty();
+    if (x_bound != y_bound) return x_bound;
     if (x.gpus != y.gpus) return x.gpus > y.gpus;
     return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
   });
@@ -705,12 +775,12 @@ bool Round::steady() {
       continue;
     }
     if (it.type != it.current_type) return false;               // held to its request: it moves back
-    if (runs_request_spread(it) && free_[static_cast<std::size_t>(it.type)] > 0) return false;  // it may repack
+    if (runs_request_spread(it) && free_for(it, it.type) > 0) return false;  // it may repack
     if (it.gpus < min_gpus(it, it.type)) return false;          // it grows to its minimum
     const int next = curve(it, it.type).next(it.gpus);
     if (next == 0) continue;                                     // no larger useful count
     if (jobs_on_type[static_cast<std::size_t>(it.type)] > 1) return false;  // it might take another's GPUs
-    if (next - it.gpus <= free_[static_cast<std::size_t>(it.type)]) return false;  // free GPUs suffice
+    if (next - it.gpus <= free_for(it, it.type)) return false;  // free GPUs suffice
   }
   // A job may span idle GPUs of another type, or spans some now (released by init()).
   if (view_.heterogeneous_jobs && std::any_of(free_.begin(), free_.end(), [](int f) { return f > 0; })) return false;

@@ -48,9 +48,17 @@ std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle
   });
 
   int reserved_type = -1;
+  std::vector<bool> reserved_nodes;  // the nodes of its type the reserved job may run on (its partitions')
   double shadow_s = 0;  // when the reserved job can start, seconds from now
-  int extra = 0;        // GPUs of the reserved type still spare at that time
+  int extra = 0;        // GPUs of those nodes still spare at that time
   bool reserved_overdue = false;
+  // A job's GPUs on the reserved job's nodes.
+  auto on_reserved = [&](std::size_t k) {
+    int gpus = 0;
+    for (const Slice& s : a.target(k).slices)
+      if (reserved_nodes[static_cast<std::size_t>(s.node)]) gpus += s.gpus;
+    return gpus;
+  };
   for (std::size_t i : waiting) {
     const int type = rigid_type(a, oracle, i);
     if (type < 0) continue;  // can never run here; it does not block the queue
@@ -58,12 +66,18 @@ std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle
     if (reserved_type != type) {
       if (a.start(i, type, gpus) || reserved_type >= 0) continue;
       // The first job that does not fit: reserve for it when enough GPUs free up.
+      const std::vector<bool>& allowed = view.jobs[i].nodes_allowed;
+      reserved_nodes.assign(view.nodes.size(), false);
+      int free = 0;
+      for (std::size_t n = 0; n < view.nodes.size(); ++n) {
+        reserved_nodes[n] = a.pool().type_of(static_cast<int>(n)) == type && (allowed.empty() || allowed[n]);
+        if (reserved_nodes[n]) free += a.pool().free_gpus(static_cast<int>(n));
+      }
       std::vector<std::pair<double, int>> ends;
       for (std::size_t k = 0; k < view.jobs.size(); ++k)
-        if (a.placed(k) && a.pool().type_of(a.target(k).slices.front().node) == type)
-          ends.emplace_back(rigid_time_left(a, oracle, k), a.target(k).gpus());
+        if (a.placed(k))
+          if (const int freed = on_reserved(k); freed > 0) ends.emplace_back(rigid_time_left(a, oracle, k), freed);
       std::sort(ends.begin(), ends.end());
-      int free = a.pool().free_gpus_of_type(type);
       shadow_s = std::numeric_limits<double>::infinity();
       for (const auto& [end, g] : ends) {
         free += g;
@@ -77,13 +91,16 @@ std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle
       reserved_overdue = overdue(view.jobs[i], view);
       continue;
     }
-    // Backfill on the reserved type: finish before the reservation, or use spare GPUs.
-    // Behind an overdue job only on spare GPUs: end times are estimates, and a job that
-    // runs longer than estimated would delay the reservation (anti-starvation).
+    // Backfill on the reserved type: off the reserved job's nodes, finish before the
+    // reservation, or use spare GPUs. Behind an overdue job only on spare GPUs: end times
+    // are estimates, and a job that runs longer than estimated would delay the
+    // reservation (anti-starvation).
     if (!a.start(i, type, gpus)) continue;
+    const int taken = on_reserved(i);
+    if (taken == 0) continue;
     if (!reserved_overdue && rigid_time_left(a, oracle, i) <= shadow_s) continue;
-    if (gpus <= extra) {
-      extra -= gpus;
+    if (taken <= extra) {
+      extra -= taken;
       continue;
     }
     a.release(i);

@@ -535,6 +535,24 @@ TEST(Fifo, BackfillsOnlyWhatDoesNotDelayTheHeadOfTheQueue) {
   EXPECT_EQ(target_of(d, "short").gpus(), 2);
 }
 
+// The head of the queue may run only on node 0 (its partitions'), half held until `run`
+// ends. Its reservation counts node 0's GPUs only: a long job on node 0 would delay it.
+// It used to count the other node's free GPUs as spare, and `long` took node 0's four.
+TEST(Fifo, AReservationCountsOnlyTheNodesTheHeadMayRunOn) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig");
+  v.now_s = 100;
+  JobState head = job("head", Sla::best_effort, 8, 10, 10);
+  head.nodes_allowed = {true, false};
+  v.jobs = {running(job("run", Sla::best_effort, 4, 1000), 0), head, job("long", Sla::best_effort, 4, 1e6, 20),
+            job("short", Sla::best_effort, 4, 1, 30)};
+  const auto d = round("fifo", v, oracle);
+  EXPECT_TRUE(target_of(d, "head").empty());
+  for (const Slice& s : target_of(d, "long").slices) EXPECT_NE(s.node, 0) << "it would delay the head";
+  EXPECT_EQ(target_of(d, "short").gpus(), 4);  // it ends before `run`
+}
+
 TEST(Synergy, OffloadingJobsTakeSpareCpus) {
   PlanOracle oracle = test::make_oracle();
   ClusterView v;

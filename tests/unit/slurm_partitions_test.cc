@@ -150,6 +150,17 @@ TEST(SlurmPartitions, AJobHasAtMostTheNodesOfATypeThatOneOfItsPartitionsHolds) {
   EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, p, "one,two"), (Most{{"a100-80g", 2}}));
   EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, p, "one,gpu"), Most{});
   EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, p, "new"), Most{});  // unknown: bounds nothing
+  // Each partition's MaxNodes bounds what a job may have of its nodes.
+  const auto capped = parse("PartitionName=one Nodes=a100-[1-3],v100-1 MaxNodes=1\n"
+                            "PartitionName=two Nodes=v100-[1-2] MaxNodes=2\n");
+  EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, capped, "one"), (Most{{"a100-80g", 1}, {"v100-32g", 1}}));
+  EXPECT_EQ(most_nodes_by_gpu_type(config.cluster, capped, "one,two"), (Most{{"a100-80g", 1}}));
+  const auto bounds = partition_bounds(capped, "one,two");
+  ASSERT_TRUE(bounds);
+  ASSERT_EQ(bounds->each.size(), 2u);
+  EXPECT_EQ(bounds->each[1].names, "two");
+  EXPECT_EQ(bounds->most_nodes(config.cluster.nodes(), [](const NodeRecord&) { return true; }), 2);
+  EXPECT_TRUE(partition_bounds(capped, "two")->each.empty());
 }
 
 }  // namespace

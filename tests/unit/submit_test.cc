@@ -705,6 +705,48 @@ TEST(SubmitNodes, ANodeTypeWithoutNodesIsNoCandidate) {
   EXPECT_EQ(usable["v"], 2);
 }
 
+// -p left,right: Slurm runs the job in one of the two, so it has at most the nodes of a
+// type that one of them holds. Before, it was sized over their union: 2 A100 nodes, which
+// neither partition has, and the job waited for ever.
+TEST(HandlerPartitions, AJobOfSeveralPartitionsIsSizedOnTheNodesOfOne) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/morph-union.conf") << cluster_conf();
+  std::ofstream(dir + "/slurm-union.conf") << "PartitionName=gpu Nodes=ALL Default=YES\n"
+                                              "PartitionName=left Nodes=a1,v1\n"
+                                              "PartitionName=right Nodes=a2,v2\n";
+  std::map<std::string, std::string> why_not;
+  SubmitConstraints c;
+  c.partitions = partition_bounds(read_slurm_partitions(dir + "/slurm-union.conf"), "left,right");
+  const MorphConfig config = parse_morph_conf(cluster_conf(), "morph.conf");
+  EXPECT_EQ(usable_nodes(config.cluster, c, &why_not), (std::map<std::string, int>{{"a", 1}, {"v", 1}}));
+  c.excluded_nodes = {"a1"};
+  EXPECT_EQ(usable_nodes(config.cluster, c, &why_not), (std::map<std::string, int>{{"a", 1}, {"v", 1}}));
+  c.partitions = partition_bounds(read_slurm_partitions(dir + "/slurm-union.conf"), "left,gpu");
+  EXPECT_EQ(usable_nodes(config.cluster, c, &why_not), (std::map<std::string, int>{{"a", 1}, {"v", 2}}));
+
+  plugin::SubmitHandler handler;
+  handler.load(dir + "/morph-union.conf", "/nonexistent", dir + "/slurm-union.conf");
+  ASSERT_EQ(handler.load_error(), "");
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=llama2-7b", "MORPH_REQUEST_BATCH=512"};
+  plugin::SubmitOutput out = handler.submit(in);  // the default partition: both A100 nodes
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.nodes, 2);
+  in.user.partition = "left,right";
+  out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  const JobRecord r = parse_admin_comment(out.request.admin_comment);
+  EXPECT_EQ(r.current.gpu_type, "a100-80g");
+  EXPECT_EQ(r.current.nodes, 1);
+  // A user's own two nodes of A100s (an SLA baseline): neither partition has them.
+  in.spank_env.push_back("MORPH_REQUEST_SLA=guaranteed");
+  in.user.tres_per_node = "gres:gpu:a100-80g:8";
+  in.user.min_nodes = in.user.max_nodes = 2;
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("(partition left,right has 1 such nodes)"), std::string::npos) << out.message;
+}
+
 // -p: a job is sized on its partition's nodes within its MaxNodes, and morphd is told
 // both (the record's GPU types and max_nodes). Before, a job of a V100 partition was
 // planned on A100s and slurmctld refused it ("Requested node configuration is not

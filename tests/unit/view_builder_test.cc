@@ -12,6 +12,7 @@
 
 #include "daemon/reconfiguration.h"
 #include "daemon/view_builder.h"
+#include "libmorph/policy/free_cells.h"
 #include "libmorph/policy/policy.h"
 #include "libmorph/util/error.h"
 #include "tests/unit/daemon_support.h"
@@ -458,6 +459,41 @@ TEST_F(DaemonView, NoPolicyPlansAJobOnMoreNodesOfATypeThanItsPartitionsHold) {
   ASSERT_FALSE(b.view.jobs.empty()) << fmt::format("{}", fmt::join(b.skipped, "; "));
   ASSERT_EQ(b.view.jobs[0].id, "11");
   EXPECT_EQ(b.apps.at(b.view.jobs[0].app).nodes_of_type, (std::map<std::string, int>{{"a100-80g", 2}}));
+}
+
+// Free GPUs outside a job's partitions are not free to it. Job 12 may run on a100-1 only,
+// where job 11 holds all 8 GPUs; a100-2's 8 are free. The round used to count those as
+// job 12's (free GPUs per type), found no room on a100-1 when it placed it, and left it
+// waiting with job 11 untouched, round after round. Now job 12 draws only on a100-1's
+// GPUs (policy/free_cells.h): job 11 gives up some of them, and job 12 starts there.
+TEST_F(DaemonView, FreeGpusOutsideAJobsPartitionsDoNotKeepItWaiting) {
+  ClusterSnapshot s = snapshot();
+  s.nodes[1].gpus_in_use = 0;
+  s.jobs.erase(s.jobs.begin() + 2);  // job 13, on a100-2
+  s.partitions = {{"gpu", {}, true, 0, true}, {"solo", {"a100-1"}, false, 0, false}};
+  s.jobs[1].partition = "solo";
+  const BuiltView b = build_view(s, context_);
+  ASSERT_EQ(b.view.jobs.size(), 2u) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  ASSERT_EQ(b.view.jobs[1].id, "12");
+  EXPECT_EQ(b.view.jobs[1].nodes_allowed, (std::vector<bool>{true, false, false}));
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  const policy::FreeCells cells(b.view, policy::NodePool(b.view.nodes));
+  ASSERT_EQ(cells.cells(), 3);  // a100-1, a100-2, v100-1
+  EXPECT_TRUE(cells.reaches(1, cells.cell_of_node(0)));
+  EXPECT_FALSE(cells.reaches(1, cells.cell_of_node(1)));
+  EXPECT_TRUE(cells.reaches(0, cells.cell_of_node(1)));
+  EXPECT_EQ(cells.order(0, 0), (std::vector<int>{cells.cell_of_node(1), cells.cell_of_node(0)}));  // a100-2 first
+  // Job 11, which gave up a100-1's GPUs and regrew on a100-2's, moves there: it is placed
+  // after job 12, which may run on fewer nodes.
+  for (const std::string name : {"morphling", "sia"}) {
+    int job_12_gpus = 0;
+    for (const policy::Decision& d : policy::make_policy(name)->schedule(b.view, oracle)) {
+      const std::string node = d.job == "12" ? "a100-1" : "a100-2";
+      for (const policy::Slice& sl : d.target.slices) EXPECT_EQ(b.view.nodes[sl.node].name, node) << name;
+      if (d.job == "12") job_12_gpus = d.target.gpus();
+    }
+    EXPECT_GT(job_12_gpus, 0) << name;
+  }
 }
 
 // What a job's record asks of every node (its user's --constraint under GpuTypeBy=feature,
