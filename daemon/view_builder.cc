@@ -314,14 +314,30 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       bounds.gpu_types = std::move(types);
       limits.min_nodes = min_nodes;
       limits.max_nodes = max_nodes;
-      // Where Slurm may start it: its partitions' nodes, and those it runs on.
+      // Where Slurm may start it: its partitions' nodes, and those it runs on. Of several
+      // partitions, Slurm starts it in one: of a GPU type of which one of them holds more
+      // than one node, only the nodes of the one that holds the most, so that a placement
+      // on several nodes of the type lies in one partition.
       if (!part->all_nodes) {
+        std::map<std::string, const PartitionBounds*> of_type;
+        for (const policy::NodeState& node : v.nodes) {
+          auto count = [&](const PartitionBounds& p) {
+            return std::count_if(v.nodes.begin(), v.nodes.end(), [&](const policy::NodeState& m) {
+              return m.gpu.name == node.gpu.name && p.holds(m.name);
+            });
+          };
+          auto [best, fresh] = of_type.try_emplace(node.gpu.name, part);
+          if (fresh)
+            for (const PartitionBounds& one : part->each)
+              if (count(one) > 1 && (best->second == part || count(one) > count(*best->second))) best->second = &one;
+        }
         s.nodes_allowed.resize(v.nodes.size());
         bool outside = false;
         for (std::size_t n = 0; n < v.nodes.size(); ++n) {
           const bool runs_there = std::find(j.nodes.begin(), j.nodes.end(), v.nodes[n].name) != j.nodes.end();
-          s.nodes_allowed[n] = part->holds(v.nodes[n].name) || runs_there;
-          outside = outside || (runs_there && !part->holds(v.nodes[n].name));
+          const bool inside = of_type[v.nodes[n].gpu.name]->holds(v.nodes[n].name);
+          s.nodes_allowed[n] = inside || runs_there;
+          outside = outside || (runs_there && !inside);
         }
         if (std::all_of(s.nodes_allowed.begin(), s.nodes_allowed.end(), [](bool b) { return b; }))
           s.nodes_allowed.clear();

@@ -496,6 +496,26 @@ TEST_F(DaemonView, FreeGpusOutsideAJobsPartitionsDoNotKeepItWaiting) {
   }
 }
 
+// -p ab,c: Slurm starts the job in one of them, so two A100 nodes must both be ab's; a
+// placement on a100-2 and a100-3 would never start. Of a type of which one partition holds
+// several nodes the job may use only that one's; of a type each holds one node of, any.
+TEST_F(DaemonView, AJobOfSeveralPartitionsIsPlacedOnOneOfThemPerGpuType) {
+  std::string conf = test::kDaemonConf;
+  conf.replace(conf.find("NodeName=v100-1"), 0, "NodeName=a100-3 NodeType=emu-a100\n");
+  config_ = parse_morph_conf(conf, "test.conf");
+  ClusterSnapshot s = snapshot();
+  s.nodes.insert(s.nodes.begin() + 2, {"a100-3", true, 0});
+  s.partitions = {{"gpu", {}, true, 0, true}, {"ab", {"a100-1", "a100-2"}, false, 0, false},
+                  {"c", {"a100-3", "v100-1"}, false, 0, false}};
+  s.jobs[1].partition = "ab,c";
+  const BuiltView b = build_view(s, context_);
+  ASSERT_EQ(b.view.jobs.size(), 2u) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  ASSERT_EQ(b.view.nodes.size(), 4u);
+  EXPECT_EQ(b.view.nodes[2].name, "a100-3");
+  EXPECT_EQ(b.view.jobs[1].nodes_allowed, (std::vector<bool>{true, true, false, true}));
+  EXPECT_EQ(b.apps.at(b.view.jobs[1].app).nodes_of_type, (std::map<std::string, int>{{"a100-80g", 2}}));
+}
+
 // What a job's record asks of every node (its user's --constraint under GpuTypeBy=feature,
 // --mincpus, --mem) keeps it on the GPU types whose nodes hold it: an update onto other
 // nodes would leave it pending for ever. A --constraint also keeps it on one GPU type,
