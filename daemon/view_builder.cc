@@ -315,16 +315,18 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       limits.min_nodes = min_nodes;
       limits.max_nodes = max_nodes;
       // Where Slurm may start it: its partitions' nodes, and those it runs on. Of several
-      // partitions, Slurm starts it in one: of a GPU type of which one of them holds more
-      // than one node, only the nodes of the one that holds the most, so that a placement
-      // on several nodes of the type lies in one partition.
+      // partitions, Slurm starts it in one: of a GPU type of which one of them lets a job
+      // have more than one node, only the nodes of the one that lets it have the most (as
+      // AppProfile::nodes_of_type counts), so that a placement on several nodes of the type
+      // lies in one partition.
       if (!part->all_nodes) {
         std::map<std::string, const PartitionBounds*> of_type;
         for (const policy::NodeState& node : v.nodes) {
           auto count = [&](const PartitionBounds& p) {
-            return std::count_if(v.nodes.begin(), v.nodes.end(), [&](const policy::NodeState& m) {
+            const auto n = std::count_if(v.nodes.begin(), v.nodes.end(), [&](const policy::NodeState& m) {
               return m.gpu.name == node.gpu.name && p.holds(m.name);
             });
+            return p.max_nodes > 0 ? std::min<long>(n, p.max_nodes) : n;
           };
           auto [best, fresh] = of_type.try_emplace(node.gpu.name, part);
           if (fresh)

@@ -39,7 +39,7 @@ namespace fs = std::filesystem;
 // (docs/launcher.md, Known limits); a fresh-clone CI run saw that twice in a row.
 constexpr int kStartRetries = 3;
 constexpr const char* kFailedStartNote =
-    "morphrun: the step failed before its first iteration: launching it again, retry {} of {} (a hung slurmstepd "
+    "morphrun: the {}: launching it again, retry {} of {} (a hung slurmstepd "
     "of an earlier run of this job can hold the step number's PMIx socket on a node, which the node's slurmd log "
     "says; or a rank died in MPI_Init)\n";
 
@@ -154,7 +154,9 @@ class Driver {
           if (failed_starts_ < kStartRetries && !trace.iterated) {
             ++failed_starts_;
             event(fmt::format("restart reason=failed-start exit={}", step.result.exit_code));
-            std::fputs(fmt::format(kFailedStartNote, failed_starts_, kStartRetries).c_str(), stderr);
+            std::fputs(fmt::format(kFailedStartNote, "step failed before its first iteration", failed_starts_,
+                                   kStartRetries).c_str(),
+                       stderr);
             pause_before_retry(failed_starts_);
             continue;
           }
@@ -273,7 +275,7 @@ class Driver {
          !committed();
          ++retry) {
       event(fmt::format("restart reason=failed-reshard exit={}", r.exit_code));
-      std::fputs(fmt::format(kFailedStartNote, retry, kStartRetries).c_str(), stderr);
+      std::fputs(fmt::format(kFailedStartNote, "reshard step failed", retry, kStartRetries).c_str(), stderr);
       pause_before_retry(retry);
       r = supervise({step}, s);
     }

@@ -42,9 +42,7 @@ struct Item {
   int extra_gpus = 0;
   int current_extra_type = -1;
   int current_extra_gpus = 0;
-  // Where its tentative GPUs are, per cell (FreeCells), and where it runs.
-  std::vector<int> held;
-  std::vector<int> current_held;
+  bool runs_in_cells = false;  // Round::current_held() says where it runs
 
   bool spans_types_now() const { return current_extra_type >= 0; }
 };
@@ -78,7 +76,16 @@ class Round {
   int shrink_target(Item& it);
   void push_victim(std::size_t i);
   bool pop_victim(int type, std::size_t requester, bool for_minimum, Victim* out);
+  // Where a job's tentative GPUs are, per cell (FreeCells), and where it runs.
+  std::size_t at(std::size_t i, int cell) const {
+    return i * static_cast<std::size_t>(cells_.cells()) + static_cast<std::size_t>(cell);
+  }
+  int& held(std::size_t i, int cell) { return held_[at(i, cell)]; }
+  int held(std::size_t i, int cell) const { return held_[at(i, cell)]; }
+  int current_held(std::size_t i, int cell) const { return current_held_[at(i, cell)]; }
   bool unchanged(const Item& it) const;
+  bool left_its_cells(const Item& it) const;
+  bool on_held_cells(const Item& it, const std::vector<Slice>& slices) const;
   void set(std::size_t i, int type, int gpus);
   void transfer(std::size_t i, int cell, int gpus);
   int free_for(const Item& it, int type) const;
@@ -109,6 +116,8 @@ class Round {
   FreeCells cells_;
   std::vector<Item> items_;
   std::vector<int> free_;  // per cell: GPUs no tentative allocation holds
+  std::vector<int> held_, current_held_;  // per job and cell
+  std::vector<std::size_t> nodes_allowed_;  // per job: how many nodes it may run on
   std::vector<std::priority_queue<Victim, std::vector<Victim>, std::greater<>>> victims_;  // per GPU type
   struct Undo {
     std::size_t item;
@@ -149,7 +158,7 @@ ChangePath Round::path_to(const Item& it, int type, int gpus) const {
   if (!j.running()) return start_path(j);
   if (j.record_locked || it.spans_types_now()) return ChangePath::requeue;
   const NodeShape from = node_shape(view_.nodes, j.current.slices);
-  if (type != it.current_type || !from.uniform) return ChangePath::requeue;
+  if (type != it.current_type || !from.uniform || left_its_cells(it)) return ChangePath::requeue;
   if (gpus == it.current_gpus) return ChangePath::inplace;
   if (gpus < it.current_gpus && gpus % from.gpus_per_node == 0) return ChangePath::shrink;
   return ChangePath::requeue;
@@ -158,8 +167,8 @@ ChangePath Round::path_to(const Item& it, int type, int gpus) const {
 // What `gpus` GPUs of `type` are worth to the job under the objective (0 without GPUs).
 double Round::value(Item& it, int type, int gpus) {
   if (gpus <= 0) return 0;
-  const bool unchanged =
-      type == it.current_type && gpus == it.current_gpus && !it.spans_types_now() && it.current_rate > 0;
+  const bool unchanged = type == it.current_type && gpus == it.current_gpus && !it.spans_types_now() &&
+                         it.current_rate > 0 && !left_its_cells(it);
   const double rate = unchanged ? it.current_rate : curve(it, type).at(gpus);
   if (rate <= 0) return 0;
   const double restart = unchanged ? it.ready_left : view_.restart.of(path_to(it, type, gpus));
@@ -221,9 +230,28 @@ bool Round::unchanged(const Item& it) const {
   if (it.type != it.current_type || it.gpus != it.current_gpus || it.extra_type != it.current_extra_type ||
       it.extra_gpus != it.current_extra_gpus)
     return false;
-  for (int c = 0; c < cells_.cells() && !it.current_held.empty(); ++c)
-    if (cells_.type_of(c) == it.type && it.held[static_cast<std::size_t>(c)] != it.current_held[static_cast<std::size_t>(c)])
-      return false;
+  if (it.runs_in_cells)
+    for (int c : cells_.of_type(it.type))
+      if (held(it.job, c) != current_held(it.job, c)) return false;
+  return true;
+}
+
+// Whether a running job gave up GPUs of a cell where it runs that it cannot take back
+// there (free GPUs of the cell): it moves, a requeue, whatever its count. Never where its
+// type is one cell (no restricted jobs), where a count alone says where a job is.
+bool Round::left_its_cells(const Item& it) const {
+  if (!it.runs_in_cells || cells_.of_type(it.current_type).size() <= 1) return false;
+  for (int c : cells_.of_type(it.current_type))
+    if (held(it.job, c) + free_[static_cast<std::size_t>(c)] < current_held(it.job, c)) return true;
+  return false;
+}
+
+// Whether `slices` hold, cell by cell, the GPUs of its type the round gave the job.
+bool Round::on_held_cells(const Item& it, const std::vector<Slice>& slices) const {
+  std::vector<int> on(static_cast<std::size_t>(cells_.cells()), 0);
+  for (const Slice& s : slices) on[static_cast<std::size_t>(cells_.cell_of_node(s.node))] += s.gpus;
+  for (int c : cells_.of_type(it.type))
+    if (on[static_cast<std::size_t>(c)] != held(it.job, c)) return false;
   return true;
 }
 
@@ -238,7 +266,7 @@ void Round::set(std::size_t i, int type, int gpus) {
 // Job i takes `gpus` free GPUs of `cell` (gives them back when negative).
 void Round::transfer(std::size_t i, int cell, int gpus) {
   free_[static_cast<std::size_t>(cell)] -= gpus;
-  items_[i].held[static_cast<std::size_t>(cell)] += gpus;
+  held(i, cell) += gpus;
   undo_.push_back({i, cell, -1, gpus});
 }
 
@@ -249,24 +277,27 @@ int Round::free_for(const Item& it, int type) const {
   return free;
 }
 
-// Job i takes up to `gpus` free GPUs of `type` where it may run; how many it got.
+// Job i takes up to `gpus` free GPUs of `type` where it may run, first in the cells where
+// it runs; how many it got.
 int Round::take_free(std::size_t i, int type, int gpus) {
   int taken = 0;
-  for (int c : cells_.order(i, type)) {
-    const int t = std::min(gpus - taken, free_[static_cast<std::size_t>(c)]);
-    if (t > 0) transfer(i, c, t);
-    taken += std::max(t, 0);
-  }
+  for (const bool where_it_runs : {true, false})
+    for (int c : cells_.order(i, type)) {
+      const bool runs_there = items_[i].runs_in_cells && current_held(i, c) > 0;
+      const int t = runs_there == where_it_runs ? std::min(gpus - taken, free_[static_cast<std::size_t>(c)]) : 0;
+      if (t > 0) transfer(i, c, t);
+      taken += std::max(t, 0);
+    }
   return taken;
 }
 
 // A victim shrinking by `gpus` on `type` frees them where `requester` may run first.
 void Round::release(std::size_t victim, int type, int gpus, std::size_t requester) {
   std::vector<int> cells = cells_.order(requester, type);
-  for (int c : cells_.order(victim, type))
+  for (int c : cells_.of_type(type))
     if (std::find(cells.begin(), cells.end(), c) == cells.end()) cells.push_back(c);
   for (int c : cells) {
-    const int t = std::min(gpus, items_[victim].held[static_cast<std::size_t>(c)]);
+    const int t = std::min(gpus, held(victim, c));
     if (t > 0) transfer(victim, c, -t);
     gpus -= std::max(t, 0);
   }
@@ -276,7 +307,7 @@ void Round::release(std::size_t victim, int type, int gpus, std::size_t requeste
 bool Round::holds_for(std::size_t victim, int type, std::size_t requester) const {
   const std::vector<int>& cells = cells_.order(requester, type);
   return std::any_of(cells.begin(), cells.end(),
-                     [&](int c) { return items_[victim].held[static_cast<std::size_t>(c)] > 0; });
+                     [&](int c) { return held(victim, c) > 0; });
 }
 
 void Round::rollback(std::size_t mark) {
@@ -286,7 +317,7 @@ void Round::rollback(std::size_t mark) {
     undo_.pop_back();
     if (u.cell >= 0) {
       free_[static_cast<std::size_t>(u.cell)] += u.gpus;
-      items_[u.item].held[static_cast<std::size_t>(u.cell)] -= u.gpus;
+      held(u.item, u.cell) -= u.gpus;
     } else {
       items_[u.item].type = u.type;
       items_[u.item].gpus = u.gpus;
@@ -365,13 +396,13 @@ void Round::init() {
   victims_.resize(static_cast<std::size_t>(types));
   for (int c = 0; c < cells_.cells(); ++c) free_[static_cast<std::size_t>(c)] = cells_.capacity(c);
   items_.resize(view_.jobs.size());
+  held_.assign(view_.jobs.size() * static_cast<std::size_t>(cells_.cells()), 0);
   for (std::size_t i = 0; i < view_.jobs.size(); ++i) {
     const JobState& j = view_.jobs[i];
     Item& it = items_[i];
     it.job = i;
     it.curves.assign(static_cast<std::size_t>(types), nullptr);
     it.min.assign(static_cast<std::size_t>(types), -1);
-    it.held.assign(static_cast<std::size_t>(cells_.cells()), 0);
     it.guaranteed = j.sla == Sla::guaranteed;
     it.remaining = std::max(expected_remaining_iterations(j, view_, oracle_), 1e-9);
     it.overdue = overdue(j, view_);
@@ -406,12 +437,13 @@ void Round::init() {
     }
     for (const Slice& slice : j.current.slices)
       if (pool().type_of(slice.node) == it.type) {
-        const auto c = static_cast<std::size_t>(cells_.cell_of_node(slice.node));
-        free_[c] -= slice.gpus;
-        it.held[c] += slice.gpus;
+        const int c = cells_.cell_of_node(slice.node);
+        free_[static_cast<std::size_t>(c)] -= slice.gpus;
+        held(i, c) += slice.gpus;
       }
-    it.current_held = it.held;
+    it.runs_in_cells = true;
   }
+  current_held_ = held_;
   for (std::size_t i = 0; i < items_.size(); ++i) push_victim(i);
 }
 
@@ -705,6 +737,11 @@ bool Round::defragment(Item& it, std::vector<std::size_t>& held) {
 // (defragment()); a running job placed nowhere keeps what it has, where that is free.
 std::vector<Decision> Round::place() {
   std::vector<std::size_t> spread, moving, held;
+  for (const JobState& j : view_.jobs) {
+    const auto& allowed = j.nodes_allowed;
+    nodes_allowed_.push_back(allowed.empty() ? view_.nodes.size()
+                                             : static_cast<std::size_t>(std::count(allowed.begin(), allowed.end(), true)));
+  }
   for (Item& it : items_) {
     if (it.gpus == 0) continue;
     // A job held to its request on the GPUs it has goes back to its request there.
@@ -722,17 +759,21 @@ std::vector<Decision> Round::place() {
   for (std::size_t i : spread) repack(items_[i]);  // after every job that stays, before those that move
   // A job shrinking in whole nodes stays on the nodes Slurm keeps (start_shrunk())
   // before the jobs that move take them: its shrink is not turned into a requeue.
+  // (Slurm keeps its first nodes: where the round freed others, for a job that may run
+  // only there, it moves instead.)
   std::erase_if(moving, [&](std::size_t i) {
     const Item& it = items_[i];
-    return it.extra_type < 0 && assignment_.start_shrunk(i, it.type, it.gpus);
+    if (it.extra_type >= 0 || !assignment_.start_shrunk(i, it.type, it.gpus)) return false;
+    if (on_held_cells(it, assignment_.target(i).slices)) return true;
+    assignment_.release(i);
+    return false;
   });
   std::stable_sort(moving.begin(), moving.end(), [&](std::size_t a, std::size_t b) {
     const Item& x = items_[a];
     const Item& y = items_[b];
     if ((x.guaranteed || x.overdue) != (y.guaranteed || y.overdue)) return x.guaranteed || x.overdue;
     // Jobs that may run on fewer nodes first: the others fit around them (partitions).
-    const bool x_bound = !view_.jobs[a].nodes_allowed.empty(), y_bound = !view_.jobs[b].nodes_allowed.empty();
-    if (x_bound != y_bound) return x_bound;
+    if (nodes_allowed_[a] != nodes_allowed_[b]) return nodes_allowed_[a] < nodes_allowed_[b];
     if (x.gpus != y.gpus) return x.gpus > y.gpus;
     return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
   });

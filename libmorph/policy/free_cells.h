@@ -24,11 +24,13 @@ class FreeCells {
   int capacity(int cell) const { return capacity_[static_cast<std::size_t>(cell)]; }
   // Whether job `job` may run on the cell's nodes.
   bool reaches(std::size_t job, int cell) const;
-  // The cells of `type` job `job` reaches, those fewer restricted jobs reach first: what
-  // a job takes there is taken from the fewest others.
+  // The cells of `type` job `job` reaches, those fewer jobs' node sets (partitions) reach
+  // first: what a job takes there, fewer others could have used.
   const std::vector<int>& order(std::size_t job, int type) const {
     return orders_[static_cast<std::size_t>(restriction_[job] + 1)][static_cast<std::size_t>(type)];
   }
+  // Every cell of `type`, in that order.
+  const std::vector<int>& of_type(int type) const { return orders_.front()[static_cast<std::size_t>(type)]; }
 
  private:
   std::vector<int> restriction_;  // per job: index into masks_, -1: any node

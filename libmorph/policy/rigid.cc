@@ -104,6 +104,11 @@ std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle
       continue;
     }
     a.release(i);
+    // Elsewhere, where its partitions let it run and the reserved job's do not.
+    const std::vector<bool>& allowed = view.jobs[i].nodes_allowed;
+    std::vector<bool> off(view.nodes.size());
+    for (std::size_t n = 0; n < off.size(); ++n) off[n] = !reserved_nodes[n] && (allowed.empty() || allowed[n]);
+    if (std::vector<Slice> slices = a.pool().place(type, gpus, &off); !slices.empty()) a.start_on(i, std::move(slices));
   }
   if (options.spare_cpus) a.grant_spare_cpus();
   return a.decisions();

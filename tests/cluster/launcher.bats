@@ -181,7 +181,7 @@ EOS
   # a100 accumulates 3 micro-batches and a v100 1 (2*12 + 2*4 = 32).
   # Under morphrun --driver, as morphd's jobs run: on these emulated nodes Open MPI 4.1
   # sometimes kills a rank in MPI_Init (a TCP fragment before its handler is registered;
-  # docs/launcher.md, Known limits), and the driver starts such a step once more.
+  # docs/launcher.md, Known limits), and the driver starts such a step again.
   local trainer="$MORPH_BUILDDIR/tests/trainer/morph-trainer" job kind r
   cat >"$JOBS/train.sh" <<EOS
 #!/bin/bash

@@ -536,8 +536,9 @@ TEST(Fifo, BackfillsOnlyWhatDoesNotDelayTheHeadOfTheQueue) {
 }
 
 // The head of the queue may run only on node 0 (its partitions'), half held until `run`
-// ends. Its reservation counts node 0's GPUs only: a long job on node 0 would delay it.
-// It used to count the other node's free GPUs as spare, and `long` took node 0's four.
+// ends. Its reservation counts node 0's GPUs only: a long job on node 0 would delay it,
+// so it goes on node 1. It used to count node 1's free GPUs as spare, and `long` took
+// node 0's four.
 TEST(Fifo, AReservationCountsOnlyTheNodesTheHeadMayRunOn) {
   PlanOracle oracle = test::make_oracle();
   ClusterView v;
@@ -549,7 +550,9 @@ TEST(Fifo, AReservationCountsOnlyTheNodesTheHeadMayRunOn) {
             job("short", Sla::best_effort, 4, 1, 30)};
   const auto d = round("fifo", v, oracle);
   EXPECT_TRUE(target_of(d, "head").empty());
-  for (const Slice& s : target_of(d, "long").slices) EXPECT_NE(s.node, 0) << "it would delay the head";
+  const JobAllocation long_job = target_of(d, "long");
+  EXPECT_EQ(long_job.gpus(), 4);
+  for (const Slice& s : long_job.slices) EXPECT_EQ(s.node, 1) << "it would delay the head";
   EXPECT_EQ(target_of(d, "short").gpus(), 4);  // it ends before `run`
 }
 

@@ -496,6 +496,31 @@ TEST_F(DaemonView, FreeGpusOutsideAJobsPartitionsDoNotKeepItWaiting) {
   }
 }
 
+// Job 11 runs on both A100 nodes; job 12 may run on a100-1 only. Job 11 gives up
+// a100-1's GPUs for it, but a shrink would keep a100-1 (Slurm keeps a job's first nodes):
+// it moves to a100-2 instead, and job 12 starts on a100-1. It used to shrink onto
+// a100-1, job 12 could not be placed, and a100-2 stood idle.
+TEST_F(DaemonView, AJobThatGaveUpANodeARestrictedJobNeedsDoesNotShrinkOntoIt) {
+  ClusterSnapshot s = snapshot();
+  s.nodes[0].gpus_in_use = s.nodes[1].gpus_in_use = 8;
+  s.jobs.erase(s.jobs.begin() + 2);  // job 13, on a100-2
+  s.jobs[0].admin_comment = record("a100-80g", 2, 8, test::make_plan(16, 1, 1, 1, 1, 1));
+  s.jobs[0].nodes = {"a100-1", "a100-2"};
+  s.partitions = {{"gpu", {}, true, 0, true}, {"solo", {"a100-1"}, false, 0, false}};
+  s.jobs[1].partition = "solo";
+  const BuiltView b = build_view(s, context_);
+  ASSERT_EQ(b.view.jobs.size(), 2u) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  ASSERT_EQ(b.view.jobs[0].current.gpus(), 16);
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  int job_12_gpus = 0;
+  for (const policy::Decision& d : policy::make_policy("morphling")->schedule(b.view, oracle)) {
+    const std::string node = d.job == "12" ? "a100-1" : "a100-2";
+    for (const policy::Slice& sl : d.target.slices) EXPECT_EQ(b.view.nodes[sl.node].name, node) << d.job;
+    if (d.job == "12") job_12_gpus = d.target.gpus();
+  }
+  EXPECT_GT(job_12_gpus, 0);
+}
+
 // -p ab,c: Slurm starts the job in one of them, so two A100 nodes must both be ab's; a
 // placement on a100-2 and a100-3 would never start. Of a type of which one partition holds
 // several nodes the job may use only that one's; of a type each holds one node of, any.
