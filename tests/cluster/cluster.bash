@@ -5,6 +5,14 @@
 
 fail() {
   printf '%s\n' "$@" >&2
+  # Each node's last errors: a step that failed to launch says why only there (CI keeps
+  # no cluster logs; docs/launcher.md, Known limits).
+  local log
+  for log in "${MORPH_TESTCLUSTER_DIR:-/tmp/morph-testcluster}"/log/slurmd-*.log; do
+    [ -f "$log" ] || continue
+    printf '%s, last errors:\n' "${log##*/}" >&2
+    grep -iE "error|fail" "$log" | tail -n 8 >&2 || true
+  done
   return 1
 }
 
