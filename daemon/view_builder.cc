@@ -358,9 +358,12 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: planned for its starting batch: {}", id, e.what()));
     }
-    // A --constraint keeps the job on one GPU type, and -N and partitions bound its
-    // nodes: jobs with any of these are an application of their own.
+    // A --constraint keeps the job on one GPU type, and so do several partitions (Slurm
+    // starts it in one; a heterogeneous placement could take its types from two); -N and
+    // partitions bound its nodes: jobs with any of these are an application of their own.
+    const bool several_partitions = part != nullptr && !part->each.empty();
     s.app = app_key(bounds) + (r.constraint.empty() ? "" : ":c" + r.constraint) +
+            (several_partitions ? ":p*" : "") +
             (limits.min_nodes == 0 && limits.max_nodes == 0 ? "" : ":n" + node_bounds(limits));
     for (const auto& [type, most] : nodes_of_type) s.app += fmt::format(":{}<={}", type, most);
     s.app += nodes_key;
@@ -371,6 +374,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       if (!out.apps.count(s.app)) {
         out.apps[s.app] = app_profile(bounds, limits, s.workload, model_in_use(model, seq, c), c.config);
         out.apps[s.app].nodes_of_type = nodes_of_type;
+        out.apps[s.app].one_gpu_type = out.apps[s.app].one_gpu_type || several_partitions;
       }
     } catch (const Error& e) {
       out.skipped.push_back(fmt::format("job {}: {}", id, e.what()));

@@ -39,7 +39,8 @@ struct AppProfile {
   // shares hold for one batch only, so such jobs keep one GPU type.
   bool adaptive_batch = false;
   // Its jobs keep one GPU type for another reason: a --constraint of its user, which a
-  // heterogeneous placement's count constraint per type cannot carry (docs/slurm.md).
+  // heterogeneous placement's count constraint per type cannot carry (docs/slurm.md), or
+  // several partitions, of which Slurm starts a job in one.
   bool one_gpu_type = false;
 };
 

@@ -539,6 +539,9 @@ TEST_F(DaemonView, AJobOfSeveralPartitionsIsPlacedOnOneOfThemPerGpuType) {
   EXPECT_EQ(b.view.nodes[2].name, "a100-3");
   EXPECT_EQ(b.view.jobs[1].nodes_allowed, (std::vector<bool>{true, true, false, true}));
   EXPECT_EQ(b.apps.at(b.view.jobs[1].app).nodes_of_type, (std::map<std::string, int>{{"a100-80g", 2}}));
+  // Nor does it span GPU types: its a100 nodes are ab's, its v100 node c's.
+  EXPECT_TRUE(b.apps.at(b.view.jobs[1].app).one_gpu_type);
+  EXPECT_FALSE(b.apps.at(b.view.jobs[0].app).one_gpu_type);
 }
 
 // What a job's record asks of every node (its user's --constraint under GpuTypeBy=feature,
