@@ -59,6 +59,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/slurm_partitions_test.cc \
 	%reldir%/unit/policy_support.h \
 	%reldir%/unit/placement_test.cc \
+	%reldir%/unit/free_cells_test.cc \
 	%reldir%/unit/hetero_policy_test.cc \
 	%reldir%/unit/policy_test.cc \
 	%reldir%/unit/alternatives_test.cc \
