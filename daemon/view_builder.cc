@@ -144,6 +144,32 @@ JobHistory at_batch(JobHistory history, std::int64_t batch) {
   return history;
 }
 
+// Per node of the view, whether Slurm may start a job of partitions `part` there. Of
+// several partitions it starts the job in one: of a GPU type of which one of them lets a
+// job have more than one node, only the nodes of the one that lets it have the most
+// (PartitionBounds::most_nodes, as AppProfile::nodes_of_type counts), so that a placement
+// on several nodes of the type lies in one partition.
+std::vector<bool> partition_nodes(const PartitionBounds& part, const std::vector<policy::NodeState>& nodes,
+                                  const Cluster& cluster) {
+  std::map<std::string, const PartitionBounds*> of_type;
+  for (const policy::NodeState& node : nodes) {
+    auto [best, fresh] = of_type.try_emplace(node.gpu.name, &part);
+    if (!fresh) continue;
+    auto is_type = [&](const NodeRecord& r) {
+      return cluster.gpu_of(*cluster.find_node_type(r.node_type)).name == node.gpu.name;
+    };
+    int most = 1;
+    for (const PartitionBounds& one : part.each)
+      if (const int n = one.most_nodes(cluster.nodes(), is_type); n > most) {
+        best->second = &one;
+        most = n;
+      }
+  }
+  std::vector<bool> inside(nodes.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n) inside[n] = of_type[nodes[n].gpu.name]->holds(nodes[n].name);
+  return inside;
+}
+
 }  // namespace
 
 NodeType usable_capacity(const NodeType& type, int usable) {
@@ -247,6 +273,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
   struct JobPartitions {
     std::optional<PartitionBounds> bounds;
     std::map<std::string, int> most;  // most_nodes_by_gpu_type
+    std::vector<bool> nodes;          // partition_nodes
   };
   std::map<std::string, JobPartitions> partitions;  // by the jobs' -p, once each
   for (const SlurmJob& j : snapshot.jobs) {
@@ -271,6 +298,7 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       continue;
     }
     const PartitionBounds* part = nullptr;
+    const std::vector<bool>* inside = nullptr;  // partition_nodes, unless all nodes
     std::map<std::string, int> nodes_of_type;  // AppProfile::nodes_of_type
     std::string nodes_key;                     // its application's, where nodes_allowed bounds it
     if (!snapshot.partitions.empty()) {
@@ -278,9 +306,12 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       if (fresh) {
         known->second.bounds = partition_bounds(snapshot.partitions, j.partition);
         known->second.most = most_nodes_by_gpu_type(c.config.cluster, snapshot.partitions, j.partition);
+        if (known->second.bounds && !known->second.bounds->all_nodes)
+          known->second.nodes = partition_nodes(*known->second.bounds, v.nodes, c.config.cluster);
       }
       if (known->second.bounds) part = &*known->second.bounds;
       nodes_of_type = known->second.most;
+      inside = &known->second.nodes;
     }
     if (part != nullptr) {
       std::vector<std::string> types = bounds.gpu_types;
@@ -314,32 +345,15 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
       bounds.gpu_types = std::move(types);
       limits.min_nodes = min_nodes;
       limits.max_nodes = max_nodes;
-      // Where Slurm may start it: its partitions' nodes, and those it runs on. Of several
-      // partitions, Slurm starts it in one: of a GPU type of which one of them lets a job
-      // have more than one node, only the nodes of the one that lets it have the most (as
-      // AppProfile::nodes_of_type counts), so that a placement on several nodes of the type
-      // lies in one partition.
+      // Where Slurm may start it: its partitions' nodes (partition_nodes), and those it
+      // runs on.
       if (!part->all_nodes) {
-        std::map<std::string, const PartitionBounds*> of_type;
-        for (const policy::NodeState& node : v.nodes) {
-          auto count = [&](const PartitionBounds& p) {
-            const auto n = std::count_if(v.nodes.begin(), v.nodes.end(), [&](const policy::NodeState& m) {
-              return m.gpu.name == node.gpu.name && p.holds(m.name);
-            });
-            return p.max_nodes > 0 ? std::min<long>(n, p.max_nodes) : n;
-          };
-          auto [best, fresh] = of_type.try_emplace(node.gpu.name, part);
-          if (fresh)
-            for (const PartitionBounds& one : part->each)
-              if (count(one) > 1 && (best->second == part || count(one) > count(*best->second))) best->second = &one;
-        }
         s.nodes_allowed.resize(v.nodes.size());
         bool outside = false;
         for (std::size_t n = 0; n < v.nodes.size(); ++n) {
           const bool runs_there = std::find(j.nodes.begin(), j.nodes.end(), v.nodes[n].name) != j.nodes.end();
-          const bool inside = of_type[v.nodes[n].gpu.name]->holds(v.nodes[n].name);
-          s.nodes_allowed[n] = inside || runs_there;
-          outside = outside || (runs_there && !inside);
+          s.nodes_allowed[n] = (*inside)[n] || runs_there;
+          outside = outside || (runs_there && !(*inside)[n]);
         }
         if (std::all_of(s.nodes_allowed.begin(), s.nodes_allowed.end(), [](bool b) { return b; }))
           s.nodes_allowed.clear();

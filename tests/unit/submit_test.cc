@@ -705,15 +705,28 @@ TEST(SubmitNodes, ANodeTypeWithoutNodesIsNoCandidate) {
   EXPECT_EQ(usable["v"], 2);
 }
 
+// Writes cluster_conf() and the slurm.conf lines `partitions` as morph-NAME.conf and
+// slurm-NAME.conf in the test's temporary folder and loads `handler` from them; returns
+// the folder.
+std::string load_with_partitions(plugin::SubmitHandler& handler, const std::string& name,
+                                 const std::string& partitions) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/morph-" + name + ".conf") << cluster_conf();
+  std::ofstream(dir + "/slurm-" + name + ".conf") << partitions;
+  handler.load(dir + "/morph-" + name + ".conf", "/nonexistent", dir + "/slurm-" + name + ".conf");
+  return dir;
+}
+
 // -p left,right: Slurm runs the job in one of the two, so it has at most the nodes of a
 // type that one of them holds. Before, it was sized over their union: 2 A100 nodes, which
 // neither partition has, and the job waited for ever.
 TEST(HandlerPartitions, AJobOfSeveralPartitionsIsSizedOnTheNodesOfOne) {
-  const std::string dir = ::testing::TempDir();
-  std::ofstream(dir + "/morph-union.conf") << cluster_conf();
-  std::ofstream(dir + "/slurm-union.conf") << "PartitionName=gpu Nodes=ALL Default=YES\n"
-                                              "PartitionName=left Nodes=a1,v1\n"
-                                              "PartitionName=right Nodes=a2,v2\n";
+  plugin::SubmitHandler handler;
+  const std::string dir = load_with_partitions(handler, "union",
+                                               "PartitionName=gpu Nodes=ALL Default=YES\n"
+                                               "PartitionName=left Nodes=a1,v1\n"
+                                               "PartitionName=right Nodes=a2,v2\n");
+  ASSERT_EQ(handler.load_error(), "");
   std::map<std::string, std::string> why_not;
   SubmitConstraints c;
   c.partitions = partition_bounds(read_slurm_partitions(dir + "/slurm-union.conf"), "left,right");
@@ -724,9 +737,6 @@ TEST(HandlerPartitions, AJobOfSeveralPartitionsIsSizedOnTheNodesOfOne) {
   c.partitions = partition_bounds(read_slurm_partitions(dir + "/slurm-union.conf"), "left,gpu");
   EXPECT_EQ(usable_nodes(config.cluster, c, &why_not), (std::map<std::string, int>{{"a", 1}, {"v", 2}}));
 
-  plugin::SubmitHandler handler;
-  handler.load(dir + "/morph-union.conf", "/nonexistent", dir + "/slurm-union.conf");
-  ASSERT_EQ(handler.load_error(), "");
   plugin::SubmitInput in;
   in.spank_env = {"MORPH_REQUEST_MODEL=llama2-7b", "MORPH_REQUEST_BATCH=512"};
   plugin::SubmitOutput out = handler.submit(in);  // the default partition: both A100 nodes
@@ -752,14 +762,12 @@ TEST(HandlerPartitions, AJobOfSeveralPartitionsIsSizedOnTheNodesOfOne) {
 // planned on A100s and slurmctld refused it ("Requested node configuration is not
 // available").
 TEST(HandlerPartitions, AJobIsSizedOnItsPartitionsNodes) {
-  const std::string dir = ::testing::TempDir();
-  std::ofstream(dir + "/morph-parts.conf") << cluster_conf();
-  std::ofstream(dir + "/slurm-parts.conf") << "PartitionName=gpu Nodes=ALL Default=YES\n"
-                                              "PartitionName=old Nodes=v[1-2] MaxNodes=1\n"
-                                              "PartitionName=cpu Nodes=c[1-4]\n"
-                                              "PartitionName=volta Nodes=v[1-2]\n";
   plugin::SubmitHandler handler;
-  handler.load(dir + "/morph-parts.conf", "/nonexistent", dir + "/slurm-parts.conf");
+  const std::string dir = load_with_partitions(handler, "parts",
+                                               "PartitionName=gpu Nodes=ALL Default=YES\n"
+                                               "PartitionName=old Nodes=v[1-2] MaxNodes=1\n"
+                                               "PartitionName=cpu Nodes=c[1-4]\n"
+                                               "PartitionName=volta Nodes=v[1-2]\n");
   ASSERT_EQ(handler.load_error(), "");
   ASSERT_EQ(handler.partitions_error(), "");
   EXPECT_EQ(handler.partitions(), 4u);
