@@ -34,6 +34,7 @@ struct Item {
   bool backing_off = false;
   std::vector<const JobCurve*> curves;  // per GPU type, filled on first use
   std::vector<int> min;                 // per GPU type, -1: not computed
+  double smallest_rate = -1;            // Sia's normaliser (Round::smallest_rate); -1: not computed
   int version = 0;                      // bumped on every change; stale heap entries are skipped
   // JABAS (ClusterView::heterogeneous_jobs): the GPUs of a second type the job spans as
   // one data-parallel job, and those it spans now (-1: none). Pass 1 sees only its first
@@ -72,6 +73,8 @@ class Round {
   int min_gpus(Item& it, int type);
   double value(Item& it, int type, int gpus);
   double completion_value(const Item& it, double rate, double restart) const;
+  double smallest_rate(Item& it);
+  std::vector<int> admission_types(Item& it);
   ChangePath path_to(const Item& it, int type, int gpus) const;
   int shrink_target(Item& it);
   void push_victim(std::size_t i);
@@ -174,9 +177,38 @@ double Round::value(Item& it, int type, int gpus) {
   const double restart = unchanged ? it.ready_left : view_.restart.of(path_to(it, type, gpus));
   if (options_.objective == Objective::completion_rate) return completion_value(it, rate, restart);
   const double left = it.remaining / rate;  // seconds of work left at this rate
-  const JobCurve& c = curve(it, type);
-  const double smallest = c.useful.empty() ? rate : c.at(c.useful.front());
-  return rate / smallest * left / (left + restart);
+  const double smallest = smallest_rate(it);
+  return rate / (smallest > 0 ? smallest : rate) * left / (left + restart);
+}
+
+// Sia normalises a job's goodput by its least over every configuration it may run (the
+// row minimum of its goodput matrix): its smallest GPU count on its slowest GPU type, so
+// that a faster type is worth more to it. 0 when it may run nowhere.
+double Round::smallest_rate(Item& it) {
+  if (it.smallest_rate >= 0) return it.smallest_rate;
+  double least = 0;
+  for (int type = 0; type < pool().types(); ++type) {
+    const JobCurve& c = curve(it, type);
+    if (c.useful.empty()) continue;
+    const double r = c.at(c.useful.front());
+    if (r > 0 && (least == 0 || r < least)) least = r;
+  }
+  return it.smallest_rate = least;
+}
+
+// The GPU types a waiting job tries to start on at its minimum: HAS's order, the tightest
+// memory first (Morphling); under Sia the type where its minimum is worth most first, as
+// its integer program would choose with GPUs to spare.
+std::vector<int> Round::admission_types(Item& it) {
+  std::vector<int> types = pool().types_by_memory();
+  if (options_.objective != Objective::normalized_goodput) return types;
+  std::vector<double> worth(static_cast<std::size_t>(pool().types()), 0);
+  for (int type : types)
+    if (!curve(it, type).useful.empty()) worth[static_cast<std::size_t>(type)] = value(it, type, min_gpus(it, type));
+  std::stable_sort(types.begin(), types.end(), [&](int a, int b) {
+    return worth[static_cast<std::size_t>(a)] > worth[static_cast<std::size_t>(b)];
+  });
+  return types;
 }
 
 // Objective::completion_rate: the job done in R/r seconds, after `restart` more.
@@ -483,6 +515,7 @@ void Round::release_request(Item& it) {
   it.resize = true;
   configure(it, view_.jobs[it.job]);
   std::fill(it.curves.begin(), it.curves.end(), nullptr);
+  it.smallest_rate = -1;
 }
 
 // Lines 2-3: privileged guaranteed jobs reach their minimum demand, oldest first (under
@@ -534,7 +567,7 @@ void Round::schedule_minimums() {
     const JobState& j = view_.jobs[i];
     bool over_quota = it.guaranteed;  // on every type, until one fits the quota
     bool placed = false;
-    for (int type : pool().types_by_memory()) {  // HAS: the tightest GPU type first
+    for (int type : admission_types(it)) {
       if (curve(it, type).useful.empty()) continue;
       const int m = min_gpus(it, type);
       if (it.guaranteed && !within_quota(j, m)) continue;
@@ -548,7 +581,7 @@ void Round::schedule_minimums() {
     if (placed || !over_quota) continue;
     demote(it);
     if (options_.admit_at_minimum || it.overdue)
-      for (int type : pool().types_by_memory())
+      for (int type : admission_types(it))
         if (!curve(it, type).useful.empty() && grow(i, type, true)) break;
   }
 }

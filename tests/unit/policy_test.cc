@@ -387,6 +387,27 @@ TEST(Morphling, JobsStayOnOneGpuTypeOfAHeterogeneousCluster) {
   }
 }
 
+// Sia admits a waiting job on the GPU type where its smallest configuration is worth
+// most, and normalises its goodput by its least anywhere (its slowest type), so a big GPU
+// is worth more to it than a small one. Before, it started on the type with the least
+// memory (HAS) and, normalised per type, saw no reason to leave it: both jobs below ran
+// on the small node's 4 GPUs, 2 each, with 16 big GPUs idle.
+TEST(Sia, StartsJobsOnTheFasterGpuTypeWhileItIsFree) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig+1x4xsmall");
+  v.jobs = {job("a", Sla::best_effort, 8, 20000), job("b", Sla::best_effort, 8, 20000)};
+  const std::vector<Decision> d = round("sia", v, oracle);
+  for (const char* id : {"a", "b"}) {
+    const JobAllocation& a = target_of(d, id);
+    ASSERT_FALSE(a.empty()) << id;
+    for (const Slice& s : a.slices) EXPECT_EQ(v.nodes[static_cast<std::size_t>(s.node)].gpu.name, "big") << id;
+  }
+  // Small GPUs are still taken when the big ones are gone.
+  v.nodes = test::nodes("1x4xsmall");
+  EXPECT_FALSE(target_of(round("sia", v, oracle), "a").empty());
+}
+
 // The user's -N (AppProfile::min_nodes, max_nodes) bounds every placement of every
 // policy, as --morph-gpus bounds its GPUs: unbounded, the long job below spans both nodes.
 TEST(Policies, NoPolicyPlacesAJobOnNodesOutsideItsUsersBounds) {
