@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "libmorph/planner/framework_planning.h"
+#include "libmorph/policy/partition_nodes.h"
 #include "libmorph/planner/submit_constraints.h"
 #include "libmorph/util/error.h"
 
@@ -90,26 +91,6 @@ std::vector<std::string> gpu_types_allowed(const JobRecord& r, const MorphConfig
   return allowed;
 }
 
-// Narrows `types` (empty: any), `min_nodes` and `max_nodes` (0: any) to what the job's
-// partitions allow as slurmctld has them now: their GPU types (some node of each),
-// MinNodes and MaxNodes. job_submit_morph bounded the record by slurm.conf's partitions;
-// one made or changed since, or a record written before, is bounded here. False when
-// the partitions hold none of the types.
-bool within_partitions(const PartitionBounds& part, const Cluster& cluster, std::vector<std::string>* types,
-                       int* min_nodes, int* max_nodes) {
-  if (part.max_nodes > 0) *max_nodes = *max_nodes == 0 ? part.max_nodes : std::min(*max_nodes, part.max_nodes);
-  *min_nodes = std::max(*min_nodes, part.min_nodes);
-  if (part.all_nodes) return true;
-  std::vector<std::string> offered = gpu_types_on(cluster, &part);
-  if (!types->empty())
-    std::erase_if(offered, [&](const std::string& gpu) {
-      return std::find(types->begin(), types->end(), gpu) == types->end();
-    });
-  if (offered.empty()) return false;
-  if (!types->empty() || offered.size() < gpu_types_on(cluster).size()) *types = std::move(offered);
-  return true;
-}
-
 // The batch a job is planned for (JobState::workload): its own, but for a best-effort
 // torch job of --morph-adaptive-batch, whose trainer changes it (the only trainer Morph
 // drives that does), the mean batch its forecaster predicts for the next epoch, decided
@@ -142,32 +123,6 @@ JobHistory at_batch(JobHistory history, std::int64_t batch) {
   for (store::Observation& o : history.observations)
     if (o.samples > 0) o.seconds *= static_cast<double>(batch) / static_cast<double>(o.samples);
   return history;
-}
-
-// Per node of the view, whether Slurm may start a job of partitions `part` there. Of
-// several partitions it starts the job in one: of a GPU type of which one of them lets a
-// job have more than one node, only the nodes of the one that lets it have the most
-// (PartitionBounds::most_nodes, as AppProfile::nodes_of_type counts), so that a placement
-// on several nodes of the type lies in one partition.
-std::vector<bool> partition_nodes(const PartitionBounds& part, const std::vector<policy::NodeState>& nodes,
-                                  const Cluster& cluster) {
-  std::map<std::string, const PartitionBounds*> of_type;
-  for (const policy::NodeState& node : nodes) {
-    auto [best, fresh] = of_type.try_emplace(node.gpu.name, &part);
-    if (!fresh) continue;
-    auto is_type = [&](const NodeRecord& r) {
-      return cluster.gpu_of(*cluster.find_node_type(r.node_type)).name == node.gpu.name;
-    };
-    int most = 1;
-    for (const PartitionBounds& one : part.each)
-      if (const int n = one.most_nodes(cluster.nodes(), is_type); n > most) {
-        best->second = &one;
-        most = n;
-      }
-  }
-  std::vector<bool> inside(nodes.size());
-  for (std::size_t n = 0; n < nodes.size(); ++n) inside[n] = of_type[nodes[n].gpu.name]->holds(nodes[n].name);
-  return inside;
 }
 
 }  // namespace
@@ -307,12 +262,14 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
         known->second.bounds = partition_bounds(snapshot.partitions, j.partition);
         known->second.most = most_nodes_by_gpu_type(c.config.cluster, snapshot.partitions, j.partition);
         if (known->second.bounds && !known->second.bounds->all_nodes)
-          known->second.nodes = partition_nodes(*known->second.bounds, v.nodes, c.config.cluster);
+          known->second.nodes = policy::partition_nodes(*known->second.bounds, v.nodes, c.config.cluster);
       }
       if (known->second.bounds) part = &*known->second.bounds;
       nodes_of_type = known->second.most;
       inside = &known->second.nodes;
     }
+    // job_submit_morph bounded the record by slurm.conf's partitions; a partition made or
+    // changed since, or a record written before, is bounded here.
     if (part != nullptr) {
       std::vector<std::string> types = bounds.gpu_types;
       int min_nodes = limits.min_nodes, max_nodes = limits.max_nodes;

@@ -92,6 +92,7 @@ libmorph_libmorph_policy_la_SOURCES = \
 	%reldir%/policy/restart_cost.h %reldir%/policy/restart_cost.cc \
 	%reldir%/policy/placement.h %reldir%/policy/placement.cc \
 	%reldir%/policy/free_cells.h %reldir%/policy/free_cells.cc \
+	%reldir%/policy/partition_nodes.h %reldir%/policy/partition_nodes.cc \
 	%reldir%/policy/assignment.h %reldir%/policy/assignment.cc \
 	%reldir%/policy/elastic.h %reldir%/policy/elastic.cc \
 	%reldir%/policy/rigid.h %reldir%/policy/rigid.cc \
@@ -101,6 +102,7 @@ libmorph_libmorph_policy_la_SOURCES = \
 	%reldir%/policy/antman.cc %reldir%/policy/fifo.cc \
 	%reldir%/sim/workload.h %reldir%/sim/workload.cc \
 	%reldir%/sim/apps.h %reldir%/sim/apps.cc \
+	%reldir%/sim/partitions.h %reldir%/sim/partitions.cc \
 	%reldir%/sim/truth.h %reldir%/sim/truth.cc \
 	%reldir%/sim/known_length.h %reldir%/sim/known_length.cc \
 	%reldir%/sim/simulator.h %reldir%/sim/simulator.cc \

@@ -64,6 +64,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/policy_test.cc \
 	%reldir%/unit/alternatives_test.cc \
 	%reldir%/unit/simulator_test.cc \
+	%reldir%/unit/sim_partitions_test.cc \
 	%reldir%/unit/job_length_test.cc \
 	%reldir%/unit/starvation_test.cc \
 	%reldir%/state_fixture.h \

@@ -306,4 +306,19 @@ std::map<std::string, int> most_nodes_by_gpu_type(const Cluster& cluster, const 
   return most;
 }
 
+bool within_partitions(const PartitionBounds& part, const Cluster& cluster, std::vector<std::string>* types,
+                       int* min_nodes, int* max_nodes) {
+  if (part.max_nodes > 0) *max_nodes = *max_nodes == 0 ? part.max_nodes : std::min(*max_nodes, part.max_nodes);
+  *min_nodes = std::max(*min_nodes, part.min_nodes);
+  if (part.all_nodes) return true;
+  std::vector<std::string> offered = gpu_types_on(cluster, &part);
+  if (!types->empty())
+    std::erase_if(offered, [&](const std::string& gpu) {
+      return std::find(types->begin(), types->end(), gpu) == types->end();
+    });
+  if (offered.empty()) return false;
+  if (!types->empty() || offered.size() < gpu_types_on(cluster).size()) *types = std::move(offered);
+  return true;
+}
+
 }  // namespace morph

@@ -68,4 +68,10 @@ std::vector<std::string> gpu_types_on(const Cluster& cluster, const PartitionBou
 std::map<std::string, int> most_nodes_by_gpu_type(const Cluster& cluster, const std::vector<SlurmPartition>& partitions,
                                                   std::string_view requested);
 
+// Narrows `types` (canonical GPU type names; empty: any), `min_nodes` and `max_nodes` (0:
+// any) to what partitions `part` allow on `cluster`: the GPU types of their nodes, their
+// MinNodes and MaxNodes. False when they hold none of the types.
+bool within_partitions(const PartitionBounds& part, const Cluster& cluster, std::vector<std::string>* types,
+                       int* min_nodes, int* max_nodes);
+
 }  // namespace morph

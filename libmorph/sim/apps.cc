@@ -64,6 +64,7 @@ SimJob sim_job(const TraceJob& row, const std::map<std::string, App>& apps) {
   const App& app = it->second;
   SimJob job;
   job.where = row.where;
+  job.partitions = row.partition;
   policy::JobState& s = job.state;
   s.id = row.name;
   s.app = row.app;

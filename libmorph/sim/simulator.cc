@@ -225,7 +225,7 @@ void Replay::refit() {
   }
 }
 
-// The policy's decisions, checked against the view and the cluster.
+// The policy's decisions, checked against the view, the cluster and the jobs' partitions.
 std::vector<policy::Decision> Replay::decide() {
   std::vector<policy::Decision> decisions = policy_.schedule(view_, planning());
   ++result_.rounds;
@@ -233,7 +233,15 @@ std::vector<policy::Decision> Replay::decide() {
     throw Error(fmt::format("internal: policy {} decided for {} of {} jobs", policy_.name(), decisions.size(),
                             view_.jobs.size()));
   policy::NodePool capacity(view_.nodes);
-  for (const policy::Decision& d : decisions) capacity.take(d.target.slices);
+  for (std::size_t k = 0; k < decisions.size(); ++k) {
+    const JobState& j = view_.jobs[k];
+    const JobAllocation& target = decisions[k].target;
+    capacity.take(target.slices);
+    for (const policy::Slice& s : target.slices)
+      if (!j.nodes_allowed.empty() && !j.nodes_allowed[static_cast<std::size_t>(s.node)])
+        throw Error(fmt::format("internal: policy {} placed job {} on {}, outside its partitions", policy_.name(), j.id,
+                                view_.nodes[static_cast<std::size_t>(s.node)].name));
+  }
   return decisions;
 }
 

@@ -83,6 +83,7 @@ struct SimJob {
   double steps = 0;        // the iterations it trains: its true length, the simulator's alone
   double duration_s = 0;   // its run time on its request in the trace (0: unknown)
   std::string where;       // workload file:line
+  std::string partitions;  // its workload row's (sim/partitions.h); "": the default
 };
 
 // `oracle`: the models the policy starts with. The speeds `truth` lacks (all of them when

@@ -1,5 +1,7 @@
 #include "libmorph/sim/truth.h"
 
+#include "libmorph/sim/partitions.h"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -56,7 +58,7 @@ double TraceTruth::lookup(const std::string& app, const std::string& gpu_type, c
                           const std::vector<int>& gpus_per_node) const {
   const std::string code = artifact_code(plan);
   if (code.empty()) return 0;
-  auto it = seconds_.find({app, gpu_type, code + "/" + placement_code(gpus_per_node)});
+  auto it = seconds_.find({measured_app(app), gpu_type, code + "/" + placement_code(gpus_per_node)});
   return it == seconds_.end() ? 0 : it->second;
 }
 

@@ -36,7 +36,8 @@ class TraceTruth {
   void add(const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
            const std::vector<int>& gpus_per_node, double seconds);
   // Measured seconds per iteration; 0 when the traces lack the configuration on that GPU
-  // type or the run failed there (out of memory).
+  // type or the run failed there (out of memory). A job's application bound to
+  // partitions ("vit:pa100", sim/partitions.h) was measured as its own ("vit").
   double lookup(const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
                 const std::vector<int>& gpus_per_node) const;
   std::size_t size() const { return seconds_.size(); }

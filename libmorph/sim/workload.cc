@@ -14,6 +14,7 @@ std::vector<TraceJob> read_workload(const std::string& path) {
   const CsvTable table = CsvTable::read_file(path);
   if (table.rows() == 0) throw Error(fmt::format("{}: no jobs", path));
   const bool tenants = table.has_column("tenant");
+  const bool partitions = table.has_column("partition");
   std::vector<TraceJob> jobs;
   std::set<std::string> names;
   for (std::size_t i = 0; i < table.rows(); ++i) {
@@ -37,6 +38,7 @@ std::vector<TraceJob> read_workload(const std::string& path) {
       j.tenant = std::string(table.text(i, "tenant"));
       if (j.tenant.empty()) throw Error(fmt::format("{}: empty tenant", j.where));
     }
+    if (partitions) j.partition = std::string(table.text(i, "partition"));
     jobs.push_back(std::move(j));
   }
   return jobs;

@@ -1,6 +1,6 @@
 // A trace of training jobs to replay, in the Morphling artifact's workload format:
 //   name,submission_time,duration,application,num_gpus,num_cpus,bandwidth,exec_plan,steps,is_sla
-// plus an optional `tenant` column. duration is the job's run time on its requested GPUs
+// plus optional `tenant` and `partition` columns. duration is the job's run time on its requested GPUs
 // and plan; steps the iterations it trains. bandwidth is read but not used.
 #pragma once
 
@@ -21,6 +21,7 @@ struct TraceJob {
   double steps = 0;
   bool guaranteed = false;
   std::string tenant = "default";
+  std::string partition;  // Slurm partitions, joined by '+' (sim/partitions.h); "": the default
 };
 
 // Errors name the file, line and column; duplicate job names are errors.

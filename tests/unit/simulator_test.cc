@@ -534,6 +534,15 @@ TEST_F(WorkloadFile, ReadsRowsAndOptionalTenants) {
   EXPECT_EQ(jobs[1].where, p + ":3");
 }
 
+TEST_F(WorkloadFile, ReadsAnOptionalPartitionColumn) {
+  const std::string p = write(kColumns + ",partition\na,0,10,bert,2,16,0,ga,100,1,a100+v100\nb,5,20,vit,1,8,0,ga,7,0,\n");
+  const std::vector<TraceJob> jobs = read_workload(p);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].partition, "a100+v100");
+  EXPECT_EQ(jobs[1].partition, "");  // the default partition
+  EXPECT_EQ(read_workload(write(kHeader + "a,0,10,bert,2,16,0,ga,100,1\n")).front().partition, "");
+}
+
 TEST_F(WorkloadFile, MalformedRowsNameFileAndLine) {
   std::string p = write(kHeader + "a,0,10,bert,2,16,0,ga,100,0\nb,soon,10,bert,2,16,0,ga,100,0\n");
   EXPECT_NE(error_of(p).find(p + ":3"), std::string::npos) << error_of(p);

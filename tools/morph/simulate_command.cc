@@ -16,6 +16,7 @@
 #include "libmorph/sim/apps.h"
 #include "libmorph/sim/known_length.h"
 #include "libmorph/sim/metrics.h"
+#include "libmorph/sim/partitions.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "tools/morph/commands.h"
@@ -30,6 +31,7 @@ namespace fs = std::filesystem;
 struct SimulateArgs {
   std::string workload;
   std::string cluster = "8x8xa800";
+  std::string partitions;  // slurm.conf PartitionName lines over the simulated nodes
   std::string policy = "morphling";
   std::string truth;
   double restart_penalty_s = -1;  // -1: morph.conf RestartPenaltySeconds
@@ -182,12 +184,21 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   const std::map<std::string, sim::App> world_apps =
       in_sample_world ? sim::artifact_apps(spec, context.catalog(), config, artifact_dir, store, 0, true)
                       : std::map<std::string, sim::App>{};
-  std::optional<policy::PlanOracle> world;
-  if (in_sample_world)
-    world.emplace(sim::profiles_of(world_apps), config.memory, std::max(config.max_gpus_per_job, gpus));
-
   std::vector<sim::SimJob> jobs;
   for (const sim::TraceJob& row : sim::read_workload(args.workload)) jobs.push_back(sim::sim_job(row, apps));
+  std::optional<sim::SimPartitions> partitions;
+  if (!args.partitions.empty()) {
+    partitions.emplace(sim::SimPartitions::read(args.partitions, nodes, config.cluster));
+    partitions->bind(jobs);
+  } else {
+    for (const sim::SimJob& j : jobs)
+      if (!j.partitions.empty())
+        throw Error(fmt::format("{}: job {} names partition {}, but no --partitions file says what it holds", j.where,
+                                quote(j.state.id), quote(j.partitions)));
+  }
+  auto profiles = [&](const std::map<std::string, sim::App>& of) {
+    return partitions ? partitions->with_bound_apps(sim::profiles_of(of), jobs) : sim::profiles_of(of);
+  };
   const sim::JobLength job_length = sim::parse_job_length(args.job_length, "--job-length");
   sim::declare_lengths(jobs, job_length);
 
@@ -220,7 +231,9 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   options.refit.error_threshold = args.refit_threshold >= 0 ? args.refit_threshold : config.policy.refit_error_threshold;
   options.refit.max_age_s = config.policy.refit_point_max_age_s;  // as morphd forgets, in simulated time
 
-  policy::PlanOracle oracle(sim::profiles_of(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
+  std::optional<policy::PlanOracle> world;
+  if (in_sample_world) world.emplace(profiles(world_apps), config.memory, std::max(config.max_gpus_per_job, gpus));
+  policy::PlanOracle oracle(profiles(apps), config.memory, std::max(config.max_gpus_per_job, gpus));
   if (args.measured_only) {
     if (args.truth.empty()) throw Error("--measured-only needs --truth");
     oracle.restrict_to([&truth](const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
@@ -260,6 +273,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                      {"heterogeneous_jobs", options.heterogeneous_jobs},
                      {"truth", args.truth}, {"truth_configurations", truth.size()},
                      {"world_model", args.world_model}};
+    if (partitions) j["partitions"] = args.partitions;
     for (const auto& [name, app] : apps) j["models"][name] = app.model_source;
     for (const auto& [name, app] : world_apps) j["world_models"][name] = app.model_source;
     for (const sim::Report& r : reports) j["policies"].push_back(report_json(r));
@@ -280,6 +294,12 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                                   "by more than {:g}%\n",
                                   100 * options.refit.error_threshold)
                     : std::string("online refit: none (--refit-threshold 0)\n"));
+  if (partitions) {
+    const auto bound = std::count_if(jobs.begin(), jobs.end(),
+                                     [](const sim::SimJob& j) { return sim::measured_app(j.state.app) != j.state.app; });
+    std::cout << fmt::format("partitions: {}; {} of {} jobs may not use every node\n", args.partitions, bound,
+                             jobs.size());
+  }
   if (options.heterogeneous_jobs)
     std::cout << "heterogeneous jobs: a best-effort job may span idle GPUs of a second type (JABAS)\n";
   if (!options.restart_backoff || options.payback_s <= 0)
@@ -312,6 +332,9 @@ void add_simulate_command(command_line::Command& app, Context& context) {
       app.subcommand("simulate", "replay a workload trace on a simulated cluster under a policy");
   cmd.option("--workload", args->workload, "workload CSV (the Morphling artifact's format)").required();
   cmd.option("--cluster", args->cluster, "nodes, e.g. 8x8xa800 or 4x8xa100+4x8xv100").show_default();
+  cmd.option("--partitions", args->partitions,
+             "slurm.conf file whose PartitionName lines split the simulated nodes (node001, node002, ... in "
+             "--cluster's order); the workload's partition column names each job's, several joined by '+'");
   cmd.option("--policy", args->policy,
              "morphling, morphling-e, morphling-r, morphling-n, sia, synergy, antman, fifo or all")
       .show_default();
