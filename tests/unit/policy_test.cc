@@ -408,6 +408,34 @@ TEST(Sia, StartsJobsOnTheFasterGpuTypeWhileItIsFree) {
   EXPECT_FALSE(target_of(round("sia", v, oracle), "a").empty());
 }
 
+// A job that gives up the GPUs of a cell (nodes a restricted job needs) and regrows as
+// many elsewhere moves: the round prices that as a requeue (left_its_cells), not as the
+// allocation it keeps. Guaranteed `r` may run only on node 0, where best-effort `a` runs
+// (200 s of work left on 4 GPUs); node 1 is free and `b` (400 s on 4 GPUs) waits. A
+// requeue costs 300 s, a start nothing. Moving, `a` is worth 1/(200+300) on 4 GPUs and
+// 1/(400+300) on 2, and `b` 1/800 on 2: sharing node 1 (0.00268) beats `a` alone
+// (0.00200). Priced as unchanged, `a` on 4 GPUs looked worth 1/200 and kept them all.
+TEST(Morphling, AJobThatLeavesItsCellsPaysARequeue) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x4xbig");
+  v.now_s = 6000;
+  v.restart = RestartCosts{0, 300, 300, 300};
+  const double per_iteration_s = 1 / oracle.requested_rate(job("x", Sla::best_effort, 4, 1), v.nodes, 0);
+  JobState r = job("r", Sla::guaranteed, 4, 1e6, 5990);
+  r.nodes_allowed = {true, false};
+  v.jobs = {running(job("a", Sla::best_effort, 4, 200 / per_iteration_s), 0),
+            job("b", Sla::best_effort, 4, 400 / per_iteration_s, 5990), r};
+  const auto d = round("morphling", v, oracle);
+  ASSERT_EQ(target_of(d, "r").slices.size(), 1u);
+  EXPECT_EQ(target_of(d, "r").slices.front().node, 0);
+  const JobAllocation& a = target_of(d, "a");
+  ASSERT_EQ(a.slices.size(), 1u);
+  EXPECT_EQ(a.slices.front().node, 1);
+  EXPECT_EQ(a.gpus(), 2);
+  EXPECT_EQ(target_of(d, "b").gpus(), 2);
+}
+
 // The user's -N (AppProfile::min_nodes, max_nodes) bounds every placement of every
 // policy, as --morph-gpus bounds its GPUs: unbounded, the long job below spans both nodes.
 TEST(Policies, NoPolicyPlacesAJobOnNodesOutsideItsUsersBounds) {
