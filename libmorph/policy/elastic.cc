@@ -103,6 +103,7 @@ class Round {
   void release_request(Item& it);
   void schedule_minimums();
   void schedule_by_slope();
+  void move_to_other_types();
   void spill_to_other_types();
   void hold_or_replan(const Item& it);
   bool runs_request_spread(const Item& it) const;
@@ -611,6 +612,43 @@ void Round::schedule_by_slope() {
   }
 }
 
+// Algorithm 1's ScheduleJob searches every node for a running job as for a waiting one,
+// while pass 1 grows a running job on its own GPU type only. After it, a running
+// best-effort job moves to GPUs of another type that no job took when they are worth
+// MinReconfigureGain more to it than what it holds, its requeue paid (a type change is
+// one); the GPUs it leaves go to waiting jobs next round. Guaranteed jobs keep the type
+// their promise holds on. A move's gain only falls as the job's remaining work does, so
+// after a round that moved nothing none is due until a job settles (steady()).
+void Round::move_to_other_types() {
+  if (pool().types() < 2) return;
+  for (Item& it : items_) {
+    const JobState& j = view_.jobs[it.job];
+    if (!j.running() || it.type < 0 || it.gpus <= 0 || it.type != it.current_type || it.guaranteed ||
+        it.overdue || it.settling || it.spans_types_now() || j.record_locked)
+      continue;
+    double best = value(it, it.type, it.gpus) * (1 + view_.min_reconfigure_gain);
+    int best_type = -1, best_gpus = 0;
+    for (int type = 0; type < pool().types(); ++type) {
+      if (type == it.type) continue;
+      const int free = free_for(it, type);
+      for (int g : curve(it, type).useful) {
+        if (g > free) break;
+        if (const double v = value(it, type, g); v > best) {
+          best = v;
+          best_type = type;
+          best_gpus = g;
+        }
+      }
+    }
+    if (best_type < 0) continue;
+    for (int c : cells_.of_type(it.type))
+      if (held(it.job, c) > 0) transfer(it.job, c, -held(it.job, c));
+    set(it.job, best_type, best_gpus);
+    take_free(it.job, best_type, best_gpus);
+    push_victim(it.job);
+  }
+}
+
 // JABAS (seed 004) after pass 1: GPUs of a type that no job took this round can join a
 // best-effort job running (or starting) on another type, as one data-parallel job whose
 // faster GPUs accumulate more micro-batches (libmorph/planner/hetero_plan.h). Each such
@@ -830,6 +868,7 @@ std::vector<Decision> Round::run() {
   init();
   schedule_minimums();
   schedule_by_slope();
+  move_to_other_types();
   spill_to_other_types();
   return place();
 }

@@ -436,6 +436,38 @@ TEST(Morphling, AJobThatLeavesItsCellsPaysARequeue) {
   EXPECT_EQ(target_of(d, "b").gpus(), 2);
 }
 
+// A running best-effort job on small GPUs moves to big ones that no job takes when that
+// pays for its requeue (Algorithm 1 searches every node for a running job too); with
+// too little work left to pay the restart back, it stays. Before, a running job only
+// ever grew on its own type.
+TEST(Policies, ARunningJobMovesToAFasterFreeGpuTypeWhenThatPaysItsRequeue) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x4xbig+1x4xsmall");
+  v.now_s = 6000;
+  v.restart = RestartCosts::uniform(300);
+  const double big_s = 1 / oracle.requested_rate(job("x", Sla::best_effort, 4, 1), v.nodes, 0);
+  const double small_s = 1 / oracle.requested_rate(job("x", Sla::best_effort, 4, 1), v.nodes, 1);
+  ASSERT_GT(small_s, 1.5 * big_s);
+  auto on_small = [](JobState j) {  // its requested plan on the small node's 4 GPUs and 16 CPUs
+    j.current = {{Slice{1, 4, 16, 0}}, j.requested_plan};
+    return j;
+  };
+  for (const char* name : {"morphling", "sia"}) {
+    for (const double work_s : {3000.0, 100.0}) {  // on the small GPUs
+      v.jobs = {on_small(job("a", Sla::best_effort, 4, work_s / small_s))};
+      const auto d = round(name, v, oracle);
+      const JobAllocation& a = target_of(d, "a");
+      ASSERT_FALSE(a.empty()) << name << work_s;
+      EXPECT_EQ(a.slices.front().node, work_s > 1000 ? 0 : 1) << name << " " << work_s;
+    }
+  }
+  // A guaranteed job keeps the type its promise was measured on.
+  v.jobs = {on_small(job("g", Sla::guaranteed, 4, 3000 / small_s))};
+  const auto d = round("morphling", v, oracle);
+  EXPECT_EQ(target_of(d, "g").slices.front().node, 1);
+}
+
 // The user's -N (AppProfile::min_nodes, max_nodes) bounds every placement of every
 // policy, as --morph-gpus bounds its GPUs: unbounded, the long job below spans both nodes.
 TEST(Policies, NoPolicyPlacesAJobOnNodesOutsideItsUsersBounds) {
