@@ -237,8 +237,17 @@ int run(const Options& o) {
     } else if (changed || due || !reconfigurer.busy().empty()) {
       last_round = Clock::now();
       if (!o.dry_run) tracker.track(*snapshot);
-      const morph::daemon::RoundReport r =
-          scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot, &batches));
+      // A round that fails (a view the policy cannot place on, a model it cannot fit) is
+      // logged and tried again: the jobs in flight and the reports go on meanwhile.
+      morph::daemon::RoundReport r;
+      try {
+        r = scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot, &batches));
+      } catch (const morph::Error& e) {
+        log_line(fmt::format("round failed: {}; the next round tries again", e.what()));
+        if (o.once) return 1;
+        serve_reports(o.poll_s);
+        continue;
+      }
       for (const std::string& line : r.lines) log_line(line);
       if (!o.dry_run) {
         morph::daemon::record_refit_points(state, r.learned, snapshot->now_s,

@@ -107,6 +107,15 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
   }
   forecast_epochs_ = std::move(epochs);
   if (built.view.jobs.empty()) return report;
+  // Right after slurmctld starts, its nodes are not responding until their slurmd
+  // registers again: no node is usable and nothing can be placed. The reconfigurations
+  // in flight went on above; the jobs wait for a round with nodes.
+  if (built.view.nodes.empty()) {
+    report.lines.push_back(fmt::format("no node is usable by Morph: {} left as {} this round",
+                                       report.jobs == 1 ? "1 job" : fmt::format("{} jobs", report.jobs),
+                                       report.jobs == 1 ? "it is" : "they are"));
+    return report;
+  }
   // What the policy needs to let a job pay back its last restart (ClusterView::payback_s)
   // and to back off from restarting it again: Slurm counts its requeues only.
   for (policy::JobState& j : built.view.jobs)

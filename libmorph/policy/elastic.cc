@@ -44,6 +44,7 @@ struct Item {
   int current_extra_type = -1;
   int current_extra_gpus = 0;
   bool runs_in_cells = false;  // Round::current_held() says where it runs
+  bool changed_type = false;   // moved to another GPU type by move_to_other_types()
 
   bool spans_types_now() const { return current_extra_type >= 0; }
 };
@@ -103,6 +104,7 @@ class Round {
   void release_request(Item& it);
   void schedule_minimums();
   void schedule_by_slope();
+  bool movable(const Item& it) const;
   void move_to_other_types();
   void spill_to_other_types();
   void hold_or_replan(const Item& it);
@@ -198,17 +200,20 @@ double Round::smallest_rate(Item& it) {
 }
 
 // The GPU types a waiting job tries to start on at its minimum: HAS's order, the tightest
-// memory first (Morphling); under Sia the type where its minimum is worth most first, as
-// its integer program would choose with GPUs to spare.
+// memory first (Morphling); under Sia those whose free GPUs hold its minimum first, and
+// of them the type where that minimum is worth most, as its integer program would choose:
+// a job shrinks others to start only where no type has room for it.
 std::vector<int> Round::admission_types(Item& it) {
   std::vector<int> types = pool().types_by_memory();
   if (options_.objective != Objective::normalized_goodput) return types;
-  std::vector<double> worth(static_cast<std::size_t>(pool().types()), 0);
+  std::vector<std::pair<bool, double>> rank(static_cast<std::size_t>(pool().types()), {false, 0});
   for (int type : types)
-    if (!curve(it, type).useful.empty()) worth[static_cast<std::size_t>(type)] = value(it, type, min_gpus(it, type));
-  std::stable_sort(types.begin(), types.end(), [&](int a, int b) {
-    return worth[static_cast<std::size_t>(a)] > worth[static_cast<std::size_t>(b)];
-  });
+    if (!curve(it, type).useful.empty()) {
+      const int m = min_gpus(it, type);
+      rank[static_cast<std::size_t>(type)] = {free_for(it, type) >= m, value(it, type, m)};
+    }
+  std::stable_sort(types.begin(), types.end(),
+                   [&](int a, int b) { return rank[static_cast<std::size_t>(a)] > rank[static_cast<std::size_t>(b)]; });
   return types;
 }
 
@@ -614,18 +619,15 @@ void Round::schedule_by_slope() {
 
 // Algorithm 1's ScheduleJob searches every node for a running job as for a waiting one,
 // while pass 1 grows a running job on its own GPU type only. After it, a running
-// best-effort job moves to GPUs of another type that no job took when they are worth
-// MinReconfigureGain more to it than what it holds, its requeue paid (a type change is
-// one); the GPUs it leaves go to waiting jobs next round. Guaranteed jobs keep the type
-// their promise holds on. A move's gain only falls as the job's remaining work does, so
-// after a round that moved nothing none is due until a job settles (steady()).
+// best-effort job that pass 1 did not grow moves to GPUs of another type that no job took
+// when they are worth MinReconfigureGain more to it than what it holds, its requeue paid
+// (a type change is one); it moves only onto that many GPUs (place()), and the GPUs it
+// leaves go to waiting jobs next round (or to a JABAS job spanning types, this round).
+// Guaranteed jobs keep the type their promise holds on.
 void Round::move_to_other_types() {
   if (pool().types() < 2) return;
   for (Item& it : items_) {
-    const JobState& j = view_.jobs[it.job];
-    if (!j.running() || it.type < 0 || it.gpus <= 0 || it.type != it.current_type || it.guaranteed ||
-        it.overdue || it.settling || it.spans_types_now() || j.record_locked)
-      continue;
+    if (!movable(it) || it.gpus <= 0 || it.type != it.current_type || it.gpus > it.current_gpus) continue;
     double best = value(it, it.type, it.gpus) * (1 + view_.min_reconfigure_gain);
     int best_type = -1, best_gpus = 0;
     for (int type = 0; type < pool().types(); ++type) {
@@ -645,8 +647,15 @@ void Round::move_to_other_types() {
       if (held(it.job, c) > 0) transfer(it.job, c, -held(it.job, c));
     set(it.job, best_type, best_gpus);
     take_free(it.job, best_type, best_gpus);
+    it.changed_type = true;
     push_victim(it.job);
   }
+}
+
+// Whether a running job may change GPU type (move_to_other_types()).
+bool Round::movable(const Item& it) const {
+  return view_.jobs[it.job].running() && it.current_type >= 0 && !it.guaranteed && !it.settling &&
+         !it.spans_types_now() && !view_.jobs[it.job].record_locked;
 }
 
 // JABAS (seed 004) after pass 1: GPUs of a type that no job took this round can join a
@@ -851,6 +860,10 @@ std::vector<Decision> Round::place() {
   for (std::size_t i : moving) {
     Item& it = items_[i];
     if (it.extra_type >= 0 && assignment_.start_hetero(i, it.type, it.gpus, it.extra_type, it.extra_gpus)) continue;
+    if (it.changed_type) {  // on fewer GPUs than it moved for, it may be worth less than where it is
+      assignment_.start(i, it.type, it.gpus);
+      continue;
+    }
     if (start_down_curve(it) ? learns_promise_spread(it) : it.guaranteed || it.overdue) {
       assignment_.release(i);
       if (!defragment(it, held)) start_down_curve(it);
@@ -894,6 +907,18 @@ bool Round::steady() {
     if (next == 0) continue;                                     // no larger useful count
     if (jobs_on_type[static_cast<std::size_t>(it.type)] > 1) return false;  // it might take another's GPUs
     if (next - it.gpus <= free_for(it, it.type)) return false;  // free GPUs suffice
+  }
+  // A job may move to another type whose free GPUs run it faster: whether that pays its
+  // requeue depends on its remaining work, which an estimate from attained service
+  // (job_length.h) raises as it runs.
+  for (Item& it : items_) {
+    if (pool().types() < 2 || !movable(it) || it.current_rate <= 0) continue;
+    for (int type = 0; type < pool().types(); ++type) {
+      if (type == it.current_type) continue;
+      const int free = free_for(it, type);
+      for (int g : curve(it, type).useful)
+        if (g <= free && curve(it, type).at(g) > it.current_rate * (1 + view_.min_reconfigure_gain)) return false;
+    }
   }
   // A job may span idle GPUs of another type, or spans some now (released by init()).
   if (view_.heterogeneous_jobs && std::any_of(free_.begin(), free_.end(), [](int f) { return f > 0; })) return false;

@@ -42,12 +42,16 @@ SimPartitions SimPartitions::read(const std::string& path, const std::vector<pol
 SimPartitions::Bounds SimPartitions::bounds_of(const SimJob& job) const {
   const std::string requested = slurm_list(job.partitions);
   std::optional<PartitionBounds> part = partition_bounds(partitions_, requested);
-  if (!part)
-    throw Error(requested.empty()
-                    ? fmt::format("{}: job {} names no partition and --partitions has no Default=YES one", job.where,
-                                  quote(job.state.id))
-                    : fmt::format("{}: job {}: partition {} is not in --partitions", job.where, quote(job.state.id),
-                                  quote(job.partitions)));
+  if (!part && requested.empty())
+    throw Error(fmt::format("{}: job {} names no partition and --partitions has no Default=YES one", job.where,
+                            quote(job.state.id)));
+  if (!part) {
+    std::string unknown;
+    for (std::string_view name : split(requested, ','))
+      if (std::none_of(partitions_.begin(), partitions_.end(), [&](const SlurmPartition& p) { return p.name == trim(name); }))
+        unknown += (unknown.empty() ? "" : ", ") + quote(trim(name));
+    throw Error(fmt::format("{}: job {}: partition {} is not in --partitions", job.where, quote(job.state.id), unknown));
+  }
   Bounds b{std::move(*part), {}, most_nodes_by_gpu_type(cluster_, partitions_, requested)};
   if (!b.part.all_nodes) b.nodes_allowed = policy::partition_nodes(b.part, nodes_, cluster_);
   if (std::all_of(b.nodes_allowed.begin(), b.nodes_allowed.end(), [](bool in) { return in; }))
@@ -99,6 +103,8 @@ std::map<std::string, policy::AppProfile> SimPartitions::with_bound_apps(
     policy::AppProfile profile = profiles.at(measured_app(app));
     const Bounds b = bounds_of(job);
     within_partitions(b.part, cluster_, &profile.gpu_types, &profile.min_nodes, &profile.max_nodes);
+    if (profile.max_nodes > 0 && profile.min_nodes > profile.max_nodes)
+      profile.min_nodes = profile.max_nodes;  // MinNodes above MaxNodes: as morphd bounds it
     profile.nodes_of_type = b.nodes_of_type;
     if (!profile.gpu_types.empty())  // only the types it may use bound it
       std::erase_if(profile.nodes_of_type, [&](const auto& most) {

@@ -29,8 +29,8 @@ class SimPartitions {
 
   // Binds every job to its partitions (SimJob::partitions): JobState::nodes_allowed, and,
   // where they bound it, an application of its own named `<app>:p<partitions>`. Throws
-  // naming the job's row when a partition is unknown, holds none of its GPU types, or
-  // lets it have too few GPUs for its request.
+  // naming the job's row when a partition is unknown, holds none of the simulated nodes,
+  // or lets it have too few GPUs for its request.
   void bind(std::vector<SimJob>& jobs) const;
   // `profiles` with the applications bind() named, each its base's bounded by its partitions.
   std::map<std::string, policy::AppProfile> with_bound_apps(std::map<std::string, policy::AppProfile> profiles,

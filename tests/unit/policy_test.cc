@@ -403,9 +403,13 @@ TEST(Sia, StartsJobsOnTheFasterGpuTypeWhileItIsFree) {
     ASSERT_FALSE(a.empty()) << id;
     for (const Slice& s : a.slices) EXPECT_EQ(v.nodes[static_cast<std::size_t>(s.node)].gpu.name, "big") << id;
   }
-  // Small GPUs are still taken when the big ones are gone.
-  v.nodes = test::nodes("1x4xsmall");
-  EXPECT_FALSE(target_of(round("sia", v, oracle), "a").empty());
+  // With the big GPUs taken, it starts on the small ones rather than shrink a running job.
+  v.nodes = test::nodes("1x8xbig+1x4xsmall");
+  v.jobs = {running(job("c", Sla::best_effort, 8, 1e6), 0), job("a", Sla::best_effort, 4, 20000)};
+  const std::vector<Decision> taken = round("sia", v, oracle);
+  EXPECT_EQ(target_of(taken, "c"), v.jobs[0].current);
+  ASSERT_FALSE(target_of(taken, "a").empty());
+  EXPECT_EQ(v.nodes[static_cast<std::size_t>(target_of(taken, "a").slices.front().node)].gpu.name, "small");
 }
 
 // A job that gives up the GPUs of a cell (nodes a restricted job needs) and regrows as
@@ -712,6 +716,24 @@ TEST(Steady, NotWhileAJobCouldStartOrGrow) {
   v.jobs = {running(job("a", Sla::best_effort, 4, 1e6), 0), running(job("b", Sla::best_effort, 4, 1e3), 0)};
   EXPECT_FALSE(make_policy("morphling")->steady(v, oracle));
   EXPECT_TRUE(make_policy("fifo")->steady(v, oracle));
+}
+
+// A job on small GPUs that cannot grow there, beside a free big node: a move pays its
+// requeue only once its remaining work is long enough, and an estimate from attained
+// service (unknown length) grows as it runs, so no round is skipped while the move could
+// become due. With the big node taken, nothing can change.
+TEST(Steady, NotWhileARunningJobCouldMoveToAFasterFreeType) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x4xbig+1x4xsmall");
+  v.now_s = 6000;
+  JobState a = job("a", Sla::best_effort, 4, 0);
+  a.declared_iterations = 0;  // unknown: estimated from attained service
+  a.current = {{Slice{1, 4, 16, 0}}, a.requested_plan};
+  v.jobs = {a};
+  for (const char* name : {"morphling", "sia"}) EXPECT_FALSE(make_policy(name)->steady(v, oracle)) << name;
+  v.jobs.push_back(running(job("b", Sla::best_effort, 4, 1e6), 0));
+  for (const char* name : {"morphling", "sia"}) EXPECT_TRUE(make_policy(name)->steady(v, oracle)) << name;
 }
 
 TEST(Policies, UnknownNameListsTheKnownOnes) {

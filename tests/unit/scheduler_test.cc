@@ -113,6 +113,21 @@ TEST_F(SchedulerTest, APendingJobThatCannotStartGetsNoGpus) {
   EXPECT_EQ(released.started, 1);
 }
 
+// Right after slurmctld restarts, no node has registered again: the round places nothing
+// and says so. It threw "the cluster has no nodes", and morphd exited in the middle of a
+// requeue (morphd.bats, "slurmctld restarted in the middle of a reconfiguration").
+TEST_F(SchedulerTest, ARoundWithoutAUsableNodeLeavesTheJobsAsTheyAre) {
+  ClusterSnapshot s = snapshot(1000, false);  // job 12 waits; no job runs on the node
+  s.nodes[0].usable = false;
+  RoundReport r;
+  ASSERT_NO_THROW(r = scheduler_.round(s));
+  EXPECT_EQ(r.started, 0);
+  EXPECT_NE(std::find(r.lines.begin(), r.lines.end(), "no node is usable by Morph: 1 job left as it is this round"),
+            r.lines.end())
+      << fmt::format("{}", fmt::join(r.lines, "\n"));
+  EXPECT_EQ(scheduler_.round(snapshot(1060, false)).started, 1);  // the node back: job 12 starts
+}
+
 // morphd's SIGHUP: the round after reload() plans with the new morph.conf (here
 // MaxGpusPerJob=2, where job 12 had started on the node's 8 GPUs before).
 TEST_F(SchedulerTest, TheRoundAfterAReloadPlansWithTheNewConfiguration) {

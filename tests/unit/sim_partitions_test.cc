@@ -78,6 +78,8 @@ TEST(SimPartitions, BadBindingsNameTheRowAndWhatIsWrong) {
   std::string e = bind_error(p, sim(job("a", Sla::best_effort, 8, 100), "nope"));
   EXPECT_NE(e.find("w.csv:2"), std::string::npos) << e;
   EXPECT_NE(e.find("partition 'nope' is not in --partitions"), std::string::npos) << e;
+  e = bind_error(p, sim(job("a", Sla::best_effort, 8, 100), "one+nope"));
+  EXPECT_NE(e.find("partition 'nope' is not in --partitions"), std::string::npos) << e;  // the unknown one
   e = bind_error(p, sim(job("a", Sla::best_effort, 16, 100), "one"));
   EXPECT_NE(e.find("requests 16 GPUs; partition 'one' lets a job have at most 8"), std::string::npos) << e;
   e = bind_error(partitions("PartitionName=one Nodes=node001\n"), sim(job("a", Sla::best_effort, 8, 100), ""));
