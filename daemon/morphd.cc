@@ -237,16 +237,15 @@ int run(const Options& o) {
     } else if (changed || due || !reconfigurer.busy().empty()) {
       last_round = Clock::now();
       if (!o.dry_run) tracker.track(*snapshot);
-      // A round that fails (a view the policy cannot place on, a model it cannot fit) is
-      // logged and tried again: the jobs in flight and the reports go on meanwhile.
+      // A round that fails is logged and tried again: the jobs in flight, the finished
+      // jobs' bookkeeping and the reports go on meanwhile.
       morph::daemon::RoundReport r;
+      bool failed = false;
       try {
         r = scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot, &batches));
       } catch (const morph::Error& e) {
-        log_line(fmt::format("round failed: {}; the next round tries again", e.what()));
-        if (o.once) return 1;
-        serve_reports(o.poll_s);
-        continue;
+        r.lines.push_back(fmt::format("round failed: {}; the next round tries again", e.what()));
+        failed = true;
       }
       for (const std::string& line : r.lines) log_line(line);
       if (!o.dry_run) {
@@ -263,7 +262,7 @@ int run(const Options& o) {
       if (o.once) {
         log_line(fmt::format("round: {} Morph jobs, {} reconfigurations {}", r.jobs, r.started,
                              o.dry_run ? "decided (dry run)" : "started"));
-        return 0;
+        return failed ? 1 : 0;
       }
     }
     serve_reports(o.poll_s);

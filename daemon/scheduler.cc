@@ -125,19 +125,25 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
       j.restarts = std::max(j.restarts, done.restarts);
     }
   refit(built, report);
-  policy::PlanOracle& plans = oracle(built.apps);
-  const std::vector<policy::Decision> decisions = policy_->schedule(built.view, plans);
-  std::vector<std::string> skipped;
-  const std::vector<Reconfiguration> changes = plan_reconfigurations(built, decisions, plans, &skipped);
-  for (const std::string& s : skipped) report.lines.push_back("skipped " + s);
-  for (const std::uint32_t job : reconfigurer_.busy()) busy.insert(job);
-  for (const Reconfiguration& c : changes) {
-    if (busy.count(c.job)) continue;  // one reconfiguration at a time
-    if (dry_run) report.lines.push_back(fmt::format("job {}: {}", c.job, c.reason));
-    else reconfigurer_.start(c, snapshot.now_s);  // it logs the reason
-    ++report.started;
+  // A policy that fails decides nothing this round; the refits above, in use already,
+  // are reported all the same, so that morphd keeps them.
+  try {
+    policy::PlanOracle& plans = oracle(built.apps);
+    const std::vector<policy::Decision> decisions = policy_->schedule(built.view, plans);
+    std::vector<std::string> skipped;
+    const std::vector<Reconfiguration> changes = plan_reconfigurations(built, decisions, plans, &skipped);
+    for (const std::string& s : skipped) report.lines.push_back("skipped " + s);
+    for (const std::uint32_t job : reconfigurer_.busy()) busy.insert(job);
+    for (const Reconfiguration& c : changes) {
+      if (busy.count(c.job)) continue;  // one reconfiguration at a time
+      if (dry_run) report.lines.push_back(fmt::format("job {}: {}", c.job, c.reason));
+      else reconfigurer_.start(c, snapshot.now_s);  // it logs the reason
+      ++report.started;
+    }
+    if (!dry_run) record_waits(built, decisions, busy, snapshot.now_s);
+  } catch (const Error& e) {
+    report.lines.push_back(fmt::format("round failed: {}; the next round tries again", e.what()));
   }
-  if (!dry_run) record_waits(built, decisions, busy, snapshot.now_s);
   return report;
 }
 

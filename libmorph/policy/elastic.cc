@@ -857,13 +857,17 @@ std::vector<Decision> Round::place() {
     if (x.gpus != y.gpus) return x.gpus > y.gpus;
     return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
   });
+  // A job that changes GPU type goes first, onto exactly the GPUs it moved for (on fewer
+  // it may be worth less than where it is); failing that it stays where it runs, before
+  // another job can take the GPUs the round freed there.
+  for (std::size_t i : moving) {
+    const Item& it = items_[i];
+    if (it.changed_type && it.extra_type < 0 && !assignment_.start(i, it.type, it.gpus)) assignment_.keep(i);
+  }
   for (std::size_t i : moving) {
     Item& it = items_[i];
+    if (it.changed_type && it.extra_type < 0) continue;
     if (it.extra_type >= 0 && assignment_.start_hetero(i, it.type, it.gpus, it.extra_type, it.extra_gpus)) continue;
-    if (it.changed_type) {  // on fewer GPUs than it moved for, it may be worth less than where it is
-      assignment_.start(i, it.type, it.gpus);
-      continue;
-    }
     if (start_down_curve(it) ? learns_promise_spread(it) : it.guaranteed || it.overdue) {
       assignment_.release(i);
       if (!defragment(it, held)) start_down_curve(it);

@@ -466,6 +466,24 @@ TEST(Policies, ARunningJobMovesToAFasterFreeGpuTypeWhenThatPaysItsRequeue) {
       EXPECT_EQ(a.slices.front().node, work_s > 1000 ? 0 : 1) << name << " " << work_s;
     }
   }
+  // Under morphd (one GPU count per node) the big GPUs free as 3 + 1 hold no 4-GPU move:
+  // the job stays where it runs rather than move onto fewer.
+  {
+    PlanOracle uniform = test::make_oracle();
+    uniform.require_uniform_nodes();
+    v.jobs = {on_small(job("a", Sla::best_effort, 4, 3000 / small_s)),
+              running(job("x", Sla::best_effort, 1, 1e9), 0), running(job("y", Sla::best_effort, 3, 1e9), 0)};
+    v.jobs[0].current.slices = {Slice{2, 4, 16, 0}};  // the small node is the third here
+    v.jobs[1].current.slices = {Slice{0, 1, 8, 0}};
+    v.jobs[2].current.slices = {Slice{1, 3, 24, 0}};
+    v.nodes = test::nodes("2x4xbig+1x4xsmall");
+    v.payback_s = 1000;  // x and y, restarted at 5900 s, may not grow into the free GPUs
+    v.jobs[1].last_restart_s = v.jobs[2].last_restart_s = 5900;
+    const auto d = round("morphling", v, uniform);
+    EXPECT_EQ(target_of(d, "a"), v.jobs[0].current);
+    v.nodes = test::nodes("1x4xbig+1x4xsmall");
+    v.payback_s = 0;
+  }
   // A guaranteed job keeps the type its promise was measured on.
   v.jobs = {on_small(job("g", Sla::guaranteed, 4, 3000 / small_s))};
   const auto d = round("morphling", v, oracle);
