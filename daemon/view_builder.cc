@@ -9,8 +9,8 @@
 #include <fmt/ranges.h>
 
 #include "libmorph/planner/framework_planning.h"
-#include "libmorph/policy/partition_nodes.h"
 #include "libmorph/planner/submit_constraints.h"
+#include "libmorph/policy/partition_nodes.h"
 #include "libmorph/util/error.h"
 
 namespace morph::daemon {

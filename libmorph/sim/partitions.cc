@@ -39,7 +39,8 @@ SimPartitions SimPartitions::read(const std::string& path, const std::vector<pol
   return SimPartitions(std::move(partitions), nodes, types);
 }
 
-SimPartitions::Bounds SimPartitions::bounds_of(const SimJob& job) const {
+const SimPartitions::Bounds& SimPartitions::bounds_of(const SimJob& job) const {
+  if (auto known = bounds_.find(job.partitions); known != bounds_.end()) return known->second;
   const std::string requested = slurm_list(job.partitions);
   std::optional<PartitionBounds> part = partition_bounds(partitions_, requested);
   if (!part && requested.empty())
@@ -56,12 +57,12 @@ SimPartitions::Bounds SimPartitions::bounds_of(const SimJob& job) const {
   if (!b.part.all_nodes) b.nodes_allowed = policy::partition_nodes(b.part, nodes_, cluster_);
   if (std::all_of(b.nodes_allowed.begin(), b.nodes_allowed.end(), [](bool in) { return in; }))
     b.nodes_allowed.clear();
-  return b;
+  return bounds_.emplace(job.partitions, std::move(b)).first->second;
 }
 
 void SimPartitions::bind(std::vector<SimJob>& jobs) const {
   for (SimJob& job : jobs) {
-    const Bounds b = bounds_of(job);
+    const Bounds& b = bounds_of(job);
     std::vector<std::string> types;
     int min_nodes = 1, max_nodes = 0;
     if (!within_partitions(b.part, cluster_, &types, &min_nodes, &max_nodes))
@@ -101,7 +102,7 @@ std::map<std::string, policy::AppProfile> SimPartitions::with_bound_apps(
     const std::string& app = job.state.app;
     if (profiles.count(app)) continue;
     policy::AppProfile profile = profiles.at(measured_app(app));
-    const Bounds b = bounds_of(job);
+    const Bounds& b = bounds_of(job);
     within_partitions(b.part, cluster_, &profile.gpu_types, &profile.min_nodes, &profile.max_nodes);
     if (profile.max_nodes > 0 && profile.min_nodes > profile.max_nodes)
       profile.min_nodes = profile.max_nodes;  // MinNodes above MaxNodes: as morphd bounds it

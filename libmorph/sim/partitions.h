@@ -42,8 +42,10 @@ class SimPartitions {
     std::vector<bool> nodes_allowed;          // empty: every node
     std::map<std::string, int> nodes_of_type;  // AppProfile::nodes_of_type
   };
-  Bounds bounds_of(const SimJob& job) const;
+  // Worked out once per partition list: a workload names few, over many jobs.
+  const Bounds& bounds_of(const SimJob& job) const;
 
+  mutable std::map<std::string, Bounds> bounds_;  // by SimJob::partitions
   std::vector<SlurmPartition> partitions_;
   std::vector<policy::NodeState> nodes_;
   Cluster cluster_;  // `types` with the simulated nodes as its NodeName records

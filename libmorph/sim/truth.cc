@@ -1,13 +1,12 @@
 #include "libmorph/sim/truth.h"
 
-#include "libmorph/sim/partitions.h"
-
 #include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "libmorph/artifact/artifact_rows.h"
+#include "libmorph/sim/partitions.h"
 
 namespace morph::sim {
 namespace fs = std::filesystem;
