@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -128,9 +130,12 @@ int run(const Options& o) {
   morph::daemon::SqliteJournal journal(state);
   morph::daemon::JobTracker tracker(state);
   const char* crash_after = std::getenv("MORPHD_CRASH_AFTER");
-  morph::daemon::Reconfigurer reconfigurer(
-      slurm, journal, {first.checkpoint_signal, first.checkpoint_timeout_s, 60, crash_after ? crash_after : ""},
-      log_line);
+  morph::daemon::ReconfigurerOptions steps;
+  steps.checkpoint_signal = first.checkpoint_signal;
+  steps.checkpoint_timeout_s = first.checkpoint_timeout_s;
+  steps.stale_plan_s = 3 * first.policy.scheduling_interval_s;
+  steps.crash_after = crash_after ? crash_after : "";
+  morph::daemon::Reconfigurer reconfigurer(slurm, journal, steps, log_line);
   morph::daemon::Scheduler scheduler({loaded->config, loaded->catalog, loaded->perf},
                                      morph::policy::make_policy(o.policy), reconfigurer, journal);
   for (const auto& [model, refit] : morph::daemon::load_online_refits(state, loaded->catalog)) {
@@ -220,50 +225,66 @@ int run(const Options& o) {
                          loaded->config.policy.scheduling_interval_s));
   };
   while (!g_stop) {
-    if (g_reload) {
-      g_reload = 0;
-      reload();
-    }
-    bool changed = false;
-    std::string error;
-    const auto snapshot = slurm.snapshot(&changed, &error);
-    const bool due = Clock::now() - last_round >= std::chrono::duration<double>(loaded->config.policy.scheduling_interval_s);
-    if (snapshot) {
-      owners.clear();
-      for (const morph::daemon::SlurmJob& j : snapshot->jobs) owners.emplace(j.id, static_cast<uid_t>(j.user_id));
-    }
-    if (!snapshot) {
-      log_line("slurmctld did not answer: " + error + "; trying again");
-    } else if (changed || due || !reconfigurer.busy().empty()) {
-      last_round = Clock::now();
-      if (!o.dry_run) tracker.track(*snapshot);
-      // A round that fails is logged and tried again: the jobs in flight, the finished
-      // jobs' bookkeeping and the reports go on meanwhile.
-      morph::daemon::RoundReport r;
-      bool failed = false;
-      try {
-        r = scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot, &batches));
-      } catch (const morph::Error& e) {
-        r.lines.push_back(fmt::format("round failed: {}; the next round tries again", e.what()));
-        failed = true;
+    // Whatever else fails (the journal unreadable a moment) ends no more than this pass.
+    try {
+      if (g_reload) {
+        g_reload = 0;
+        reload();
       }
-      for (const std::string& line : r.lines) log_line(line);
-      if (!o.dry_run) {
-        morph::daemon::record_refit_points(state, r.learned, snapshot->now_s,
-                                           loaded->config.policy.refit_point_max_age_s);
-        for (const morph::policy::ModelRefit& refit : r.refits)
-          morph::daemon::record_refit(state, refit, snapshot->now_s);
-        finish_jobs(state, *snapshot);
-        if (std::vector<morph::store::SizeCapRow> caps = scheduler.size_caps().rows(); caps != caps_recorded) {
-          state.replace_size_caps(caps);
-          caps_recorded = std::move(caps);
+      bool changed = false;
+      std::string error;
+      const auto snapshot = slurm.snapshot(&changed, &error);
+      const bool due =
+          Clock::now() - last_round >= std::chrono::duration<double>(loaded->config.policy.scheduling_interval_s);
+      if (snapshot) {
+        owners.clear();
+        for (const morph::daemon::SlurmJob& j : snapshot->jobs) owners.emplace(j.id, static_cast<uid_t>(j.user_id));
+      }
+      if (!snapshot) {
+        log_line("slurmctld did not answer: " + error + "; trying again");
+      } else if (changed || due || !reconfigurer.busy().empty()) {
+        last_round = Clock::now();
+        // What fails (the policy, the state database full or busy) is logged and tried again
+        // the next round: the jobs in flight, the other bookkeeping and the reports go on.
+        bool failed = false;
+        auto attempt = [&](std::string_view what, const std::function<void()>& work) {
+          try {
+            work();
+          } catch (const std::exception& e) {
+            log_line(fmt::format("{} failed: {}; the next round tries again", what, e.what()));
+            failed = true;
+          }
+        };
+        if (!o.dry_run) attempt("tracking the jobs", [&] { tracker.track(*snapshot); });
+        morph::daemon::RoundReport r;
+        attempt("round", [&] {
+          r = scheduler.round(*snapshot, o.dry_run, morph::daemon::read_histories(state, *snapshot, &batches));
+        });
+        for (const std::string& line : r.lines) log_line(line);
+        if (!o.dry_run) {
+          attempt("recording the refits", [&] {
+            morph::daemon::record_refit_points(state, r.learned, snapshot->now_s,
+                                               loaded->config.policy.refit_point_max_age_s);
+            for (const morph::policy::ModelRefit& refit : r.refits)
+              morph::daemon::record_refit(state, refit, snapshot->now_s);
+          });
+          attempt("recording the finished jobs", [&] { finish_jobs(state, *snapshot); });
+          attempt("recording the size caps", [&] {
+            if (std::vector<morph::store::SizeCapRow> caps = scheduler.size_caps().rows(); caps != caps_recorded) {
+              state.replace_size_caps(caps);
+              caps_recorded = std::move(caps);
+            }
+          });
+        }
+        if (o.once) {
+          log_line(fmt::format("round: {} Morph jobs, {} reconfigurations {}", r.jobs, r.started,
+                               o.dry_run ? "decided (dry run)" : "started"));
+          return failed ? 1 : 0;
         }
       }
-      if (o.once) {
-        log_line(fmt::format("round: {} Morph jobs, {} reconfigurations {}", r.jobs, r.started,
-                             o.dry_run ? "decided (dry run)" : "started"));
-        return failed ? 1 : 0;
-      }
+    } catch (const std::exception& e) {
+      log_line(fmt::format("{}; trying again", e.what()));
+      if (o.once) return 1;
     }
     serve_reports(o.poll_s);
   }

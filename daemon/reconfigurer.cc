@@ -11,6 +11,9 @@ constexpr double kSignalAfterStartS = 5;
 // The longest wait for a requeued job's BeginTime before releasing it anyway: above
 // Slurm's default cred_expire (120 s); a user's own --begin far ahead is not waited for.
 constexpr double kLongestEligibleWaitS = 900;
+// How long a held job's record update is tried again (slurmctld timing out) before the
+// entry gives up and releases the job on its old plan.
+constexpr double kRetryHeldUpdateS = 180;
 
 bool pending(const SlurmJob& j) { return j.phase == JobPhase::pending; }
 bool running(const SlurmJob& j) { return j.phase == JobPhase::running || j.phase == JobPhase::finishing; }
@@ -67,11 +70,26 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
   const Reconfiguration& c = e.change;
   const bool as_planned = job->admin_comment == c.from_record;
   const bool as_wanted = job->admin_comment == c.to_record;
+  // A job this entry held is released before the entry ends; while the release fails
+  // (slurmctld timing out) the entry stays, or the job would wait held for ever.
   auto refuse = [&](const std::string& why) {
-    if (e.step == Step::held || e.step == Step::updated) slurm_.release(c.job);
+    if (job->held && (e.step == Step::held || e.step == Step::updated))
+      if (const std::string error = slurm_.release(c.job); !error.empty()) {
+        if (log_) log_(fmt::format("job {}: {}; cannot release it: {}; the next round tries again", c.job, why, error));
+        return false;
+      }
     move(e, Step::rolled_back, now_s, why);
     return false;
   };
+  auto retry = [&](const std::string& what, const std::string& error) {
+    if (log_) log_(fmt::format("job {}: {} failed: {}; the next round tries again", c.job, what, error));
+    return false;
+  };
+
+  // Nothing happened in Slurm yet: a plan that could not begin within a few rounds
+  // (slurmctld did not answer, morphd was down) is not carried out later on a changed cluster.
+  if (e.step == Step::planned && now_s - e.updated_s > options_.stale_plan_s)
+    return refuse(fmt::format("planned {:.0f} s ago and not begun; the next round decides afresh", now_s - e.updated_s));
 
   if (c.path == Path::start || c.path == Path::inplace || c.path == Path::shrink) {
     if (e.step == Step::planned) {
@@ -116,7 +134,8 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       if (job->start_time_s > e.updated_s) return refuse("it started again on its old plan");
       if (now_s - e.updated_s > options_.checkpoint_timeout_s + options_.requeue_grace_s) {
         // The job did not save and exit in time: end it; its previous checkpoint stands.
-        if (const std::string error = slurm_.requeue_hold(c.job); !error.empty()) return refuse(error);
+        // The requeue may have taken effect though its answer was lost: the next round sees.
+        if (const std::string error = slurm_.requeue_hold(c.job); !error.empty()) return retry("requeue_hold", error);
         if (log_) log_(fmt::format("job {}: no exit {:.0f} s after the checkpoint signal: requeued by force", c.job,
                                    now_s - e.updated_s));
       }
@@ -130,14 +149,17 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
         return false;
       }
       if (!pending(*job)) return refuse("it started again before it could be held");
+      // A hold whose answer was lost may have held it: the next round reads it again (a
+      // job that started meanwhile was not held, and rolls back above).
       if (!job->held)
-        if (const std::string error = slurm_.hold(c.job); !error.empty()) return refuse(error);
+        if (const std::string error = slurm_.hold(c.job); !error.empty()) return retry("hold", error);
       move(e, Step::held, now_s);
       return true;
     case Step::held:
       if (!as_wanted) {
         if (!as_planned) return refuse("its record changed meanwhile");
-        if (const std::string error = slurm_.set_record(c.job, c.to_record, true); !error.empty()) return refuse(error);
+        if (const std::string error = slurm_.set_record(c.job, c.to_record, true); !error.empty())
+          return now_s - e.updated_s < kRetryHeldUpdateS ? retry("the record update", error) : refuse(error);
       }
       move(e, Step::updated, now_s);
       return true;

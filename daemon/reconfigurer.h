@@ -12,7 +12,10 @@
 // Each step is taken only when the job's state shows the previous one took effect, and
 // first checks that nobody else rewrote the record; a job that ended, or a record that
 // changed under it, rolls the entry back (a held job is released first). A job is never
-// left held: from `held` the entry always reaches `released`.
+// left held: from `held` the entry reaches `released`, or rolls back once the job is
+// released. A Slurm call that fails where its effect cannot be told (hold, requeue_hold,
+// a held job's record) is tried again the next round; an entry that never began
+// (`planned` past stale_plan_s) rolls back.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +32,7 @@ struct ReconfigurerOptions {
   int checkpoint_signal = 12;         // morph.conf CheckpointSignal
   double checkpoint_timeout_s = 300;  // morph.conf CheckpointTimeoutSeconds
   double requeue_grace_s = 60;        // after that, before requeue_hold ends the job's wait
+  double stale_plan_s = 180;          // an entry still `planned` after this rolls back
   // Fault injection for the tests (morphd(8), MORPHD_CRASH_AFTER): SIGKILL morphd as soon
   // as an entry reaches this step ("" never), as `kill -9` at that moment would.
   std::string crash_after = {};

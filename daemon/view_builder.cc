@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -176,7 +177,13 @@ std::string app_key(const MorphRequest& r) {
   return key;
 }
 
-BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, const JobHistories& histories) {
+namespace {
+
+// One pass of build_view. The GPUs of the running jobs in `taken` are other jobs' (they
+// are left out of the view); `left_out` gets the running jobs this pass counted as
+// Morph's on their nodes yet left out of the view.
+BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c, const JobHistories& histories,
+                          const std::set<std::uint32_t>& taken, std::set<std::uint32_t>* left_out) {
   BuiltView out;
   policy::ClusterView& v = out.view;
   v.now_s = snapshot.now_s;
@@ -190,11 +197,15 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
 
   // What each node's Morph jobs hold, from their records (running jobs only).
   std::map<std::string, int> morph_gpus;
+  std::set<std::uint32_t> counted;  // running jobs whose GPUs morph_gpus holds
   for (const SlurmJob& j : snapshot.jobs) {
-    if ((j.phase != JobPhase::running && j.phase != JobPhase::finishing) || !is_job_record(j.admin_comment)) continue;
+    if ((j.phase != JobPhase::running && j.phase != JobPhase::finishing) || !is_job_record(j.admin_comment) ||
+        taken.count(j.id))
+      continue;
     try {
       const JobRecord r = parse_admin_comment(j.admin_comment);
       for (const std::string& name : j.nodes) morph_gpus[name] += r.current.gpus_per_node;
+      counted.insert(j.id);
     } catch (const Error&) {
       // Said below, with the job.
     }
@@ -408,7 +419,25 @@ BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, cons
     }
     out.jobs[id] = tracked;
     v.jobs.push_back(std::move(s));
+    counted.erase(j.id);
   }
+  *left_out = std::move(counted);
+  return out;
+}
+
+}  // namespace
+
+BuiltView build_view(const ClusterSnapshot& snapshot, const ViewContext& c, const JobHistories& histories) {
+  std::set<std::uint32_t> left_out;
+  BuiltView first = build_view_pass(snapshot, c, histories, {}, &left_out);
+  if (left_out.empty()) return first;
+  // A running job left out of the view (its nodes do not match its record while morphrun
+  // resizes it, its model left the catalog) still holds its GPUs: they are taken, as
+  // another user's are, not free for the policy.
+  std::set<std::uint32_t> again;
+  BuiltView out = build_view_pass(snapshot, c, histories, left_out, &again);
+  for (const std::uint32_t id : left_out)
+    out.skipped.push_back(fmt::format("job {}: its GPUs count as taken while it is left out", id));
   return out;
 }
 

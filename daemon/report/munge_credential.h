@@ -20,6 +20,11 @@ class MungeError : public Error {
  public:
   MungeError(munge_err_t code, const std::string& message) : Error(message), code_(code) {}
   munge_err_t code() const { return code_; }
+  // munged could not answer now (down, restarting, out of memory, timed out): nothing is
+  // wrong with the credential, which the sender may send again.
+  bool unavailable() const {
+    return code_ == EMUNGE_SOCKET || code_ == EMUNGE_TIMEOUT || code_ == EMUNGE_NO_MEMORY || code_ == EMUNGE_SNAFU;
+  }
 
  private:
   munge_err_t code_;

@@ -50,7 +50,6 @@ std::string_view to_string(Refusal refusal) {
     case Refusal::not_owner: return "not-owner";
     case Refusal::oversized: return "oversized";
     case Refusal::timed_out: return "timed-out";
-    case Refusal::handler_failed: return "handler-failed";
   }
   return "unknown";
 }
@@ -149,7 +148,8 @@ bool ReportServer::decide(Connection& c, const ReportHandler& handler) {
   try {
     credential = munge_decode_credential(c.data);
   } catch (const MungeError& e) {
-    refuse(c, refusal_of(e.code()), e.what());
+    if (e.unavailable()) defer(c, e.what());
+    else refuse(c, refusal_of(e.code()), e.what());
     return false;
   }
   ReportMessage message;
@@ -176,11 +176,8 @@ bool ReportServer::decide(Connection& c, const ReportHandler& handler) {
   }
   try {
     handler(credential.uid, message);
-  } catch (const ReportDeferred& e) {
+  } catch (const std::exception& e) {  // the state database full or busy: nothing wrong with the report
     defer(c, fmt::format("job {}: {}", message.job_id, e.what()));
-    return false;
-  } catch (const std::exception& e) {
-    refuse(c, Refusal::handler_failed, fmt::format("job {}: {}", message.job_id, e.what()));
     return false;
   }
   ++stats_.accepted;

@@ -4,8 +4,9 @@
 // reaches the handler only when munge vouches for its sender and owner_of(job) is that
 // sender's uid; everything else is refused, counted, logged with its reason and answered
 // "refused: REASON" (the client drops it). What cannot be taken now (too many clients,
-// a lookup or handler that throws ReportDeferred) is answered "unavailable: REASON", and
-// the client keeps it for its next flush. Connections are served side by side, so a slow
+// munged not answering, a lookup that throws, a handler that throws: the state database
+// full or busy) is answered "unavailable: REASON", and the client keeps it for its next
+// flush. Connections are served side by side, so a slow
 // client holds up no other. Single-threaded: call poll_once from one thread.
 #pragma once
 
@@ -35,10 +36,9 @@ enum class Refusal {
   not_owner,         // the credential's uid does not own the job
   oversized,         // more than max_credential_bytes
   timed_out,         // the client did not finish within read_timeout_s
-  handler_failed,    // the handler threw
 };
-inline constexpr std::size_t kRefusalKinds = 9;
-static_assert(static_cast<std::size_t>(Refusal::handler_failed) + 1 == kRefusalKinds);
+inline constexpr std::size_t kRefusalKinds = 8;
+static_assert(static_cast<std::size_t>(Refusal::timed_out) + 1 == kRefusalKinds);
 
 std::string_view to_string(Refusal refusal);
 
@@ -69,7 +69,7 @@ struct ReportServerOptions {
 // Who owns a job (morphd asks Slurm); nullopt for a job it does not know, ReportDeferred
 // (or any exception) when it cannot tell now.
 using OwnerLookup = std::function<std::optional<uid_t>(std::uint32_t job_id)>;
-// An accepted report and the uid munge vouched for.
+// An accepted report and the uid munge vouched for; it throws when it cannot keep it now.
 using ReportHandler = std::function<void(uid_t uid, const ReportMessage& message)>;
 
 class ReportServer {

@@ -41,8 +41,10 @@ Deadline in_seconds(double s) {
 class Server {
  public:
   // The owner of a job in `unavailable` cannot be told now (ReportDeferred).
-  explicit Server(Owners owners, ReportServerOptions options = {}, std::set<std::uint32_t> unavailable = {})
-      : owners_(std::move(owners)), unavailable_(std::move(unavailable)) {
+  // The handler cannot keep the reports of the jobs in `unkept` (the state database full).
+  explicit Server(Owners owners, ReportServerOptions options = {}, std::set<std::uint32_t> unavailable = {},
+                  std::set<std::uint32_t> unkept = {})
+      : owners_(std::move(owners)), unavailable_(std::move(unavailable)), unkept_(std::move(unkept)) {
     options.log = [this](const std::string& line) {
       std::lock_guard lock(mutex_);
       log_.push_back(line);
@@ -58,6 +60,7 @@ class Server {
     port_ = server_->port();
     thread_ = std::thread([this] {
       while (!stop_) server_->poll_once(20, [this](uid_t uid, const ReportMessage& m) {
+        if (unkept_.count(m.job_id) != 0) throw Error("database or disk is full");
         std::lock_guard lock(mutex_);
         accepted_.emplace_back(uid, m);
       });
@@ -86,6 +89,7 @@ class Server {
  private:
   std::map<std::uint32_t, uid_t> owners_;
   std::set<std::uint32_t> unavailable_;
+  std::set<std::uint32_t> unkept_;
   std::unique_ptr<ReportServer> server_;
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
@@ -187,6 +191,32 @@ TEST(ReportServer, AReportThatCannotBeTakenNowStaysWithTheClient) {
   EXPECT_EQ(server.stats().deferred, 1u);
   for (std::size_t kind = 0; kind < kRefusalKinds; ++kind) EXPECT_EQ(server.stats().refused[kind], 0u) << kind;
   EXPECT_NE(server.log().find("not taken now: job 42: owner lookup failed"), std::string::npos) << server.log();
+}
+
+// A report the state database cannot keep now is not lost: the client sends it again.
+TEST(ReportServer, AReportTheHandlerCannotKeepStaysWithTheClient) {
+  MORPH_REQUIRE_MUNGED();
+  Server server(Owners{{kJob, getuid()}}, {}, {}, {kJob});
+  ReportClient client(server.address(), kJob, 0);
+  client.queue({1, 0.5, 32, {}}, "dp=1,tp=1,pp=1,zero=0");
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(client.flush());
+  const std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(client.pending(), 1u);
+  EXPECT_EQ(client.dropped(), 0u);
+  EXPECT_NE(warning.find("job 42: database or disk is full"), std::string::npos) << warning;
+  server.stop();
+  EXPECT_EQ(server.stats().deferred, 1u);
+  for (std::size_t kind = 0; kind < kRefusalKinds; ++kind) EXPECT_EQ(server.stats().refused[kind], 0u) << kind;
+}
+
+// munged down or restarting says nothing about the credential; a bad one is refused.
+TEST(MungeError, OnlyMungedsOwnTroubleIsUnavailable) {
+  for (munge_err_t code : {EMUNGE_SOCKET, EMUNGE_TIMEOUT, EMUNGE_NO_MEMORY, EMUNGE_SNAFU})
+    EXPECT_TRUE(MungeError(code, "munged").unavailable()) << code;
+  for (munge_err_t code : {EMUNGE_CRED_INVALID, EMUNGE_BAD_CRED, EMUNGE_CRED_REPLAYED, EMUNGE_CRED_EXPIRED,
+                           EMUNGE_CRED_UNAUTHORIZED, EMUNGE_BAD_REALM})
+    EXPECT_FALSE(MungeError(code, "munged").unavailable()) << code;
 }
 
 TEST(ReportServer, AReplayedCredentialIsRefused) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <string>
 
 #include "daemon/reconfigurer.h"
 #include "libmorph/util/error.h"
@@ -15,6 +17,13 @@ class FakeSlurm : public SlurmOps {
   std::map<std::uint32_t, SlurmJob> jobs;
   bool answering = true;
   int signals = 0, holds = 0, releases = 0, forced = 0, updates = 0;
+  // slurmctld timing out on a call: "update" (set_record), "hold", "release"; `lost`: the
+  // call took effect but its answer did not come back.
+  std::set<std::string> timing_out;
+  bool lost = false;
+  std::string timed_out(const std::string& call) const {
+    return timing_out.count(call) ? "Socket timed out on send/recv operation" : "";
+  }
 
   std::optional<SlurmJob> job(std::uint32_t id, bool* gone) override {
     *gone = false;
@@ -28,8 +37,9 @@ class FakeSlurm : public SlurmOps {
   }
   std::string set_record(std::uint32_t id, const std::string& text, bool) override {
     ++updates;
+    if (!timed_out("update").empty() && !lost) return timed_out("update");
     jobs.at(id).admin_comment = text;
-    return {};
+    return timed_out("update");
   }
   std::string signal_batch(std::uint32_t, int) override {
     ++signals;
@@ -43,13 +53,15 @@ class FakeSlurm : public SlurmOps {
   }
   std::string hold(std::uint32_t id) override {
     ++holds;
+    if (!timed_out("hold").empty() && !lost) return timed_out("hold");
     jobs.at(id).held = true;
-    return {};
+    return timed_out("hold");
   }
   std::string release(std::uint32_t id) override {
     ++releases;
+    if (!timed_out("release").empty() && !lost) return timed_out("release");
     jobs.at(id).held = false;
-    return {};
+    return timed_out("release");
   }
 };
 
@@ -257,6 +269,70 @@ TEST_F(ReconfigurerTest, ChangesUnderItRollBackAndNeverLeaveAJobHeld) {
   // A job Slurm forgot.
   r.start(Reconfiguration{99, Path::inplace, "a", "b", ""}, 6);
   EXPECT_EQ(step_of(5), Step::rolled_back);
+}
+
+TEST_F(ReconfigurerTest, AHeldJobWhoseUpdateTimesOutIsUpdatedTheNextRound) {
+  Reconfigurer r = fresh();
+  slurm.jobs[7].phase = JobPhase::pending;  // saved, exited 75, requeued
+  slurm.timing_out = {"update"};
+  r.start(change(Path::requeue), 0);
+  EXPECT_EQ(step_of(1), Step::held);
+  EXPECT_TRUE(slurm.jobs[7].held);
+  slurm.timing_out.clear();
+  r.advance_all(60);
+  EXPECT_EQ(step_of(1), Step::done);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 new");
+  EXPECT_FALSE(slurm.jobs[7].held);
+}
+
+TEST_F(ReconfigurerTest, AJobIsNeverLeftHeldWhenItsReleaseTimesOut) {
+  Reconfigurer r = fresh();
+  slurm.jobs[7].phase = JobPhase::pending;
+  slurm.timing_out = {"update", "release"};
+  r.start(change(Path::requeue), 0);
+  r.advance_all(200);  // the update is given up on; the release fails too: the entry stays
+  EXPECT_EQ(step_of(1), Step::held);
+  EXPECT_TRUE(slurm.jobs[7].held);
+  EXPECT_EQ(r.busy(), std::set<std::uint32_t>{7});
+  slurm.timing_out = {"update"};
+  r.advance_all(260);  // released on its old plan, then rolled back
+  EXPECT_EQ(step_of(1), Step::rolled_back);
+  EXPECT_FALSE(slurm.jobs[7].held);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 old");
+}
+
+TEST_F(ReconfigurerTest, AHoldWhoseAnswerWasLostIsReadBackNotRolledBack) {
+  Reconfigurer r = fresh();
+  slurm.jobs[7].phase = JobPhase::pending;
+  slurm.timing_out = {"hold"};
+  slurm.lost = true;  // held, but morphd hears a timeout
+  r.start(change(Path::requeue), 0);
+  EXPECT_EQ(step_of(1), Step::requeued);
+  EXPECT_TRUE(slurm.jobs[7].held);
+  slurm.timing_out.clear();
+  r.advance_all(60);
+  EXPECT_EQ(step_of(1), Step::done);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 new");
+  EXPECT_FALSE(slurm.jobs[7].held);
+  EXPECT_EQ(slurm.holds, 1);
+}
+
+TEST_F(ReconfigurerTest, APlanThatNeverBeganIsNotCarriedOutLater) {
+  Reconfigurer r = fresh();  // stale_plan_s 180
+  slurm.answering = false;   // slurmctld away when the plan was made
+  r.start(change(Path::requeue), 0);
+  EXPECT_EQ(step_of(1), Step::planned);
+  slurm.answering = true;
+  r.advance_all(7200);
+  EXPECT_EQ(step_of(1), Step::rolled_back);
+  EXPECT_EQ(slurm.signals, 0);
+  EXPECT_EQ(slurm.jobs[7].phase, JobPhase::running);
+  // Within a few rounds it goes on.
+  slurm.answering = false;
+  r.start(change(Path::requeue), 7300);
+  slurm.answering = true;
+  r.advance_all(7360);
+  EXPECT_EQ(step_of(2), Step::signalled);
 }
 
 TEST(Journal, StepsOnlyMoveForwardAlongThePath) {

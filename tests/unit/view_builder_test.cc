@@ -144,6 +144,28 @@ TEST_F(DaemonView, MorphJobsComeFromTheirRecordsAndOtherJobsOnlyTakeCapacity) {
   EXPECT_TRUE(said_broken && said_login);
 }
 
+// A shrink rewrites the record at once; Slurm shows the job on its old nodes until
+// morphrun's driver resizes it. Left out of the view meanwhile, its GPUs stay taken.
+TEST_F(DaemonView, ARunningJobLeftOutOfTheViewKeepsItsGpusTaken) {
+  ClusterSnapshot s = snapshot();
+  s.nodes = {{"a100-1", true, 8}, {"a100-2", true, 8}, {"v100-1", true, 0}};
+  s.jobs = {SlurmJob{11, 1000, JobPhase::running, false, record("a100-80g", 1, 8, test::make_plan(8, 1, 1, 1, 1, 2)),
+                     {"a100-1", "a100-2"}, 100, 200, 0, 0}};
+  const BuiltView b = build_view(s, context_);
+  EXPECT_TRUE(b.view.jobs.empty());
+  ASSERT_EQ(b.view.nodes.size(), 1u) << "no A100 GPU is free: job 11 holds all 16 until it is resized";
+  EXPECT_EQ(b.view.nodes[0].name, "v100-1");
+  const std::string said = fmt::format("{}", fmt::join(b.skipped, "\n"));
+  EXPECT_NE(said.find("job 11: runs on 2 nodes that do not all match its record"), std::string::npos) << said;
+  EXPECT_NE(said.find("job 11: its GPUs count as taken while it is left out"), std::string::npos) << said;
+  // Once resized it is the policy's again, on its one node.
+  s.jobs[0].nodes = {"a100-1"};
+  s.nodes[1].gpus_in_use = 0;
+  const BuiltView resized = build_view(s, context_);
+  ASSERT_EQ(resized.view.jobs.size(), 1u);
+  EXPECT_EQ(resized.view.nodes.size(), 3u);
+}
+
 // Issue 15: a job spanning two GPU types is the policy's like any other: its slices are
 // its nodes, the first group's first, with its groups; its GPUs are its own.
 TEST_F(DaemonView, AHeterogeneousJobIsSeenWithItsGroups) {
