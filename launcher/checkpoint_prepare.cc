@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "launcher/mpi_reshard.h"
+#include "launcher/pmi_env.h"
 #include "libmorph/state/reshard_exec.h"
 #include "libmorph/util/error.h"
 
@@ -17,6 +18,12 @@ namespace {
 // Every task of the step decides alike: a reshard commits only after all of them have
 // joined it, so none can see the new folder while another still decides.
 void reshard_in_step(const Options& o, const launch::CheckpointChoice& choice, const state::Layout& layout) {
+  // Every task finds the same environment, so all of them stop here, none in MPI_Init.
+  if (!has_pmi(launch::process_environment()))
+    throw Error(fmt::format("resharding {} in this step needs srun --mpi=pmix (no PMI in the environment): start "
+                            "the step with srun --mpi=pmix, or reshard it first with morph reshard --from {} --to {} "
+                            "--layout {}",
+                            choice.newest, choice.newest, choice.resume, state::to_string(layout)));
   int argc = 0;
   char** argv = nullptr;
   MPI_Init(&argc, &argv);

@@ -18,6 +18,7 @@ launcher_morphrun_SOURCES = \
 	%reldir%/binding.h %reldir%/binding.cc \
 	%reldir%/master_addr.h %reldir%/master_addr.cc \
 	%reldir%/checkpoint_prepare.h %reldir%/checkpoint_prepare.cc \
+	%reldir%/pmi_env.h %reldir%/pmi_env.cc \
 	%reldir%/slurm_job.h %reldir%/slurm_job.cc \
 	%reldir%/task.h %reldir%/task.cc \
 	%reldir%/driver.h %reldir%/driver.cc \

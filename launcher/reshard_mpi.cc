@@ -11,6 +11,7 @@
 
 #include "launcher/mpi_reshard.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
 
 namespace {
 
@@ -31,7 +32,7 @@ Args parse_args(int argc, char** argv) {
     if (arg == "--from") a.from = value();
     else if (arg == "--to") a.to = value();
     else if (arg == "--layout") a.layout = value();
-    else if (arg == "--threads") a.threads = std::stoi(value());
+    else if (arg == "--threads") a.threads = static_cast<int>(morph::parse_int(value(), "--threads", 0, 4096));
     else if (arg == "--no-verify") a.verify = false;
     else throw morph::Error(fmt::format("unknown option {} (--from, --to, --layout, --threads, --no-verify)", arg));
   }

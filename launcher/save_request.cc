@@ -1,5 +1,7 @@
 #include "launcher/save_request.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -17,11 +19,18 @@ std::string save_request_path(const std::string& checkpoint_dir, std::uint32_t j
 bool request_save(const std::string& path, std::string* error) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
+  errno = 0;
   std::ofstream out(path, std::ios::trunc);
+  if (!out) {
+    const int open_errno = errno;  // left by open(2)
+    *error = fmt::format("cannot create {}: {}", path,
+                         ec ? ec.message() : open_errno != 0 ? std::strerror(open_errno) : "open failed");
+    return false;
+  }
   out << "morphrun --driver asks this job's trainers to save\n";
   out.close();
   if (out) return true;
-  *error = fmt::format("cannot create {}{}", path, ec ? ": " + ec.message() : "");
+  *error = fmt::format("cannot write {}", path);
   return false;
 }
 

@@ -72,6 +72,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/safetensors_test.cc \
 	%reldir%/unit/dataset_order_test.cc \
 	%reldir%/unit/reshard_test.cc \
+	%reldir%/unit/checkpoint_test.cc \
 	%reldir%/unit/state_spec_test.cc \
 	%reldir%/unit/step_plan_test.cc \
 	%reldir%/unit/framework_test.cc \
@@ -89,6 +90,8 @@ tests_unit_unit_tests_SOURCES = \
 	plugins/job_submit/submit_handler.h plugins/job_submit/submit_handler.cc \
 	plugins/spank/helper/step_plan.h plugins/spank/helper/step_plan.cc \
 	%reldir%/unit/profile_conf_test.cc \
+	%reldir%/unit/pmi_env_test.cc launcher/pmi_env.h launcher/pmi_env.cc \
+	%reldir%/unit/save_request_test.cc launcher/save_request.h launcher/save_request.cc \
 	profiler/size_sweep.h profiler/size_sweep.cc \
 	profiler/bus_bandwidth.h profiler/bus_bandwidth.cc \
 	profiler/conf_fragment.h profiler/conf_fragment.cc

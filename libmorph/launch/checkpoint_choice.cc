@@ -20,8 +20,9 @@ std::optional<CheckpointChoice> choose_checkpoint(const std::string& dir, const 
   if (!fs::is_directory(dir, ec)) return std::nullopt;
   std::optional<CheckpointChoice> best;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    // A stage is not a checkpoint until its commit renames it; a folder that cannot be
-    // read is none either (its owner's, say, in a shared directory).
+    // A stage is not a checkpoint until its commit renames it, nor is its writer's lock
+    // ("<dir>.partial.lock", a regular file); a folder that cannot be read is none either
+    // (its owner's, say, in a shared directory).
     std::error_code unreadable;
     if (!entry.is_directory(unreadable) || entry.path().extension() == ".partial" ||
         !fs::exists(entry.path() / "index.json", unreadable))

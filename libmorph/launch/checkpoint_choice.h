@@ -1,8 +1,9 @@
 // Which checkpoint a restarted job resumes from, and whether it must be resharded first:
-// the committed checkpoint (a folder with index.json; "<dir>.partial" stages are never
-// read) with the most progress in the job's checkpoint folder, preferring, at equal
-// progress, one already in the plan's layout. A reshard goes to a sibling folder named
-// for the new layout, so the old checkpoint stays usable until the new one is committed.
+// the committed checkpoint (a folder with index.json; "<dir>.partial" stages and their
+// ".partial.lock" files are never read) with the most progress in the job's checkpoint
+// folder, preferring, at equal progress, one already in the plan's layout. A reshard goes
+// to a sibling folder named for the new layout, so the old checkpoint stays usable until
+// the new one is committed.
 #pragma once
 
 #include <optional>

@@ -9,6 +9,8 @@
 #include <string_view>
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -62,58 +64,6 @@ json index_json(const CheckpointIndex& index) {
           {"trainer", index.trainer},
           {"spec", to_json(index.spec)},
           {"files", std::move(files)}};
-}
-
-// The numbers in `name`, its runs of digits without leading zeros ("layers.03.w": "3").
-std::set<std::string> numbers_in(const std::string& name) {
-  std::set<std::string> out;
-  for (std::size_t i = 0; i < name.size();) {
-    if (name[i] < '0' || name[i] > '9') {
-      ++i;
-      continue;
-    }
-    std::size_t end = i;
-    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
-    while (i + 1 < end && name[i] == '0') ++i;
-    out.insert(name.substr(i, end - i));
-    i = end;
-  }
-  return out;
-}
-
-// spec.layers against the layers its parameters hold: 0 to layers - 1, none empty.
-void check_layer_count(const StateSpec& spec, const std::string& path) {
-  std::set<int> held;
-  for (const ParamSpec& p : spec.params)
-    if (p.stage == Stage::layer) held.insert(p.layer);
-  if (held.empty()) {
-    if (spec.layers != 1)
-      throw Error(fmt::format("{}: spec.layers={} but no tensor belongs to a layer", path, spec.layers));
-    return;
-  }
-  const int low = *held.begin();
-  const int high = *held.rbegin();
-  if (low != 0 || high + 1 != spec.layers)
-    throw Error(fmt::format("{}: spec.layers={} but the tensors hold {}", path, spec.layers,
-                            low == high ? fmt::format("layer {}", low) : fmt::format("layers {}-{}", low, high)));
-  int expected = 0;
-  for (int layer : held) {
-    if (layer != expected)
-      throw Error(fmt::format("{}: spec.layers={} but no tensor holds layer {}", path, spec.layers, expected));
-    ++expected;
-  }
-}
-
-// A layer parameter's `layer` against the numbers in its name (where rule tables read it).
-void check_layer_names(const StateSpec& spec, const std::string& path) {
-  for (std::size_t i = 0; i < spec.params.size(); ++i) {
-    const ParamSpec& p = spec.params[i];
-    if (p.stage != Stage::layer) continue;
-    const std::set<std::string> numbers = numbers_in(p.name);
-    if (!numbers.empty() && numbers.count(std::to_string(p.layer)) == 0)
-      throw Error(fmt::format("{}: spec.params[{}].layer={} but its name {} does not contain {}", path, i, p.layer,
-                              quote(p.name), p.layer));
-  }
 }
 
 // Every tensor of every file is one the layout places on its rank.
@@ -227,8 +177,7 @@ void verify_files(const std::string& dir, const CheckpointIndex& index, bool che
 void verify_contents(const std::string& dir, const CheckpointIndex& index,
                      const std::vector<SafetensorsHeader>& headers) {
   const std::string path = (fs::path(dir) / "index.json").string();
-  check_layer_count(index.spec, path);
-  check_layer_names(index.spec, path);
+  check_layers(index.spec, path + ": spec");
   check_no_stray_tensors(index, headers, path);
 }
 
@@ -238,20 +187,73 @@ std::string stage_folder(const std::string& dir) {
   return d + ".partial";
 }
 
-CheckpointStage::CheckpointStage(std::string dir) : dir_(std::move(dir)), stage_(stage_folder(dir_)) {
+std::string stage_lock_file(const std::string& dir) { return stage_folder(dir) + ".lock"; }
+
+namespace {
+
+// An exclusive flock(2) on `lock`, created if need be, for the writer of checkpoint `dir`.
+// A holder removes the file before it closes it, so a lock taken on a file no longer at
+// `lock` (its holder removed it since it was opened here) is taken again on the new one.
+int lock_stage(const std::string& lock, const std::string& dir) {
+  for (;;) {
+    const int fd = ::open(lock.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw Error(fmt::format("{}: cannot create: {}", lock, std::strerror(errno)));
+    auto fail = [&](const std::string& message) {
+      ::close(fd);
+      throw Error(message);
+    };
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK)
+        fail(fmt::format("checkpoint {}: another process is writing it (it holds {})", dir, lock));
+      fail(fmt::format("{}: cannot lock: {}", lock, std::strerror(errno)));
+    }
+    struct stat held {}, named {};
+    if (::fstat(fd, &held) != 0) fail(fmt::format("{}: {}", lock, std::strerror(errno)));
+    if (::stat(lock.c_str(), &named) == 0) {
+      if (named.st_dev == held.st_dev && named.st_ino == held.st_ino) return fd;
+    } else if (errno != ENOENT) {
+      fail(fmt::format("{}: {}", lock, std::strerror(errno)));
+    }
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+CheckpointStage::CheckpointStage(std::string dir)
+    : dir_(std::move(dir)), stage_(stage_folder(dir_)), lock_(stage_lock_file(dir_)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
-  if (fs::exists(dir_)) throw Error(fmt::format("{}: already exists; a checkpoint is never overwritten", dir_));
   std::error_code ec;
-  fs::remove_all(stage_, ec);
-  if (ec) throw Error(fmt::format("{}: cannot remove a partial checkpoint: {}", stage_, ec.message()));
-  if (!fs::create_directories(stage_, ec) || ec)
-    throw Error(fmt::format("{}: cannot create: {}", stage_, ec ? ec.message() : "exists"));
+  const fs::path parent = fs::path(stage_).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create: {}", parent.string(), ec.message()));
+  // Locked before anything is checked or removed: a stage found after this is a crash's.
+  lock_fd_ = lock_stage(lock_, dir_);
+  try {
+    if (fs::exists(dir_)) throw Error(fmt::format("{}: already exists; a checkpoint is never overwritten", dir_));
+    fs::remove_all(stage_, ec);
+    if (ec) throw Error(fmt::format("{}: cannot remove a partial checkpoint: {}", stage_, ec.message()));
+    if (!fs::create_directories(stage_, ec) || ec)
+      throw Error(fmt::format("{}: cannot create: {}", stage_, ec ? ec.message() : "exists"));
+  } catch (...) {
+    unlock();
+    throw;
+  }
 }
 
 CheckpointStage::~CheckpointStage() {
-  if (committed_) return;
-  std::error_code ec;
-  fs::remove_all(stage_, ec);
+  if (!committed_) {
+    std::error_code ec;
+    fs::remove_all(stage_, ec);
+  }
+  unlock();
+}
+
+void CheckpointStage::unlock() {
+  if (lock_fd_ < 0) return;
+  ::unlink(lock_.c_str());
+  ::close(lock_fd_);
+  lock_fd_ = -1;
 }
 
 std::string CheckpointStage::file_path(int rank) const { return (fs::path(stage_) / rank_file_name(rank)).string(); }
@@ -273,6 +275,7 @@ void CheckpointStage::commit(const CheckpointIndex& index, bool verify_checksums
     throw Error(fmt::format("{}: already exists; a checkpoint is never overwritten", dir_));
   if (rc != 0) throw Error(fmt::format("{}: cannot rename to {}: {}", stage_, dir_, std::strerror(errno)));
   committed_ = true;
+  unlock();
   sync_directory(fs::path(dir_).parent_path().empty() ? "." : fs::path(dir_).parent_path().string());
 }
 

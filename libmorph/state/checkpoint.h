@@ -47,24 +47,30 @@ CheckpointIndex read_index(const std::string& dir);
 // per core), against the index.
 void verify_files(const std::string& dir, const CheckpointIndex& index, bool checksums = true, int threads = 0);
 
-// The index's spec against `headers` (one per file, in rank order): its layer count must
-// be the layers its parameters hold (0 to layers - 1, none empty), a layer parameter's
-// name that holds numbers must hold its layer, and a file may hold only the tensors the
-// layout places on its rank (that none is missing, and their shapes, plan_reshard checks).
-// A lying index is an error naming index.json, the field and the values found.
+// The index's spec against `headers` (one per file, in rank order): its layers as
+// check_layers() sees them (read_index() refuses such a spec already; an index built in
+// memory may not have been read), and a file may hold only the tensors the layout places
+// on its rank (that none is missing, and their shapes, plan_reshard checks). A lying index
+// is an error naming index.json, the field and the values found.
 void verify_contents(const std::string& dir, const CheckpointIndex& index,
                      const std::vector<SafetensorsHeader>& headers);
 
 // The folder a new checkpoint `dir` is written into before its commit ("<dir>.partial").
 std::string stage_folder(const std::string& dir);
+// The file its writer locks (stage_folder(dir) + ".lock"): a regular file beside the stage.
+std::string stage_lock_file(const std::string& dir);
 
 // The folder a new checkpoint is written into, and its commit. Under MPI one process
-// owns the stage; the others write their files into stage_folder(dir).
+// owns the stage; the others write their files into stage_folder(dir). The owner holds
+// an exclusive flock(2) on "<dir>.partial.lock" for the object's life, so that a second
+// writer of the same checkpoint (a user's `morph reshard` beside morphrun's) is refused
+// instead of removing a live stage.
 class CheckpointStage {
  public:
-  // `dir` must not exist; a "<dir>.partial" left by a crash is removed.
+  // `dir` must not exist; a "<dir>.partial" left by a crash is removed. Throws
+  // morph::Error when another process is writing `dir`.
   explicit CheckpointStage(std::string dir);
-  ~CheckpointStage();  // removes the stage when not committed
+  ~CheckpointStage();  // removes the stage when not committed, and the lock file
   CheckpointStage(const CheckpointStage&) = delete;
   CheckpointStage& operator=(const CheckpointStage&) = delete;
 
@@ -72,12 +78,16 @@ class CheckpointStage {
   std::string file_path(int rank) const;
   // Checks every file against `index` (sizes; checksums too unless the caller computed
   // them from the synced files), writes index.json, syncs the folder and renames it to
-  // its final name.
+  // its final name, then releases the lock.
   void commit(const CheckpointIndex& index, bool verify_checksums = true);
 
  private:
+  void unlock();  // removes the lock file, then closes it
+
   std::string dir_;
   std::string stage_;
+  std::string lock_;  // "<dir>.partial.lock"
+  int lock_fd_ = -1;
   bool committed_ = false;
 };
 

@@ -173,9 +173,11 @@ ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::v
     throw Error(fmt::format("layout {} has {} ranks, but {} old files are given", to_string(from), from.ranks(),
                             sources.size()));
   if (!nodes.from.empty() && static_cast<int>(nodes.from.size()) != from.ranks())
-    throw Error("the node list of the old ranks does not match the old layout");
+    throw Error(fmt::format("the node list of the old ranks has length {}, but the old layout {} has {} ranks",
+                            nodes.from.size(), to_string(from), from.ranks()));
   if (!nodes.to.empty() && static_cast<int>(nodes.to.size()) != to.ranks())
-    throw Error("the node list of the new ranks does not match the new layout");
+    throw Error(fmt::format("the node list of the new ranks has length {}, but the new layout {} has {} ranks",
+                            nodes.to.size(), to_string(to), to.ranks()));
   Planner planner(spec, from, to, nodes);
   for (int r = 0; r < from.ranks(); ++r) planner.add_source(r, sources[static_cast<std::size_t>(r)]);
   planner.index();

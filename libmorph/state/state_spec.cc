@@ -69,13 +69,17 @@ std::uint64_t ParamSpec::elements() const {
   return n;
 }
 
-void StateSpec::validate() const {
-  if (layers < 1) throw Error(fmt::format("state: {} layers; at least 1 is needed", layers));
-  if (vocab_multiple < 1) throw Error(fmt::format("state: vocab_multiple {} must be positive", vocab_multiple));
-  if (params.empty()) throw Error("state: no parameters");
+namespace {
+
+// The fields of `s` and of each parameter, alone.
+void check_params(const StateSpec& s) {
+  if (s.layers < 1) throw Error(fmt::format("state: {} layers; at least 1 is needed", s.layers));
+  if (s.vocab_multiple < 1)
+    throw Error(fmt::format("state: vocab_multiple {} must be positive", s.vocab_multiple));
+  if (s.params.empty()) throw Error("state: no parameters");
   constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
   std::set<std::string> names;
-  for (const ParamSpec& p : params) {
+  for (const ParamSpec& p : s.params) {
     const std::string what = fmt::format("state: parameter {}", quote(p.name));
     if (p.name.empty()) throw Error("state: a parameter has no name");
     if (p.shape.empty() && p.split != Split::replicated) throw Error(what + ": a scalar cannot be split");
@@ -87,10 +91,65 @@ void StateSpec::validate() const {
       n *= static_cast<std::uint64_t>(d);
     }
     if (p.split == Split::row && p.shape.size() < 2) throw Error(what + ": a row-parallel tensor needs 2 dimensions");
-    if (p.stage == Stage::layer && (p.layer < 0 || p.layer >= layers))
-      throw Error(fmt::format("{}: layer {} is not in [0, {})", what, p.layer, layers));
+    if (p.stage == Stage::layer && (p.layer < 0 || p.layer >= s.layers))
+      throw Error(fmt::format("{}: layer {} is not in [0, {})", what, p.layer, s.layers));
     if (!names.insert(p.name).second) throw Error(what + ": appears twice");
   }
+}
+
+// The numbers in `name`, its runs of digits without leading zeros ("layers.03.w": "3").
+std::set<std::string> numbers_in(const std::string& name) {
+  std::set<std::string> out;
+  for (std::size_t i = 0; i < name.size();) {
+    if (name[i] < '0' || name[i] > '9') {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+    while (i + 1 < end && name[i] == '0') ++i;
+    out.insert(name.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+void check_layers(const StateSpec& spec, std::string_view what) {
+  std::set<int> held;
+  for (const ParamSpec& p : spec.params)
+    if (p.stage == Stage::layer) held.insert(p.layer);
+  if (held.empty()) {
+    if (spec.layers != 1)
+      throw Error(fmt::format("{}.layers={} but no tensor belongs to a layer", what, spec.layers));
+  } else {
+    const int low = *held.begin();
+    const int high = *held.rbegin();
+    if (low != 0 || high + 1 != spec.layers)
+      throw Error(fmt::format("{}.layers={} but the tensors hold {}", what, spec.layers,
+                              low == high ? fmt::format("layer {}", low) : fmt::format("layers {}-{}", low, high)));
+    int expected = 0;
+    for (int layer : held) {
+      if (layer != expected)
+        throw Error(fmt::format("{}.layers={} but no tensor holds layer {}", what, spec.layers, expected));
+      ++expected;
+    }
+  }
+  // A layer parameter's layer against the numbers in its name (where rule tables read it).
+  for (std::size_t i = 0; i < spec.params.size(); ++i) {
+    const ParamSpec& p = spec.params[i];
+    if (p.stage != Stage::layer) continue;
+    const std::set<std::string> numbers = numbers_in(p.name);
+    if (!numbers.empty() && numbers.count(std::to_string(p.layer)) == 0)
+      throw Error(fmt::format("{}.params[{}].layer={} but its name {} does not contain {}", what, i, p.layer,
+                              quote(p.name), p.layer));
+  }
+}
+
+void StateSpec::validate() const {
+  check_params(*this);
+  check_layers(*this, "state: spec");
 }
 
 json to_json(const StateSpec& spec) {
@@ -136,7 +195,8 @@ StateSpec state_spec_from_json(const json& j, std::string_view what) {
     if (p.stage == Stage::layer) p.layer = static_cast<int>(int_member(pj, "layer", pw, 0, 1 << 20));
     s.params.push_back(std::move(p));
   }
-  s.validate();
+  check_params(s);
+  check_layers(s, what);  // "index.json: spec.layers=..."
   return s;
 }
 

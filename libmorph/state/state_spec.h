@@ -48,12 +48,19 @@ struct StateSpec {
   int layers = 0;
   int vocab_multiple = 128;
 
-  // Throws morph::Error naming the parameter when a rule does not fit its shape.
+  // Throws morph::Error naming the parameter when a rule does not fit its shape, and
+  // as check_layers() does.
   void validate() const;
 };
 
+// `spec.layers` against the layers its parameters hold (0 to layers - 1, none empty), and
+// each layer parameter's layer against the numbers in its name, when it holds any (rule
+// tables read the layer there). Errors name the field after `what`, the spec's source:
+// "index.json: spec" gives "index.json: spec.layers=3 but the tensors hold layers 0-1".
+void check_layers(const StateSpec& spec, std::string_view what);
+
 nlohmann::json to_json(const StateSpec& spec);
-// `what` names the source (an index.json) in errors.
+// `what` names the source (an index.json's "PATH: spec") in errors.
 StateSpec state_spec_from_json(const nlohmann::json& j, std::string_view what);
 
 // A framework's naming convention: the first rule whose pattern (ECMAScript regex, the

@@ -96,6 +96,7 @@ TEST_F(CheckpointChoice, TheNewestCommittedCheckpointAndWhetherItNeedsAReshard) 
   write("step_3", two, 3);
   write("step_5", two, 5);
   write("step_9.partial", two, 9);  // a save that crashed before its commit is never read, even complete
+  std::ofstream(dir_ / "step_9.partial.lock") << "";  // nor is its writer's lock file
   write("step_11", two, 11);
   std::ofstream(dir_ / "step_11" / "index.json") << R"({"format": 1})";  // damaged: skipped, not fatal
   // Entries that cannot be read are skipped too: a link to itself (stat fails, even as

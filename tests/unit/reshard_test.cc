@@ -127,6 +127,27 @@ TEST(Reshard, ReadsFromTheNodeThatHasACopy) {
   EXPECT_EQ(plan.bytes_between_nodes.at({"n2", "n2"}), plan.bytes);
 }
 
+TEST(Reshard, ANodeListOfAnotherLengthThanItsLayoutIsRefusedWithBothSizes) {
+  const StateSpec spec = test::gpt_spec({});
+  ScratchDir dir;
+  const Layout a{2, 1, 1, 0};
+  test::write_synthetic_checkpoint(dir / "a", spec, a);
+  const std::vector<SafetensorsHeader> headers = read_headers(dir / "a", read_index(dir / "a"), true);
+  auto error_of = [&](const RankNodes& nodes) {
+    try {
+      plan_reshard(spec, a, headers, Layout{4, 1, 1, 0}, nodes);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of({{"n1", "n1", "n2"}, {}}),
+            "the node list of the old ranks has length 3, but the old layout dp=2,tp=1,pp=1,zero=0 has 2 ranks");
+  EXPECT_EQ(error_of({{}, {"n1"}}),
+            "the node list of the new ranks has length 1, but the new layout dp=4,tp=1,pp=1,zero=0 has 4 ranks");
+  EXPECT_EQ(error_of({{"n1", "n2"}, {"n1", "n1", "n2", "n2"}}), "no error");
+}
+
 TEST(Reshard, TensorParallelFourToTwoMergesNeighbouringShards) {
   test::GptShape g;
   g.tied = false;
@@ -213,9 +234,8 @@ void expect_refused(const ScratchDir& dir, const std::string& from, const Layout
     EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(dir / from + "/index.json"), std::string::npos) << e.what();
   }
-  const CheckpointIndex index = read_index(dir / from);
-  try {
-    read_headers(dir / from, index, true);  // what `morph reshard --plan-only` plans from
+  try {  // what `morph reshard --plan-only` plans from; read_index refuses a spec that lies about its layers
+    read_headers(dir / from, read_index(dir / from), true);
     ADD_FAILURE() << from << ": read_headers passed, expected " << expected;
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();

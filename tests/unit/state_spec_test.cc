@@ -34,6 +34,8 @@ TEST(RuleTable, MegatronNamesGetTheirSplitAndStage) {
       {"language_model.encoder.layers.11.mlp.dense_4h_to_h.bias", {h}},
       {"language_model.encoder.final_layernorm.weight", {h}},
       {"word_embeddings_for_head.weight", {50257, h}}};
+  for (int l = 1; l < 11; ++l)  // a spec holds every layer of the model
+    names.push_back({"language_model.encoder.layers." + std::to_string(l) + ".input_layernorm.weight", {h}});
   const StateSpec s = apply_rules(table("megatron.json"), names, 12, {"exp_avg", "exp_avg_sq"}, Dtype::f32);
   EXPECT_EQ(param(s, names[0].name).split, Split::vocab);
   EXPECT_EQ(param(s, names[0].name).stage, Stage::first);
@@ -58,7 +60,10 @@ TEST(RuleTable, LlamaNamesAndUnknownNames) {
                                    {"model.layers.3.self_attn.q_proj.weight", {64, 64}},
                                    {"model.layers.3.self_attn.o_proj.weight", {64, 64}},
                                    {"model.layers.3.mlp.down_proj.weight", {64, 172}},
-                                   {"lm_head.weight", {32000, 64}}},
+                                   {"lm_head.weight", {32000, 64}},
+                                   {"model.layers.0.input_layernorm.weight", {64}},
+                                   {"model.layers.1.input_layernorm.weight", {64}},
+                                   {"model.layers.2.input_layernorm.weight", {64}}},
                                   4, {"exp_avg", "exp_avg_sq"}, Dtype::f32);
   EXPECT_EQ(param(s, "model.layers.3.self_attn.q_proj.weight").split, Split::column);
   EXPECT_EQ(param(s, "model.layers.3.self_attn.o_proj.weight").split, Split::row);
@@ -100,9 +105,11 @@ TEST(StateSpec, JsonRoundTripAndValidation) {
   s.layers = 2;
   s.optimizer = {"exp_avg"};
   s.params = {{"e", {10, 4}, Dtype::f32, Split::vocab, Stage::first_and_last, -1},
-              {"w", {8, 4}, Dtype::bf16, Split::column, Stage::layer, 1}};
+              {"w", {8, 4}, Dtype::bf16, Split::column, Stage::layer, 1},
+              {"n", {4}, Dtype::f32, Split::replicated, Stage::layer, 0}};
+  EXPECT_NO_THROW(s.validate());
   const StateSpec back = state_spec_from_json(to_json(s), "spec");
-  ASSERT_EQ(back.params.size(), 2u);
+  ASSERT_EQ(back.params.size(), 3u);
   EXPECT_EQ(back.params[0].stage, Stage::first_and_last);
   EXPECT_EQ(back.params[1].dtype, Dtype::bf16);
   EXPECT_EQ(back.params[1].layer, 1);
@@ -117,6 +124,59 @@ TEST(StateSpec, JsonRoundTripAndValidation) {
   s.params[1].shape = {8, 4};
   s.params[1].name = "e";
   EXPECT_THROW(s.validate(), Error);
+}
+
+// The message validate() gives for a spec that lies about its layers, else "" (none).
+std::string layers_error(const StateSpec& s) {
+  try {
+    s.validate();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A spec whose layer count is not the layers its tensors hold saved and resumed, and
+// failed only at the first reshard (verify_contents); validate() refuses it now.
+TEST(StateSpec, ItsLayersMustBeTheLayersItsTensorsHold) {
+  auto spec = [](int layers) {
+    StateSpec s;
+    s.layers = layers;
+    for (int l = 0; l < 2; ++l)
+      s.params.push_back({"layers." + std::to_string(l) + ".w", {8, 4}, Dtype::f32, Split::column, Stage::layer, l});
+    s.params.push_back({"head", {10, 4}, Dtype::f32, Split::vocab, Stage::last, -1});
+    return s;
+  };
+  EXPECT_EQ(layers_error(spec(2)), "");
+  EXPECT_EQ(layers_error(spec(3)), "state: spec.layers=3 but the tensors hold layers 0-1");
+  StateSpec gap = spec(3);
+  gap.params[1].layer = 2;
+  gap.params[1].name = "layers.2.w";
+  EXPECT_EQ(layers_error(gap), "state: spec.layers=3 but no tensor holds layer 1");
+  StateSpec swapped = spec(2);
+  swapped.params.push_back({"layers.1.b", {8}, Dtype::f32, Split::column, Stage::layer, 0});
+  EXPECT_EQ(layers_error(swapped), "state: spec.params[3].layer=0 but its name 'layers.1.b' does not contain 0");
+  StateSpec no_layer = spec(2);
+  no_layer.params.erase(no_layer.params.begin(), no_layer.params.begin() + 2);
+  EXPECT_EQ(layers_error(no_layer), "state: spec.layers=2 but no tensor belongs to a layer");
+  no_layer.layers = 1;
+  EXPECT_EQ(layers_error(no_layer), "");
+  // The spec of an index.json names the file and the field.
+  try {
+    state_spec_from_json(to_json(spec(3)), "ckpt/step_3/index.json: spec");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "ckpt/step_3/index.json: spec.layers=3 but the tensors hold layers 0-1");
+  }
+  // A rule table's spec (Spec.from_rules in Python) of 3 layers from tensors of 2.
+  try {
+    apply_rules(table("llama-hf.json"),
+                {{"model.layers.0.input_layernorm.weight", {64}}, {"model.layers.1.input_layernorm.weight", {64}}},
+                3, {}, Dtype::f32);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "state: spec.layers=3 but the tensors hold layers 0-1");
+  }
 }
 
 }  // namespace
