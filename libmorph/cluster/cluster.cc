@@ -61,6 +61,21 @@ const NodeType* Cluster::node_type_for_gpu(std::string_view gpu) const {
   return nullptr;
 }
 
+std::vector<const NodeType*> Cluster::node_types_holding(std::string_view gpu, int gpus_per_node,
+                                                         long cpus_per_node) const {
+  std::vector<const NodeType*> out;
+  for (const NodeType& n : node_types_)
+    if (n.gpu == gpu && n.gpus >= gpus_per_node && n.cpus >= cpus_per_node) out.push_back(&n);
+  return out;
+}
+
+int Cluster::nodes_of(const NodeType& node_type) const {
+  int count = 0;
+  for (const NodeRecord& n : nodes_)
+    if (to_lower(n.node_type) == to_lower(node_type.name)) ++count;
+  return count;
+}
+
 const GpuType& Cluster::gpu_of(const NodeType& node) const {
   const GpuType* g = find_gpu_type(node.gpu);
   if (g == nullptr) throw Error(fmt::format("NodeType {}: unknown Gpu {}", quote(node.name), quote(node.gpu)));

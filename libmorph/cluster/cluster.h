@@ -26,6 +26,11 @@ class Cluster {
   const NodeType* find_node_type(std::string_view name) const;
   // The first node type that carries `gpu` (a GpuType name).
   const NodeType* node_type_for_gpu(std::string_view gpu) const;
+  // The node types that carry `gpu` (a GpuType name) and hold `gpus_per_node` of them
+  // and `cpus_per_node` CPUs, in morph.conf's order.
+  std::vector<const NodeType*> node_types_holding(std::string_view gpu, int gpus_per_node, long cpus_per_node) const;
+  // The nodes (NodeName lines) of node type `node_type`.
+  int nodes_of(const NodeType& node_type) const;
   const GpuType& gpu_of(const NodeType& node) const;
   // The GpuType name of the node called `node` (a NodeName= line), or "" when unknown.
   std::string gpu_of_node(std::string_view node) const;

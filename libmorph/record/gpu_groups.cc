@@ -1,5 +1,6 @@
 #include "libmorph/record/gpu_groups.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -59,10 +60,13 @@ const GpuGroup* find_group(const GpuGroups& groups, std::string_view gpu_type) {
   return nullptr;
 }
 
-std::string group_constraint(const GpuGroups& groups, const Cluster& cluster) {
+std::string group_constraint(const GpuGroups& groups, const Cluster& cluster, int gpus_per_node, long cpus_per_node) {
   std::string out;
   for (const GpuGroup& g : groups) {
-    const NodeType* node = cluster.node_type_for_gpu(g.gpu_type);
+    const std::vector<const NodeType*> holding = cluster.node_types_holding(g.gpu_type, gpus_per_node, cpus_per_node);
+    const auto enough = std::find_if(holding.begin(), holding.end(),
+                                     [&](const NodeType* n) { return cluster.nodes_of(*n) >= g.nodes; });
+    const NodeType* node = enough != holding.end() ? *enough : holding.empty() ? nullptr : holding.front();
     const std::string& feature = node != nullptr && !node->features.empty() ? node->features.front() : g.gpu_type;
     out += fmt::format("{}{}*{}", out.empty() ? "[" : "&", feature, g.nodes);
   }

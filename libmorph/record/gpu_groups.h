@@ -44,7 +44,10 @@ std::string group_types(const GpuGroups& groups);
 const GpuGroup* find_group(const GpuGroups& groups, std::string_view gpu_type);
 
 // Slurm's count constraint that gives the job each group's nodes: "[F1*n1&F2*n2]", with
-// each type's first node feature in morph.conf (NodeType Features=), else its name.
-std::string group_constraint(const GpuGroups& groups, const Cluster& cluster);
+// the first node feature (NodeType Features=) of a node type of the group's GPU type that
+// holds `gpus_per_node` GPUs and `cpus_per_node` CPUs, one that morph.conf lists enough
+// nodes of where there is one (a count takes one feature, not an OR of node types);
+// else the type's name.
+std::string group_constraint(const GpuGroups& groups, const Cluster& cluster, int gpus_per_node, long cpus_per_node);
 
 }  // namespace morph

@@ -70,8 +70,15 @@ void check_groups(const Placement& p, const std::string& prefix, const BatchBoun
   int nodes = 0;
   std::int64_t samples = 0;
   for (const GpuGroup& g : p.groups) {
-    nodes += g.nodes;
-    samples += std::int64_t{g.nodes} * p.gpus_per_node * g.samples_per_gpu(x.micro_batch_size);
+    nodes += g.nodes;  // each at most MORPH_MAX_NODES, and at most a few groups
+    // nodes x gpus_per_node x mbs x workers x ga exceeds 64 bits within the fields' limits.
+    std::int64_t group_samples = 0;
+    if (__builtin_mul_overflow(std::int64_t{g.nodes} * p.gpus_per_node, g.samples_per_gpu(x.micro_batch_size),
+                               &group_samples) ||
+        __builtin_add_overflow(samples, group_samples, &samples))
+      throw Error(fmt::format("{}: {}groups= {}: nodes x {}gpus_per_node x {}mbs x workers x ga is beyond 2^63 "
+                              "samples per iteration",
+                              kWhat, prefix, g.gpu_type, prefix, prefix));
   }
   if (nodes != p.nodes)
     throw Error(fmt::format("{}: {}groups= hold {} nodes, the placement {}", kWhat, prefix, nodes, p.nodes));
@@ -108,6 +115,12 @@ Placement take_placement(Fields& f, const std::string& prefix, const BatchBounds
   if (x.gpus() != p.gpus())
     throw Error(fmt::format("{}: {}plan uses {} GPUs, the placement {} ({} nodes x {})", kWhat, prefix, x.gpus(),
                             p.gpus(), p.nodes, p.gpus_per_node));
+  // dp x ga x mb x mbs exceeds 64 bits within the fields' limits (global_batch() would overflow).
+  std::int64_t samples = x.dp;
+  for (const int factor : {x.ga_steps, x.micro_batches, x.micro_batch_size})
+    if (__builtin_mul_overflow(samples, factor, &samples))
+      throw Error(fmt::format("{}: {}dp x {}ga x {}mb x {}mbs is beyond 2^63 samples per iteration", kWhat, prefix,
+                              prefix, prefix, prefix));
   if (!batch.holds(x.global_batch()))
     throw Error(fmt::format("{}: {}plan processes {} samples per iteration, the batch is {}", kWhat, prefix,
                             x.global_batch(), batch.text()));

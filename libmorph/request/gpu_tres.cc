@@ -1,5 +1,7 @@
 #include "libmorph/request/gpu_tres.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "libmorph/request/limits.h"
@@ -52,6 +54,9 @@ std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view wh
     const std::vector<std::string_view> parts = split(rest.empty() ? rest : rest.substr(1), ':');
     if (rest.empty()) {
       g.count = 1;
+    } else if (parts.size() == 1 && !parts[0].empty() && !std::isdigit(static_cast<unsigned char>(parts[0].front()))) {
+      g.type = std::string(parts[0]);
+      g.count = 1;
     } else if (parts.size() == 1) {
       g.count = static_cast<int>(parse_int(parts[0], fmt::format("{}: GPU count", what), 1, MORPH_MAX_GPUS));
     } else if (parts.size() == 2) {
@@ -64,6 +69,13 @@ std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view wh
     found = g;
   }
   return found;
+}
+
+bool names_gpus(std::string_view tres) {
+  const std::string list = commas(tres);
+  for (std::string_view entry : entries(list))
+    if (std::string_view rest; is_gpu_entry(trim(entry), &rest)) return true;
+  return false;
 }
 
 std::string gpu_tres(const std::string& type, int count) {

@@ -14,8 +14,13 @@ struct GpuTres {
   int count = 0;
 };
 
-// The GPU entry of `tres`, if any; morph::Error on a malformed GPU entry.
+// The GPU entry of `tres`, if any; morph::Error on a malformed GPU entry. One word after
+// "gpu" is a count when it starts with a digit, else a type of one GPU ("gres:gpu:a100",
+// as Slurm reads it).
 std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view what);
+
+// Whether `tres` has a GPU entry, whatever its values (--mem-per-gpu's are megabytes).
+bool names_gpus(std::string_view tres);
 
 // The entries of `tres` that are not GPUs ("gres:shard:2,license/x:1"), joined by ','
 // in their order; empty when there are none.

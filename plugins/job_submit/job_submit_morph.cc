@@ -201,6 +201,7 @@ extern "C" int job_submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_m
     for (uint32_t i = 0; i < job->spank_job_env_size; ++i)
       if (job->spank_job_env[i] != nullptr) in.spank_env.emplace_back(job->spank_job_env[i]);
     in.user = resources(job, true);
+    in.het_job_component = job->het_job_offset != NO_VAL;
     const morph::plugin::SubmitOutput out = handler->submit(in);
     if (out.verdict == Verdict::pass_through) return SLURM_SUCCESS;
     if (err_msg != nullptr) replace_slurm_string(*err_msg, out.message);

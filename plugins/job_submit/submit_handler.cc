@@ -73,7 +73,7 @@ SubmitConstraints user_constraints(const JobResources& u, bool baseline) {
   if (parse_gpu_tres(u.tres_per_socket, "--gpus-per-socket"))
     throw Error("--gpus-per-socket: Morph places GPUs itself; for an SLA baseline use --gres or --gpus");
   if (u.memory_per_cpu) throw Error("--mem-per-cpu: Morph sizes host memory per node; use --mem");
-  if (parse_gpu_tres(u.mem_per_tres, "--mem-per-gpu")) throw Error("--mem-per-gpu: Morph sizes host memory per node; use --mem");
+  if (names_gpus(u.mem_per_tres)) throw Error("--mem-per-gpu: Morph sizes host memory per node; use --mem");
   SubmitConstraints c;
   if (!u.required_nodes.empty()) c.required_nodes = expand_hostlist(u.required_nodes, "-w/--nodelist");
   if (!u.excluded_nodes.empty()) c.excluded_nodes = expand_hostlist(u.excluded_nodes, "-x/--exclude");
@@ -98,6 +98,24 @@ std::string tres_with_gpus(const std::string& gpus, const std::string& others) {
 bool same_nodes(const GpuGroups& a, const GpuGroups& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(),
                     [](const GpuGroup& x, const GpuGroup& y) { return x.gpu_type == y.gpu_type && x.nodes == y.nodes; });
+}
+
+// The host memory a job of record `r` asks for per node: what its plan needs
+// (`host_bytes`), at least the user's --mem (kept in the record).
+std::uint64_t memory_mb_per_node(const JobRecord& r, double host_bytes) {
+  return std::max<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(host_bytes / (1024.0 * 1024.0))),
+                                 static_cast<std::uint64_t>(r.memory_mb_per_node));
+}
+
+long cpus_per_node(const Placement& p) { return long{p.cpus_per_gpu} * p.gpus_per_node; }
+
+// The node types with nodes in morph.conf that hold `gpus_per_node` GPUs of type `gpu`
+// and `cpus` CPUs.
+std::vector<const NodeType*> listed_node_types_holding(const Cluster& cluster, std::string_view gpu,
+                                                       int gpus_per_node, long cpus) {
+  std::vector<const NodeType*> out = cluster.node_types_holding(gpu, gpus_per_node, cpus);
+  std::erase_if(out, [&](const NodeType* n) { return cluster.nodes_of(*n) == 0; });
+  return out;
 }
 
 std::string planned(const Placement& p) { return fmt::format("{}, {} CPUs each", describe(p), p.cpus_per_gpu); }
@@ -220,8 +238,7 @@ SlurmRequest SubmitHandler::slurm_request(const JobRecord& r, double host_bytes,
   s.cpus_per_task = r.current.cpus_per_gpu;
   // The user's --mincpus and --mem are floors, kept in the record for every later plan.
   s.min_cpus_per_node = std::max(r.min_cpus_per_node, s.tasks_per_node * s.cpus_per_task);
-  s.memory_mb_per_node = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(host_bytes / (1024.0 * 1024.0))),
-                                                 static_cast<std::uint64_t>(r.memory_mb_per_node));
+  s.memory_mb_per_node = memory_mb_per_node(r, host_bytes);
   s.admin_comment = to_admin_comment(r);
   try {
     if (to_admin_comment(parse_admin_comment(s.admin_comment)) != s.admin_comment)
@@ -254,13 +271,23 @@ SubmitHandler::GpuRequest SubmitHandler::gpu_request(const JobRecord& r) const {
       throw Error(fmt::format("a heterogeneous placement's node counts per type cannot be combined with the job's "
                               "--constraint {}",
                               quote(r.constraint)));
-    g.features = group_constraint(p.groups, config_->cluster);
+    g.features = group_constraint(p.groups, config_->cluster, p.gpus_per_node, cpus_per_node(p));
     return g;
   }
-  const NodeType* node = config_->cluster.node_type_for_gpu(p.gpu_type);
-  if (node == nullptr) throw Error(fmt::format("no node type of morph.conf holds {} GPUs", p.gpu_type));
-  const std::string& feature = node->features.front();  // every node type has one (checked at load)
-  g.features = r.constraint.empty() ? feature : fmt::format("({})&{}", r.constraint, feature);
+  // Any node type that holds the placement's GPUs and CPUs per node: "a8" or "a8|a16".
+  std::vector<std::string> features;
+  const Cluster& cluster = config_->cluster;
+  for (const NodeType* node : listed_node_types_holding(cluster, p.gpu_type, p.gpus_per_node, cpus_per_node(p)))
+    if (std::find(features.begin(), features.end(), node->features.front()) == features.end())
+      features.push_back(node->features.front());  // every node type has one (checked at load)
+  if (features.empty())
+    throw Error(fmt::format("no node type of morph.conf with nodes holds {} {} GPUs and {} CPUs per node",
+                            p.gpus_per_node, p.gpu_type, cpus_per_node(p)));
+  std::string any = features.front();
+  for (std::size_t i = 1; i < features.size(); ++i) any += "|" + features[i];
+  if (r.constraint.empty()) g.features = any;
+  else if (features.size() == 1) g.features = fmt::format("({})&{}", r.constraint, any);
+  else g.features = fmt::format("({})&({})", r.constraint, any);
   return g;
 }
 
@@ -270,23 +297,28 @@ JobRecord SubmitHandler::checked_record(const std::string& admin_comment) const 
   JobRecord r = parse_admin_comment(admin_comment);
   if (!config_) return r;
   const Cluster& cluster = config_->cluster;
-  // `nodes` nodes of `gpus_per_node` GPUs of `type` each, made canonical.
+  // `nodes` nodes of `gpus_per_node` GPUs of `type` each, made canonical: nodes of the
+  // node types that hold them and their CPUs (any of them, as the planner plans on each).
   auto check_type = [&](std::string& type, int nodes, const Placement& p, const std::string& prefix) {
     const GpuType* gpu = cluster.find_gpu_type(type);
     if (gpu == nullptr) throw Error(fmt::format("AdminComment: {}type={} is not a GpuType of morph.conf", prefix, type));
     type = gpu->name;
-    const NodeType* node = cluster.node_type_for_gpu(gpu->name);
-    if (node == nullptr || p.gpus_per_node > node->gpus)
-      throw Error(fmt::format("AdminComment: no node type holds {} GPUs of type {}", p.gpus_per_node, gpu->name));
-    int listed = 0;
-    for (const NodeRecord& n : cluster.nodes())
-      if (cluster.find_node_type(n.node_type)->gpu == gpu->name) ++listed;
-    if (nodes > listed)
-      throw Error(fmt::format("AdminComment: {}nodes={} but morph.conf lists {} nodes with {} GPUs", prefix, nodes,
-                              listed, gpu->name));
-    if (p.cpus_per_gpu * p.gpus_per_node > node->cpus)
+    const std::vector<const NodeType*> with_gpus = listed_node_types_holding(cluster, gpu->name, p.gpus_per_node, 0);
+    if (with_gpus.empty())
+      throw Error(
+          fmt::format("AdminComment: no node of morph.conf holds {} GPUs of type {}", p.gpus_per_node, gpu->name));
+    const NodeType* most_cpus = *std::max_element(
+        with_gpus.begin(), with_gpus.end(), [](const NodeType* a, const NodeType* b) { return a->cpus < b->cpus; });
+    if (cpus_per_node(p) > most_cpus->cpus)
       throw Error(fmt::format("AdminComment: {}cpus_per_gpu={} x {} GPUs is more than the {} CPUs of a {} node", prefix,
-                              p.cpus_per_gpu, p.gpus_per_node, node->cpus, node->name));
+                              p.cpus_per_gpu, p.gpus_per_node, most_cpus->cpus, most_cpus->name));
+    int listed = 0;
+    for (const NodeType* node : with_gpus)
+      if (node->cpus >= cpus_per_node(p)) listed += cluster.nodes_of(*node);
+    if (nodes > listed)
+      throw Error(fmt::format("AdminComment: {}nodes={} but morph.conf lists {} nodes with {} GPUs of type {} and {} "
+                              "CPUs",
+                              prefix, nodes, listed, p.gpus_per_node, gpu->name, cpus_per_node(p)));
   };
   auto canonical = [&](Placement& p, const char* prefix) {
     if (!p.heterogeneous()) return check_type(p.gpu_type, p.nodes, p, prefix);
@@ -312,12 +344,21 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
     return out;
   }
   out.verdict = Verdict::reject;
+  if (in.het_job_component) {  // slurmctld sizes each component apart: each would be sized as a whole job
+    out.message = "morph: Morph sizes whole jobs: a heterogeneous job (sbatch ... : ...) cannot carry --morph-* "
+                  "options; submit it as one job";
+    return out;
+  }
   if (!config_) {
     out.message = fmt::format("morph: Morph is not configured on this cluster ({}); ask your administrator", load_error_);
     return out;
   }
   try {
     const std::optional<UserGpuRequest> user = user_gpus(in.user);
+    if (!request.baseline_plan.empty() && !user)  // the plan of the user's own GPUs, the SLA baseline
+      throw Error(fmt::format("--morph-plan={} needs --gres or --gpus: it is the plan of the job's own GPU request "
+                              "(its SLA baseline), not a plan for Morph to choose",
+                              request.baseline_plan));
     SubmitConstraints constraints = user_constraints(in.user, user.has_value());
     if (!partitions_.empty()) constraints.partitions = partition_bounds(partitions_, in.user.partition);
     MorphRequest for_plan = request;
@@ -410,6 +451,12 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
                           now.cpus_per_gpu == was.cpus_per_gpu && now.nodes <= was.nodes &&
                           r.other_gres == old.other_gres && r.constraint == old.constraint &&
                           r.memory_mb_per_node == old.memory_mb_per_node && r.min_cpus_per_node == old.min_cpus_per_node;
+        // A plan that needs more host memory per node than the job holds (ZeRO-Offload
+        // on the same GPUs, or fewer replicas sharing the offloaded states) would be
+        // killed under cgroup limits: the memory follows, which Slurm refuses for a
+        // running job (it has to be requeued) and applies to a held one.
+        if (out.record_only && config_ && catalog_)
+          out.record_only = out.request->memory_mb_per_node <= memory_mb_per_node(old, host_bytes_per_node(old));
       } catch (const Error&) {
         // The current record is unreadable: the new one sets the resources.
       }

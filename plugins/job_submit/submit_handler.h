@@ -70,6 +70,7 @@ enum class Verdict { pass_through, accept, reject };
 struct SubmitInput {
   std::vector<std::string_view> spank_env;  // job_desc->spank_job_env
   JobResources user;                        // what the user asked for besides --morph-*
+  bool het_job_component = false;           // one component of `sbatch ... : ...` (het_job_offset)
 };
 
 struct SubmitOutput {
@@ -89,9 +90,11 @@ struct ModifyOutput {
   std::string message;                  // why refused
   std::optional<SlurmRequest> request;  // resources that follow a new record
   // The new record changes no resource the job holds (a new plan on the same GPUs), or
-  // only gives nodes back: only AdminComment is set, so that the update also applies to
-  // a running job (Slurm refuses resource changes there). The nodes are given back by
-  // whoever holds them: morphrun --driver after its checkpoint, or an update NumNodes=.
+  // only gives nodes back, and needs no more host memory per node: only AdminComment is
+  // set, so that the update also applies to a running job (Slurm refuses resource
+  // changes there). The nodes are given back by whoever holds them: morphrun --driver
+  // after its checkpoint, or an update NumNodes= (which makes the resources follow, as
+  // a held job's update must: docs/slurm.md).
   bool record_only = false;
 };
 

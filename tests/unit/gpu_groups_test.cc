@@ -73,11 +73,37 @@ TEST(GpuGroups, SlurmConstraintUsesTheNodeFeature) {
   c.add_node_type({.name = "hgx", .gpu = "a100-80g", .gpus = 8, .features = {"a100", "ib"}});
   const GpuGroups g = {{"a100-80g", 2, 1, 2}, {"v100-32g", 1, 1, 1}};
   // v100-32g has no node type: its name serves as the feature.
-  EXPECT_EQ(group_constraint(g, c), "[a100*2&v100-32g*1]");
+  EXPECT_EQ(group_constraint(g, c, 4, 0), "[a100*2&v100-32g*1]");
   c.add_node({"gpu[1-2]", "hgx"});
   c.add_node({"node7", "hgx"});
   EXPECT_EQ(c.gpu_of_node("node7"), "a100-80g");
   EXPECT_EQ(c.gpu_of_node("node8"), "");
+}
+
+// A group's count names a node type that holds the GPUs and CPUs per node, one with
+// enough nodes where there is one. Before, it named the first node type of the GPU type:
+// a group of 8 GPUs per node asked for the 4-GPU nodes' feature.
+TEST(GpuGroups, SlurmConstraintNamesANodeTypeThatHoldsTheGroup) {
+  Cluster c;
+  GpuType a100;
+  a100.name = "a100-80g";
+  c.add_gpu_type(a100);
+  GpuType v100;
+  v100.name = "v100-32g";
+  c.add_gpu_type(v100);
+  c.add_node_type({.name = "a4", .gpu = "a100-80g", .gpus = 4, .cpus = 16, .features = {"a4"}});
+  c.add_node_type({.name = "a8", .gpu = "a100-80g", .gpus = 8, .cpus = 32, .features = {"a8"}});
+  c.add_node_type({.name = "v8", .gpu = "v100-32g", .gpus = 8, .cpus = 32, .features = {"volta"}});
+  c.add_node({"s1", "a4"});
+  c.add_node({"b1", "a8"});
+  c.add_node({"b2", "a8"});
+  c.add_node({"v1", "v8"});
+  EXPECT_EQ(group_constraint({{"a100-80g", 1, 1, 2}, {"v100-32g", 1, 1, 1}}, c, 8, 32), "[a8*1&volta*1]");
+  EXPECT_EQ(group_constraint({{"a100-80g", 1, 1, 2}, {"v100-32g", 1, 1, 1}}, c, 4, 16), "[a4*1&volta*1]");
+  // Two 4-GPU nodes: only the 8-GPU type lists two.
+  EXPECT_EQ(group_constraint({{"a100-80g", 2, 1, 2}, {"v100-32g", 1, 1, 1}}, c, 4, 16), "[a8*2&volta*1]");
+  // 20 CPUs per node: not on a 16-CPU node.
+  EXPECT_EQ(group_constraint({{"a100-80g", 1, 1, 2}, {"v100-32g", 1, 1, 1}}, c, 4, 20), "[a8*1&volta*1]");
 }
 
 // Backward compatible: a record without groups= is read as before; one with groups=

@@ -181,6 +181,33 @@ TEST(JobRecord, StrictParsingNamesTheProblem) {
   EXPECT_FALSE(is_job_record("reviewed by ops"));
 }
 
+// A hostile record whose samples per iteration exceed 64 bits: the product wrapped (UB)
+// and the reviewer's record below read as 2^64 + 2^20 = 2^20 samples, its batch. Refused,
+// naming the fields.
+TEST(JobRecord, SamplesBeyond64BitsAreRefused) {
+  auto message = [](const std::string& text) {
+    try {
+      parse_admin_comment(text);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string head = "morph:v1 model=gpt2-1.5b batch=1048576 seq=1024 sla=best-effort sla_given=0 "
+                           "framework=torch plans=all gpus=1-0 gpu_types=- base_plan=- ";
+  const std::string groups = message(
+      head + "type=- nodes=17 gpus_per_node=1 cpus_per_gpu=1 dp=17 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 "
+             "mbs=1048576 iter_ms=1.000 groups=a100-80g:nodes=16:workers=1048576:ga=1048576,"
+             "v100-32g:nodes=1:workers=1:ga=1");
+  EXPECT_NE(groups.find("groups= a100-80g: nodes x gpus_per_node x mbs x workers x ga is beyond 2^63"),
+            std::string::npos)
+      << groups;
+  const std::string plan = message(
+      head + "type=a100-80g nodes=65536 gpus_per_node=16 cpus_per_gpu=1 dp=524288 tp=1 pp=2 zero=0 offload=0 gc=0 "
+             "ga=1048576 mb=1048576 mbs=1048576 iter_ms=1.000");
+  EXPECT_NE(plan.find("dp x ga x mb x mbs is beyond 2^63"), std::string::npos) << plan;
+}
+
 TEST(PlanEnvironment, ExportsThePlanOfTheRecord) {
   const auto env = plan_environment(sample());
   auto get = [&](const char* name) {

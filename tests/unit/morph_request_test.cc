@@ -89,13 +89,36 @@ TEST(GpuTres, ParsesSlurmsForms) {
   EXPECT_EQ(gpu_tres("a100", 4), "gres:gpu:a100:4");
 }
 
+// Slurm reads one word after "gpu" as a type of one GPU when it is not a number
+// (--gres=gpu:a100); it was refused as "'a100' is not an integer".
+TEST(GpuTres, ATypeAloneIsOneGpuOfThatType) {
+  auto g = parse_gpu_tres("gres:gpu:a100", "--gres");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->type, "a100");
+  EXPECT_EQ(g->count, 1);
+  g = parse_gpu_tres("gres:gpu:8", "--gres");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->type, "");
+  EXPECT_EQ(g->count, 8);
+}
+
+// --mem-per-gpu=100G is "gres:gpu:102400": a GPU entry whose value is no GPU count.
+TEST(GpuTres, NamesGpusWhateverTheirValues) {
+  EXPECT_TRUE(names_gpus("gres:gpu:102400"));
+  EXPECT_TRUE(names_gpus("gres:shard:1, gres/gpu:a100:4096"));
+  EXPECT_FALSE(names_gpus("gres:shard:1"));
+  EXPECT_FALSE(names_gpus("gpu:4"));
+  EXPECT_FALSE(names_gpus(""));
+}
+
 TEST(GpuTres, WithoutTheGresPrefixItIsNoGpuRequest) {
   // ARCHITECTURE.md: "gpu:4" is silently ignored by slurmctld.
   EXPECT_FALSE(parse_gpu_tres("gpu:4", "x"));
   EXPECT_FALSE(parse_gpu_tres("", "x"));
   EXPECT_FALSE(parse_gpu_tres("gres:gpumem:4", "x"));
   EXPECT_THROW(parse_gpu_tres("gres:gpu:a:b:c", "x"), Error);
-  EXPECT_THROW(parse_gpu_tres("gres:gpu:zero", "x"), Error);
+  EXPECT_THROW(parse_gpu_tres("gres:gpu:2k", "x"), Error);
+  EXPECT_THROW(parse_gpu_tres("gres:gpu:a100:zero", "x"), Error);
   EXPECT_THROW(parse_gpu_tres("gres:gpu:2,gres:gpu:a100:2", "x"), Error);
 }
 

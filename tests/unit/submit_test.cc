@@ -962,5 +962,173 @@ TEST_F(Submit, EveryRecordThePlannerWritesRoundTrips) {
   EXPECT_GT(accepted, 40);
 }
 
+// Two node types of one GPU type (4- and 8-GPU A100 nodes): the planner plans on each,
+// and a record is checked against, and under GpuTypeBy=feature asks Slurm for, every node
+// type that holds its GPUs and CPUs per node. Before, the first node type of the GPU type
+// was taken: a plan of 2 nodes x 8 GPUs asked for the 4-GPU nodes' feature (it never
+// ran), and job_modify refused the plugin's own record ("no node type holds 8 GPUs").
+class TwoNodeTypesOfOneGpu : public ::testing::Test {
+ protected:
+  static std::string conf_text(bool by_feature) {
+    return "GpuType=a100-80g Aliases=a100 MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 "
+           "PcieBandwidthGBps=24\n"
+           "NodeType=a4 Gpu=a100-80g Gpus=4 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25 Nics=1 Features=a4\n"
+           "NodeType=a8 Gpu=a100-80g Gpus=8 Cpus=32 MemoryGiB=256 NetworkBandwidthGBps=25 Nics=2 Features=a8\n"
+           "NodeType=a16 Gpu=a100-80g Gpus=16 Cpus=64 MemoryGiB=512 NetworkBandwidthGBps=25 Nics=2 Features=a16\n"
+           "NodeName=s[1-2] NodeType=a4\nNodeName=b[1-2] NodeType=a8\n"
+           "ModelCatalog=" + test::source_dir() + "/share/models.json\n" + (by_feature ? "GpuTypeBy=feature\n" : "");
+  }
+  void load(plugin::SubmitHandler& h, bool by_feature) {
+    const std::string conf = ::testing::TempDir() + (by_feature ? "/morph-two-feature.conf" : "/morph-two-gres.conf");
+    std::ofstream(conf) << conf_text(by_feature);
+    h.load(conf, "/nonexistent");
+    ASSERT_EQ(h.load_error(), "");
+  }
+  // A record of `nodes` x `gpus_per_node` A100s at `cpus_per_gpu`, pure data parallelism.
+  static std::string record(int nodes, int gpus_per_node, int cpus_per_gpu, const std::string& constraint = "") {
+    JobRecord r;
+    set_morph_option(r.request, "model", "gpt2-1.5b");
+    set_morph_option(r.request, "batch", "64");
+    r.request.seq_len = 1024;
+    r.current.gpu_type = "a100-80g";
+    r.current.nodes = nodes;
+    r.current.gpus_per_node = gpus_per_node;
+    r.current.cpus_per_gpu = cpus_per_gpu;
+    r.current.plan = ExecutionPlan{.dp = nodes * gpus_per_node, .micro_batch_size = 64 / (nodes * gpus_per_node)};
+    r.current.iter_ms = 100;
+    r.constraint = constraint;
+    return to_admin_comment(r);
+  }
+};
+
+TEST_F(TwoNodeTypesOfOneGpu, TheSizedRecordAsksOnlyForNodeTypesThatHoldIt) {
+  plugin::SubmitHandler handler;
+  load(handler, true);
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=llama2-7b", "MORPH_REQUEST_BATCH=512"};
+  const plugin::SubmitOutput out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  const JobRecord sized = parse_admin_comment(out.request.admin_comment);
+  // Only the 8-GPU nodes hold more than 4 GPUs; a16 has no nodes in morph.conf.
+  EXPECT_EQ(out.request.features, sized.current.gpus_per_node > 4 ? "a8" : "a4|a8") << out.request.admin_comment;
+  // job_modify takes the plugin's own record back (morphd writes it with NumNodes=).
+  plugin::ModifyInput update;
+  update.current_admin_comment = update.admin_comment = out.request.admin_comment;
+  update.update.min_nodes = update.update.max_nodes = static_cast<std::uint32_t>(sized.current.nodes);
+  const plugin::ModifyOutput same = handler.modify(update);
+  ASSERT_EQ(same.verdict, plugin::Verdict::accept) << same.message;
+  EXPECT_EQ(same.request->features, out.request.features);
+
+  auto features_of = [&](const std::string& text) -> std::string {
+    plugin::ModifyInput u;
+    u.admin_comment = text;
+    const plugin::ModifyOutput o = handler.modify(u);
+    if (o.verdict != plugin::Verdict::accept) return "refused: " + o.message;
+    return o.request->features.value_or("(none)");
+  };
+  EXPECT_EQ(features_of(record(2, 8, 4)), "a8");
+  EXPECT_EQ(features_of(record(1, 4, 4)), "a4|a8");
+  EXPECT_EQ(features_of(record(4, 4, 4)), "a4|a8");  // two nodes of each hold 4 GPUs
+  EXPECT_EQ(features_of(record(1, 4, 5)), "a8");     // 20 CPUs: not on a 16-CPU node
+  // The user's constraint stays ANDed with the node types.
+  EXPECT_EQ(features_of(record(1, 4, 4, "ib")), "(ib)&(a4|a8)");
+  EXPECT_EQ(features_of(record(1, 8, 4, "ib")), "(ib)&a8");
+  // What no node holds is refused, naming what is missing.
+  EXPECT_NE(features_of(record(4, 8, 4)).find("nodes=4 but morph.conf lists 2 nodes with 8 GPUs of type a100-80g"),
+            std::string::npos);
+  EXPECT_NE(features_of(record(4, 4, 5)).find("nodes=4 but morph.conf lists 2 nodes with 4 GPUs of type a100-80g "
+                                              "and 20 CPUs"),
+            std::string::npos);  // 20 CPUs: the 8-GPU nodes only
+  EXPECT_NE(features_of(record(1, 8, 5)).find("cpus_per_gpu=5 x 8 GPUs is more than the 32 CPUs of a a8 node"),
+            std::string::npos);
+  EXPECT_NE(features_of(record(1, 16, 4)).find("no node of morph.conf holds 16 GPUs of type a100-80g"),
+            std::string::npos);  // a16 has no NodeName line
+}
+
+TEST_F(TwoNodeTypesOfOneGpu, JobModifyAcceptsRecordsOfTheLargerNodeTypeUnderTypedGres) {
+  plugin::SubmitHandler handler;
+  load(handler, false);
+  plugin::ModifyInput update;
+  update.admin_comment = record(2, 8, 4);
+  const plugin::ModifyOutput out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(out.request->tres_per_node, "gres:gpu:a100-80g:8");
+  EXPECT_FALSE(out.request->features);
+  EXPECT_EQ(out.request->cpus_per_task, 4);
+}
+
+// A new plan on the same GPUs that needs more host memory per node (ZeRO-Offload keeps
+// the optimizer states in host memory) is more than a record: the memory follows, so that
+// a restart is not killed under the job's cgroup limit. One that needs less stays a record.
+TEST_F(Handler, AModifyThatNeedsMoreHostMemoryIsNotRecordOnly) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  const plugin::SubmitOutput submitted = handler.submit(in);
+  ASSERT_EQ(submitted.verdict, plugin::Verdict::accept) << submitted.message;
+  JobRecord r = parse_admin_comment(submitted.request.admin_comment);
+  ASSERT_EQ(r.current.plan.pp, 1) << to_string(r.current.plan);
+  r.current.plan.zero_stage = std::max(1, r.current.plan.zero_stage);
+  r.current.plan.offload = true;
+  const std::string offloaded = to_admin_comment(r);
+  plugin::ModifyInput update;
+  update.current_admin_comment = submitted.request.admin_comment;
+  update.admin_comment = offloaded;
+  const plugin::ModifyOutput out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_FALSE(out.record_only);
+  ASSERT_TRUE(out.request);
+  EXPECT_GT(out.request->memory_mb_per_node, submitted.request.memory_mb_per_node);
+  update.current_admin_comment = offloaded;
+  update.admin_comment = submitted.request.admin_comment;
+  const plugin::ModifyOutput back = handler.modify(update);
+  ASSERT_EQ(back.verdict, plugin::Verdict::accept) << back.message;
+  EXPECT_TRUE(back.record_only);
+}
+
+// slurmctld calls job_submit once per component of `sbatch ... : ...`: each would be sized
+// as a whole Morph job.
+TEST_F(Handler, AComponentOfAHeterogeneousJobCannotCarryMorphOptions) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  in.het_job_component = true;
+  const plugin::SubmitOutput out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("Morph sizes whole jobs: a heterogeneous job (sbatch ... : ...) cannot carry --morph-*"),
+            std::string::npos)
+      << out.message;
+  in.spank_env = {"SLURM_X=1"};  // a plain heterogeneous job passes
+  EXPECT_EQ(handler.submit(in).verdict, plugin::Verdict::pass_through);
+}
+
+// --mem-per-gpu=100G reaches the plugin as "gres:gpu:102400" (MB): refused for what it
+// is, not as a GPU count out of range; --gres=gpu:a100 is one GPU of type a100;
+// --morph-plan describes the job's own GPUs and means nothing without them.
+TEST_F(Handler, MessagesNameWhatTheUserGave) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  in.user.mem_per_tres = "gres:gpu:102400";
+  plugin::SubmitOutput out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("--mem-per-gpu: Morph sizes host memory per node; use --mem"), std::string::npos)
+      << out.message;
+  in.user = {};
+  in.user.tres_per_node = "gres:gpu:a100";
+  in.spank_env.push_back("MORPH_REQUEST_SLA=guaranteed");
+  out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  const JobRecord r = parse_admin_comment(out.request.admin_comment);
+  ASSERT_TRUE(r.baseline);
+  EXPECT_EQ(r.baseline->gpu_type, "a100-80g");
+  EXPECT_EQ(r.baseline->gpus(), 1);
+  in.user = {};
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16", "MORPH_REQUEST_PLAN=dp=4"};
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("--morph-plan=dp=4 needs --gres or --gpus"), std::string::npos) << out.message;
+  in.user.tres_per_job = "gres:gpu:4";
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+}
+
 }  // namespace
 }  // namespace morph
