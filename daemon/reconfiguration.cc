@@ -85,6 +85,13 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
       case policy::ChangePath::shrink: r.path = Path::shrink; break;
       case policy::ChangePath::requeue: r.path = Path::requeue; break;
     }
+    // A running job's record alone cannot raise its host memory (job_submit_morph then
+    // makes the memory follow, which Slurm refuses for a running job): a plan that needs
+    // more per node (ZeRO-Offload on fewer GPUs) restarts with it.
+    if ((r.path == Path::inplace || r.path == Path::shrink) &&
+        oracle.host_bytes_per_gpu(*state, now.plan) * now.gpus_per_node >
+            oracle.host_bytes_per_gpu(*state, state->current.plan) * was.gpus_per_node)
+      r.path = Path::requeue;
     r.reason = fmt::format("{}: {} ({}) -> {} ({}), {:.3f} s/iteration predicted", store::to_string(r.path), describe(was),
                            to_string(was.plan), describe(now), to_string(now.plan), now.iter_ms / 1e3);
     r.alternatives = policy::alternatives(built.view, index, d.target, free, oracle);

@@ -164,6 +164,11 @@ std::string PlanOracle::type_key(const std::vector<NodeState>& nodes, int node) 
   return nodes.at(static_cast<std::size_t>(node)).type.name;
 }
 
+double PlanOracle::host_bytes_per_gpu(const JobState& job, const ExecutionPlan& plan) const {
+  const AppProfile& a = app(job.app);
+  return estimate_memory(a.workload.model, a.workload.seq_len, plan, memory(a)).host_bytes_per_gpu;
+}
+
 MemoryOptions PlanOracle::memory(const AppProfile& a) const {
   MemoryOptions m = memory_;
   m.states = a.states;

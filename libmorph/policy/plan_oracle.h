@@ -119,6 +119,8 @@ class PlanOracle {
   // accumulation steps of `groups` when the slices span GPU types.
   double predict_s(const JobState& job, const ExecutionPlan& plan, const std::vector<NodeState>& nodes,
                    const std::vector<Slice>& slices, const GpuGroups& groups = {}) const;
+  // Host memory `plan` needs for each GPU's process of `job` (offloaded states, overhead).
+  double host_bytes_per_gpu(const JobState& job, const ExecutionPlan& plan) const;
   // JABAS: the best heterogeneous data-parallel plan of `job` on `first` and `second`,
   // shapes of two GPU types with the same GPUs on every node (best_hetero_plan).
   const PlanChoice& best_hetero(const JobState& job, const std::vector<NodeState>& nodes, const Shape& first,

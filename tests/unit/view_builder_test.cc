@@ -287,6 +287,33 @@ TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
   EXPECT_TRUE(plan_reconfigurations(b, {{"11", b.view.jobs[0].current}}, oracle, &skipped).empty());
 }
 
+// A running job's record alone cannot raise its host memory (Slurm refuses a running
+// job's memory update that job_submit_morph makes follow): a plan that needs more of it
+// per node is a requeue, not a change in place.
+TEST_F(DaemonView, APlanThatNeedsMoreHostMemoryPerNodeIsARequeue) {
+  ClusterSnapshot deepspeed = snapshot();
+  for (SlurmJob& j : deepspeed.jobs)
+    if (j.id == 11) {
+      JobRecord r = parse_admin_comment(j.admin_comment);
+      r.request.framework = Framework::deepspeed;
+      j.admin_comment = to_admin_comment(r);
+    }
+  const BuiltView b = build_view(deepspeed, context_);
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  ExecutionPlan zero = test::make_plan(8, 1, 1, 1, 1, 2);
+  zero.zero_stage = 2;
+  ExecutionPlan offload = zero;
+  offload.offload = true;
+  ASSERT_GT(oracle.host_bytes_per_gpu(b.view.jobs[0], offload), oracle.host_bytes_per_gpu(b.view.jobs[0], zero));
+  std::vector<std::string> skipped;
+  const auto same = plan_reconfigurations(b, {{"11", policy::JobAllocation{{{0, 8, 32, 0}}, zero}}}, oracle, &skipped);
+  ASSERT_EQ(same.size(), 1u);
+  EXPECT_EQ(same[0].path, Path::inplace);
+  const auto more = plan_reconfigurations(b, {{"11", policy::JobAllocation{{{0, 8, 32, 0}}, offload}}}, oracle, &skipped);
+  ASSERT_EQ(more.size(), 1u) << fmt::format("{}", fmt::join(skipped, "\n"));
+  EXPECT_EQ(more[0].path, Path::requeue);
+}
+
 // A resized job on Slurm without slurmdbd (SlurmJob::record_locked): its in-place replan
 // and its shrink are requeues, the only change slurmctld accepts.
 TEST_F(DaemonView, ALockedRecordChangesOnlyThroughARequeue) {
