@@ -133,7 +133,7 @@ int run(const Options& o) {
   morph::daemon::ReconfigurerOptions steps;
   steps.checkpoint_signal = first.checkpoint_signal;
   steps.checkpoint_timeout_s = first.checkpoint_timeout_s;
-  steps.stale_plan_s = 3 * first.policy.scheduling_interval_s;
+  steps.stale_plan_s = morph::daemon::Reconfigurer::stale_plan_after(first.policy.scheduling_interval_s);
   steps.crash_after = crash_after ? crash_after : "";
   morph::daemon::Reconfigurer reconfigurer(slurm, journal, steps, log_line);
   morph::daemon::Scheduler scheduler({loaded->config, loaded->catalog, loaded->perf},
@@ -217,6 +217,7 @@ int run(const Options& o) {
       log_line(fmt::format("SIGHUP: {} changed in {}; it takes effect when morphd restarts", key, conf_path));
     scheduler.reload({next->config, next->catalog, next->perf});
     reconfigurer.set_checkpoint(next->config.checkpoint_signal, next->config.checkpoint_timeout_s);
+    reconfigurer.set_stale_plan(morph::daemon::Reconfigurer::stale_plan_after(next->config.policy.scheduling_interval_s));
     loaded = std::move(next);
     last_round = {};  // a round at once, under the new settings
     log_line(fmt::format("SIGHUP: reloaded {}: {} node{}, {} fitted model{}, round every {:.0f} s", conf_path,
@@ -251,7 +252,7 @@ int run(const Options& o) {
           try {
             work();
           } catch (const std::exception& e) {
-            log_line(fmt::format("{} failed: {}; the next round tries again", what, e.what()));
+            log_line(fmt::format("{} failed: {}; going on", what, e.what()));
             failed = true;
           }
         };
@@ -262,7 +263,7 @@ int run(const Options& o) {
         });
         for (const std::string& line : r.lines) log_line(line);
         if (!o.dry_run) {
-          attempt("recording the refits", [&] {
+          attempt("recording the refits (in use until morphd restarts)", [&] {
             morph::daemon::record_refit_points(state, r.learned, snapshot->now_s,
                                                loaded->config.policy.refit_point_max_age_s);
             for (const morph::policy::ModelRefit& refit : r.refits)

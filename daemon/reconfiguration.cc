@@ -88,9 +88,13 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
     // A running job's record alone cannot raise its host memory (job_submit_morph then
     // makes the memory follow, which Slurm refuses for a running job): a plan that needs
     // more per node (ZeRO-Offload on fewer GPUs) restarts with it.
+    // The user's --mem (mem_mb=) is a floor of both, as job_submit_morph compares them.
+    const double floor = static_cast<double>(next.memory_mb_per_node) * 1024.0 * 1024.0;
+    auto host_bytes = [&](const ExecutionPlan& plan, int gpus_per_node) {
+      return std::max(floor, oracle.host_bytes_per_gpu(*state, plan) * gpus_per_node);
+    };
     if ((r.path == Path::inplace || r.path == Path::shrink) &&
-        oracle.host_bytes_per_gpu(*state, now.plan) * now.gpus_per_node >
-            oracle.host_bytes_per_gpu(*state, state->current.plan) * was.gpus_per_node)
+        host_bytes(now.plan, now.gpus_per_node) > host_bytes(state->current.plan, was.gpus_per_node))
       r.path = Path::requeue;
     r.reason = fmt::format("{}: {} ({}) -> {} ({}), {:.3f} s/iteration predicted", store::to_string(r.path), describe(was),
                            to_string(was.plan), describe(now), to_string(now.plan), now.iter_ms / 1e3);

@@ -11,9 +11,10 @@ constexpr double kSignalAfterStartS = 5;
 // The longest wait for a requeued job's BeginTime before releasing it anyway: above
 // Slurm's default cred_expire (120 s); a user's own --begin far ahead is not waited for.
 constexpr double kLongestEligibleWaitS = 900;
-// How long a held job's record update is tried again (slurmctld timing out) before the
-// entry gives up and releases the job on its old plan.
-constexpr double kRetryHeldUpdateS = 180;
+// How long a call whose failure may be slurmctld timing out (a held job's record update,
+// a hold, a forced requeue) is tried again before the entry gives up: a held job is
+// released on its old plan, a running one keeps it.
+constexpr double kRetryS = 180;
 
 bool pending(const SlurmJob& j) { return j.phase == JobPhase::pending; }
 bool running(const SlurmJob& j) { return j.phase == JobPhase::running || j.phase == JobPhase::finishing; }
@@ -73,7 +74,7 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
   // A job this entry held is released before the entry ends; while the release fails
   // (slurmctld timing out) the entry stays, or the job would wait held for ever.
   auto refuse = [&](const std::string& why) {
-    if (job->held && (e.step == Step::held || e.step == Step::updated))
+    if (job->held && (e.step == Step::requeued || e.step == Step::held || e.step == Step::updated))
       if (const std::string error = slurm_.release(c.job); !error.empty()) {
         if (log_) log_(fmt::format("job {}: {}; cannot release it: {}; the next round tries again", c.job, why, error));
         return false;
@@ -81,14 +82,18 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
     move(e, Step::rolled_back, now_s, why);
     return false;
   };
-  auto retry = [&](const std::string& what, const std::string& error) {
+  // `since`: when the call became due; past kRetryS the entry gives up.
+  auto retry = [&](const std::string& what, const std::string& error, double since) {
+    if (now_s - since >= kRetryS) return refuse(fmt::format("{} failed for {:.0f} s: {}", what, now_s - since, error));
     if (log_) log_(fmt::format("job {}: {} failed: {}; the next round tries again", c.job, what, error));
     return false;
   };
 
-  // Nothing happened in Slurm yet: a plan that could not begin within a few rounds
-  // (slurmctld did not answer, morphd was down) is not carried out later on a changed cluster.
-  if (e.step == Step::planned && now_s - e.updated_s > options_.stale_plan_s)
+  // A plan that could not begin within a few rounds (slurmctld did not answer, morphd was
+  // down) is not carried out later on a changed cluster, unless Slurm shows it begun (the
+  // record written, the job requeued) before morphd could journal it.
+  const bool begun = as_wanted || (pending(*job) && c.path != Path::start);
+  if (e.step == Step::planned && !begun && now_s - e.updated_s > options_.stale_plan_s)
     return refuse(fmt::format("planned {:.0f} s ago and not begun; the next round decides afresh", now_s - e.updated_s));
 
   if (c.path == Path::start || c.path == Path::inplace || c.path == Path::shrink) {
@@ -135,7 +140,9 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       if (now_s - e.updated_s > options_.checkpoint_timeout_s + options_.requeue_grace_s) {
         // The job did not save and exit in time: end it; its previous checkpoint stands.
         // The requeue may have taken effect though its answer was lost: the next round sees.
-        if (const std::string error = slurm_.requeue_hold(c.job); !error.empty()) return retry("requeue_hold", error);
+        if (const std::string error = slurm_.requeue_hold(c.job); !error.empty())
+          return retry("requeue_hold", error,
+                       e.updated_s + options_.checkpoint_timeout_s + options_.requeue_grace_s);
         if (log_) log_(fmt::format("job {}: no exit {:.0f} s after the checkpoint signal: requeued by force", c.job,
                                    now_s - e.updated_s));
       }
@@ -152,14 +159,14 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       // A hold whose answer was lost may have held it: the next round reads it again (a
       // job that started meanwhile was not held, and rolls back above).
       if (!job->held)
-        if (const std::string error = slurm_.hold(c.job); !error.empty()) return retry("hold", error);
+        if (const std::string error = slurm_.hold(c.job); !error.empty()) return retry("hold", error, e.updated_s);
       move(e, Step::held, now_s);
       return true;
     case Step::held:
       if (!as_wanted) {
         if (!as_planned) return refuse("its record changed meanwhile");
         if (const std::string error = slurm_.set_record(c.job, c.to_record, true); !error.empty())
-          return now_s - e.updated_s < kRetryHeldUpdateS ? retry("the record update", error) : refuse(error);
+          return retry("the record update", error, e.updated_s);
       }
       move(e, Step::updated, now_s);
       return true;

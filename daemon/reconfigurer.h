@@ -14,10 +14,11 @@
 // changed under it, rolls the entry back (a held job is released first). A job is never
 // left held: from `held` the entry reaches `released`, or rolls back once the job is
 // released. A Slurm call that fails where its effect cannot be told (hold, requeue_hold,
-// a held job's record) is tried again the next round; an entry that never began
-// (`planned` past stale_plan_s) rolls back.
+// a held job's record) is tried again each round for 3 minutes; an entry that never
+// began (`planned` past stale_plan_s, and Slurm shows nothing of it) rolls back.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -32,7 +33,7 @@ struct ReconfigurerOptions {
   int checkpoint_signal = 12;         // morph.conf CheckpointSignal
   double checkpoint_timeout_s = 300;  // morph.conf CheckpointTimeoutSeconds
   double requeue_grace_s = 60;        // after that, before requeue_hold ends the job's wait
-  double stale_plan_s = 180;          // an entry still `planned` after this rolls back
+  double stale_plan_s = 180;          // an entry still `planned`, not begun, after this rolls back
   // Fault injection for the tests (morphd(8), MORPHD_CRASH_AFTER): SIGKILL morphd as soon
   // as an entry reaches this step ("" never), as `kill -9` at that moment would.
   std::string crash_after = {};
@@ -49,6 +50,9 @@ class Reconfigurer {
     options_.checkpoint_signal = signal;
     options_.checkpoint_timeout_s = timeout_s;
   }
+  // A few rounds of morph.conf's SchedulingIntervalSeconds, at least 2 minutes.
+  static double stale_plan_after(double scheduling_interval_s) { return std::max(120.0, 3 * scheduling_interval_s); }
+  void set_stale_plan(double seconds) { options_.stale_plan_s = seconds; }
 
   // Journals `change` and takes its first step.
   void start(const Reconfiguration& change, double now_s);

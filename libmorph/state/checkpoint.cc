@@ -196,7 +196,8 @@ namespace {
 // `lock` (its holder removed it since it was opened here) is taken again on the new one.
 int lock_stage(const std::string& lock, const std::string& dir) {
   for (;;) {
-    const int fd = ::open(lock.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+    // Opened for writing: NFS turns flock(2) into an fcntl lock, which needs it.
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) throw Error(fmt::format("{}: cannot create: {}", lock, std::strerror(errno)));
     auto fail = [&](const std::string& message) {
       ::close(fd);
@@ -205,6 +206,9 @@ int lock_stage(const std::string& lock, const std::string& dir) {
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EWOULDBLOCK)
         fail(fmt::format("checkpoint {}: another process is writing it (it holds {})", dir, lock));
+      // A file system without locks (NFS mounted nolock, Lustre without flock): unlocked,
+      // as before the lock, rather than no checkpoint at all.
+      if (errno == ENOLCK || errno == ENOSYS || errno == EOPNOTSUPP) return fd;
       fail(fmt::format("{}: cannot lock: {}", lock, std::strerror(errno)));
     }
     struct stat held {}, named {};

@@ -312,9 +312,12 @@ JobRecord SubmitHandler::checked_record(const std::string& admin_comment) const 
     if (cpus_per_node(p) > most_cpus->cpus)
       throw Error(fmt::format("AdminComment: {}cpus_per_gpu={} x {} GPUs is more than the {} CPUs of a {} node", prefix,
                               p.cpus_per_gpu, p.gpus_per_node, most_cpus->cpus, most_cpus->name));
+    // A group's count constraint names one node type (group_constraint): its nodes are
+    // of one; a job of one GPU type may take nodes of any that hold them.
     int listed = 0;
     for (const NodeType* node : with_gpus)
-      if (node->cpus >= cpus_per_node(p)) listed += cluster.nodes_of(*node);
+      if (node->cpus >= cpus_per_node(p))
+        listed = p.heterogeneous() ? std::max(listed, cluster.nodes_of(*node)) : listed + cluster.nodes_of(*node);
     if (nodes > listed)
       throw Error(fmt::format("AdminComment: {}nodes={} but morph.conf lists {} nodes with {} GPUs of type {} and {} "
                               "CPUs",

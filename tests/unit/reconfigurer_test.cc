@@ -47,6 +47,7 @@ class FakeSlurm : public SlurmOps {
   }
   std::string requeue_hold(std::uint32_t id) override {
     ++forced;
+    if (!timed_out("requeue").empty()) return timed_out("requeue");
     jobs.at(id).phase = JobPhase::pending;
     jobs.at(id).held = true;
     return {};
@@ -317,6 +318,22 @@ TEST_F(ReconfigurerTest, AHoldWhoseAnswerWasLostIsReadBackNotRolledBack) {
   EXPECT_EQ(slurm.holds, 1);
 }
 
+TEST_F(ReconfigurerTest, AForcedRequeueThatKeepsFailingGivesUpAndTheJobRunsOn) {
+  Reconfigurer r = fresh();  // checkpoint timeout 60 s, grace 30 s
+  slurm.timing_out = {"requeue"};
+  r.start(change(Path::requeue), 0);
+  r.advance_all(100);  // due at 90: fails, tried again
+  EXPECT_EQ(step_of(1), Step::signalled);
+  EXPECT_EQ(slurm.forced, 1);
+  r.advance_all(269);
+  EXPECT_EQ(step_of(1), Step::signalled);
+  r.advance_all(271);  // 180 s after it became due
+  EXPECT_EQ(step_of(1), Step::rolled_back);
+  EXPECT_EQ(slurm.jobs[7].phase, JobPhase::running);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 old");
+  EXPECT_TRUE(r.busy().empty());
+}
+
 TEST_F(ReconfigurerTest, APlanThatNeverBeganIsNotCarriedOutLater) {
   Reconfigurer r = fresh();  // stale_plan_s 180
   slurm.answering = false;   // slurmctld away when the plan was made
@@ -333,6 +350,14 @@ TEST_F(ReconfigurerTest, APlanThatNeverBeganIsNotCarriedOutLater) {
   slurm.answering = true;
   r.advance_all(7360);
   EXPECT_EQ(step_of(2), Step::signalled);
+  // A record morphd wrote before it could journal it is carried on, however late.
+  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}, -200, -100};
+  slurm.answering = false;
+  r.start(change(Path::inplace), 7400);
+  slurm.answering = true;
+  slurm.jobs[7].admin_comment = "morph:v1 new";
+  r.advance_all(20000);
+  EXPECT_EQ(step_of(3), Step::done);
 }
 
 TEST(Journal, StepsOnlyMoveForwardAlongThePath) {

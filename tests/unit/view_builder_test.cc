@@ -312,6 +312,20 @@ TEST_F(DaemonView, APlanThatNeedsMoreHostMemoryPerNodeIsARequeue) {
   const auto more = plan_reconfigurations(b, {{"11", policy::JobAllocation{{{0, 8, 32, 0}}, offload}}}, oracle, &skipped);
   ASSERT_EQ(more.size(), 1u) << fmt::format("{}", fmt::join(skipped, "\n"));
   EXPECT_EQ(more[0].path, Path::requeue);
+  // Under the user's --mem, which both plans' need is below, the job holds enough already.
+  for (SlurmJob& j : deepspeed.jobs)
+    if (j.id == 11) {
+      JobRecord r = parse_admin_comment(j.admin_comment);
+      r.memory_mb_per_node = 400 * 1024;
+      j.admin_comment = to_admin_comment(r);
+    }
+  const BuiltView floored = build_view(deepspeed, context_);
+  policy::PlanOracle same_oracle(floored.apps, config_.memory, config_.max_gpus_per_job);
+  ASSERT_LT(8 * same_oracle.host_bytes_per_gpu(floored.view.jobs[0], offload), 400.0 * 1024 * 1024 * 1024);
+  const auto within = plan_reconfigurations(floored, {{"11", policy::JobAllocation{{{0, 8, 32, 0}}, offload}}},
+                                            same_oracle, &skipped);
+  ASSERT_EQ(within.size(), 1u);
+  EXPECT_EQ(within[0].path, Path::inplace);
 }
 
 // A resized job on Slurm without slurmdbd (SlurmJob::record_locked): its in-place replan
