@@ -62,6 +62,17 @@ class DaemonView : public ::testing::Test {
       if (j.id == id) j.admin_comment = admin_comment;
     return s;
   }
+  // snapshot() with job `id`'s record changed by `edit`.
+  template <class Edit>
+  ClusterSnapshot with_record(std::uint32_t id, Edit edit) const {
+    for (const SlurmJob& j : snapshot().jobs)
+      if (j.id == id) {
+        JobRecord r = parse_admin_comment(j.admin_comment);
+        edit(r);
+        return with_comment(id, to_admin_comment(r));
+      }
+    return snapshot();
+  }
 
   MorphConfig config_;
   Catalog catalog_;
@@ -124,14 +135,8 @@ TEST_F(DaemonView, MorphJobsComeFromTheirRecordsAndOtherJobsOnlyTakeCapacity) {
   const policy::AppProfile& app = b.apps.begin()->second;
   EXPECT_EQ(app.states, StateLayout::megatron);
   EXPECT_EQ(app.features & (kFeatureShardedZero | kFeatureOffload), 0u);
-  ClusterSnapshot deepspeed = snapshot();
-  for (SlurmJob& j : deepspeed.jobs)
-    if (j.id == 11) {
-      JobRecord r = parse_admin_comment(j.admin_comment);
-      r.request.framework = Framework::deepspeed;
-      j.admin_comment = to_admin_comment(r);
-    }
-  const BuiltView d = build_view(deepspeed, context_);
+  const BuiltView d =
+      build_view(with_record(11, [](JobRecord& r) { r.request.framework = Framework::deepspeed; }), context_);
   EXPECT_EQ(d.apps.at(d.view.jobs[0].app).states, StateLayout::deepspeed);
   EXPECT_EQ(d.apps.at(d.view.jobs[0].app).features & kFeatureShardedZero, kFeatureShardedZero);
   EXPECT_EQ(d.apps.size(), 2u) << "the pending job's Megatron and job 11's DeepSpeed are different applications";
@@ -291,14 +296,8 @@ TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
 // job's memory update that job_submit_morph makes follow): a plan that needs more of it
 // per node is a requeue, not a change in place.
 TEST_F(DaemonView, APlanThatNeedsMoreHostMemoryPerNodeIsARequeue) {
-  ClusterSnapshot deepspeed = snapshot();
-  for (SlurmJob& j : deepspeed.jobs)
-    if (j.id == 11) {
-      JobRecord r = parse_admin_comment(j.admin_comment);
-      r.request.framework = Framework::deepspeed;
-      j.admin_comment = to_admin_comment(r);
-    }
-  const BuiltView b = build_view(deepspeed, context_);
+  const BuiltView b =
+      build_view(with_record(11, [](JobRecord& r) { r.request.framework = Framework::deepspeed; }), context_);
   policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
   ExecutionPlan zero = test::make_plan(8, 1, 1, 1, 1, 2);
   zero.zero_stage = 2;
@@ -313,13 +312,12 @@ TEST_F(DaemonView, APlanThatNeedsMoreHostMemoryPerNodeIsARequeue) {
   ASSERT_EQ(more.size(), 1u) << fmt::format("{}", fmt::join(skipped, "\n"));
   EXPECT_EQ(more[0].path, Path::requeue);
   // Under the user's --mem, which both plans' need is below, the job holds enough already.
-  for (SlurmJob& j : deepspeed.jobs)
-    if (j.id == 11) {
-      JobRecord r = parse_admin_comment(j.admin_comment);
-      r.memory_mb_per_node = 400 * 1024;
-      j.admin_comment = to_admin_comment(r);
-    }
-  const BuiltView floored = build_view(deepspeed, context_);
+  const BuiltView floored = build_view(with_record(11,
+                                                  [](JobRecord& r) {
+                                                    r.request.framework = Framework::deepspeed;
+                                                    r.memory_mb_per_node = 400 * 1024;
+                                                  }),
+                                      context_);
   policy::PlanOracle same_oracle(floored.apps, config_.memory, config_.max_gpus_per_job);
   ASSERT_LT(8 * same_oracle.host_bytes_per_gpu(floored.view.jobs[0], offload), 400.0 * 1024 * 1024 * 1024);
   const auto within = plan_reconfigurations(floored, {{"11", policy::JobAllocation{{{0, 8, 32, 0}}, offload}}},
