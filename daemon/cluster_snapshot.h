@@ -23,7 +23,7 @@ struct SlurmJob {
   std::uint32_t id = 0;
   std::uint32_t user_id = 0;
   JobPhase phase = JobPhase::pending;
-  bool held = false;            // priority 0
+  bool held = false;            // priority 0, not for BadConstraints (pending_reason.h)
   std::string admin_comment;
   std::vector<std::string> nodes;  // running: the allocation, in order
   double submit_time_s = 0;

@@ -55,8 +55,12 @@ SizeLimit size_limit(std::uint32_t r) {
   }
 }
 
-std::string pending_block(bool held, std::uint32_t state_reason) {
-  if (held) return "held";
+bool held(std::uint32_t priority, std::uint32_t state_reason) {
+  return priority == 0 && state_reason != FAIL_BAD_CONSTRAINTS;
+}
+
+std::string pending_block(bool is_held, std::uint32_t state_reason) {
+  if (is_held) return "held";
   switch (state_reason) {
     case WAIT_HELD: case WAIT_HELD_USER: case WAIT_MAX_REQUEUE:
       return "held";

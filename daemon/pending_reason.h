@@ -7,12 +7,17 @@
 
 namespace morph::daemon {
 
+// Whether a job is held: priority 0, except where slurmctld zeroes it itself for a record
+// no node can satisfy (FAIL_BAD_CONSTRAINTS, "BadConstraints"): that job is not held, and
+// the next update of it resets its priority (_update_job), so morphd plans it again.
+bool held(std::uint32_t priority, std::uint32_t state_reason);
+
 // What the job waits on ("held", "a dependency", "its partition (PartitionDown)"...), or
 // empty when a placement may start it: Priority, Resources, and the limits that a smaller
 // plan may pass (a job's TRES, size_limit(); a partition's nodes, which morphd reads; the
 // TRES of the user's or group's jobs together, which end) are the policy's to answer.
-// `state_reason` is slurm_job_info_t::state_reason; `held`, priority 0.
-std::string pending_block(bool held, std::uint32_t state_reason);
+// `state_reason` is slurm_job_info_t::state_reason; `is_held`, held() of the job.
+std::string pending_block(bool is_held, std::uint32_t state_reason);
 
 // A limit on one job's size that its request is over, which a smaller plan may pass:
 // on its GPUs (MaxTRESPerJob or MaxTRESPerNode of its QOS or association on GRES, CPUs or

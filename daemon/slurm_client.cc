@@ -40,7 +40,7 @@ SlurmJob job_of(const slurm_job_info_t& j, bool without_accounting) {
   out.id = j.job_id;
   out.user_id = j.user_id;
   out.phase = phase_of(j.job_state);
-  out.held = j.priority == 0;
+  out.held = held(j.priority, j.state_reason);
   out.admin_comment = j.admin_comment != nullptr ? j.admin_comment : "";
   out.partition = j.partition != nullptr ? j.partition : "";
   if (j.nodes != nullptr && out.phase != JobPhase::pending) {

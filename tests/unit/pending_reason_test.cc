@@ -30,6 +30,18 @@ TEST(PendingReason, HeldDependentAndTimedJobsSayWhatTheyWaitOn) {
   EXPECT_EQ(pending_block(false, WAIT_TIME), "its begin time");
 }
 
+// Slurm zeroes the priority of a job whose record no node satisfies (job_scheduler.c)
+// without holding it: such a job is planned again, where it used to be left out as held.
+TEST(PendingReason, PriorityZeroIsAHoldUnlessSlurmFoundTheRecordUnsatisfiable) {
+  EXPECT_TRUE(held(0, WAIT_HELD));
+  EXPECT_TRUE(held(0, WAIT_HELD_USER));
+  EXPECT_TRUE(held(0, WAIT_MAX_REQUEUE));
+  EXPECT_TRUE(held(0, WAIT_NO_REASON));  // a running job its user held
+  EXPECT_FALSE(held(0, FAIL_BAD_CONSTRAINTS));
+  EXPECT_EQ(pending_block(held(0, FAIL_BAD_CONSTRAINTS), FAIL_BAD_CONSTRAINTS), "");
+  EXPECT_FALSE(held(1000, WAIT_PRIORITY));
+}
+
 TEST(PendingReason, PartitionsReservationsAndAccountLimitsBlock) {
   EXPECT_EQ(pending_block(false, WAIT_PART_DOWN), "its partition (PartitionDown)");
   EXPECT_EQ(pending_block(false, WAIT_PART_INACTIVE), "its partition (PartitionInactive)");
