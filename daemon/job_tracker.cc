@@ -36,17 +36,29 @@ store::PlanPeriod plan_period(std::uint32_t job, double from_s, const std::strin
 void JobTracker::track(const ClusterSnapshot& snapshot) {
   std::vector<store::JobWait> waits;  // written at once: one transaction a round
   for (const SlurmJob& j : snapshot.jobs) {
-    if (j.phase == JobPhase::done || !is_job_record(j.admin_comment)) continue;
+    if (!is_job_record(j.admin_comment)) continue;
+    if (j.phase == JobPhase::done) {
+      ended_.insert(j.id);
+      continue;
+    }
     JobRecord r;
     try {
       r = parse_admin_comment(j.admin_comment);
     } catch (const Error&) {
       continue;  // the view builder says why
     }
+    // Seen ended, now alive: requeued after its end, under the same id. Its unfinished
+    // reconfiguration and its history stay; forgetting them could strand a job morphd holds.
+    const bool came_back = ended_.count(j.id) > 0;
     if (!known_.count(j.id)) {
       // Its id may be an earlier job's: one that ended, or of another user or model.
       std::optional<store::JobRow> earlier = state_.job(j.id);
-      if (earlier && (earlier->finished_at || earlier->user_uid != j.user_id || earlier->model != r.request.model)) {
+      const bool same_job = earlier && earlier->user_uid == j.user_id && earlier->model == r.request.model;
+      if (same_job && earlier->finished_at && came_back) {
+        state_.reopen_job(j.id);
+        earlier->finished_at.reset();
+      }
+      if (earlier && (earlier->finished_at || !same_job)) {
         state_.forget_job(j.id);
         earlier.reset();
       }
@@ -57,7 +69,10 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
       const std::vector<store::PlanPeriod> plans = state_.job_timeline(j.id);
       if (!plans.empty()) last_plan_[j.id] = plans.back().record;
       if (const std::optional<store::JobWait> w = state_.job_wait(j.id)) last_wait_[j.id] = *w;
+    } else if (came_back) {
+      if (const std::optional<store::JobRow> row = state_.job(j.id); row && row->finished_at) state_.reopen_job(j.id);
     }
+    ended_.erase(j.id);
     const auto last = last_wait_.find(j.id);
     const store::JobWait wait = next_wait(last == last_wait_.end() ? std::nullopt : std::optional(last->second), j,
                                           snapshot.now_s);
@@ -79,6 +94,7 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
   std::set<std::uint32_t> listed;
   for (const SlurmJob& j : snapshot.jobs) listed.insert(j.id);
   std::erase_if(known_, [&](std::uint32_t id) { return !listed.count(id); });
+  std::erase_if(ended_, [&](std::uint32_t id) { return !listed.count(id); });
   std::erase_if(last_plan_, [&](const auto& e) { return !listed.count(e.first); });
   std::erase_if(last_wait_, [&](const auto& e) { return !listed.count(e.first); });
 }

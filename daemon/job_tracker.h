@@ -30,12 +30,15 @@ class JobTracker {
   explicit JobTracker(store::StateStore& state) : state_(state) {}
   // Records the snapshot's new Morph jobs, every job's waiting time (next_wait) and the
   // plans its running ones have that are not their last recorded one. Jobs whose records
-  // cannot be read are left out.
+  // cannot be read are left out. A job listed as ended and then alive again (scontrol
+  // requeue of a completed job) is the same job, reopened; one first seen alive under the
+  // id of an ended job is a new job under a reused id.
   void track(const ClusterSnapshot& snapshot);
 
  private:
   store::StateStore& state_;
   std::set<std::uint32_t> known_;                  // recorded in the database
+  std::set<std::uint32_t> ended_;                  // listed as ended in a round
   std::map<std::uint32_t, std::string> last_plan_;  // the record of each running job's last plan
   std::map<std::uint32_t, store::JobWait> last_wait_;  // each job's last count, as written
 };

@@ -128,6 +128,14 @@ void StateStore::finish_job(JobId job_id, std::int64_t finished_at) {
   transaction.commit();
 }
 
+void StateStore::reopen_job(JobId job_id) {
+  const std::string operation = fmt::format("record that job {} runs again", job_id);
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  db_.prepare("UPDATE jobs SET finished_at = NULL WHERE job_id = ?1", operation).bind_int(1, job_id).run();
+  if (sqlite3_changes(db_.get()) != 1) throw Error(fmt::format("{}: {}: no such job", path(), operation));
+  transaction.commit();
+}
+
 void StateStore::forget_job(JobId job_id) {
   const std::string operation = fmt::format("forget job {}", job_id);
   Transaction transaction(db_, Transaction::Kind::write, operation);

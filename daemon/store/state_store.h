@@ -49,6 +49,9 @@ class StateStore {
   // Jobs, their plans, what they achieved and why.
   void record_job(const JobRow& job);  // refuses a job id already recorded
   void finish_job(JobId job_id, std::int64_t finished_at);
+  // Clears a job's end: Slurm lists it alive again (an administrator requeued it after it
+  // completed), and it keeps all that is recorded of it.
+  void reopen_job(JobId job_id);
   // Removes a job and all that is recorded of it, for a new job under its id (Slurm's
   // ids wrap, and start again at 1 when slurmctld's state is cleared).
   void forget_job(JobId job_id);

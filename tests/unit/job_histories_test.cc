@@ -153,6 +153,48 @@ TEST_F(JobHistoriesTest, AJobUnderAReusedIdIsANewJob) {
   EXPECT_EQ(state.observations(11, 0, std::nullopt, 10).size(), 1u);
 }
 
+// An administrator may requeue a job that completed (scontrol requeue): Slurm lists it
+// ended, then pending under the same id. It is the same job, reopened, and keeps all that
+// is recorded of it, an unfinished reconfiguration too, for this morphd and the next.
+// (It was forgotten at the next morphd's first round, journal and all: a job that morphd
+// held then was never released.)
+TEST_F(JobHistoriesTest, AJobRequeuedAfterItEndedIsReopenedNotForgotten) {
+  auto at = [](double now_s, std::vector<SlurmJob> jobs) {
+    ClusterSnapshot s;
+    s.now_s = now_s;
+    s.jobs = std::move(jobs);
+    return s;
+  };
+  const std::string layout = "dp=8,tp=1,pp=1,zero=0";
+  store::StateStore state = store::StateStore::open(db());
+  JobTracker tracker(state);
+  tracker.track(at(1000, {test::running_job(11, "a100-1", kEight, 250)}));
+  state.record_observations(std::vector<store::Observation>{{11, 1000, 1, 0.5, 16, layout}});
+  SlurmJob ended = test::running_job(11, "a100-1", kEight, 250);
+  ended.phase = JobPhase::done;
+  tracker.track(at(2000, {ended}));
+  state.finish_job(11, 2000);  // what morphd's finish_jobs does in that round
+  tracker.track(at(2100, {test::pending_job(11, kEight)}));
+  ASSERT_TRUE(state.job(11));
+  EXPECT_FALSE(state.job(11)->finished_at);
+  EXPECT_EQ(state.unfinished_jobs(), std::vector<store::JobId>{11});
+  const std::int64_t entry = state.journal_begin(11, store::ReconfigurationPath::start,
+                                                 test::gpt2_record(kEight, Sla::best_effort),
+                                                 test::gpt2_record(kPipelined, Sla::best_effort), 2100);
+  JobTracker(state).track(at(2200, {test::pending_job(11, kEight)}));  // morphd restarted
+  EXPECT_EQ(state.observations(11, 0, std::nullopt, 10).size(), 1u);
+  ASSERT_EQ(state.unfinished_reconfigurations().size(), 1u);
+  EXPECT_EQ(state.unfinished_reconfigurations()[0].id, entry);
+
+  // A morphd that first sees it alive after its end (it never saw it listed ended) cannot
+  // tell it from a new job under the id: that one starts afresh.
+  state.finish_job(11, 2300);
+  state.journal_advance(entry, store::JournalState::rolled_back, 2300);
+  JobTracker(state).track(at(2400, {test::pending_job(11, kEight)}));
+  EXPECT_FALSE(state.job(11)->finished_at);
+  EXPECT_TRUE(state.observations(11, 0, std::nullopt, 10).empty());
+}
+
 // An adaptive job's batches come from its first report, then from what it reported
 // since: 30,000 iterations (more than any window of newest reports) give all 300
 // adaptation steps, 1,000 more add 10, and a history kept across rounds reads as one
