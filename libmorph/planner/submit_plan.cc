@@ -215,6 +215,14 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
       continue;
     }
     const int max_nodes = constraints.node_limit() > 0 ? std::min(constraints.node_limit(), it->second) : it->second;
+    if (min_nodes > max_nodes) {  // no plan to weigh: say which floor it is
+      const std::string floor = min_nodes == constraints.min_nodes ? fmt::format("-N {}", min_nodes)
+                                : min_nodes == static_cast<int>(constraints.required_nodes.size())
+                                    ? fmt::format("-w's {} nodes", min_nodes)
+                                    : fmt::format("MinNodes={} of partition {}", min_nodes, constraints.partitions->names);
+      explain(node, fmt::format("{} usable node{}, fewer than {}", max_nodes, max_nodes == 1 ? "" : "s", floor));
+      continue;
+    }
     bool any = false;
     std::string closest;
     auto consider = [&](int nodes, int gpus_per_node) {

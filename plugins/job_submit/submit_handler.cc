@@ -437,6 +437,16 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
         throw Error(fmt::format("Partition={}: {}; submit the job again with -p {}", in.update.partition, why,
                                 in.update.partition));
     if (!sets_record) {
+      // Host memory follows the plan: below what it needs per node (ZeRO-Offload's
+      // states), the job would be OOM-killed under cgroup limits when it starts.
+      if (in.update.memory_per_cpu || names_gpus(in.update.mem_per_tres))
+        throw Error(fmt::format("{}: Morph sizes a job's host memory per node; use MinMemoryNode",
+                                in.update.memory_per_cpu ? "MinMemoryCPU" : "MinMemoryGPU"));
+      if (in.update.memory_mb_per_node && config_ && catalog_)
+        if (const std::uint64_t need = memory_mb_per_node(JobRecord{}, host_bytes_per_node(r));
+            *in.update.memory_mb_per_node < need)
+          throw Error(fmt::format("MinMemoryNode={}M is below the {}M per node the job's plan ({}) needs",
+                                  *in.update.memory_mb_per_node, need, planned(r.current)));
       out.verdict = Verdict::pass_through;
       return out;
     }

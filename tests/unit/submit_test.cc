@@ -126,6 +126,21 @@ TEST_F(Submit, ABaselineOfMoreNodesThanTheClusterListsIsRefused) {
   EXPECT_FALSE(decide_submission(context, r, UserGpuRequest{GpuTres{"", 4}, 10'000'000}).accepted);
 }
 
+// -N beyond a type's nodes leaves no plan to weigh there: the reason names -N (it said
+// "no plan fits on 1-8 GPUs"), -w's count or the partition's MinNodes, whichever it is.
+TEST_F(Submit, AFloorOfMoreNodesThanATypeHasIsNamed) {
+  SubmitConstraints c;
+  c.min_nodes = 3;
+  SubmitDecision d = decide_submission(context, request("gpt2-1.5b", "64"), std::nullopt, c);
+  EXPECT_FALSE(d.accepted);
+  EXPECT_NE(d.reason.find("a100-80g: 2 usable nodes, fewer than -N 3"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("v100-32g: 2 usable nodes, fewer than -N 3"), std::string::npos) << d.reason;
+  c.min_nodes = 2;
+  d = decide_submission(context, request("gpt2-1.5b", "64"), std::nullopt, c);
+  EXPECT_TRUE(d.accepted) << d.reason;
+  EXPECT_EQ(d.record.current.nodes, 2);
+}
+
 class Handler : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -1083,6 +1098,39 @@ TEST_F(Handler, AModifyThatNeedsMoreHostMemoryIsNotRecordOnly) {
   const plugin::ModifyOutput back = handler.modify(update);
   ASSERT_EQ(back.verdict, plugin::Verdict::accept) << back.message;
   EXPECT_TRUE(back.record_only);
+}
+
+// The owner of a pending job may lower its memory (Slurm lets them): a Morph job's follows
+// its plan, and below what the plan needs per node the job would be OOM-killed when it
+// starts. Memory per CPU or per GPU is not a per-node figure. (All three passed before.)
+TEST_F(Handler, AnUpdateMayNotLowerTheMemoryBelowThePlansNeed) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  const plugin::SubmitOutput submitted = handler.submit(in);
+  ASSERT_EQ(submitted.verdict, plugin::Verdict::accept) << submitted.message;
+  const std::uint64_t need = submitted.request.memory_mb_per_node;
+  ASSERT_GT(need, 1u);
+  plugin::ModifyInput update;
+  update.current_admin_comment = submitted.request.admin_comment;
+  update.update.memory_mb_per_node = need - 1;
+  plugin::ModifyOutput out = handler.modify(update);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find(fmt::format("MinMemoryNode={}M is below the {}M per node the job's plan", need - 1, need)),
+            std::string::npos)
+      << out.message;
+  update.update.memory_mb_per_node = need;
+  EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::pass_through);
+  update.update.memory_mb_per_node = 2 * need;  // more: Slurm's to allow (operators only)
+  EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::pass_through);
+  update.update.memory_mb_per_node = 100;
+  update.update.memory_per_cpu = true;
+  out = handler.modify(update);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("MinMemoryCPU: Morph sizes a job's host memory per node"), std::string::npos)
+      << out.message;
+  update.update = {};
+  update.update.mem_per_tres = "gres:gpu:10G";
+  EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::reject);
 }
 
 // slurmctld calls job_submit once per component of `sbatch ... : ...`: each would be sized
