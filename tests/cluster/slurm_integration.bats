@@ -665,19 +665,37 @@ EOF
 
 @test "sbatch inside a Morph job: without --morph-* options a plain job, with them a Morph job of its own" {
   # Slurm passes the job's own options on to every sbatch of its script
-  # (SLURM_SPANK__SLURM_SPANK_OPTION_morph_*): they are not the nested job's.
+  # (SLURM_SPANK__SLURM_SPANK_OPTION_morph_*): they are not the nested job's. A script
+  # that submits itself again gives them in its #SBATCH lines, with the same values: it
+  # stays a Morph job (it became a plain one until 2026-12-03). A nested Morph job takes
+  # none of the surrounding job's options (it took those it left out: --morph-iterations).
+  cat >"$JOBS/again.sh" <<'EOF'
+#!/bin/sh
+#SBATCH --morph-model=llama2-7b
+  # a comment, then more #SBATCH lines
+#SBATCH --morph-batch=512
+echo "MORPH_PLAN=$MORPH_PLAN"
+EOF
   cat >"$JOBS/nested.sh" <<EOF
 #!/bin/sh
 sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" --wrap 'env | grep -E "SLURM_SPANK_" | sort; echo plain ok' >"$JOBS/\$SLURM_JOB_ID.plain"
 sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b --morph-batch=32 --wrap 'echo "MORPH_PLAN=\$MORPH_PLAN"' >"$JOBS/\$SLURM_JOB_ID.morph"
+sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" "$JOBS/again.sh" >"$JOBS/\$SLURM_JOB_ID.again"
 EOF
-  chmod 755 "$JOBS/nested.sh"
-  submit --morph-model=llama2-7b --morph-batch=512 "$JOBS/nested.sh"
+  chmod 755 "$JOBS/nested.sh" "$JOBS/again.sh"
+  submit --morph-model=llama2-7b --morph-batch=512 --morph-iterations=1000 "$JOBS/nested.sh"
   [ "$status" -eq 0 ]
+  [ "$(record_value "$job" iterations)" = 1000 ] || fail "$(job_record "$job")"
   wait_state "$job" COMPLETED
-  local plain morph
-  plain=$(cat "$JOBS/$job.plain") morph=$(cat "$JOBS/$job.morph")
-  [ -n "$plain" ] && [ -n "$morph" ] || fail "$(cat "$JOBS/$job.out")"
+  local plain morph again
+  plain=$(cat "$JOBS/$job.plain") morph=$(cat "$JOBS/$job.morph") again=$(cat "$JOBS/$job.again")
+  [ -n "$plain" ] && [ -n "$morph" ] && [ -n "$again" ] || fail "$(cat "$JOBS/$job.out")"
+  [ "$(record_value "$again" model)" = llama2-7b ] && [ "$(record_value "$again" batch)" = 512 ] ||
+    fail "the resubmitted script is not a Morph job: $(job_record "$again")"
+  [ -z "$(record_value "$again" iterations)" ] && [ -z "$(record_value "$morph" iterations)" ] ||
+    fail "a nested job took the surrounding one's --morph-iterations: $(job_record "$again"); $(job_record "$morph")"
+  wait_state "$again" COMPLETED
+  grep -q "^MORPH_PLAN=dp=" "$JOBS/$again.out" || fail "$(cat "$JOBS/$again.out")"
   wait_state "$plain" COMPLETED || fail "$(cat "$JOBS/$job.out")"
   wait_state "$morph" COMPLETED
   grep -q "plain ok" "$JOBS/$plain.out" || fail "$(cat "$JOBS/$plain.out")"
