@@ -95,14 +95,26 @@ std::string conf_fragment(const MorphConfig& config, const std::string& config_p
     if (type != nullptr && std::find(node_types.begin(), node_types.end(), type) == node_types.end())
       node_types.push_back(type);
   }
-  std::string out = comment_lines(measured, node_names);
-  std::vector<std::string> gpus_written;
-  for (const NodeType* n : node_types) {
-    if (std::find(gpus_written.begin(), gpus_written.end(), cluster.gpu_of(*n).name) != gpus_written.end()) continue;
-    gpus_written.push_back(cluster.gpu_of(*n).name);
-    out += gpu_record(cluster.gpu_of(*n), measured) + '\n';
+  std::vector<const GpuType*> gpu_types;
+  std::vector<std::string> gpu_names;
+  for (const NodeType* n : node_types)
+    if (std::find(gpu_types.begin(), gpu_types.end(), &cluster.gpu_of(*n)) == gpu_types.end()) {
+      gpu_types.push_back(&cluster.gpu_of(*n));
+      gpu_names.push_back(cluster.gpu_of(*n).name);
+    }
+  // B_intra comes from the first node, B_pcie and the capability are minima over all ranks:
+  // with several GPU types they describe none of them, so each GpuType keeps its own.
+  MeasuredBandwidth m = measured;
+  if (gpu_types.size() > 1) {
+    m.intra.reset();
+    m.pcie.reset();
+    m.compute_capability = 0;
+    m.not_measured_reason += fmt::format("{}the measured nodes have {} GPU types, {}",
+                                         m.not_measured_reason.empty() ? "" : "; ", gpu_types.size(), join(gpu_names, ", "));
   }
-  for (const NodeType* n : node_types) out += node_record(*n, cluster.gpu_of(*n), measured) + '\n';
+  std::string out = comment_lines(m, node_names);
+  for (const GpuType* g : gpu_types) out += gpu_record(*g, m) + '\n';
+  for (const NodeType* n : node_types) out += node_record(*n, cluster.gpu_of(*n), m) + '\n';
   return out;
 }
 

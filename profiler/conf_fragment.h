@@ -28,7 +28,8 @@ struct MeasuredBandwidth {
 
 // node_names: the NodeName= of every measured node (each must be in config). Throws
 // morph::Error naming the node and config_path otherwise. The text parses with
-// parse_morph_conf on its own and keeps every other key of each record as configured.
+// parse_morph_conf on its own and keeps every other key of each record as configured. When
+// the nodes have several GPU types, intra, pcie and compute_capability stay as configured.
 std::string conf_fragment(const MorphConfig& config, const std::string& config_path,
                           const std::vector<std::string>& node_names, const MeasuredBandwidth& measured);
 

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <thread>
 
+#include "profiler/size_sweep.h"
+
 namespace morph::hw {
 namespace {
 
@@ -30,19 +32,33 @@ std::vector<BandwidthRow> mpi_pingpong(MPI_Comm world, int rank_a, int rank_b, c
   std::vector<char> buffer(rank == rank_a || rank == rank_b ? max_bytes : 0, 1);
   std::vector<double> one_way_s(sweep.sizes.size(), 0.0);
   for (std::size_t k = 0; k < sweep.sizes.size(); ++k) {
-    const int count = static_cast<int>(sweep.sizes[k]);
+    const std::vector<int> parts = mpi_message_parts(sweep.sizes[k]);  // a 2G or 4G count overflows an int
     quiet_barrier(world);
     if (rank != rank_a && rank != rank_b) continue;
     const int peer = rank == rank_a ? rank_b : rank_a;
+    auto send = [&] {
+      char* at = buffer.data();
+      for (int part : parts) {
+        MPI_Send(at, part, MPI_BYTE, peer, kTag, world);
+        at += part;
+      }
+    };
+    auto receive = [&] {
+      char* at = buffer.data();
+      for (int part : parts) {
+        MPI_Recv(at, part, MPI_BYTE, peer, kTag, world, MPI_STATUS_IGNORE);
+        at += part;
+      }
+    };
     double start = 0;
     for (int i = -kWarmupRounds; i < sweep.iterations; ++i) {
       if (i == 0) start = MPI_Wtime();
       if (rank == rank_a) {
-        MPI_Send(buffer.data(), count, MPI_BYTE, peer, kTag, world);
-        MPI_Recv(buffer.data(), count, MPI_BYTE, peer, kTag, world, MPI_STATUS_IGNORE);
+        send();
+        receive();
       } else {
-        MPI_Recv(buffer.data(), count, MPI_BYTE, peer, kTag, world, MPI_STATUS_IGNORE);
-        MPI_Send(buffer.data(), count, MPI_BYTE, peer, kTag, world);
+        receive();
+        send();
       }
     }
     if (rank == rank_a) one_way_s[k] = (MPI_Wtime() - start) / (2.0 * sweep.iterations);

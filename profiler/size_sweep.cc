@@ -44,6 +44,14 @@ std::vector<std::size_t> parse_size_sweep(std::string_view text) {
   return sizes;
 }
 
+std::vector<int> mpi_message_parts(std::size_t bytes) {
+  constexpr std::size_t kPartBytes = std::size_t{1} << 30;
+  std::vector<int> parts;
+  for (; bytes > kPartBytes; bytes -= kPartBytes) parts.push_back(static_cast<int>(kPartBytes));
+  parts.push_back(static_cast<int>(bytes));
+  return parts;
+}
+
 std::string size_label(std::size_t bytes) {
   for (auto [shift, suffix] : {std::pair{30, "G"}, std::pair{20, "M"}, std::pair{10, "K"}})
     if (bytes >= (std::size_t{1} << shift) && bytes % (std::size_t{1} << shift) == 0)

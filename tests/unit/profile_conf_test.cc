@@ -40,6 +40,17 @@ TEST(SizeSweep, BadSweepsNameTheFlag) {
   }
 }
 
+// MPI counts are ints: a 2G message would be a negative count (MPI_ERR_COUNT) and a 4G one
+// a count of 0, timed as 4G.
+TEST(SizeSweep, MpiMessagesGoInPartsAnIntHolds) {
+  constexpr int kGiB = 1 << 30;
+  EXPECT_EQ(mpi_message_parts(1024), (std::vector<int>{1024}));
+  EXPECT_EQ(mpi_message_parts(std::size_t{1} << 30), (std::vector<int>{kGiB}));
+  EXPECT_EQ(mpi_message_parts(std::size_t{2} << 30), (std::vector<int>{kGiB, kGiB}));
+  EXPECT_EQ(mpi_message_parts((std::size_t{3} << 30) + 5), (std::vector<int>{kGiB, kGiB, kGiB, 5}));
+  EXPECT_EQ(mpi_message_parts(parse_size_sweep("1K:4G").back()), (std::vector<int>{kGiB, kGiB, kGiB, kGiB}));
+}
+
 TEST(BusBandwidth, FollowsNcclTestsConventions) {
   // 1 GB in 1 s on 4 ranks: allreduce busbw = 1 * 2*3/4, all-gather = 1 * 3/4.
   EXPECT_DOUBLE_EQ(busbw_GBps(Collective::allreduce, 1'000'000'000, 1.0, 4), 1.5);
@@ -108,6 +119,31 @@ TEST(ConfFragment, MeasuredGpuValuesAndExplicitHostBandwidth) {
   EXPECT_FALSE(back.cluster.find_gpu_type("v100")->bf16);  // written only when no
   EXPECT_DOUBLE_EQ(back.cluster.find_node_type("emu-v100")->host_bandwidth_Bps, 30e9);  // explicit: kept
   EXPECT_DOUBLE_EQ(back.cluster.find_node_type("emu-v100")->network_bandwidth_Bps, 25e9);
+}
+
+// Nodes of two GPU types: B_intra is the first node's and B_pcie and the capability the
+// slowest rank's, so neither GpuType takes them; the network is both node types'.
+TEST(ConfFragment, NodesOfSeveralGpuTypesKeepTheirGpuValues) {
+  const MorphConfig config = parse_morph_conf(kConf, "morph.conf");
+  MeasuredBandwidth m;
+  m.intra = MeasuredValue{210.5, "NCCL"};
+  m.inter = MeasuredValue{11.5, "NCCL"};
+  m.pcie = MeasuredValue{11.25, "CUDA"};
+  m.compute_capability = 70;
+  const std::string text = conf_fragment(config, "morph.conf", {"a100-1", "v100-1"}, m);
+  const MorphConfig back = parse_morph_conf(text, "fragment");
+  const GpuType* a100 = back.cluster.find_gpu_type("a100-80g");
+  ASSERT_NE(a100, nullptr) << text;
+  EXPECT_DOUBLE_EQ(a100->link_bandwidth_Bps, 230e9) << text;
+  EXPECT_DOUBLE_EQ(a100->pcie_bandwidth_Bps, 24e9) << text;
+  EXPECT_TRUE(a100->bf16) << text;
+  EXPECT_DOUBLE_EQ(back.cluster.find_gpu_type("v100")->link_bandwidth_Bps, 120e9) << text;
+  EXPECT_DOUBLE_EQ(back.cluster.find_node_type("emu-a100")->network_bandwidth_Bps, 11.5e9) << text;
+  EXPECT_DOUBLE_EQ(back.cluster.find_node_type("emu-v100")->network_bandwidth_Bps, 11.5e9) << text;
+  EXPECT_NE(text.find("the measured nodes have 2 GPU types, a100-80g, v100): LinkBandwidthGBps (B_intra), "
+                      "PcieBandwidthGBps (B_pcie), Bf16."),
+            std::string::npos)
+      << text;
 }
 
 TEST(ConfFragment, UnknownNodeIsAnError) {
