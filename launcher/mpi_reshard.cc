@@ -37,7 +37,10 @@ MpiReshardResult reshard_over_mpi(MPI_Comm comm, const std::string& from, const 
     index = std::make_unique<CheckpointIndex>(read_index(from));
     old = std::make_unique<OldCheckpoint>(from, *index);  // sizes checked on every process
     if (verify && me == 0) old->verify_checksums(threads);
-    plan = std::make_unique<ReshardPlan>(plan_reshard(index->spec, index->layout, old->headers(), layout));
+    // Each process plans only the new ranks it builds.
+    std::vector<int> ranks;
+    for (int r = me; r < layout.ranks(); r += size) ranks.push_back(r);
+    plan = std::make_unique<ReshardPlan>(plan_reshard(index->spec, index->layout, old->headers(), layout, {}, ranks));
     if (me == 0) stage = std::make_unique<CheckpointStage>(to);
   } catch (const std::exception& e) {
     result.message = e.what();
@@ -47,7 +50,7 @@ MpiReshardResult reshard_over_mpi(MPI_Comm comm, const std::string& from, const 
   std::vector<CheckpointFile> mine;
   try {
     std::vector<int> ranks;
-    for (int r = me; r < plan->to.ranks(); r += size) ranks.push_back(r);
+    for (const RankPlan& r : plan->ranks) ranks.push_back(r.rank);
     // The stage lives on process 0 (created before all_ok() above); all write into it.
     mine = build_rank_files(*plan, *old, stage_folder(to), ranks, threads);
   } catch (const std::exception& e) {

@@ -1,6 +1,6 @@
 // A checkpoint resharded by every process of an MPI communicator (Tenplex §4.3): each
-// plans the same reshard from the old headers and builds the files of its share of the
-// new ranks (new rank r on process r mod size); process 0 commits once all are done. No
+// plans, from the old headers, only its share of the new ranks (new rank r on process
+// r mod size) and builds their files; process 0 commits once all are done. No
 // process reads or writes for another. Used by morph-reshard-mpi and by morphrun.
 #pragma once
 

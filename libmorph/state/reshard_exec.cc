@@ -91,7 +91,7 @@ void fill_window(const std::vector<const CopyOp*>& ops, std::size_t first, std::
 // memory, hashed and written with one call; then synced.
 CheckpointFile build_one(const RankPlan& rp, const OldCheckpoint& from, const std::string& path,
                          const std::map<std::string, std::string>& metadata, char* window) {
-  SafetensorsWriter writer(path, rp.tensors, metadata);
+  SafetensorsWriter writer(path, {rp.tensors.begin(), rp.tensors.end()}, metadata);
   const SafetensorsHeader& h = writer.header();
   Checksum sum;
   const std::vector<char> head = header_bytes(path, h.data_offset);
@@ -176,9 +176,9 @@ std::vector<CheckpointFile> build_rank_files(const ReshardPlan& plan, const OldC
   parallel_for(ranks.size(), threads, [&](std::size_t i) {
     const std::unique_ptr<char[]> window(new char[kWindowBytes]);
     const int r = ranks[i];
-    if (r < 0 || r >= plan.to.ranks()) throw Error(fmt::format("new rank {} is not in the plan", r));
+    const RankPlan& rank_plan = plan.rank(r);  // throws for a rank not planned
     const std::map<std::string, std::string> metadata{{"layout", to_string(plan.to)}, {"rank", std::to_string(r)}};
-    files[i] = build_one(plan.ranks[static_cast<std::size_t>(r)], from,
+    files[i] = build_one(rank_plan, from,
                          (fs::path(stage_dir) / rank_file_name(r)).string(), metadata, window.get());
   });
   return files;

@@ -42,7 +42,7 @@ class OldCheckpoint {
 // checksums with `verify`).
 std::vector<SafetensorsHeader> read_headers(const std::string& dir, const CheckpointIndex& index, bool verify);
 
-// Builds the files of `ranks` (new ranks of `plan`) in the folder `stage_dir` (a
+// Builds the files of `ranks` (new ranks that `plan` planned) in the folder `stage_dir` (a
 // CheckpointStage's) from `from`, with `threads` threads (0: one per core). Returns each
 // file's entry (size, and the checksum of the bytes written), in the order of `ranks`.
 std::vector<CheckpointFile> build_rank_files(const ReshardPlan& plan, const OldCheckpoint& from,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -52,36 +54,58 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
-class Planner {
+// Node names as small numbers, for the choice of copies and the byte counts.
+class NodeTable {
  public:
-  Planner(const StateSpec& spec, const Layout& from, const Layout& to, const RankNodes& nodes)
-      : spec_(spec), from_(from), to_(to), nodes_(nodes), coverage_(static_cast<std::size_t>(global_count(spec))),
-        load_(static_cast<std::size_t>(from.ranks()), 0) {}
-
-  void add_source(int rank, const SafetensorsHeader& header);
-  void index();
-  RankPlan plan_rank(int rank, ReshardPlan& totals);
+  NodeTable(const RankNodes& nodes, const Layout& from, const Layout& to)
+      : from_(ids(nodes.from, from.ranks())), to_(ids(nodes.to, to.ranks())) {}
+  int from(int rank) const { return from_[static_cast<std::size_t>(rank)]; }
+  int to(int rank) const { return to_[static_cast<std::size_t>(rank)]; }
+  const std::string& name(int id) const { return names_[static_cast<std::size_t>(id)]; }
+  int count() const { return static_cast<int>(names_.size()); }
 
  private:
-  const std::string& node_from(int rank) const;
-  const std::string& node_to(int rank) const;
-  int choose(const std::vector<int>& candidates, const Coverage& c, int dest, int previous) const;
+  std::vector<int> ids(const std::vector<std::string>& names, int ranks) {
+    std::vector<int> out;
+    for (int r = 0; r < ranks; ++r) {
+      const std::string& name = names.empty() ? std::string() : names[static_cast<std::size_t>(r)];
+      auto [it, fresh] = id_.try_emplace(name, count());
+      if (fresh) names_.push_back(name);
+      out.push_back(it->second);
+    }
+    return out;
+  }
+  std::map<std::string, int> id_;
+  std::vector<std::string> names_;
+  std::vector<int> from_, to_;
+};
+
+class Planner {
+ public:
+  Planner(const StateSpec& spec, const Layout& from, const Layout& to, const NodeTable& nodes)
+      : spec_(spec), from_(from), to_(to), nodes_(nodes), coverage_(static_cast<std::size_t>(global_count(spec))),
+        needed_(coverage_.size(), false) {}
+
+  void need(int rank);  // new rank `rank` will be planned: index what its file holds
+  void add_source(int rank, const SafetensorsHeader& header);
+  void index();
+  // New rank `rank`'s file; adds the bytes it reads to `bytes_from_node` (per old node).
+  FilePlan plan_file(int rank, std::vector<std::uint64_t>& bytes_from_node) const;
+
+ private:
+  int choose(const std::vector<int>& candidates, const Coverage& c, int rank, int previous) const;
 
   const StateSpec& spec_;
   Layout from_, to_;
-  const RankNodes& nodes_;
+  const NodeTable& nodes_;
   std::vector<Coverage> coverage_;
-  std::vector<std::uint64_t> load_;  // bytes read from each old rank so far
+  std::vector<bool> needed_;  // per global tensor
 };
 
-const std::string& Planner::node_from(int rank) const {
-  static const std::string local;
-  return nodes_.from.empty() ? local : nodes_.from.at(static_cast<std::size_t>(rank));
-}
-
-const std::string& Planner::node_to(int rank) const {
-  static const std::string local;
-  return nodes_.to.empty() ? local : nodes_.to.at(static_cast<std::size_t>(rank));
+void Planner::need(int rank) {
+  for (const LocalTensor& t : rank_tensors(spec_, to_, rank))
+    for (const Segment& s : t.segments)
+      if (s.global >= 0) needed_[static_cast<std::size_t>(s.global)] = true;
 }
 
 void Planner::add_source(int rank, const SafetensorsHeader& header) {
@@ -95,7 +119,7 @@ void Planner::add_source(int rank, const SafetensorsHeader& header) {
     const std::uint64_t element = dtype_bytes(t.decl.dtype);
     std::uint64_t at = 0;
     for (const Segment& s : t.segments) {
-      if (s.global >= 0)
+      if (s.global >= 0 && needed_[static_cast<std::size_t>(s.global)])
         coverage_[static_cast<std::size_t>(s.global)].pieces.push_back(
             {s.start, s.count, rank, header.data_offset + e->begin + at * element});
       at += s.count;
@@ -107,23 +131,25 @@ void Planner::index() {
   for (Coverage& c : coverage_) c.build();
 }
 
-// A copy on the reader's node first, then the file the previous run came from (longer
-// reads), then the least-read file (reads spread over the old files).
-int Planner::choose(const std::vector<int>& candidates, const Coverage& c, int dest, int previous) const {
-  int best = -1;
+// A copy on the reader's node first (Tenplex §4.2), then the file the previous run came
+// from (longer reads), then the old ranks in turn from the reader's own number, which
+// spreads the readers over the copies. The choice depends on the new rank alone, so a
+// plan of some ranks gives each the reads the whole plan gives it.
+int Planner::choose(const std::vector<int>& candidates, const Coverage& c, int rank, int previous) const {
+  const int n = from_.ranks();
+  const int node = nodes_.to(rank);
   auto key = [&](int p) {
-    const Piece& piece = c.pieces[static_cast<std::size_t>(p)];
-    return std::make_tuple(node_from(piece.rank) == node_to(dest) ? 0 : 1, piece.rank == previous ? 0 : 1,
-                           load_[static_cast<std::size_t>(piece.rank)], piece.rank);
+    const int source = c.pieces[static_cast<std::size_t>(p)].rank;
+    return std::make_tuple(nodes_.from(source) == node ? 0 : 1, source == previous ? 0 : 1, (source - rank % n + n) % n);
   };
+  int best = -1;
   for (int p : candidates)
     if (best < 0 || key(p) < key(best)) best = p;
   return best;
 }
 
-RankPlan Planner::plan_rank(int rank, ReshardPlan& totals) {
-  RankPlan plan;
-  plan.rank = rank;
+FilePlan Planner::plan_file(int rank, std::vector<std::uint64_t>& bytes_from_node) const {
+  FilePlan plan;
   int previous = -1;
   for (const LocalTensor& t : rank_tensors(spec_, to_, rank)) {
     const int tensor = static_cast<int>(plan.tensors.size());
@@ -151,9 +177,7 @@ RankPlan Planner::plan_rank(int rank, ReshardPlan& totals) {
           last->bytes += op.bytes;
         else
           plan.ops.push_back(op);
-        load_[static_cast<std::size_t>(p.rank)] += op.bytes;
-        totals.bytes_between_nodes[{node_from(p.rank), node_to(rank)}] += op.bytes;
-        totals.bytes += op.bytes;
+        bytes_from_node[static_cast<std::size_t>(nodes_.from(p.rank))] += op.bytes;
         previous = p.rank;
         x = stop;
       }
@@ -163,10 +187,35 @@ RankPlan Planner::plan_rank(int rank, ReshardPlan& totals) {
   return plan;
 }
 
+// The first new rank whose file is rank r's (r itself unless r is a data-parallel replica):
+// without ZeRO, ranks of one TP and PP coordinate on one node hold the same file.
+std::vector<int> replica_group_first(const Layout& to, const NodeTable& nodes) {
+  std::vector<int> first(static_cast<std::size_t>(to.ranks()));
+  std::map<std::tuple<int, int, int>, int> seen;  // (tp, pp, node) -> first rank
+  for (int r = 0; r < to.ranks(); ++r) {
+    const RankCoords c = coords_of(to, r);
+    first[static_cast<std::size_t>(r)] = to.zero == 0 ? seen.try_emplace({c.tp, c.pp, nodes.to(r)}, r).first->second : r;
+  }
+  return first;
+}
+
 }  // namespace
+
+const RankPlan& ReshardPlan::rank(int r) const {
+  auto it = std::lower_bound(ranks.begin(), ranks.end(), r, [](const RankPlan& p, int x) { return p.rank < x; });
+  if (it == ranks.end() || it->rank != r) throw Error(fmt::format("new rank {} is not in the plan", r));
+  return *it;
+}
 
 ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
                          const Layout& to, const RankNodes& nodes) {
+  std::vector<int> all(static_cast<std::size_t>(std::max(to.ranks(), 0)));
+  for (std::size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
+  return plan_reshard(spec, from, sources, to, nodes, all);
+}
+
+ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
+                         const Layout& to, const RankNodes& nodes, const std::vector<int>& ranks) {
   check_layout(spec, from);
   check_layout(spec, to);
   if (static_cast<int>(sources.size()) != from.ranks())
@@ -178,13 +227,44 @@ ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::v
   if (!nodes.to.empty() && static_cast<int>(nodes.to.size()) != to.ranks())
     throw Error(fmt::format("the node list of the new ranks has length {}, but the new layout {} has {} ranks",
                             nodes.to.size(), to_string(to), to.ranks()));
-  Planner planner(spec, from, to, nodes);
+  std::vector<int> wanted = ranks;
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  for (int r : wanted)
+    if (r < 0 || r >= to.ranks())
+      throw Error(fmt::format("new rank {} is not in the new layout {} ({} ranks)", r, to_string(to), to.ranks()));
+
+  const NodeTable node_ids(nodes, from, to);
+  const std::vector<int> first = replica_group_first(to, node_ids);
+  Planner planner(spec, from, to, node_ids);
+  std::set<int> files;  // the first rank of each replica group planned
+  for (int r : wanted) files.insert(first[static_cast<std::size_t>(r)]);
+  for (int f : files) planner.need(f);
   for (int r = 0; r < from.ranks(); ++r) planner.add_source(r, sources[static_cast<std::size_t>(r)]);
   planner.index();
+
   ReshardPlan plan;
   plan.from = from;
   plan.to = to;
-  for (int r = 0; r < to.ranks(); ++r) plan.ranks.push_back(planner.plan_rank(r, plan));
+  std::map<int, std::size_t> file_of;                     // a group's first rank -> index in plan.files
+  std::vector<std::vector<std::uint64_t>> bytes_of_file;  // per file: bytes read from each old node
+  for (int r : wanted) {
+    const int f = first[static_cast<std::size_t>(r)];
+    auto [it, fresh] = file_of.try_emplace(f, plan.files.size());
+    if (fresh) {
+      bytes_of_file.emplace_back(static_cast<std::size_t>(node_ids.count()), 0);
+      plan.files.push_back(std::make_shared<const FilePlan>(planner.plan_file(f, bytes_of_file.back())));
+    }
+    const FilePlan& file = *plan.files[it->second];
+    plan.ranks.push_back({r, file.tensors, file.ops});
+    const std::vector<std::uint64_t>& read = bytes_of_file[it->second];
+    for (int n = 0; n < node_ids.count(); ++n) {
+      const std::uint64_t bytes = read[static_cast<std::size_t>(n)];
+      if (bytes == 0) continue;
+      plan.bytes_between_nodes[{node_ids.name(n), node_ids.name(node_ids.to(r))}] += bytes;
+      plan.bytes += bytes;
+    }
+  }
   return plan;
 }
 

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,18 +25,32 @@ struct CopyOp {
   std::uint64_t bytes = 0;
 };
 
-struct RankPlan {
-  int rank = 0;
+// The tensors of one new file and the reads that fill them. Data-parallel replicas (new
+// ranks of one TP and PP coordinate without ZeRO, on one node) hold identical files and
+// share one FilePlan, planned once.
+struct FilePlan {
   std::vector<TensorDecl> tensors;  // the file's tensors, in order
   std::vector<CopyOp> ops;          // sorted by destination; adjacent runs merged
+};
+
+// New rank `rank`'s file: views into its FilePlan, valid while the ReshardPlan lives.
+struct RankPlan {
+  int rank = 0;
+  std::span<const TensorDecl> tensors;
+  std::span<const CopyOp> ops;
 };
 
 struct ReshardPlan {
   Layout from;
   Layout to;
-  std::vector<RankPlan> ranks;
+  std::vector<RankPlan> ranks;                         // the ranks planned, in increasing order
+  std::vector<std::shared_ptr<const FilePlan>> files;  // what `ranks` view, one per replica group
+  // Over the ranks planned, each replica counted:
   std::map<std::pair<std::string, std::string>, std::uint64_t> bytes_between_nodes;  // (from node, to node)
   std::uint64_t bytes = 0;  // read and written (zeros excluded)
+
+  // New rank `rank`'s plan; throws naming the rank when it was not planned.
+  const RankPlan& rank(int rank) const;
 };
 
 // Where ranks run, for locality: node of rank r = nodes[r]; empty: all on one node.
@@ -44,8 +60,15 @@ struct RankNodes {
 };
 
 // `sources[r]`: the header of old rank r's file, checked against what `from` says it must
-// hold (names, dtypes, shapes); a mismatch is an error naming the rank and tensor.
+// hold (names, dtypes, shapes); a mismatch is an error naming the rank and tensor. Plans
+// every new rank.
 ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
                          const Layout& to, const RankNodes& nodes = {});
+
+// The same plan for the new ranks `ranks` only (any order; repeats ignored): a process
+// plans the files it builds. Each RankPlan is the one the whole plan has for that rank,
+// since a file's reads depend on its own rank and node only.
+ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
+                         const Layout& to, const RankNodes& nodes, const std::vector<int>& ranks);
 
 }  // namespace morph::state

@@ -6,6 +6,13 @@
 // folder is $MORPH_BENCH_DIR (default: the temporary folder). Last line:
 //   reshard: bytes=<n> seconds=<s> gbps=<g> vs_cp=<cp seconds / reshard seconds>
 //            distributed_vs_central=<central seconds / distributed seconds>
+//
+// `bench_reshard --plan`: planning alone (no files) for a LLaMA-7B-size state (32 layers,
+// hidden 4096, vocabulary 32000) from dp=8 to larger layouts, each case in its own
+// process, with the planning seconds and that process's peak RSS (ru_maxrss): the whole
+// plan (`morph reshard`), then the share of one process of morph-reshard-mpi with one
+// process per new rank. One line per case:
+//   plan: <from> -> <to> ranks=<planned>/<new ranks> seconds=<s> stored_ops=<n> peak_rss_mb=<MB>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +21,10 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -43,9 +54,90 @@ void run_or_die(const std::string& command) {
   }
 }
 
+// The headers `layout`'s files would have (offsets only; planning reads no data).
+std::vector<morph::state::SafetensorsHeader> synthetic_headers(const morph::state::StateSpec& spec,
+                                                               const Layout& layout) {
+  std::vector<morph::state::SafetensorsHeader> out(static_cast<std::size_t>(layout.ranks()));
+  for (int r = 0; r < layout.ranks(); ++r) {
+    morph::state::SafetensorsHeader& h = out[static_cast<std::size_t>(r)];
+    h.data_offset = 4096;
+    std::uint64_t at = 0;
+    for (const morph::state::LocalTensor& t : morph::state::rank_tensors(spec, layout, r)) {
+      morph::state::TensorEntry e{t.decl.name, t.decl.dtype, t.decl.shape, at, at};
+      e.end = at + e.elements() * morph::state::dtype_bytes(t.decl.dtype);
+      at = e.end;
+      h.tensors.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+// One planning case in a child process: its seconds and peak RSS. With `processes` > 1,
+// the share of process 0 of morph-reshard-mpi on that many processes (new ranks r with
+// r mod processes = 0).
+void plan_case(const morph::state::StateSpec& spec, const Layout& from, const Layout& to, int processes) {
+  std::fflush(stdout);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    std::perror("bench_reshard: fork");
+    std::exit(1);
+  }
+  if (child == 0) {
+    const std::vector<morph::state::SafetensorsHeader> headers = synthetic_headers(spec, from);
+    morph::state::ReshardPlan plan;
+    std::vector<int> ranks;
+    for (int r = 0; r < to.ranks(); r += processes) ranks.push_back(r);
+    const double s = seconds_of([&] { plan = morph::state::plan_reshard(spec, from, headers, to, {}, ranks); });
+    std::size_t ops = 0;  // stored: replicas share theirs
+    for (const auto& file : plan.files) ops += file->ops.size();
+    std::printf("plan: %s -> %s ranks=%zu/%d seconds=%.3f stored_ops=%zu", morph::state::to_string(from).c_str(),
+                morph::state::to_string(to).c_str(), plan.ranks.size(), to.ranks(), s, ops);
+    std::fflush(stdout);
+    std::_Exit(0);  // the plan is not freed: its process ends
+  }
+  int status = 0;
+  rusage usage{};
+  ::wait4(child, &status, 0, &usage);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "\nbench_reshard: the planning process failed\n");
+    std::exit(1);
+  }
+  std::printf(" peak_rss_mb=%.0f\n", static_cast<double>(usage.ru_maxrss) / 1024.0);  // ru_maxrss: KiB
+}
+
+int plan_only() {
+  morph::test::GptShape g;
+  g.layers = 32;
+  g.hidden = 4096;
+  g.vocab = 32000;
+  g.tied = false;
+  g.vocab_multiple = 128;
+  g.dtype = morph::state::Dtype::bf16;
+  morph::state::StateSpec spec = morph::test::gpt_spec(g);
+  spec.optimizer_dtype = morph::state::Dtype::f32;
+  for (const auto& [from, to] : std::vector<std::pair<Layout, Layout>>{
+           {{8, 1, 1, 0}, {64, 1, 1, 0}},
+           {{8, 1, 1, 0}, {16, 2, 2, 0}},
+           {{8, 1, 1, 1}, {64, 1, 1, 1}},
+           {{8, 1, 1, 1}, {16, 2, 2, 1}},
+           {{8, 2, 1, 0}, {64, 1, 1, 0}},
+           {{8, 2, 1, 0}, {32, 2, 1, 0}},
+           {{8, 2, 1, 1}, {32, 2, 1, 1}},
+       }) {
+    plan_case(spec, from, to, 1);
+    plan_case(spec, from, to, to.ranks());
+  }
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--plan") return plan_only();
+  if (argc != 1) {
+    std::fprintf(stderr, "usage: bench_reshard [--plan]\n");
+    return 2;
+  }
   const char* bench_dir = std::getenv("MORPH_BENCH_DIR");
   const fs::path root = fs::path(bench_dir != nullptr && *bench_dir != '\0' ? bench_dir : fs::temp_directory_path().string()) /
                         fmt::format("morph_bench_reshard_{}", ::getpid());

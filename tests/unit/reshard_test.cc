@@ -3,6 +3,7 @@
 // and resharding back gives the original files bit for bit.
 #include "libmorph/state/reshard_exec.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -165,6 +166,102 @@ TEST(Reshard, TensorParallelFourToTwoMergesNeighbouringShards) {
   int reads = 0;
   for (const CopyOp& op : r0.ops) reads += op.tensor == qkv ? 1 : 0;
   EXPECT_EQ(reads, 2);
+}
+
+bool same_decl(const TensorDecl& a, const TensorDecl& b) {
+  return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape;
+}
+
+bool same_op(const CopyOp& a, const CopyOp& b) {
+  return a.source_rank == b.source_rank && a.source_offset == b.source_offset && a.tensor == b.tensor &&
+         a.offset == b.offset && a.bytes == b.bytes;
+}
+
+// Node names: old and new ranks spread over `count` nodes in blocks.
+std::vector<std::string> block_nodes(int ranks, int count) {
+  std::vector<std::string> out;
+  for (int r = 0; r < ranks; ++r) out.push_back(fmt::format("n{}", r * count / ranks));
+  return out;
+}
+
+// What a process of morph-reshard-mpi plans: its ranks only, each as the whole plan has it.
+TEST(Reshard, PlanningSomeRanksGivesThemTheReadsOfTheWholePlan) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 12; ++trial) {
+    test::GptShape g;
+    g.layers = std::uniform_int_distribution<int>(1, 4)(rng);
+    g.hidden = 8;
+    g.vocab = 37;
+    g.tied = trial % 2 == 0;
+    const StateSpec spec = test::gpt_spec(g);
+    const Layout a = random_layout(rng, g);
+    Layout b = random_layout(rng, g);
+    b.dp *= 2;  // replicas to share or to partition
+    RankNodes nodes;
+    if (trial % 3 != 0) nodes = {block_nodes(a.ranks(), 2), block_nodes(b.ranks(), 2)};
+    SCOPED_TRACE(fmt::format("trial {}: {} -> {}", trial, to_string(a), to_string(b)));
+    ScratchDir dir;
+    test::write_synthetic_checkpoint(dir / "a", spec, a);
+    const std::vector<SafetensorsHeader> headers = read_headers(dir / "a", read_index(dir / "a"), false);
+    const ReshardPlan whole = plan_reshard(spec, a, headers, b, nodes);
+    ASSERT_EQ(static_cast<int>(whole.ranks.size()), b.ranks());
+    const int processes = 3;
+    std::uint64_t bytes = 0;
+    for (int process = 0; process < processes; ++process) {
+      std::vector<int> mine;
+      for (int r = b.ranks() - 1 - process; r >= 0; r -= processes) mine.push_back(r);  // any order
+      const ReshardPlan part = plan_reshard(spec, a, headers, b, nodes, mine);
+      ASSERT_EQ(part.ranks.size(), mine.size());
+      for (const RankPlan& got : part.ranks) {
+        const RankPlan& want = whole.rank(got.rank);
+        ASSERT_TRUE(std::equal(got.tensors.begin(), got.tensors.end(), want.tensors.begin(), want.tensors.end(), same_decl))
+            << "rank " << got.rank;
+        ASSERT_TRUE(std::equal(got.ops.begin(), got.ops.end(), want.ops.begin(), want.ops.end(), same_op))
+            << "rank " << got.rank;
+      }
+      EXPECT_THROW(part.rank(b.ranks() - 1 - ((process + 1) % processes)), Error);  // another process's
+      bytes += part.bytes;
+    }
+    EXPECT_EQ(bytes, whole.bytes);  // every byte counted once over the processes
+  }
+}
+
+TEST(Reshard, DataParallelReplicasOnANodeShareOnePlannedFile) {
+  test::GptShape g;
+  const StateSpec spec = test::gpt_spec(g);
+  ScratchDir dir;
+  const Layout a{2, 2, 1, 0};
+  test::write_synthetic_checkpoint(dir / "a", spec, a);
+  const std::vector<SafetensorsHeader> headers = read_headers(dir / "a", read_index(dir / "a"), false);
+  const Layout b{4, 2, 2, 0};  // 16 ranks: 4 (tp, pp) files, 4 copies of each
+  const ReshardPlan one_node = plan_reshard(spec, a, headers, b);
+  EXPECT_EQ(one_node.files.size(), 4u);
+  for (const RankPlan& r : one_node.ranks) {
+    const RankCoords c = coords_of(b, r.rank);
+    const RankPlan& first = one_node.rank(rank_of(b, {0, c.tp, c.pp}));
+    EXPECT_EQ(r.ops.data(), first.ops.data()) << "rank " << r.rank;  // the same storage, not a copy
+    EXPECT_EQ(r.tensors.data(), first.tensors.data()) << "rank " << r.rank;
+  }
+  // Replicas on two nodes: one file per node, each read from its own node's copy.
+  RankNodes nodes{{"n1", "n1", "n2", "n2"}, {}};  // old dp rank 0 on n1, 1 on n2
+  for (int r = 0; r < b.ranks(); ++r) nodes.to.push_back(coords_of(b, r).dp < 2 ? "n1" : "n2");
+  const ReshardPlan two_nodes = plan_reshard(spec, a, headers, b, nodes);
+  EXPECT_EQ(two_nodes.files.size(), 8u);
+  EXPECT_EQ(two_nodes.bytes_between_nodes.count({"n1", "n2"}), 0u);
+  EXPECT_EQ(two_nodes.bytes_between_nodes.count({"n2", "n1"}), 0u);
+  EXPECT_EQ(two_nodes.bytes, one_node.bytes);  // each replica counted
+  // ZeRO partitions the optimizer states over DP ranks: no two files are alike.
+  const ReshardPlan zero = plan_reshard(spec, a, headers, Layout{4, 2, 2, 1});
+  EXPECT_EQ(zero.files.size(), 16u);
+  // A process with no new rank to build (more processes than ranks) plans nothing.
+  EXPECT_TRUE(plan_reshard(spec, a, headers, b, {}, {}).ranks.empty());
+  // A rank outside the layout is refused, naming it.
+  try {
+    plan_reshard(spec, a, headers, b, {}, {3, 16});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "new rank 16 is not in the new layout dp=4,tp=2,pp=2,zero=0 (16 ranks)");
+  }
 }
 
 TEST(Reshard, MismatchedLayoutsAndBadTargetsAreClearErrors) {
