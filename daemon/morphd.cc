@@ -203,6 +203,7 @@ int run(const Options& o) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_round{};
   morph::daemon::BatchHistories batches;  // adaptive jobs' batch changes, read incrementally
+  morph::daemon::RefitRecorder refits;     // what rounds learned, until the database has it
   // SIGHUP: morph.conf, the catalog and the fitted models again, for the next rounds; a
   // file that fails to load leaves what runs as it is.
   auto reload = [&] {
@@ -263,12 +264,9 @@ int run(const Options& o) {
         });
         for (const std::string& line : r.lines) log_line(line);
         if (!o.dry_run) {
-          attempt("recording the refits (in use until morphd restarts)", [&] {
-            morph::daemon::record_refit_points(state, r.learned, snapshot->now_s,
-                                               loaded->config.policy.refit_point_max_age_s);
-            for (const morph::policy::ModelRefit& refit : r.refits)
-              morph::daemon::record_refit(state, refit, snapshot->now_s);
-          });
+          refits.add(r.learned, r.refits, snapshot->now_s);
+          attempt("recording the refits (kept for the next round)",
+                  [&] { refits.store(state, loaded->config.policy.refit_point_max_age_s); });
           attempt("recording the finished jobs", [&] { finish_jobs(state, *snapshot); });
           attempt("recording the size caps", [&] {
             if (std::vector<morph::store::SizeCapRow> caps = scheduler.size_caps().rows(); caps != caps_recorded) {

@@ -71,6 +71,27 @@ void record_refit_points(store::StateStore& state, std::span<const policy::Refit
   if (max_age_s > 0) state.expire_refit_points(now_s - max_age_s);
 }
 
+void RefitRecorder::add(std::vector<policy::RefitPoint> points, std::vector<policy::ModelRefit> refits, double now_s) {
+  if (points.empty() && refits.empty()) return;
+  rounds_.push_back({std::move(points), std::move(refits), now_s});
+  while (rounds_.size() > kMaxRounds) rounds_.pop_front();
+}
+
+void RefitRecorder::store(store::StateStore& state, double max_age_s) {
+  while (!rounds_.empty()) {
+    Round& r = rounds_.front();
+    if (!r.points.empty()) {
+      record_refit_points(state, r.points, r.now_s, max_age_s);
+      r.points.clear();
+    }
+    while (!r.refits.empty()) {
+      record_refit(state, r.refits.front(), r.now_s);
+      r.refits.erase(r.refits.begin());
+    }
+    rounds_.pop_front();
+  }
+}
+
 std::vector<policy::RefitPoint> load_refit_points(const store::StateStore& state, const ViewContext& context,
                                                   std::vector<std::string>* skipped, std::string_view model) {
   std::vector<policy::RefitPoint> points;

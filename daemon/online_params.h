@@ -5,6 +5,8 @@
 // refitter remembers as its predecessor did (libmorph/policy/model_refit.h).
 #pragma once
 
+#include <cstddef>
+#include <deque>
 #include <map>
 #include <span>
 #include <string>
@@ -34,6 +36,27 @@ std::map<std::string, PerfModel> load_online_refits(const store::StateStore& sta
 // sees it anew from the job.
 void record_refit_points(store::StateStore& state, std::span<const policy::RefitPoint> points, double now_s,
                          double max_age_s);
+
+// What rounds learned (their points and refits) until the state database has stored it:
+// a round the database could not take (full, busy) is stored with a later one, where it
+// used to stay in use only until morphd restarted. The newest kMaxRounds are kept.
+class RefitRecorder {
+ public:
+  static constexpr std::size_t kMaxRounds = 1000;
+  void add(std::vector<policy::RefitPoint> points, std::vector<policy::ModelRefit> refits, double now_s);
+  // Stores the rounds kept, oldest first, each stamped with its own time; throws what the
+  // database threw, keeping what it did not store.
+  void store(store::StateStore& state, double max_age_s);
+  std::size_t rounds() const { return rounds_.size(); }
+
+ private:
+  struct Round {
+    std::vector<policy::RefitPoint> points;  // cleared once stored
+    std::vector<policy::ModelRefit> refits;  // the stored ones erased
+    double now_s = 0;
+  };
+  std::deque<Round> rounds_;
+};
 
 // The points recorded, oldest first, for ModelRefitter::restore, each with its
 // application's forward model as `context` gives it. A point whose model, node type, GPU

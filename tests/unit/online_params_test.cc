@@ -9,6 +9,7 @@
 #include "daemon/online_params.h"
 #include "libmorph/perf/iteration_time.h"
 #include "libmorph/perf/perf_store.h"
+#include "libmorph/util/error.h"
 #include "tests/unit/daemon_support.h"
 #include "tests/unit/test_support.h"
 
@@ -77,6 +78,34 @@ TEST_F(OnlineParamsTest, TheLatestOnlineRefitOfEachModelIsTakenUpAfterARestart) 
   state.record_fitted_params({"bert-336m", perf_model_to_json("bert-336m", profiled), "morph-profile", 300, 0.02});
   EXPECT_EQ(load_online_refits(state, catalog_).count("bert-336m"), 0u);
   EXPECT_EQ(load_online_refits(state, catalog_).count("gpt2-1.5b"), 1u);
+}
+
+// A round's refit that the database could not store (full, busy: here, read-only) is kept
+// and stored with a later round, stamped with its own time; it used to be lost at
+// morphd's next restart.
+TEST_F(OnlineParamsTest, ARefitTheDatabaseCouldNotStoreIsStoredLater) {
+  store::StateStore::open(db());  // created
+  RefitRecorder recorder;
+  recorder.add({}, {}, 50);  // nothing learned: nothing kept
+  EXPECT_EQ(recorder.rounds(), 0u);
+  recorder.add({}, {refit("gpt2-1.5b", 7)}, 100);
+  {
+    store::StateStore read_only = store::StateStore::open_read_only(db());
+    EXPECT_THROW(recorder.store(read_only, 0), Error);
+  }
+  EXPECT_EQ(recorder.rounds(), 1u);
+  recorder.add({}, {refit("gpt2-1.5b", 9), refit("bert-336m", 3)}, 200);
+  store::StateStore state = store::StateStore::open(db());
+  EXPECT_FALSE(state.latest_params("gpt2-1.5b"));
+  recorder.store(state, 0);
+  EXPECT_EQ(recorder.rounds(), 0u);
+  ASSERT_EQ(state.params_history("gpt2-1.5b").size(), 2u);
+  EXPECT_EQ(state.params_history("gpt2-1.5b")[0].fitted_at, 100);
+  EXPECT_EQ(state.latest_params("gpt2-1.5b")->fitted_at, 200);
+  EXPECT_DOUBLE_EQ(load_online_refits(state, catalog_).at("gpt2-1.5b").params.k_const_ms, 9);
+  EXPECT_EQ(load_online_refits(state, catalog_).count("bert-336m"), 1u);
+  recorder.store(state, 0);  // stored once
+  EXPECT_EQ(state.params_history("gpt2-1.5b").size(), 2u);
 }
 
 // What the refitter learned comes back from the database as it was: the same
