@@ -37,8 +37,11 @@ void reshard_in_step(const Options& o, const launch::CheckpointChoice& choice, c
 
 }  // namespace
 
-std::optional<launch::CheckpointChoice> prepare_checkpoint(const Options& o, const std::string& model,
-                                                           const state::Layout& layout, bool in_slurm_step) {
+std::optional<launch::CheckpointChoice> prepare_checkpoint(const Options& o, const launch::Environment& env,
+                                                           const std::string& model, const state::Layout& layout,
+                                                           bool in_slurm_step) {
+  if (const auto chosen = env.find(launch::kCheckpointChoiceVariable); chosen != env.end())
+    return launch::chosen_checkpoint(chosen->second, layout, model);
   std::optional<launch::CheckpointChoice> choice = launch::choose_checkpoint(o.checkpoint_dir, layout, model);
   if (!choice || !choice->needs_reshard) return choice;
   if (in_slurm_step && o.mpi_trainer)

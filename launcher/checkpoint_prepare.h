@@ -9,14 +9,18 @@
 
 #include "launcher/options.h"
 #include "libmorph/launch/checkpoint_choice.h"
+#include "libmorph/launch/step_layout.h"
 
 namespace morph::launcher {
 
-// nullopt: no checkpoint yet (a fresh start). Throws morph::Error: another model's
+// nullopt: no checkpoint yet (a fresh start). Under morphrun --driver, the one its
+// environment names (launch::kCheckpointChoiceVariable: the driver chose and resharded it
+// for every task of the step), never resharded here. Throws morph::Error: another model's
 // checkpoint, a layout the checkpoint cannot take, a failed reshard, or a reshard an MPI
 // trainer's step cannot do (--mpi-trainer: the trainer owns the step's PMIx rank, so
 // morphrun --driver reshards in a step of its own).
-std::optional<launch::CheckpointChoice> prepare_checkpoint(const Options& o, const std::string& model,
-                                                           const state::Layout& layout, bool in_slurm_step);
+std::optional<launch::CheckpointChoice> prepare_checkpoint(const Options& o, const launch::Environment& env,
+                                                           const std::string& model, const state::Layout& layout,
+                                                           bool in_slurm_step);
 
 }  // namespace morph::launcher

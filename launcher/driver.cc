@@ -129,8 +129,9 @@ class Driver {
       }
       const state::Layout layout{now.record.current.plan.dp, now.record.current.plan.tp, now.record.current.plan.pp,
                                  now.record.current.plan.zero_stage};
+      std::string resume;  // the checkpoint every task of the step resumes from; "": a fresh start
       if (!o_.checkpoint_dir.empty()) {
-        if (const int rc = reshard_if_needed(now, layout); rc != 0) return rc;
+        if (const int rc = reshard_if_needed(now, layout, &resume); rc != 0) return rc;
         if (checkpoint_asked_) {  // during the reshard: the checkpoint on disk is whole
           event("requeue reason=checkpoint-signal");
           return kExitRequeue;
@@ -138,7 +139,7 @@ class Driver {
       }
       const std::uintmax_t mark = metrics_size();
       event(fmt::format("start layout={} nodes={}", state::to_string(layout), nodes_.size()));
-      Step step = train(now);
+      Step step = train(now, resume);
       const StepTrace trace = trace_since(mark);
       if (trace.iterated) failed_starts_ = 0;
       if (step.result.outcome == Outcome::finished && !trace.ranks_ended) {
@@ -151,6 +152,15 @@ class Driver {
           event("finished");
           return 0;
         case Outcome::failed:
+          // 75 is the tasks' own checkpoint exit (the signal reached the step's processes
+          // from Slurm, --signal=USR2@T, not from the driver), or a trainer's: a requeue
+          // asked for, never a failed start, even before the first iteration.
+          if (step.result.exit_code == kExitRequeue) {
+            event("requeue reason=step-exit");
+            std::fprintf(stderr, "morphrun: the step exited with %d; exiting with it so that Slurm requeues the job\n",
+                         kExitRequeue);
+            return kExitRequeue;
+          }
           if (failed_starts_ < kStartRetries && !trace.iterated) {
             ++failed_starts_;
             event(fmt::format("restart reason=failed-start exit={}", step.result.exit_code));
@@ -241,9 +251,11 @@ class Driver {
     return env;
   }
 
-  int reshard_if_needed(const Current& c, const state::Layout& layout) {
+  // Sets `resume` to the checkpoint in `layout` that the step starts from ("": none).
+  int reshard_if_needed(const Current& c, const state::Layout& layout, std::string* resume) {
     const std::optional<launch::CheckpointChoice> choice =
         launch::choose_checkpoint(o_.checkpoint_dir, layout, c.record.request.model);
+    *resume = choice ? choice->resume : std::string{};
     if (!choice || !choice->needs_reshard) return 0;
     event(fmt::format("reshard from={} to={}", state::to_string(choice->index.layout), state::to_string(layout)));
     ChildSpec step;
@@ -254,6 +266,10 @@ class Driver {
     for (const std::string& a : {reshard_, std::string("--from"), choice->newest, std::string("--to"), choice->resume,
                                  std::string("--layout"), state::to_string(layout)})
       step.argv.push_back(a);
+    if (o_.threads > 0) {  // 0: morph-reshard-mpi's own default, one thread per process
+      step.argv.emplace_back("--threads");
+      step.argv.push_back(std::to_string(o_.threads));
+    }
     step.env = record_env(c);
     SupervisorOptions s;
     s.checkpoint_signal = config_.checkpoint_signal;
@@ -294,7 +310,7 @@ class Driver {
     return 1;
   }
 
-  Step train(const Current& c) {
+  Step train(const Current& c, const std::string& resume) {
     ChildSpec step;
     step.argv = srun(c);
     step.argv.push_back(self_);
@@ -314,6 +330,9 @@ class Driver {
     step.argv.emplace_back("--");
     step.argv.insert(step.argv.end(), o_.command.begin(), o_.command.end());
     step.env = record_env(c);
+    // The driver's choice for all of them: each choosing on its own could see another
+    // listing of the folder (NFS caches them per node).
+    if (!o_.checkpoint_dir.empty()) step.env.emplace_back(launch::kCheckpointChoiceVariable, resume);
     // Its tasks' trainers are asked to save through the request file, not the signal
     // (save_request.h); one left by an earlier step or run of the job is not a request.
     if (!save_request_.empty()) {

@@ -10,6 +10,17 @@ namespace morph::launch {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+void check_model(const CheckpointChoice& choice, const std::string& model) {
+  if (const auto recorded = choice.index.trainer.find("morph_model");
+      !model.empty() && recorded != choice.index.trainer.end() && recorded->is_string() && *recorded != model)
+    throw Error(fmt::format("checkpoint {} is of model {}, the job trains {}", choice.newest,
+                            recorded->get<std::string>(), model));
+}
+
+}  // namespace
+
 std::string resharded_name(const std::string& checkpoint, const state::Layout& l) {
   return fmt::format("{}.dp{}-tp{}-pp{}-z{}", checkpoint, l.dp, l.tp, l.pp, l.zero);
 }
@@ -40,10 +51,7 @@ std::optional<CheckpointChoice> choose_checkpoint(const std::string& dir, const 
   }
   if (ec) throw Error(fmt::format("--checkpoint {}: cannot list it: {}", dir, ec.message()));
   if (!best) return std::nullopt;
-  if (const auto recorded = best->index.trainer.find("morph_model");
-      !model.empty() && recorded != best->index.trainer.end() && recorded->is_string() && *recorded != model)
-    throw Error(fmt::format("checkpoint {} is of model {}, the job trains {}", best->newest,
-                            recorded->get<std::string>(), model));
+  check_model(*best, model);
   best->needs_reshard = best->index.layout != layout;
   if (best->needs_reshard) {
     try {
@@ -55,6 +63,23 @@ std::optional<CheckpointChoice> choose_checkpoint(const std::string& dir, const 
   }
   best->resume = best->needs_reshard ? resharded_name(best->newest, layout) : best->newest;
   return best;
+}
+
+std::optional<CheckpointChoice> chosen_checkpoint(const std::string& checkpoint, const state::Layout& layout,
+                                                  const std::string& model) {
+  if (checkpoint.empty()) return std::nullopt;
+  CheckpointChoice choice{checkpoint, {}, false, checkpoint};
+  try {
+    choice.index = state::read_index(checkpoint);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}={}: not a committed checkpoint here: {}", kCheckpointChoiceVariable, checkpoint,
+                            e.what()));
+  }
+  check_model(choice, model);
+  if (choice.index.layout != layout)
+    throw Error(fmt::format("{}={}: the checkpoint is in layout {}, the plan needs {}", kCheckpointChoiceVariable,
+                            checkpoint, state::to_string(choice.index.layout), state::to_string(layout)));
+  return choice;
 }
 
 }  // namespace morph::launch

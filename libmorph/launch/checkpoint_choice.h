@@ -30,4 +30,16 @@ std::string resharded_name(const std::string& checkpoint, const state::Layout& l
 std::optional<CheckpointChoice> choose_checkpoint(const std::string& dir, const state::Layout& layout,
                                                   const std::string& model);
 
+// morphrun --driver chooses (and reshards) once for the whole step and tells its tasks
+// in this variable: the checkpoint folder, already in the plan's layout, or "" for a
+// fresh start. Each task choosing on its own could disagree with another on NFS, where a
+// node's cached listing of the folder can lag (acdirmin/acdirmax).
+inline constexpr const char* kCheckpointChoiceVariable = "MORPH_CHECKPOINT_CHOICE";
+
+// The choice `checkpoint` ("": none) made for the step, checked as choose_checkpoint()
+// checks its own: a committed checkpoint of `model` (when both are known), here already
+// in `layout`. Throws morph::Error naming the variable and the folder otherwise.
+std::optional<CheckpointChoice> chosen_checkpoint(const std::string& checkpoint, const state::Layout& layout,
+                                                  const std::string& model);
+
 }  // namespace morph::launch

@@ -90,6 +90,28 @@ record() {
   [ ! -e "$W/started" ]
 }
 
+@test "a task resumes from the checkpoint morphrun --driver chose for the step, not from its own listing of the folder" {
+  local s
+  for s in 5 7; do
+    "$MORPH_BUILDDIR/tests/cli/make_checkpoint" "$W/ckpt/step_$s" dp=2 || fail "make_checkpoint"
+    jq ".progress.step = $s" "$W/ckpt/step_$s/index.json" >"$W/index" && mv "$W/index" "$W/ckpt/step_$s/index.json"
+  done
+  run "$MORPHRUN" --plan dp=2 --checkpoint "$W/ckpt" -- sh -c 'echo "load=$MORPH_CHECKPOINT"'
+  [ "$status" -eq 0 ] && [ "$(grep -c "load=$W/ckpt/step_7$" <<<"$output")" -eq 2 ] || fail "$output"
+  # The driver saw step_5 only (NFS: its node's cached listing): every task takes that one.
+  MORPH_CHECKPOINT_CHOICE=$W/ckpt/step_5 run "$MORPHRUN" --plan dp=2 --checkpoint "$W/ckpt" -- sh -c 'echo "load=$MORPH_CHECKPOINT"'
+  [ "$status" -eq 0 ] && [ "$(grep -c "load=$W/ckpt/step_5$" <<<"$output")" -eq 2 ] || fail "$output"
+  # It saw none: a fresh start for every task.
+  MORPH_CHECKPOINT_CHOICE= run "$MORPHRUN" --plan dp=2 --checkpoint "$W/ckpt" -- sh -c 'echo "load=${MORPH_CHECKPOINT-none}"'
+  [ "$status" -eq 0 ] && [ "$(grep -c "load=none$" <<<"$output")" -eq 2 ] || fail "$output"
+  # One this task cannot read (not there yet) or in another layout: nothing starts.
+  MORPH_CHECKPOINT_CHOICE=$W/ckpt/step_9 run "$MORPHRUN" --plan dp=2 --checkpoint "$W/ckpt" -- touch "$W/started"
+  [ "$status" -eq 78 ] && [[ $output == *"MORPH_CHECKPOINT_CHOICE=$W/ckpt/step_9: not a committed checkpoint here"* ]] || fail "$output"
+  MORPH_CHECKPOINT_CHOICE=$W/ckpt/step_5 run "$MORPHRUN" --plan dp=4 --checkpoint "$W/ckpt" -- touch "$W/started"
+  [ "$status" -eq 78 ] && [[ $output == *"the checkpoint is in layout dp=2,tp=1,pp=1,zero=0, the plan needs dp=4"* ]] || fail "$output"
+  [ ! -e "$W/started" ]
+}
+
 @test "the checkpoint signal reaches every rank, morphrun waits for the save and exits 75" {
   "$MORPHRUN" --plan dp=2 -- sh -c 'trap "echo saved-$RANK >>'"$W"'/saves; exit 0" USR2; echo "1 0.1 8" >"$MORPH_METRICS"; touch '"$W"'/up-$RANK; while :; do sleep 0.05; done' &
   local pid=$!

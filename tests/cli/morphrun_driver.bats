@@ -71,6 +71,8 @@ ends_with() {
   [ "$(grep -c morph-reshard-mpi "$W/steps.log")" -eq 1 ] || fail "$(cat "$W/steps.log")"
   grep -q "start layout=dp=2,tp=1,pp=1,zero=1" "$W/metrics"
   [ -f "$W/ckpt/step_7.dp2-tp1-pp1-z1/index.json" ]
+  # Its tasks resume from what the driver chose, not each from its own listing of the folder.
+  [ "$(grep -c "choice=$W/ckpt/step_7.dp2-tp1-pp1-z1 load=$W/ckpt/step_7.dp2-tp1-pp1-z1$" "$W/out")" -eq 2 ] || fail "$(cat "$W/out")"
 }
 
 @test "with --mpi none one task reshards (each task would be a world of its own writing the same copy)" {
@@ -101,4 +103,27 @@ ends_with() {
   ends_with 75
   grep -q "requeue reason=shrink-refused" "$W/metrics" || fail "$(grep '^#' "$W/metrics")"
   grep -q "slurmctld refused to shrink job 4242 to 1 nodes" "$W/out"
+}
+
+@test "--threads reaches the reshard step" {
+  "$MORPH_BUILDDIR/tests/cli/make_checkpoint" "$W/ckpt/step_7" dp=2,tp=1,pp=1,zero=0 4 256 4096
+  record 1 1 >"$FAKE_ADMIN"
+  STEPS=3 driver --threads 3
+  ends_with 0
+  grep -q -- "morph-reshard-mpi .*--threads 3" "$W/steps.log" || fail "$(cat "$W/steps.log")"
+}
+
+@test "a step that exits 75 before its first iteration (Slurm's own checkpoint signal to it) is a requeue, not a failed start" {
+  record 1 0 >"$FAKE_ADMIN"
+  EXIT_AT_START=75 driver
+  ends_with 75
+  grep -q "requeue reason=step-exit" "$W/metrics" || fail "$(grep '^#' "$W/metrics")"
+  [ "$(grep -c "start layout" "$W/metrics")" -eq 1 ] || fail "it ran the step again: $(grep '^#' "$W/metrics")"
+}
+
+@test "a fresh start is one for every task: the driver says it found no checkpoint" {
+  record 1 0 >"$FAKE_ADMIN"
+  STEPS=2 driver
+  ends_with 0
+  [ "$(grep -c "choice= load=none$" "$W/out")" -eq 2 ] || fail "$(cat "$W/out")"
 }

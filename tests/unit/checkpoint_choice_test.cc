@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "libmorph/launch/checkpoint_choice.h"
 #include "libmorph/launch/metrics_line.h"
@@ -132,6 +133,36 @@ TEST_F(CheckpointChoice, AnotherModelsCheckpointOrAnImpossibleLayoutIsRefused) {
   }
   EXPECT_NO_THROW(launch::choose_checkpoint(dir_.string(), {2, 1, 1, 0}, "llama2-7b"));
   EXPECT_THROW(launch::choose_checkpoint(dir_.string(), {1, 1, 64, 0}, ""), Error);  // more stages than layers
+}
+
+// morphrun --driver's choice for the whole step (MORPH_CHECKPOINT_CHOICE) is what every
+// task resumes from, even where its own listing of the folder shows a newer one.
+TEST_F(CheckpointChoice, TheDriversChoiceForTheStepIsTakenAsItIsWhenItFits) {
+  const state::Layout two{2, 1, 1, 0}, four{4, 1, 1, 0};
+  write("step_5", two, 5, "gpt2-1.5b");
+  write("step_7", two, 7, "gpt2-1.5b");
+  ASSERT_EQ(launch::choose_checkpoint(dir_.string(), two, "")->newest, (dir_ / "step_7").string());
+  const auto chosen = launch::chosen_checkpoint((dir_ / "step_5").string(), two, "gpt2-1.5b");
+  ASSERT_TRUE(chosen);
+  EXPECT_EQ(chosen->resume, (dir_ / "step_5").string());
+  EXPECT_EQ(chosen->index.progress.step, 5u);
+  EXPECT_FALSE(chosen->needs_reshard);
+  EXPECT_FALSE(launch::chosen_checkpoint("", two, "gpt2-1.5b"));  // the driver found none: a fresh start
+  // What the task cannot use is refused before anything starts, naming the variable: a
+  // folder it does not see (yet), another layout, another model.
+  for (const auto& [folder, layout, model] :
+       {std::tuple{(dir_ / "step_9").string(), two, "gpt2-1.5b"}, std::tuple{(dir_ / "step_5").string(), four, ""},
+        std::tuple{(dir_ / "step_5").string(), two, "llama2-7b"}}) {
+    try {
+      launch::chosen_checkpoint(folder, layout, model);
+      ADD_FAILURE() << folder << " " << state::to_string(layout) << " " << model;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("MORPH_CHECKPOINT_CHOICE=") != std::string::npos ||
+                  what.find("is of model gpt2-1.5b, the job trains llama2-7b") != std::string::npos)
+          << what;
+    }
+  }
 }
 
 }  // namespace
