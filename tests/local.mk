@@ -238,12 +238,12 @@ EXTRA_DIST += %reldir%/bench/bench_submit.sh %reldir%/bench/bench_plan_reads.sh 
 # and the integration tests that run on it (they skip without root or Slurm).
 EXTRA_DIST += %reldir%/cluster/testcluster.in %reldir%/cluster/cluster.bash %reldir%/cluster/mpi_init_retry %reldir%/cluster/slurm_integration.bats \
 	%reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats %reldir%/cluster/launcher.bats \
-	%reldir%/cluster/morphd.bats %reldir%/cluster/morphd.bash %reldir%/cluster/job_control.bash %reldir%/cluster/morphd_hetero.bats %reldir%/cluster/overhead.py %reldir%/cluster/fidelity.sh \
+	%reldir%/cluster/morphd.bats %reldir%/cluster/morphd.bash %reldir%/cluster/job_control.bash %reldir%/cluster/morphd_hetero.bats %reldir%/cluster/node_types.bats %reldir%/cluster/overhead.py %reldir%/cluster/fidelity.sh \
 	%reldir%/launcher/check_launcher.sh
 TESTS += %reldir%/cluster/mpi_init_retry.bats
 EXTRA_DIST += %reldir%/cluster/mpi_init_retry.bats
 TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats %reldir%/cluster/profile_job.bats \
-	%reldir%/cluster/launcher.bats
+	%reldir%/cluster/launcher.bats %reldir%/cluster/node_types.bats
 
 # The tests a sanitized build skips, whole or in part: the local Slurm cluster's (slurmctld
 # does not load sanitized plugins), PyTorch's (it does not load beside ASan's runtime) and

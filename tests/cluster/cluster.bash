@@ -16,8 +16,9 @@ fail() {
   return 1
 }
 
-# job_field JOB KEY and job_record JOB: one field of `scontrol show job` and the Morph
-# record in its AdminComment (the files define their own waits).
+# job_field JOB KEY, job_record JOB and record_value JOB KEY: one field of `scontrol show
+# job`, the Morph record in its AdminComment and one key of it (the files define their own
+# waits, or take job_control.bash's with die and $work).
 # shellcheck source=tests/cluster/job_control.bash
 source "$(dirname "${BASH_SOURCE[0]}")/job_control.bash"
 

@@ -11,6 +11,9 @@ job_field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s|^$2=||p" | hea
 # job_record JOB: the Morph record in the job's AdminComment.
 job_record() { scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'; }
 
+# record_value JOB KEY: one key of the Morph record.
+record_value() { job_record "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+
 # job_story JOB: what the job did, for a failure's message: its state, reason, node list,
 # restarts and the end of its output.
 job_story() {

@@ -66,11 +66,6 @@ submit() {
   job=${output##*$'\n'}
 }
 
-# record_value JOB KEY: one key of the Morph record.
-record_value() {
-  job_record "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
-}
-
 # wait_state JOB STATE [SECONDS]
 wait_state() {
   local i state
