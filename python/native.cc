@@ -186,7 +186,7 @@ bool same_dtype(const py::array& a, state::Dtype d) {
     case state::Dtype::i8: return kind == 'i';
     case state::Dtype::u8: return kind == 'u';
     case state::Dtype::boolean: return kind == 'b';
-    case state::Dtype::bf16: return false;  // NumPy has none
+    case state::Dtype::bf16: return kind == 'u';  // NumPy has none: its bits as uint16 (see checkpoint.py)
   }
   return false;
 }
@@ -208,9 +208,13 @@ std::map<std::string, std::span<std::byte>> buffers(const state::StateSpec& spec
     if (!(a.flags() & py::array::c_style))
       throw Error(fmt::format("tensor {} is not contiguous: pass t.contiguous() (libmorph reads its buffer in place)",
                               quote(name)));
+    const std::string dtype = py::str(a.dtype());
+    if (!a.dtype().attr("isnative").cast<bool>())
+      throw Error(fmt::format("tensor {} has dtype {}, not in this machine's byte order: pass "
+                              "a.astype(a.dtype.newbyteorder('='))", quote(name), dtype));
     if (!same_dtype(a, t.decl.dtype))
-      throw Error(fmt::format("tensor {} has dtype {}, the checkpoint stores {}", quote(name),
-                              std::string(py::str(a.dtype())), state::dtype_name(t.decl.dtype)));
+      throw Error(fmt::format("tensor {} has dtype {}{}, the checkpoint stores {}", quote(name), dtype,
+                              dtype == "uint16" ? " (a torch.bfloat16's bits)" : "", state::dtype_name(t.decl.dtype)));
     if (writable && !a.writeable()) throw Error(fmt::format("tensor {} is read-only", quote(name)));
     void* data = writable ? a.mutable_data() : const_cast<void*>(a.data());
     out[name] = std::span<std::byte>(static_cast<std::byte*>(data), static_cast<std::size_t>(a.nbytes()));

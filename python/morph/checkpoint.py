@@ -13,7 +13,9 @@ A rank's file holds the tensors :meth:`Spec.local_tensors` lists, in that order
 - ZeRO 3: ``params.flat`` and ``optim.<state>``, both chunks of that flattening.
 
 Tensors are passed as NumPy arrays or CPU PyTorch tensors (C-contiguous, of the spec's
-dtype); libmorph reads and writes their buffers in place, without copies.
+dtype, in the machine's byte order; NumPy has no bfloat16: a BF16 tensor is a
+torch.bfloat16 tensor or its bits as a uint16 array); libmorph reads and writes their
+buffers in place, without copies.
 """
 from __future__ import annotations
 
@@ -114,7 +116,12 @@ def _buffers(tensors: Mapping[str, Any]) -> Dict[str, Any]:
         if hasattr(t, "detach") and hasattr(t, "numpy"):  # torch.Tensor, without importing torch
             if getattr(t, "device", None) is not None and t.device.type != "cpu":
                 raise MorphError(f"tensor '{name}' is on {t.device}: copy it to the CPU first (t.cpu())")
-            t = t.detach().numpy()
+            t = t.detach()
+            if str(t.dtype) == "torch.bfloat16":  # NumPy has none: its bits, as uint16
+                import torch
+                t = t.view(torch.int16).numpy().view("u2")
+            else:
+                t = t.numpy()
         out[name] = t
     return out
 
@@ -160,32 +167,37 @@ def save(directory: str, *, step: int, samples: int, tensors: Mapping[str, Any],
     stage, trainer_json = None, None
     error = None
     try:
-        _native.check_world(layout, size)
         try:
-            trainer_json = json.dumps(dict(trainer or {}))  # on every rank, before any file
-        except (TypeError, ValueError) as e:
-            raise MorphError(f"trainer: not JSON: {e}") from e
-        if rank == 0:
-            stage = _native.CheckpointStage(directory)
-    except Exception as e:  # pylint: disable=broad-except
-        error = _message(e)
-    _agree(gather, error)
-    entry, error = None, None
-    try:
-        entry = _native.write_shard(_native.stage_folder(directory), spec._s, layout, rank, _buffers(tensors))
-    except Exception as e:  # pylint: disable=broad-except
-        error = f"rank {rank}: {_message(e)}"
-    entries = gather((entry, error))
-    errors = [e for _, e in entries if e]
-    if errors:
-        raise MorphError(errors[0])
-    error = None
-    try:
-        if rank == 0:
-            stage.commit(spec._s, layout, step, samples, trainer_json, [e for e, _ in entries])
-    except Exception as e:  # pylint: disable=broad-except
-        error = _message(e)
-    _agree(gather, error)
+            _native.check_world(layout, size)
+            try:
+                trainer_json = json.dumps(dict(trainer or {}))  # on every rank, before any file
+            except (TypeError, ValueError) as e:
+                raise MorphError(f"trainer: not JSON: {e}") from e
+            if rank == 0:
+                stage = _native.CheckpointStage(directory)
+        except Exception as e:  # pylint: disable=broad-except
+            error = _message(e)
+        _agree(gather, error)
+        entry, error = None, None
+        try:
+            entry = _native.write_shard(_native.stage_folder(directory), spec._s, layout, rank, _buffers(tensors))
+        except Exception as e:  # pylint: disable=broad-except
+            error = f"rank {rank}: {_message(e)}"
+        entries = gather((entry, error))
+        errors = [e for _, e in entries if e]
+        if errors:
+            raise MorphError(errors[0])
+        error = None
+        try:
+            if rank == 0:
+                stage.commit(spec._s, layout, step, samples, trainer_json, [e for e, _ in entries])
+        except Exception as e:  # pylint: disable=broad-except
+            error = _message(e)
+        _agree(gather, error)
+    finally:
+        # A failed save's stage (and its lock) goes now, not with the exception's traceback,
+        # which holds this frame: a retry of the same checkpoint would find it locked.
+        stage = None
 
 
 def read_index(directory: str) -> Dict[str, Any]:

@@ -9,6 +9,7 @@ import os
 from typing import Optional, TextIO
 
 from morph import _native
+from morph._native import MorphError
 
 _fifo: Optional[TextIO] = None
 
@@ -26,14 +27,20 @@ def report(step: int, seconds: float, samples: int, loss: Optional[float] = None
 
     What a training loop measures is not checked as :func:`line` checks it, since a
     report never stops training: an iteration timed at no time (a coarse clock), or at
-    an infinite or NaN one, is not reported (False); a NaN or infinite loss (a diverging
-    run) is reported without its loss, and without the similarity that follows it."""
+    an infinite or NaN one, is not reported (False); a similarity :func:`line` refuses
+    (NaN, as the cosine of a zero gradient) is left out; a loss it refuses (NaN or
+    infinite: a diverging run) is left out with the similarity that follows it."""
     global _fifo
     if not (math.isfinite(seconds) and seconds > 0):
         return False
-    if loss is not None and not math.isfinite(loss):
-        loss, similarity = None, None
-    text = line(step, seconds, samples, loss, similarity)
+    for kept in ((loss, similarity), (loss, None), (None, None)):
+        try:
+            text = line(step, seconds, samples, *kept)
+            break
+        except MorphError:
+            continue
+    else:
+        return False
     if _fifo is None:
         path = os.environ.get("MORPH_METRICS", "")
         if not path:

@@ -24,6 +24,6 @@ def trainer_tensors(vocab=50, hidden=16, layers=2):
     return out + [("final_layernorm.weight", [h]), ("output_layer.weight", [vocab, h])]
 
 
-def spec(layers=2, **kw):
+def spec(layers=2, dtype="f64", **kw):
     return morph.checkpoint.Spec.from_rules("megatron", trainer_tensors(layers=layers, **kw), layers=layers,
-                                            vocab_multiple=4)
+                                            dtype=dtype, vocab_multiple=4)

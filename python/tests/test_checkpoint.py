@@ -8,6 +8,11 @@ import unittest
 
 import numpy as np
 
+try:
+    import torch
+except ImportError:
+    torch = None
+
 import morph
 from support import spec
 
@@ -99,10 +104,43 @@ class CheckpointTest(unittest.TestCase):
             ("output_layer.weight", np.asfortranarray(base["output_layer.weight"]), "not contiguous"),
             ("output_layer.weight", base["output_layer.weight"][:10], "bytes"),
             ("output_layer.weight", [[0.0]], "NumPy array or a CPU torch.Tensor"),
+            # Its bytes would go to the file as they are (it was written and read back swapped).
+            ("output_layer.weight", base["output_layer.weight"].astype(">f8"), "byte order"),
         ]
         for i, (name, value, message) in enumerate(cases):
             with self.subTest(message=message), self.assertRaisesRegex(morph.MorphError, message):
                 self.save(dict(base, **{name: value}), directory=os.path.join(self.tmp.name, f"bad_{i}"))
+
+    def test_a_failed_save_whose_error_is_kept_does_not_lock_its_retry(self):
+        # The stage lived on in the traceback's frame: its lock refused the retry ("another
+        # process is writing it") and <dir>.partial stayed, as long as the error was kept.
+        bad = filled(self.spec, ONE)
+        del bad["final_layernorm.weight"]
+        try:
+            self.save(bad)
+        except morph.MorphError as e:
+            kept = e
+        self.assertIn("final_layernorm.weight", str(kept))
+        self.assertEqual(os.listdir(self.tmp.name), [])
+        self.save(filled(self.spec, ONE))
+        self.assertEqual(morph.checkpoint.read_index(self.dir)["progress"]["step"], 3)
+
+    @unittest.skipUnless(torch, "PyTorch is not installed")
+    def test_bf16_tensors_round_trip(self):
+        # NumPy has no bfloat16: a BF16 spec took no buffer at all (torch's .numpy() raised).
+        s = spec(dtype="bf16")
+        tensors = {t.name: torch.randn(t.shape).to(torch.bfloat16) for t in s.local_tensors(ONE, 0)}
+        morph.checkpoint.save(self.dir, step=3, samples=48, tensors=tensors, spec=s, layout=ONE)
+        back = {t.name: torch.zeros(t.shape, dtype=torch.bfloat16) for t in s.local_tensors(ONE, 0)}
+        morph.checkpoint.load(self.dir, spec=s, layout=ONE, tensors=back)
+        for name, t in tensors.items():
+            self.assertTrue(torch.equal(back[name], t), name)
+        halves = dict(back, **{"output_layer.weight": back["output_layer.weight"].half()})
+        with self.assertRaisesRegex(morph.MorphError, "float16, the checkpoint stores BF16"):
+            morph.checkpoint.load(self.dir, spec=s, layout=ONE, tensors=halves)
+        with self.assertRaisesRegex(morph.MorphError, "uint16 .a torch.bfloat16.s bits., the checkpoint stores F64"):
+            self.save(dict(filled(self.spec, ONE), **{"output_layer.weight": back["output_layer.weight"]}),
+                      directory=os.path.join(self.tmp.name, "f64"))
 
     def test_another_layout_another_model_or_no_checkpoint_is_refused_before_a_buffer_is_touched(self):
         self.save(filled(self.spec, ONE))

@@ -35,7 +35,11 @@ class MetricsTest(unittest.TestCase):
                 self.assertTrue(morph.metrics.report(4, 0.25, 16, float("inf")))
                 self.assertFalse(morph.metrics.report(5, 0.0, 16, 2.0))
                 self.assertFalse(morph.metrics.report(6, float("nan"), 16, 2.0))
-                self.assertEqual(os.read(reader, 4096).decode(), "1 0.5 16 2.5\n2 0.25 16\n3 0.25 16\n4 0.25 16\n")
+                # A similarity or a loss the line would refuse is left out (it raised).
+                self.assertTrue(morph.metrics.report(7, 0.25, 16, 2.0, similarity=float("nan")))
+                self.assertTrue(morph.metrics.report(8, 0.25, 16, 1e301, similarity=0.5))
+                self.assertEqual(os.read(reader, 4096).decode(),
+                                 "1 0.5 16 2.5\n2 0.25 16\n3 0.25 16\n4 0.25 16\n7 0.25 16 2\n8 0.25 16\n")
             finally:
                 os.close(reader)
                 if morph.metrics._fifo:
