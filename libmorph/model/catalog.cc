@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "libmorph/request/option_check.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "libmorph/util/text_file.h"
@@ -79,9 +80,15 @@ Catalog Catalog::parse(std::string_view json_text, const std::string& source) {
         names.push_back(to_lower(a.get<std::string>()));
       }
     }
-    for (const std::string& n : names)
+    for (const std::string& n : names) {
+      // A name --morph-model refuses (empty, spaces, '=', ...) could never be asked for.
+      char error[256];
+      if (n.find('=') != std::string::npos || morph_check_option("model", n.c_str(), error, sizeof error) != 0)
+        throw Error(fmt::format("{}: name or alias {} is not a model name --morph-model accepts (letters, digits, "
+                                "'.', '-', '_')", at, quote(n)));
       if (catalog.find(n) != nullptr)
         throw Error(fmt::format("{}: name or alias '{}' is used twice", at, n));
+    }
     catalog.models_.push_back(std::move(m));
     catalog.aliases_.push_back(std::move(names));
   }

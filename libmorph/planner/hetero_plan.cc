@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/request/limits.h"
+
 namespace morph {
 namespace {
 
@@ -79,16 +81,31 @@ HeteroPlan best_hetero_plan(const Workload& workload, const Allocation& allocati
   };
 
   std::string why = "no local batch divides the global batch with at least one micro-batch per GPU";
-  for (std::int64_t local = 1; local <= batch; ++local) {
+  // A record keeps mbs and each a_k within MORPH_MAX_PLAN_VALUE (request/limits.h), as
+  // search_plans does.
+  constexpr std::int64_t kMaxValue = MORPH_MAX_PLAN_VALUE;
+  for (std::int64_t local = 1; local <= std::min(batch, kMaxValue); ++local) {
     if (batch % local != 0 || (options.max_micro_batch_size > 0 && local > options.max_micro_batch_size)) continue;
     const std::int64_t steps = batch / local;  // sum_k G_k a_k
     if (steps < d) continue;
+    if (steps > d * kMaxValue) {
+      why = fmt::format("a local batch of {} needs more than {} accumulation steps per GPU", local, kMaxValue);
+      continue;
+    }
     for (const int zero : stages) {
+      // Memory does not depend on a_k: a local batch one type cannot hold has no split.
+      bool fits = true;
+      for (std::size_t k = 0; k < types.size(); ++k)
+        fits = fits && group_ms(k, 1, local, zero) < std::numeric_limits<double>::infinity();
+      if (!fits) {
+        why = "no split of the batch fits every GPU type's memory";
+        continue;
+      }
       std::vector<std::int64_t> ga(types.size(), 1);
       // Every split of `steps` into G_k a_k, a_k >= 1; the last type's a_k is what is left.
       std::function<void(std::size_t, std::int64_t)> split = [&](std::size_t k, std::int64_t left) {
         if (k + 1 == types.size()) {
-          if (left < types[k].gpus || left % types[k].gpus != 0) return;
+          if (left < types[k].gpus || left % types[k].gpus != 0 || left / types[k].gpus > kMaxValue) return;
           ga[k] = left / types[k].gpus;
           double slowest = 0;
           std::vector<double> times;
@@ -113,10 +130,12 @@ HeteroPlan best_hetero_plan(const Workload& workload, const Allocation& allocati
             best.groups.push_back({types[j].like.gpu.name, types[j].nodes, 1, static_cast<int>(ga[j])});
           return;
         }
-        // Leave at least one step per GPU for the types after k.
+        // Leave at least one step per GPU for the types after k, and no more than they can take.
         std::int64_t rest = 0;
         for (std::size_t j = k + 1; j < types.size(); ++j) rest += types[j].gpus;
-        for (std::int64_t a = 1; types[k].gpus * a + rest <= left; ++a) {
+        const std::int64_t beyond = left - rest * kMaxValue;  // steps the types after k cannot take
+        const std::int64_t first = std::max<std::int64_t>(1, (beyond + types[k].gpus - 1) / types[k].gpus);
+        for (std::int64_t a = first; a <= kMaxValue && types[k].gpus * a + rest <= left; ++a) {
           ga[k] = a;
           split(k + 1, left - types[k].gpus * a);
         }

@@ -6,6 +6,7 @@
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
+#include "libmorph/request/limits.h"
 #include "test_support.h"
 
 namespace morph {
@@ -69,6 +70,27 @@ TEST_F(HeteroPlanTest, NeedsTwoTypesAndTheSameGpusPerNode) {
   h = best_hetero_plan(tiny, parse_gpus_spec("1x4xa100+1x4xv100", config.cluster, "test"), perf, options);
   EXPECT_FALSE(h.feasible);
   EXPECT_NE(h.reason.find("no local batch"), std::string::npos) << h.reason;
+}
+
+// A record holds at most MORPH_MAX_PLAN_VALUE accumulation steps per group (its groups=
+// parser refuses more), as search_plans keeps its own plans within them. One micro-batch
+// of one sample on an A100 and a V100: a batch of 2 x 2^20 splits only as 2^20 + 2^20
+// (unbounded, the faster A100 would take more than 2^20), and 2 more samples split not at all.
+TEST_F(HeteroPlanTest, AccumulationStepsStayWithinWhatARecordHolds) {
+  const Allocation a = parse_gpus_spec("1x1xa100+1x1xv100", config.cluster, "test");
+  PlanSearchOptions one_sample = options;
+  one_sample.max_micro_batch_size = 1;
+  Workload w = workload;
+  w.global_batch = 2 * std::int64_t{MORPH_MAX_PLAN_VALUE};
+  HeteroPlan h = best_hetero_plan(w, a, perf, one_sample);
+  ASSERT_TRUE(h.feasible) << h.reason;
+  ASSERT_EQ(h.groups.size(), 2u);
+  EXPECT_EQ(h.groups[0].ga_steps, MORPH_MAX_PLAN_VALUE);
+  EXPECT_EQ(h.groups[1].ga_steps, MORPH_MAX_PLAN_VALUE);
+  w.global_batch += 2;
+  h = best_hetero_plan(w, a, perf, one_sample);
+  EXPECT_FALSE(h.feasible);
+  EXPECT_NE(h.reason.find("more than 1048576 accumulation steps"), std::string::npos) << h.reason;
 }
 
 }  // namespace

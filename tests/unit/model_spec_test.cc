@@ -98,6 +98,24 @@ TEST(Catalog, RejectsMalformedFiles) {
                Error);
 }
 
+// --morph-model takes a catalog name only as letters, digits, '.', '-' and '_' (and reads
+// one with '=' as an inline spec): an entry named otherwise could never be asked for.
+TEST(Catalog, RefusesNamesMorphModelCannotGive) {
+  const std::string model = R"(,"layers":2,"hidden":8,"heads":2,"seq":4}]})";
+  EXPECT_NO_THROW(Catalog::parse(R"({"models":[{"name":"llama3.1-8b_x")" + model, "c.json"));
+  for (const char* name : {R"("name":"")", R"("name":"llama 2")", R"("name":"a=b")",
+                           R"("name":"a","aliases":["b,c"])"}) {
+    try {
+      Catalog::parse(std::string(R"({"models":[{)") + name + model, "c.json");
+      ADD_FAILURE() << name << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("c.json: models[0] ("), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("is not a model name --morph-model accepts"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(Catalog, RefusesKeysItDoesNotKnowNamingThem) {
   const std::string good = R"({"version":1,"models":[{"name":"a","layers":2,"hidden":8,"heads":2,"seq":4,"vocab":10,"source":"x"}]})";
   EXPECT_EQ(Catalog::parse(good, "c.json").find("a")->vocab, 10);
