@@ -59,10 +59,12 @@ Catalog Catalog::parse(std::string_view json_text, const std::string& source) {
     ModelSpec m;
     m.name = entry["name"].get<std::string>();
     const std::string at = fmt::format("{} ({})", where, m.name);
-    known_keys_only(entry, {"name", "aliases", "layers", "hidden", "heads", "seq", "vocab", "params", "source"}, at);
+    known_keys_only(entry, {"name", "aliases", "layers", "hidden", "heads", "kv_heads", "seq", "vocab", "params", "source"},
+                    at);
     m.layers = json_int(entry, "layers", at, true);
     m.hidden = json_int(entry, "hidden", at, true);
     m.heads = json_int(entry, "heads", at, true);
+    m.kv_heads = json_int(entry, "kv_heads", at, false);
     m.seq_len = json_int(entry, "seq", at, true);
     m.vocab = json_int(entry, "vocab", at, false);
     if (entry.contains("params")) {

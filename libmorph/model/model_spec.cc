@@ -45,6 +45,11 @@ void validate_model(const ModelSpec& m, std::string_view what) {
   range("vocab", m.vocab, 0, kMaxVocab);
   if (m.hidden % m.heads != 0)
     throw Error(fmt::format("{}: hidden={} is not divisible by heads={}", what, m.hidden, m.heads));
+  if (m.kv_heads != 0) {
+    range("kv_heads", m.kv_heads, 1, m.heads);
+    if (m.heads % m.kv_heads != 0)
+      throw Error(fmt::format("{}: heads={} is not divisible by kv_heads={}", what, m.heads, m.kv_heads));
+  }
   if (!(m.params > 0) || m.params > kMaxParams)
     throw Error(fmt::format("{}: params={:g} is out of range (0, {:g}]", what, m.params, kMaxParams));
   if (m.params <= m.embedding_params())

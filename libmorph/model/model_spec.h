@@ -15,11 +15,16 @@ struct ModelSpec {
   std::int64_t seq_len = 0;  // s, the default sequence length of a job
   std::int64_t vocab = 0;    // V (0 for models without a token embedding, e.g. ViT)
   double params = 0;         // W, total parameter count
+  // Key/value heads of grouped-query attention; 0: as many as `heads` (multi-head). The
+  // memory and performance models count attention as multi-head; Megatron-LM splits the
+  // query groups over tensor parallelism, so tp must divide them.
+  std::int64_t kv_heads = 0;
 
   // Parameters of one transformer layer, consistent with `params`:
   // (W - Vh) / l, which is 12h^2 + 13h when W comes from the Frenzy formula.
   double params_per_layer() const;
   double embedding_params() const { return static_cast<double>(vocab) * static_cast<double>(hidden); }
+  std::int64_t query_groups() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
 // Frenzy §III-A: W = Vh + l(12h^2 + 13h).

@@ -28,7 +28,8 @@ std::optional<ProfileConfig> make_config(const ProfileAllocation& a, int gpus, i
   ProfileConfig c;
   c.nodes = gpus > a.gpus_per_node ? a.nodes : 1;
   c.gpus_per_node = gpus / c.nodes;
-  if (gpus % (tp * pp) != 0 || c.gpus_per_node % tp != 0 || model.heads % tp != 0 || model.layers % pp != 0)
+  if (gpus % (tp * pp) != 0 || c.gpus_per_node % tp != 0 || model.query_groups() % tp != 0 ||
+      model.layers % pp != 0)
     return std::nullopt;
   c.plan.tp = tp;
   c.plan.pp = pp;

@@ -27,6 +27,8 @@ std::vector<int> divisors(std::int64_t n) {
 // plans"), or empty.
 std::string shape_violation(const Workload& w, const Allocation& a, int d, int t, int p) {
   if (w.model.heads % t != 0) return fmt::format("tp={} does not divide heads={}", t, w.model.heads);
+  if (w.model.query_groups() % t != 0)  // Megatron-LM: tp divides num_query_groups
+    return fmt::format("tp={} does not divide kv_heads={}", t, w.model.query_groups());
   for (const NodeShare& n : a.nodes)
     if (n.gpus % t != 0)
       return fmt::format("tp={} does not fit inside a node (a node holds {} of the job's GPUs)", t, n.gpus);

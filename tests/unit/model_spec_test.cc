@@ -116,6 +116,27 @@ TEST(Catalog, RefusesNamesMorphModelCannotGive) {
   }
 }
 
+// kv_heads (grouped-query attention) is optional, at most the heads and dividing them; the
+// shipped catalog's GQA models carry theirs.
+TEST(Catalog, KeyValueHeadsDivideTheHeads) {
+  const std::string head = R"({"models":[{"name":"a","layers":2,"hidden":8,"heads":4,"seq":4)";
+  EXPECT_EQ(Catalog::parse(head + "}]}", "c.json").find("a")->query_groups(), 4);
+  EXPECT_EQ(Catalog::parse(head + R"(,"kv_heads":2}]})", "c.json").find("a")->query_groups(), 2);
+  for (const char* bad : {R"(,"kv_heads":3}]})", R"(,"kv_heads":8}]})", R"(,"kv_heads":-1}]})"}) {
+    try {
+      Catalog::parse(head + bad, "c.json");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("c.json: models[0] (a): "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("kv_heads="), std::string::npos) << e.what();
+    }
+  }
+  const Catalog shipped = Catalog::load_file(test::source_dir() + "/share/models.json");
+  EXPECT_EQ(shipped.find("qwen2-7b")->query_groups(), 4);
+  EXPECT_EQ(shipped.find("llama2-70b")->query_groups(), 8);
+  EXPECT_EQ(shipped.find("llama2-7b")->query_groups(), 32);
+}
+
 TEST(Catalog, RefusesKeysItDoesNotKnowNamingThem) {
   const std::string good = R"({"version":1,"models":[{"name":"a","layers":2,"hidden":8,"heads":2,"seq":4,"vocab":10,"source":"x"}]})";
   EXPECT_EQ(Catalog::parse(good, "c.json").find("a")->vocab, 10);

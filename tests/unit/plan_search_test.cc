@@ -51,6 +51,24 @@ TEST(PlanSearch, DivisibilityRulesNameTheirReason) {
   EXPECT_TRUE(has_reason(odd, "global batch 10 is not divisible by dp=6"));
 }
 
+// Grouped-query attention: Megatron-LM splits the query groups over tensor parallelism
+// (qwen2-7b's 28 heads allow tp=7 on a 7-GPU node, its 4 key/value heads do not).
+TEST(PlanSearch, TpMustDivideTheKeyValueHeads) {
+  const Allocation seven = parse_gpus_spec("7xbig", test::test_cluster(), "--gpus");
+  Workload w = workload(7, 28, 14);
+  EXPECT_FALSE(has_reason(search_plans(w, seven, kPerf, PlanSearchOptions{}), "does not divide kv_heads"));
+  w.model.kv_heads = 4;
+  const PlanSearch s = search_plans(w, seven, kPerf, PlanSearchOptions{});
+  EXPECT_TRUE(has_reason(s, "tp=7 does not divide kv_heads=4"));
+  ASSERT_FALSE(s.feasible.empty());
+  for (const PlanOption& o : s.feasible) EXPECT_EQ(o.plan.tp, 1) << to_string(o.plan);
+  const Allocation four = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  bool tp4 = false;
+  for (const PlanOption& o : search_plans(workload(7, 28, 16), four, kPerf, PlanSearchOptions{}).feasible)
+    tp4 = tp4 || o.plan.tp == 4;
+  EXPECT_TRUE(tp4);  // 4 divides both
+}
+
 TEST(PlanSearch, PrimeGpuCountAndSingleGpu) {
   const Allocation seven = parse_gpus_spec("7xbig", test::test_cluster(), "--gpus");
   const PlanSearch s = search_plans(workload(7, 16, 14), seven, kPerf, PlanSearchOptions{});
