@@ -13,37 +13,45 @@
 namespace morph::state {
 namespace {
 
-// A run of a global tensor in an old rank's file.
-struct Piece {
+// A run of a global tensor that the old ranks of one holder set all hold at one file
+// offset: the data-parallel copies of a shard are one Run, however many there are.
+struct Run {
   std::uint64_t start = 0;  // elements
   std::uint64_t count = 0;
-  int rank = 0;
-  std::uint64_t offset = 0;  // file byte offset of element `start`
+  std::uint64_t offset = 0;  // file byte offset of element `start`, in each holder's file
+  int holders = 0;           // index into Planner::holders_
 };
 
 // Who holds each element of one global tensor: its elementary intervals (between
-// consecutive piece boundaries) and, for each, the pieces covering it (its replicas).
+// consecutive run boundaries) and, for each, the runs covering it.
 struct Coverage {
-  std::vector<Piece> pieces;
-  std::vector<std::uint64_t> bounds;       // interval i is [bounds[i], bounds[i+1])
-  std::vector<std::vector<int>> covering;  // per interval: indices into pieces
+  std::vector<Run> runs;
+  std::vector<std::uint64_t> bounds;  // interval i is [bounds[i], bounds[i+1])
+  std::vector<std::size_t> first;     // interval i is covered by covering[first[i]] up to covering[first[i+1]]
+  std::vector<int> covering;          // indices into runs
+
+  std::span<const int> covering_of(std::size_t interval) const {
+    return std::span<const int>(covering).subspan(first[interval], first[interval + 1] - first[interval]);
+  }
 
   void build() {
-    for (const Piece& p : pieces) {
-      bounds.push_back(p.start);
-      bounds.push_back(p.start + p.count);
+    for (const Run& r : runs) {
+      bounds.push_back(r.start);
+      bounds.push_back(r.start + r.count);
     }
     std::sort(bounds.begin(), bounds.end());
     bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-    std::vector<int> order(pieces.size());
+    std::vector<int> order(runs.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return pieces[a].start < pieces[b].start; });
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return runs[a].start < runs[b].start; });
     std::vector<int> active;
     std::size_t next = 0;
+    first.push_back(0);
     for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
-      std::erase_if(active, [&](int p) { return pieces[p].start + pieces[p].count <= bounds[i]; });
-      while (next < order.size() && pieces[order[next]].start <= bounds[i]) active.push_back(order[next++]);
-      covering.push_back(active);
+      std::erase_if(active, [&](int r) { return runs[r].start + runs[r].count <= bounds[i]; });
+      while (next < order.size() && runs[order[next]].start <= bounds[i]) active.push_back(order[next++]);
+      covering.insert(covering.end(), active.begin(), active.end());
+      first.push_back(covering.size());
     }
   }
 };
@@ -87,19 +95,31 @@ class Planner {
         needed_(coverage_.size(), false) {}
 
   void need(int rank);  // new rank `rank` will be planned: index what its file holds
-  void add_source(int rank, const SafetensorsHeader& header);
+  // Indexes the old files (`headers[r]`: old rank r's), each after checking it holds what
+  // the old layout says.
+  void add_sources(const std::vector<SafetensorsHeader>& headers);
   void index();
   // New rank `rank`'s file; adds the bytes it reads to `bytes_from_node` (per old node).
   FilePlan plan_file(int rank, std::vector<std::uint64_t>& bytes_from_node) const;
 
  private:
-  int choose(const std::vector<int>& candidates, const Coverage& c, int rank, int previous) const;
+  struct Choice {
+    int run = -1;
+    int source = -1;  // old rank
+  };
+  int holder_set(std::vector<int> ranks);
+  void add_runs(const LocalTensor& t, std::uint64_t offset, int holders);
+  int best_holder(int holders, int rank) const;
+  Choice choose(std::span<const int> covering, const Coverage& c, int rank, int previous,
+                std::vector<int>& best_of_set) const;
 
   const StateSpec& spec_;
   Layout from_, to_;
   const NodeTable& nodes_;
   std::vector<Coverage> coverage_;
-  std::vector<bool> needed_;  // per global tensor
+  std::vector<bool> needed_;                 // per global tensor
+  std::vector<std::vector<int>> holders_;    // holder sets: old ranks, increasing
+  std::map<std::vector<int>, int> holder_id_;
 };
 
 void Planner::need(int rank) {
@@ -108,22 +128,66 @@ void Planner::need(int rank) {
       if (s.global >= 0) needed_[static_cast<std::size_t>(s.global)] = true;
 }
 
-void Planner::add_source(int rank, const SafetensorsHeader& header) {
-  for (const LocalTensor& t : rank_tensors(spec_, from_, rank)) {
-    const std::string what = fmt::format("old rank {} under {}: tensor {}", rank, to_string(from_), quote(t.decl.name));
-    const TensorEntry* e = header.find(t.decl.name);
-    if (e == nullptr) throw Error(what + " is missing from its file");
-    if (e->dtype != t.decl.dtype || e->shape != t.decl.shape)
-      throw Error(fmt::format("{} is {} {} in its file; the layout needs {} {}", what, dtype_name(e->dtype),
-                              shape_text(e->shape), dtype_name(t.decl.dtype), shape_text(t.decl.shape)));
-    const std::uint64_t element = dtype_bytes(t.decl.dtype);
-    std::uint64_t at = 0;
-    for (const Segment& s : t.segments) {
-      if (s.global >= 0 && needed_[static_cast<std::size_t>(s.global)])
-        coverage_[static_cast<std::size_t>(s.global)].pieces.push_back(
-            {s.start, s.count, rank, header.data_offset + e->begin + at * element});
-      at += s.count;
+int Planner::holder_set(std::vector<int> ranks) {
+  auto [it, fresh] = holder_id_.try_emplace(std::move(ranks), static_cast<int>(holders_.size()));
+  if (fresh) holders_.push_back(it->first);
+  return it->second;
+}
+
+void Planner::add_runs(const LocalTensor& t, std::uint64_t offset, int holders) {
+  const std::uint64_t element = dtype_bytes(t.decl.dtype);
+  std::uint64_t at = 0;
+  for (const Segment& s : t.segments) {
+    if (s.global >= 0 && needed_[static_cast<std::size_t>(s.global)])
+      coverage_[static_cast<std::size_t>(s.global)].runs.push_back({s.start, s.count, offset + at * element, holders});
+    at += s.count;
+  }
+}
+
+// The tensors that data-parallel replicas hold alike (replicated_tensor_count) are taken
+// from dp rank 0 of their TP and PP coordinates and indexed once per distinct file offset,
+// with the replicas holding them there; the others (ZeRO partitions) per rank. The files
+// are checked in rank order, so the first error is the lowest rank's.
+void Planner::add_sources(const std::vector<SafetensorsHeader>& headers) {
+  for (int pp = 0; pp < from_.pp; ++pp) {
+    std::vector<std::vector<LocalTensor>> shared;  // per tp: dp rank 0's tensors
+    std::vector<std::size_t> replicated;           // per tp
+    for (int tp = 0; tp < from_.tp; ++tp) {
+      shared.push_back(rank_tensors(spec_, from_, rank_of(from_, {0, tp, pp})));
+      replicated.push_back(replicated_tensor_count(spec_, from_, rank_of(from_, {0, tp, pp})));
     }
+    // (tp, tensor, file offset) -> the old ranks holding that tensor there
+    std::map<std::tuple<int, std::size_t, std::uint64_t>, std::vector<int>> copies;
+    for (int dp = 0; dp < from_.dp; ++dp)
+      for (int tp = 0; tp < from_.tp; ++tp) {
+        const auto at = static_cast<std::size_t>(tp);
+        const int rank = rank_of(from_, {dp, tp, pp});
+        const SafetensorsHeader& header = headers[static_cast<std::size_t>(rank)];
+        const bool partitioned = dp > 0 && replicated[at] < shared[at].size();  // ZeRO: tensors of its own
+        const std::vector<LocalTensor> own =
+            partitioned ? rank_tensors(spec_, from_, rank) : std::vector<LocalTensor>();
+        const std::vector<LocalTensor>& tensors = partitioned ? own : shared[at];
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+          const LocalTensor& t = tensors[i];
+          auto what = [&] {
+            return fmt::format("old rank {} under {}: tensor {}", rank, to_string(from_), quote(t.decl.name));
+          };
+          const TensorEntry* e = i < header.tensors.size() && header.tensors[i].name == t.decl.name
+                                     ? &header.tensors[i]
+                                     : header.find(t.decl.name);
+          if (e == nullptr) throw Error(what() + " is missing from its file");
+          if (e->dtype != t.decl.dtype || e->shape != t.decl.shape)
+            throw Error(fmt::format("{} is {} {} in its file; the layout needs {} {}", what(), dtype_name(e->dtype),
+                                    shape_text(e->shape), dtype_name(t.decl.dtype), shape_text(t.decl.shape)));
+          if (i < replicated[at])
+            copies[{tp, i, header.data_offset + e->begin}].push_back(rank);
+          else
+            add_runs(t, header.data_offset + e->begin, holder_set({rank}));
+        }
+      }
+    for (auto& [where, ranks] : copies)
+      add_runs(shared[static_cast<std::size_t>(std::get<0>(where))][std::get<1>(where)], std::get<2>(where),
+               holder_set(std::move(ranks)));
   }
 }
 
@@ -131,25 +195,52 @@ void Planner::index() {
   for (Coverage& c : coverage_) c.build();
 }
 
+// The holder of set `holders` that new rank `rank` prefers, leaving aside the previous
+// run's file: one on its node first, then the old ranks in turn from its own number.
+int Planner::best_holder(int holders, int rank) const {
+  const int n = from_.ranks();
+  const int node = nodes_.to(rank);
+  auto key = [&](int source) {
+    return std::make_pair(nodes_.from(source) == node ? 0 : 1, (source - rank % n + n) % n);
+  };
+  int best = -1;
+  for (int source : holders_[static_cast<std::size_t>(holders)])
+    if (best < 0 || key(source) < key(best)) best = source;
+  return best;
+}
+
 // A copy on the reader's node first (Tenplex §4.2), then the file the previous run came
 // from (longer reads), then the old ranks in turn from the reader's own number, which
 // spreads the readers over the copies. The choice depends on the new rank alone, so a
-// plan of some ranks gives each the reads the whole plan gives it.
-int Planner::choose(const std::vector<int>& candidates, const Coverage& c, int rank, int previous) const {
+// plan of some ranks gives each the reads the whole plan gives it. Every old rank holds an
+// element at most once, so the least key over the covering runs' holders is one holder;
+// each run offers its best holder (best_of_set, cached per file), or `previous` when it
+// holds it on an equally good node.
+Planner::Choice Planner::choose(std::span<const int> covering, const Coverage& c, int rank, int previous,
+                                std::vector<int>& best_of_set) const {
   const int n = from_.ranks();
   const int node = nodes_.to(rank);
-  auto key = [&](int p) {
-    const int source = c.pieces[static_cast<std::size_t>(p)].rank;
+  auto key = [&](int source) {
     return std::make_tuple(nodes_.from(source) == node ? 0 : 1, source == previous ? 0 : 1, (source - rank % n + n) % n);
   };
-  int best = -1;
-  for (int p : candidates)
-    if (best < 0 || key(p) < key(best)) best = p;
+  Choice best;
+  for (int r : covering) {
+    const int holders = c.runs[static_cast<std::size_t>(r)].holders;
+    int& cached = best_of_set[static_cast<std::size_t>(holders)];
+    if (cached < 0) cached = best_holder(holders, rank);
+    int source = cached;
+    const std::vector<int>& set = holders_[static_cast<std::size_t>(holders)];
+    if (previous >= 0 && previous != source && (nodes_.from(previous) == node) == (nodes_.from(source) == node) &&
+        std::binary_search(set.begin(), set.end(), previous))
+      source = previous;
+    if (best.run < 0 || key(source) < key(best.source)) best = {r, source};
+  }
   return best;
 }
 
 FilePlan Planner::plan_file(int rank, std::vector<std::uint64_t>& bytes_from_node) const {
   FilePlan plan;
+  std::vector<int> best_of_set(holders_.size(), -1);
   int previous = -1;
   for (const LocalTensor& t : rank_tensors(spec_, to_, rank)) {
     const int tensor = static_cast<int>(plan.tensors.size());
@@ -165,20 +256,21 @@ FilePlan Planner::plan_file(int rank, std::vector<std::uint64_t>& bytes_from_nod
       const std::uint64_t end = s.start + s.count;
       std::size_t i = static_cast<std::size_t>(std::upper_bound(c.bounds.begin(), c.bounds.end(), s.start) - c.bounds.begin());
       for (std::uint64_t x = s.start; x < end; ++i) {
-        if (i == 0 || i >= c.bounds.size() || c.covering[i - 1].empty())
+        if (i == 0 || i >= c.bounds.size() || c.covering_of(i - 1).empty())
           throw Error(fmt::format("internal: elements of {} from {} are in no old file", global_name(spec_, s.global), x));
         const std::uint64_t stop = std::min(end, c.bounds[i]);
-        const Piece& p = c.pieces[static_cast<std::size_t>(choose(c.covering[i - 1], c, rank, previous))];
-        const CopyOp op{p.rank, p.offset + (x - p.start) * element, tensor, (at + (x - s.start)) * element,
-                        (stop - x) * element};
+        const Choice choice = choose(c.covering_of(i - 1), c, rank, previous, best_of_set);
+        const Run& run = c.runs[static_cast<std::size_t>(choice.run)];
+        const CopyOp op{choice.source, run.offset + (x - run.start) * element, tensor,
+                        (at + (x - s.start)) * element, (stop - x) * element};
         CopyOp* last = plan.ops.empty() ? nullptr : &plan.ops.back();
         if (last != nullptr && last->source_rank == op.source_rank && last->tensor == op.tensor &&
             last->source_offset + last->bytes == op.source_offset && last->offset + last->bytes == op.offset)
           last->bytes += op.bytes;
         else
           plan.ops.push_back(op);
-        bytes_from_node[static_cast<std::size_t>(nodes_.from(p.rank))] += op.bytes;
-        previous = p.rank;
+        bytes_from_node[static_cast<std::size_t>(nodes_.from(choice.source))] += op.bytes;
+        previous = choice.source;
         x = stop;
       }
       at += s.count;
@@ -240,7 +332,7 @@ ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::v
   std::set<int> files;  // the first rank of each replica group planned
   for (int r : wanted) files.insert(first[static_cast<std::size_t>(r)]);
   for (int f : files) planner.need(f);
-  for (int r = 0; r < from.ranks(); ++r) planner.add_source(r, sources[static_cast<std::size_t>(r)]);
+  planner.add_sources(sources);
   planner.index();
 
   ReshardPlan plan;

@@ -168,4 +168,12 @@ std::vector<LocalTensor> rank_tensors(const StateSpec& spec, const Layout& layou
   return out;
 }
 
+std::size_t replicated_tensor_count(const StateSpec& spec, const Layout& layout, int rank) {
+  if (layout.zero >= 3) return 0;
+  const int stage = coords_of(layout, rank).pp;
+  const auto owned = static_cast<std::size_t>(std::count_if(
+      spec.params.begin(), spec.params.end(), [&](const ParamSpec& p) { return stage_owns(spec, layout, p, stage); }));
+  return layout.zero == 0 ? owned * static_cast<std::size_t>(1 + states(spec)) : owned;
+}
+
 }  // namespace morph::state

@@ -10,6 +10,7 @@
 //   ZeRO 3:    params.flat and optim.<state>, both chunks of that flattening
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,5 +45,10 @@ struct LocalTensor {
 
 // The tensors rank `rank` stores, in file order. check_layout() must have passed.
 std::vector<LocalTensor> rank_tensors(const StateSpec& spec, const Layout& layout, int rank);
+
+// How many leading tensors of rank_tensors(spec, layout, rank) every data-parallel replica
+// of `rank` (same TP and PP coordinates) holds alike, names and segments: all of them
+// without ZeRO, the parameters under ZeRO 1 and 2, none under ZeRO 3.
+std::size_t replicated_tensor_count(const StateSpec& spec, const Layout& layout, int rank);
 
 }  // namespace morph::state

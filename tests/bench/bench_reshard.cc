@@ -8,7 +8,7 @@
 //            distributed_vs_central=<central seconds / distributed seconds>
 //
 // `bench_reshard --plan`: planning alone (no files) for a LLaMA-7B-size state (32 layers,
-// hidden 4096, vocabulary 32000) from dp=8 to larger layouts, each case in its own
+// hidden 4096, vocabulary 32000) between layouts of up to 64 ranks, each case in its own
 // process, with the planning seconds and that process's peak RSS (ru_maxrss): the whole
 // plan (`morph reshard`), then the share of one process of morph-reshard-mpi with one
 // process per new rank. One line per case:
@@ -123,6 +123,9 @@ int plan_only() {
            {{8, 2, 1, 0}, {64, 1, 1, 0}},
            {{8, 2, 1, 0}, {32, 2, 1, 0}},
            {{8, 2, 1, 1}, {32, 2, 1, 1}},
+           {{32, 2, 1, 0}, {64, 1, 1, 0}},  // from a larger old dp: the old files' index must not grow with it
+           {{64, 1, 1, 0}, {16, 2, 2, 0}},
+           {{32, 2, 1, 1}, {64, 1, 1, 1}},
        }) {
     plan_case(spec, from, to, 1);
     plan_case(spec, from, to, to.ranks());

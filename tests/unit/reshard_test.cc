@@ -74,6 +74,16 @@ Layout random_layout(std::mt19937& rng, const test::GptShape& g) {
   return l;
 }
 
+// A small GPT of 1 to 4 layers for the planning tests, tied embeddings every other trial.
+test::GptShape small_shape(std::mt19937& rng, int trial) {
+  test::GptShape g;
+  g.layers = std::uniform_int_distribution<int>(1, 4)(rng);
+  g.hidden = 8;
+  g.vocab = 37;
+  g.tied = trial % 2 == 0;
+  return g;
+}
+
 TEST(Reshard, RandomLayoutPairsAssembleTheGlobalStateAndRoundTripBitForBit) {
   std::mt19937 rng(2024);
   for (int trial = 0; trial < 24; ++trial) {
@@ -188,11 +198,7 @@ std::vector<std::string> block_nodes(int ranks, int count) {
 TEST(Reshard, PlanningSomeRanksGivesThemTheReadsOfTheWholePlan) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 12; ++trial) {
-    test::GptShape g;
-    g.layers = std::uniform_int_distribution<int>(1, 4)(rng);
-    g.hidden = 8;
-    g.vocab = 37;
-    g.tied = trial % 2 == 0;
+    const test::GptShape g = small_shape(rng, trial);
     const StateSpec spec = test::gpt_spec(g);
     const Layout a = random_layout(rng, g);
     Layout b = random_layout(rng, g);
@@ -223,6 +229,136 @@ TEST(Reshard, PlanningSomeRanksGivesThemTheReadsOfTheWholePlan) {
       bytes += part.bytes;
     }
     EXPECT_EQ(bytes, whole.bytes);  // every byte counted once over the processes
+  }
+}
+
+// Headers of `layout`'s files without files, tensors in file order. With `uneven`, files
+// leave 8 bytes before some tensors, differently for each rank and tensor, so that the
+// data-parallel copies of a tensor lie at several file offsets, grouped anew per tensor.
+std::vector<SafetensorsHeader> synthetic_headers(const StateSpec& spec, const Layout& layout, bool uneven) {
+  std::vector<SafetensorsHeader> out(static_cast<std::size_t>(layout.ranks()));
+  for (int r = 0; r < layout.ranks(); ++r) {
+    SafetensorsHeader& h = out[static_cast<std::size_t>(r)];
+    h.data_offset = 128;
+    std::uint64_t at = 0;
+    int i = 0;
+    for (const LocalTensor& t : rank_tensors(spec, layout, r)) {
+      if (uneven && (r * 7 + i++ * 3) % 5 < 2) at += 8;
+      TensorEntry e{t.decl.name, t.decl.dtype, t.decl.shape, at, at};
+      e.end = at + e.elements() * dtype_bytes(t.decl.dtype);
+      at = e.end;
+      h.tensors.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+// The reads of new rank `rank`'s file as the planner made them when it kept one entry per
+// old file and run (3057fae): for every elementary interval of the old runs, the least
+// (other node, not the previous run's file, turn from the rank's number) over every old
+// rank holding it; without ZeRO, a replica on the node of a lower rank of its TP and PP
+// coordinates reads what that rank reads.
+std::vector<CopyOp> reference_reads(const StateSpec& spec, const Layout& from,
+                                    const std::vector<SafetensorsHeader>& headers, const Layout& to,
+                                    const RankNodes& nodes, int rank) {
+  auto from_node = [&](int r) { return nodes.from.empty() ? std::string() : nodes.from[static_cast<std::size_t>(r)]; };
+  auto to_node = [&](int r) { return nodes.to.empty() ? std::string() : nodes.to[static_cast<std::size_t>(r)]; };
+  if (to.zero == 0)
+    for (int r = 0; r < rank; ++r)
+      if (coords_of(to, r).tp == coords_of(to, rank).tp && coords_of(to, r).pp == coords_of(to, rank).pp &&
+          to_node(r) == to_node(rank)) {
+        rank = r;
+        break;
+      }
+  struct Piece {
+    std::uint64_t start, count, offset;
+    int rank;
+  };
+  std::vector<std::vector<Piece>> pieces(static_cast<std::size_t>(global_count(spec)));
+  for (int r = 0; r < from.ranks(); ++r)
+    for (const LocalTensor& t : rank_tensors(spec, from, r)) {
+      const SafetensorsHeader& h = headers[static_cast<std::size_t>(r)];
+      std::uint64_t at = h.data_offset + h.find(t.decl.name)->begin;
+      for (const Segment& s : t.segments) {
+        if (s.global >= 0) pieces[static_cast<std::size_t>(s.global)].push_back({s.start, s.count, at, r});
+        at += s.count * dtype_bytes(t.decl.dtype);
+      }
+    }
+  const int n = from.ranks();
+  std::vector<CopyOp> ops;
+  int previous = -1;
+  int tensor = 0;
+  for (const LocalTensor& t : rank_tensors(spec, to, rank)) {
+    const std::uint64_t element = dtype_bytes(t.decl.dtype);
+    std::uint64_t at = 0;
+    for (const Segment& s : t.segments) {
+      for (std::uint64_t x = s.start; s.global >= 0 && x < s.start + s.count;) {
+        std::uint64_t stop = s.start + s.count;
+        const Piece* best = nullptr;
+        auto key = [&](const Piece& p) {
+          return std::make_tuple(from_node(p.rank) == to_node(rank) ? 0 : 1, p.rank == previous ? 0 : 1,
+                                 (p.rank - rank % n + n) % n);
+        };
+        for (const Piece& p : pieces[static_cast<std::size_t>(s.global)]) {
+          for (std::uint64_t bound : {p.start, p.start + p.count})
+            if (bound > x) stop = std::min(stop, bound);
+          if (p.start <= x && x < p.start + p.count && (best == nullptr || key(p) < key(*best))) best = &p;
+        }
+        EXPECT_NE(best, nullptr);
+        if (best == nullptr) return ops;
+        const CopyOp op{best->rank, best->offset + (x - best->start) * element, tensor, (at + x - s.start) * element,
+                        (stop - x) * element};
+        if (!ops.empty() && ops.back().source_rank == op.source_rank && ops.back().tensor == tensor &&
+            ops.back().source_offset + ops.back().bytes == op.source_offset &&
+            ops.back().offset + ops.back().bytes == op.offset)
+          ops.back().bytes += op.bytes;
+        else
+          ops.push_back(op);
+        previous = best->rank;
+        x = stop;
+      }
+      at += s.count;
+    }
+    ++tensor;
+  }
+  return ops;
+}
+
+// The old files' index keeps one entry for the data-parallel copies of a run; the reads
+// must stay those of one entry per copy, in whole plans and in plans of some ranks, with
+// copies at other offsets, on three nodes, read from these and from a fourth.
+TEST(Reshard, ReadsAreThoseOfAnIndexWithOneEntryPerOldFile) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    const test::GptShape g = small_shape(rng, trial);
+    const StateSpec spec = test::gpt_spec(g);
+    Layout a = random_layout(rng, g);
+    a.dp *= 2;  // copies to index once
+    const Layout b = random_layout(rng, g);
+    RankNodes nodes;
+    if (trial % 4 != 0) {
+      std::uniform_int_distribution<int> node(1, 4);  // n4 holds no old file
+      for (int r = 0; r < a.ranks(); ++r) nodes.from.push_back(fmt::format("n{}", 1 + node(rng) % 3));
+      for (int r = 0; r < b.ranks(); ++r) nodes.to.push_back(fmt::format("n{}", node(rng)));
+    }
+    SCOPED_TRACE(fmt::format("trial {}: {} -> {}", trial, to_string(a), to_string(b)));
+    const std::vector<SafetensorsHeader> headers = synthetic_headers(spec, a, trial % 2 == 0);
+    const ReshardPlan whole = plan_reshard(spec, a, headers, b, nodes);
+    std::vector<int> some;
+    for (int r = 0; r < b.ranks(); ++r)
+      if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) some.push_back(r);
+    const ReshardPlan part = plan_reshard(spec, a, headers, b, nodes, some);
+    ASSERT_EQ(part.ranks.size(), some.size());
+    for (int r = 0; r < b.ranks(); ++r) {
+      const std::vector<CopyOp> want = reference_reads(spec, a, headers, b, nodes, r);
+      const RankPlan& got = whole.rank(r);
+      ASSERT_TRUE(std::equal(got.ops.begin(), got.ops.end(), want.begin(), want.end(), same_op)) << "rank " << r;
+      if (std::binary_search(some.begin(), some.end(), r)) {
+        const RankPlan& got_part = part.rank(r);
+        ASSERT_TRUE(std::equal(got_part.ops.begin(), got_part.ops.end(), want.begin(), want.end(), same_op))
+            << "rank " << r << " planned with some ranks";
+      }
+    }
   }
 }
 
@@ -456,6 +592,37 @@ TEST(Layout, ParsesRanksAndStages) {
   EXPECT_EQ(first_layer(spec, p3, 2), 3);
   EXPECT_EQ(end_layer(spec, p3, 2), 5);
   EXPECT_EQ(padded_rows(spec, 50, 2), 56);  // multiple of 4 * 2
+}
+
+TEST(ShardMap, DataParallelReplicasHoldTheirReplicatedTensorsAlike) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 30; ++trial) {
+    test::GptShape g;
+    g.layers = std::uniform_int_distribution<int>(1, 4)(rng);
+    g.hidden = 8;
+    g.vocab = 37;
+    const StateSpec spec = test::gpt_spec(g);
+    Layout l = random_layout(rng, g);
+    l.dp = 3;
+    SCOPED_TRACE(to_string(l));
+    for (int r = 0; r < l.ranks(); ++r) {
+      const RankCoords c = coords_of(l, r);
+      const std::vector<LocalTensor> mine = rank_tensors(spec, l, r);
+      const std::vector<LocalTensor> first = rank_tensors(spec, l, rank_of(l, {0, c.tp, c.pp}));
+      const std::size_t alike = replicated_tensor_count(spec, l, r);
+      ASSERT_LE(alike, mine.size());
+      EXPECT_EQ(alike == mine.size(), l.zero == 0);
+      EXPECT_EQ(alike == 0, l.zero == 3 || mine.empty());
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        const bool same = same_decl(mine[i].decl, first[i].decl) &&
+                          std::equal(mine[i].segments.begin(), mine[i].segments.end(), first[i].segments.begin(),
+                                     first[i].segments.end(), [](const Segment& x, const Segment& y) {
+                                       return x.global == y.global && x.start == y.start && x.count == y.count;
+                                     });
+        EXPECT_EQ(same, i < alike || c.dp == 0) << "rank " << r << " tensor " << mine[i].decl.name;
+      }
+    }
+  }
 }
 
 TEST(ShardMap, MegatronShapesAtOneTwoAndFourWays) {
