@@ -79,6 +79,16 @@ write_cluster() {
   assert_morph_error --bogus-option
 }
 
+@test "output that cannot be written is a failure, not a success" {
+  [ -w /dev/full ] || skip "no /dev/full"
+  run --separate-stderr bash -c '"$1" plan --model bert --batch 64 --gpus 8xa800 >/dev/full' _ "$MORPH"
+  output=""  # the output went to /dev/full
+  assert_morph_error "cannot write standard output"
+  run --separate-stderr bash -c '"$1" --help >/dev/full' _ "$MORPH"
+  output=""
+  assert_morph_error "cannot write standard output"
+}
+
 @test "an unknown subcommand is named" {
   morph frobnicate
   assert_morph_error frobnicate

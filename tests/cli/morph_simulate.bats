@@ -176,6 +176,13 @@ write_workload() {
   # No makespan while a job never ends (it was the last completion's, 0.0 when none ended).
   [[ "$(printf '%s\n' "$output" | tail -n 1)" =~ ^policy=fifo\ .*\ makespan_s=none$ ]] || fail "bad last line" "$output"
   [[ "$output" == *"no makespan: "*" job(s) never finished"* ]] || fail "a makespan was printed" "$output"
+  # Nor in JSON: null, not the last completion's time.
+  if command -v jq >/dev/null; then
+    morph --json simulate --workload "$(workload base)" --policy fifo --cluster 4x8xa800
+    [ "$status" -eq 0 ] || fail "exit status $status"
+    jq -e '.policies[0] | (.never_finished | length) > 0 and .makespan_s == null' <<<"$output" >/dev/null ||
+      fail "--json gave a makespan" "$(jq -c '.policies[0] | {makespan_s, never_finished}' <<<"$output")"
+  fi
 }
 
 @test "simulate: a restart penalty of zero cannot make morphling slower" {

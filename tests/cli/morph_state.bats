@@ -44,6 +44,18 @@ setup_file() {
   [[ $output == *"needs 4 GPUs, 0 free"* ]] || { show_run; fail "no alternative"; }
 }
 
+@test "a time beyond the calendar (a damaged database) is printed as a number, not a crash" {
+  local damaged="$BATS_TEST_TMPDIR/damaged.db"
+  cp "$STATE_DB" "$damaged"
+  /usr/bin/python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("UPDATE decisions SET time = 100000000000000000 WHERE job_id = 101"); c.commit()' "$damaged"
+  morph explain 101 --state "$damaged"
+  assert_ok
+  [[ $output == "100000000000000000 (Unix time)  start "* ]] || { show_run; fail "the time was not printed as a number"; }
+  morph status --state "$damaged"
+  assert_ok
+  grep -qE '^101 .* 100000000000000000 \(Unix time\) start$' <<<"$output" || { show_run; fail "no row for job 101"; }
+}
+
 @test "explain of a job morphd never decided on fails naming the job" {
   morph explain 999 --state "$STATE_DB"
   assert_morph_error "no decision on job 999"

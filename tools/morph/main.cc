@@ -63,8 +63,9 @@ int main(int argc, char** argv) {
   morph::cli::add_forget_command(app, context);
 #endif
   if (unknown_subcommand(argc, argv, app)) return 2;
+  int status = 0;
   try {
-    if (const std::optional<int> status = app.parse(argc, argv)) return *status;
+    if (const std::optional<int> parsed = app.parse(argc, argv)) status = *parsed;
   } catch (const morph::Error& e) {
     std::cerr << "morph: " << e.what() << '\n';
     return 1;
@@ -72,5 +73,10 @@ int main(int argc, char** argv) {
     std::cerr << "morph: internal error: " << e.what() << '\n';
     return 70;
   }
-  return 0;
+  // Output lost to a full disk or a bad descriptor is a failure, not a success.
+  if (!std::cout.flush()) {
+    std::cerr << "morph: cannot write standard output\n";
+    return status == 0 ? 1 : status;
+  }
+  return status;
 }

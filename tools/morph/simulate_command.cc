@@ -73,7 +73,8 @@ nlohmann::json summary_json(const sim::Summary& s) {
 
 nlohmann::json report_json(const sim::Report& r) {
   return {{"policy", r.policy}, {"all", summary_json(r.all)}, {"guaranteed", summary_json(r.guaranteed)},
-          {"best_effort", summary_json(r.best_effort)}, {"makespan_s", r.makespan_s},
+          {"best_effort", summary_json(r.best_effort)},
+          {"makespan_s", makespan_known(r) ? nlohmann::json(r.makespan_s) : nlohmann::json(nullptr)},
           {"measured_runs", r.measured_runs}, {"predicted_runs", r.predicted_runs},
           {"predicted_share", r.predicted_share}, {"refits", r.refits}, {"refits_kept", r.refits_kept},
           {"never_finished", r.never_finished}, {"rounds", r.rounds},

@@ -35,7 +35,10 @@ std::string percent(double ratio) { return fmt::format("{:.2f}", 100 * ratio); }
 std::string local_time(std::int64_t unix_s) {
   char text[32];
   const std::time_t t = static_cast<std::time_t>(unix_s);
-  std::strftime(text, sizeof text, "%F %T", std::localtime(&t));
+  std::tm local{};
+  // A time beyond the calendar's years (a damaged database): the number itself.
+  if (localtime_r(&t, &local) == nullptr || std::strftime(text, sizeof text, "%F %T", &local) == 0)
+    return fmt::format("{} (Unix time)", unix_s);
   return text;
 }
 
