@@ -233,6 +233,10 @@ static int check_features(const char *what, span list, char *error, size_t size)
 
 static int check_partial_plan(const char *what, span plan, char *error, size_t size) {
   static const char *const keys[] = {"dp", "tp", "pp", "zero", "offload", "gc", "ga", "mb", "mbs"};
+  /* ZeRO stages 0-3, offload and gc flags; the sizes and counts at least 1. */
+  static const int64_t lows[] = {1, 1, 1, 0, 0, 0, 1, 1, 1};
+  static const int64_t highs[] = {MAX_PLAN_VALUE, MAX_PLAN_VALUE, MAX_PLAN_VALUE, 3, 1, 1,
+                                  MAX_PLAN_VALUE, MAX_PLAN_VALUE, MAX_PLAN_VALUE};
   int seen[9] = {0};
   span rest = plan, item;
   char b[64], key[16];
@@ -247,7 +251,7 @@ static int check_partial_plan(const char *what, span plan, char *error, size_t s
     if (seen[k]) return fail(error, size, "%s: %s given twice", what, keys[k]);
     seen[k] = 1;
     snprintf(key, sizeof key, "%s=", keys[k]);
-    if (check_integer(what, key, v, 0, MAX_PLAN_VALUE, &ignored, error, size) != 0) return -1;
+    if (check_integer(what, key, v, lows[k], highs[k], &ignored, error, size) != 0) return -1;
   }
   return 0;
 }

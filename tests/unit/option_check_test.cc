@@ -84,6 +84,12 @@ TEST(OptionCheck, RefusesBadValuesNamingTheOption) {
            {"framework", "jax", "not megatron, deepspeed or torch"},
            {"plan", "dp=4,warp=1", "unknown plan key 'warp'"},
            {"plan", "dp=x", "'x' is not an integer"},
+           // Each key within what a plan can be (all of 0..2^20 passed, and job_submit then
+           // said only that no plan matched).
+           {"plan", "zero=7", "zero='7' is out of range [0, 3]"},
+           {"plan", "offload=2", "offload='2' is out of range [0, 1]"},
+           {"plan", "dp=0", "dp='0' is out of range [1, 1048576]"},
+           {"plan", "dp=4,gc=3", "gc='3' is out of range [0, 1]"},
        }) {
     const std::string message = check(c.option, c.value);
     EXPECT_NE(message.find(c.says), std::string::npos) << c.option << "=" << c.value.substr(0, 40) << ": " << message;
