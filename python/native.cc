@@ -288,15 +288,19 @@ class Stage {
 // The stream at `progress` of the dataset order (samples, seed): the last one used, moved
 // there when it is of the same order (a trainer asks batch after batch), so that the
 // epoch's permutation is built once per epoch rather than once per call. The GIL is held.
+// `adaptive`: the batch may have changed since the stream began (an adaptive-batch job
+// resumed): `progress` need not be a multiple of it, as the reference trainer reads it.
 state::SampleStream& stream_at(std::uint64_t samples, std::uint64_t seed, std::uint64_t global_batch,
-                               std::uint64_t progress) {
+                               std::uint64_t progress, bool adaptive) {
   static std::optional<state::SampleStream> last;
+  const std::uint64_t unit = adaptive && global_batch > 0 ? 1 : global_batch;
   if (!last || last->order().samples != samples || last->order().seed != seed) {
-    last.emplace(state::DatasetOrder{samples, seed}, global_batch, progress);
+    last.emplace(state::DatasetOrder{samples, seed}, unit, progress);
   } else {
-    last->set_global_batch(global_batch);
+    last->set_global_batch(unit);
     last->seek(progress);
   }
+  last->set_global_batch(global_batch);
   return *last;
 }
 
@@ -348,14 +352,14 @@ PYBIND11_MODULE(_native, m) {
       .def("group", &RankPlan::group);
   m.def("rank_plan", &rank_plan);
 
-  m.def("batch_indices", [](std::uint64_t samples, std::uint64_t seed, std::uint64_t global_batch, std::uint64_t progress) {
-    return stream_at(samples, seed, global_batch, progress).next_batch();
-  });
+  m.def("batch_indices", [](std::uint64_t samples, std::uint64_t seed, std::uint64_t global_batch, std::uint64_t progress,
+                            bool adaptive) { return stream_at(samples, seed, global_batch, progress, adaptive).next_batch(); });
   m.def("rank_indices", [](std::uint64_t samples, std::uint64_t seed, std::uint64_t global_batch, std::uint64_t progress,
-                           int dp_rank, int dp) {
+                           int dp_rank, int dp, bool adaptive) {
     if (dp < 1 || dp_rank < 0 || dp_rank >= dp)
       throw Error(fmt::format("dp_rank {} of dp {}: want 0 <= dp_rank < dp", dp_rank, dp));
-    return state::SampleStream::rank_block(stream_at(samples, seed, global_batch, progress).next_batch(), dp_rank, dp);
+    return state::SampleStream::rank_block(stream_at(samples, seed, global_batch, progress, adaptive).next_batch(),
+                                           dp_rank, dp);
   });
   m.def("epoch_permutation", [](std::uint64_t samples, std::uint64_t seed, std::uint64_t epoch) {
     if (samples == 0) throw Error("samples: the dataset is empty");

@@ -12,15 +12,20 @@ from typing import List
 from morph import _native
 
 
-def indices(progress: int, dp_rank: int, dp: int, *, samples: int, seed: int, global_batch: int) -> List[int]:
+def indices(progress: int, dp_rank: int, dp: int, *, samples: int, seed: int, global_batch: int,
+            adaptive: bool = False) -> List[int]:
     """This DP rank's sample indices of the global batch that starts `progress` samples
-    into the stream (``progress`` a multiple of ``global_batch``)."""
-    return _native.rank_indices(samples, seed, global_batch, progress, dp_rank, dp)
+    into the stream. ``progress`` is a multiple of ``global_batch``, which catches a
+    resume under another batch, unless ``adaptive``: a job whose batch changes as it
+    trains (``--morph-adaptive-batch``) resumes where its last batch, of another size,
+    ended."""
+    return _native.rank_indices(samples, seed, global_batch, progress, dp_rank, dp, adaptive)
 
 
-def batch(progress: int, *, samples: int, seed: int, global_batch: int) -> List[int]:
-    """All sample indices of the global batch that starts `progress` samples in."""
-    return _native.batch_indices(samples, seed, global_batch, progress)
+def batch(progress: int, *, samples: int, seed: int, global_batch: int, adaptive: bool = False) -> List[int]:
+    """All sample indices of the global batch that starts `progress` samples in
+    (``adaptive`` as for :func:`indices`)."""
+    return _native.batch_indices(samples, seed, global_batch, progress, adaptive)
 
 
 def epoch_permutation(epoch: int, *, samples: int, seed: int) -> List[int]:

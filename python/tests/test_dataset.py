@@ -39,6 +39,19 @@ class DatasetTest(unittest.TestCase):
             self.assertEqual(morph.dataset.indices(progress, 1, 2, **args),
                              expected(progress, seed, global_batch)[global_batch // 2:])
 
+    def test_an_adaptive_job_resumes_where_its_last_batch_of_another_size_ended(self):
+        # 2 batches of 24, then the job grew its batch to 32 and was resumed at 48 + 32.
+        stream = sum((morph.dataset.epoch_permutation(e, samples=1000, seed=7) for e in range(2)), [])
+        grown = dict(samples=1000, seed=7, global_batch=32)
+        with self.assertRaisesRegex(morph.MorphError, "multiple"):
+            morph.dataset.batch(80, **grown)
+        self.assertEqual(morph.dataset.batch(80, adaptive=True, **grown), stream[80:112])
+        self.assertEqual(morph.dataset.indices(80, 1, 2, adaptive=True, **grown), stream[96:112])
+        self.assertEqual(morph.dataset.batch(990, adaptive=True, **grown), stream[990:1022])  # across the epoch
+        self.assertEqual(morph.dataset.batch(48, **ORDER), stream[48:72])  # the next plain call is plain
+        with self.assertRaisesRegex(morph.MorphError, "global batch size must be > 0"):
+            morph.dataset.batch(0, samples=1000, seed=7, global_batch=0, adaptive=True)
+
     def test_bad_progress_and_ranks_are_refused(self):
         with self.assertRaisesRegex(morph.MorphError, "multiple"):
             morph.dataset.indices(5, 0, 2, **ORDER)
