@@ -49,7 +49,9 @@ struct JobMeasurement {
 // under that plan's layout (state::layout_of), which drops what an earlier plan
 // reported late. The current plan's median is over what came after the job's latest
 // (re)start (JobState::ready_s, the latest job_plans row). A period on more nodes of
-// `nodes` than the request asks for (policy::on_requested_nodes) sets no promise.
+// `nodes` than the request asks for (policy::on_requested_nodes) sets no promise:
+// `nodes` are the cluster's, each with all its GPUs, however many other jobs hold this
+// round.
 JobMeasurement measure_job(const policy::JobState& job, const JobHistory& history,
                            const std::vector<policy::NodeState>& nodes, const MeasurementOptions& options = {});
 

@@ -195,17 +195,28 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
   v.unknown_length_prior_s = c.config.policy.unknown_length_prior_s;
   v.heterogeneous_jobs = c.config.policy.heterogeneous_jobs;
 
-  // What each node's Morph jobs hold, from their records (running jobs only).
+  // What each node's Morph jobs hold, from their records (running and completing jobs).
+  // A completing job (its epilog runs) keeps its nodes from new jobs, but slurmctld gave
+  // its GPUs back when it ended (deallocate_nodes, select_g_job_fini): gres_used no
+  // longer counts them, so they are not subtracted from it.
   std::map<std::string, int> morph_gpus;
+  std::map<std::string, int> completing_gpus;  // of morph_gpus, those gres_used leaves out
+  std::map<std::string, int> completing_taken; // completing jobs in `taken`: held, not in gres_used
   std::set<std::uint32_t> counted;  // running jobs whose GPUs morph_gpus holds
   for (const SlurmJob& j : snapshot.jobs) {
-    if ((j.phase != JobPhase::running && j.phase != JobPhase::finishing) || !is_job_record(j.admin_comment) ||
-        taken.count(j.id))
-      continue;
+    if ((j.phase != JobPhase::running && j.phase != JobPhase::finishing) || !is_job_record(j.admin_comment)) continue;
     try {
       const JobRecord r = parse_admin_comment(j.admin_comment);
-      for (const std::string& name : j.nodes) morph_gpus[name] += r.current.gpus_per_node;
-      counted.insert(j.id);
+      const bool completing = j.phase == JobPhase::finishing;
+      for (const std::string& name : j.nodes) {
+        if (taken.count(j.id)) {
+          if (completing) completing_taken[name] += r.current.gpus_per_node;
+          continue;
+        }
+        morph_gpus[name] += r.current.gpus_per_node;
+        if (completing) completing_gpus[name] += r.current.gpus_per_node;
+      }
+      if (!taken.count(j.id)) counted.insert(j.id);
     } catch (const Error&) {
       // Said below, with the job.
     }
@@ -215,6 +226,10 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
   // of an unusable node, are not the policy's: such a node gets a type of its own with
   // what is left (and that share of CPUs and memory), since nodes of one type are alike.
   std::map<std::string, int> node_index;
+  // The nodes with all their GPUs, others' included, usable or not: a guaranteed job's
+  // request is measured on the fewest nodes that hold it (policy::on_requested_nodes),
+  // whatever other jobs hold of them this round.
+  std::vector<policy::NodeState> whole_nodes;
   for (const SlurmNode& n : snapshot.nodes) {
     const auto named = std::find_if(c.config.cluster.nodes().begin(), c.config.cluster.nodes().end(),
                                     [&](const NodeRecord& r) { return r.name == n.name; });
@@ -224,8 +239,13 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
     }
     const NodeType* type = c.config.cluster.find_node_type(named->node_type);
     if (type == nullptr) continue;  // morph.conf checks this when it loads
-    const int mine = morph_gpus.count(n.name) ? morph_gpus.at(n.name) : 0;
-    const int others = std::max(0, n.gpus_in_use - mine);
+    whole_nodes.push_back(policy::NodeState{n.name, *type, c.config.cluster.gpu_of(*type)});
+    auto on_node = [&](const std::map<std::string, int>& gpus) {
+      const auto it = gpus.find(n.name);
+      return it == gpus.end() ? 0 : it->second;
+    };
+    const int mine = on_node(morph_gpus);
+    const int others = std::max(0, n.gpus_in_use - (mine - on_node(completing_gpus))) + on_node(completing_taken);
     const int usable = n.usable ? std::max(mine, type->gpus - others) : mine;
     if (usable <= 0) {
       out.skipped.push_back(fmt::format("node {}: no GPU left for Morph ({} used by other jobs{})", n.name, others,
@@ -414,7 +434,7 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
     else if (j.phase == JobPhase::pending) s.waited_s = std::max(0.0, snapshot.now_s - j.submit_time_s);
     if (history != nullptr) {
       out.measured[id] = measure_job(s, r.request.adaptive_batch() ? at_batch(*history, bounds.global_batch) : *history,
-                                     v.nodes);
+                                     whole_nodes);
       apply_measurement(s, out.measured[id]);
     }
     out.jobs[id] = tracked;

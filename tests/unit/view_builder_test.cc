@@ -171,6 +171,28 @@ TEST_F(DaemonView, ARunningJobLeftOutOfTheViewKeepsItsGpusTaken) {
   EXPECT_EQ(resized.view.nodes.size(), 3u);
 }
 
+// slurmctld gives a job's GPUs back when it ends, before its epilog finishes
+// (deallocate_nodes calls select_g_job_fini): gres_used leaves out a completing job,
+// which the view still counts on its nodes. Another user's GPUs on the node stay taken.
+TEST_F(DaemonView, ACompletingJobsGpusDoNotHideAnotherJobsOnItsNode) {
+  ClusterSnapshot s = snapshot();
+  s.nodes = {{"a100-1", true, 4}, {"a100-2", true, 0}, {"v100-1", true, 0}};  // 4: job 13's only
+  s.jobs = {SlurmJob{11, 1000, JobPhase::finishing, false, record("a100-80g", 1, 4, test::make_plan(4, 1, 1, 1, 1, 4)),
+                     {"a100-1"}, 100, 200, 0, 0},
+            SlurmJob{13, 1002, JobPhase::running, false, "", {"a100-1"}, 100, 200, 0, 0}};  // not Morph: 4 GPUs
+  const BuiltView b = build_view(s, context_);
+  ASSERT_EQ(b.view.nodes.size(), 3u);
+  EXPECT_EQ(b.view.nodes[0].type.gpus, 4) << "job 11's 4 GPUs; job 13's 4 are not Morph's";
+  ASSERT_EQ(b.view.jobs.size(), 1u);
+  EXPECT_EQ(b.view.jobs[0].current.gpus(), 4);
+  // Left out of the view (here: its nodes do not match its record), it still holds them.
+  s.jobs[0].nodes = {"a100-1", "a100-2"};
+  const BuiltView left = build_view(s, context_);
+  ASSERT_EQ(left.view.nodes.size(), 2u) << fmt::format("{}", fmt::join(left.skipped, "\n"));
+  EXPECT_EQ(left.view.nodes[0].name, "a100-2");
+  EXPECT_EQ(left.view.nodes[0].type.gpus, 4);
+}
+
 // Issue 15: a job spanning two GPU types is the policy's like any other: its slices are
 // its nodes, the first group's first, with its groups; its GPUs are its own.
 TEST_F(DaemonView, AHeterogeneousJobIsSeenWithItsGroups) {
@@ -723,6 +745,39 @@ TEST_F(DaemonView, WhatAJobReportedFillsItsState) {
   EXPECT_DOUBLE_EQ(b.view.jobs[1].measured_iteration_s, 0);  // job 12 has no history
   EXPECT_EQ(b.measured.count("12"), 0u);
   EXPECT_DOUBLE_EQ(build_view(snapshot(), context_).view.jobs[0].measured_iteration_s, 0);
+}
+
+// A guaranteed job's promise is its request on the nodes it asked for, counted in the
+// GPUs those nodes have, not in what other users' jobs leave of them this round: on
+// the whole of a100-2 while another user holds half of a100-1 it learns its promise;
+// spread over the free halves of both it does not, nor once requeued while other jobs
+// hold every A100.
+TEST_F(DaemonView, AGuaranteedJobsPromiseDoesNotDependOnOtherJobsOnItsNodes) {
+  const ExecutionPlan eight = test::make_plan(8, 1, 1, 1, 1, 2);
+  JobRecord r = parse_admin_comment(record("a100-80g", 1, 8, eight));
+  r.request.sla = Sla::guaranteed;
+  r.request.sla_given = true;
+  auto promise = [&](int nodes, std::vector<std::string> on, std::vector<SlurmNode> slurm_nodes) {
+    r.current.nodes = nodes;
+    r.current.gpus_per_node = 8 / nodes;
+    ClusterSnapshot s;
+    s.now_s = 1000;
+    s.nodes = std::move(slurm_nodes);
+    const JobPhase phase = on.empty() ? JobPhase::pending : JobPhase::running;
+    s.jobs = {SlurmJob{11, 1000, phase, false, to_admin_comment(r), on, 100, 200, 0, 0}};
+    JobHistories h;
+    h[11].plans.push_back({11, 200, s.jobs[0].admin_comment, "a100-80g", nodes, 8 / nodes, 0, std::nullopt});
+    for (int i = 0; i < 4; ++i) h[11].observations.push_back({11, 300 + i, i, 0.3, 16, "dp=8,tp=1,pp=1,zero=0"});
+    const BuiltView b = build_view(s, context_, h);
+    EXPECT_EQ(b.view.jobs.size(), 1u) << fmt::format("{}", fmt::join(b.skipped, "\n"));
+    return b.view.jobs.empty() ? -1.0 : b.view.jobs[0].promised_iteration_s;
+  };
+  // 4 of a100-1's GPUs are another user's; job 11 holds all of a100-2.
+  EXPECT_DOUBLE_EQ(promise(1, {"a100-2"}, {{"a100-1", true, 4}, {"a100-2", true, 8}, {"v100-1", true, 0}}), 0.3);
+  // 4 + 4 of its 8 GPUs on two nodes, another user's 4 next to them on each.
+  EXPECT_DOUBLE_EQ(promise(2, {"a100-1", "a100-2"}, {{"a100-1", true, 8}, {"a100-2", true, 8}, {"v100-1", true, 0}}),
+                   0);
+  EXPECT_DOUBLE_EQ(promise(2, {}, {{"a100-1", true, 8}, {"a100-2", true, 8}, {"v100-1", true, 0}}), 0);
 }
 
 // Job 11 as a best-effort torch job of --morph-adaptive-batch=16:1024 (its plan as
