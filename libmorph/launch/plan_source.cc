@@ -43,7 +43,11 @@ PlanSource resolve_plan(const Environment& env, const std::string& plan_option) 
   if (const auto it = env.find("MORPH_PLAN_ERROR"); it != env.end() && !it->second.empty())
     throw Error(it->second);
   PlanSource source;
-  if (const auto it = env.find("MORPH_RECORD"); it != env.end() && !it->second.empty()) {
+  // A record spank_morph gave another job (the surrounding Morph job of a plain job
+  // submitted from its script, under --export=ALL) is not this job's plan.
+  const auto job = env.find("SLURM_JOB_ID"), of = env.find("MORPH_RECORD_JOB");
+  const bool others = job != env.end() && of != env.end() && !of->second.empty() && of->second != job->second;
+  if (const auto it = env.find("MORPH_RECORD"); it != env.end() && !it->second.empty() && !others) {
     try {
       source.record = parse_admin_comment(it->second);
     } catch (const Error& e) {

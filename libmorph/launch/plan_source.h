@@ -22,6 +22,8 @@ struct PlanSource {
 // others default to 1/0; mbs defaults so that `global_batch` holds when it is given).
 ExecutionPlan parse_plan_option(const std::string& text);
 
+// A MORPH_RECORD whose MORPH_RECORD_JOB is not SLURM_JOB_ID is another job's (the
+// surrounding Morph job of a plain job submitted from its script) and is not used.
 // Throws morph::Error: no plan at all ("missing plan"), MORPH_PLAN_ERROR set by the
 // plugin, an unreadable record, or --plan disagreeing with the record.
 PlanSource resolve_plan(const Environment& env, const std::string& plan_option);

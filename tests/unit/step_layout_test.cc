@@ -156,6 +156,15 @@ TEST(PlanSource, TheRecordIsTheAuthorityAndPlanServesOutsideAMorphJob) {
   EXPECT_NO_THROW(launch::resolve_plan(env, "dp=4"));
   EXPECT_THROW(launch::resolve_plan(env, "dp=2,tp=2"), Error);  // disagrees with the record
   EXPECT_THROW(launch::resolve_plan({{"MORPH_RECORD", "morph:v1 model=x"}}, ""), Error);
+  // A plain job submitted from a Morph job's script inherits that job's record (it ran
+  // under the surrounding job's plan): not its own.
+  Environment nested = env;
+  nested["MORPH_RECORD_JOB"] = "41";
+  nested["SLURM_JOB_ID"] = "41";
+  EXPECT_TRUE(launch::resolve_plan(nested, "").record);
+  nested["SLURM_JOB_ID"] = "42";
+  EXPECT_THROW(launch::resolve_plan(nested, ""), Error);  // missing plan
+  EXPECT_FALSE(launch::resolve_plan(nested, "dp=2,tp=2").record);
   EXPECT_THROW(launch::resolve_plan({{"MORPH_PLAN_ERROR", "morph: job 3: no plan"}}, "dp=1"), Error);
   EXPECT_THROW(launch::parse_plan_option("dp=2,color=blue"), Error);
   EXPECT_THROW(launch::parse_plan_option("dp=0"), Error);
