@@ -1,5 +1,7 @@
 #include "libmorph/record/plan_env.h"
 
+#include <algorithm>
+
 namespace morph {
 
 std::vector<std::pair<std::string, std::string>> plan_environment(const JobRecord& r) {
@@ -31,6 +33,15 @@ std::vector<std::pair<std::string, std::string>> plan_environment(const JobRecor
   if (r.request.adaptive_batch())
     env.emplace_back("MORPH_ADAPTIVE_BATCH", s(r.request.adaptive_min) + ":" + s(r.request.adaptive_max));
   return env;
+}
+
+std::vector<std::string> plan_variables_not_set(const JobRecord& record) {
+  const std::vector<std::pair<std::string, std::string>> env = plan_environment(record);
+  std::vector<std::string> absent;
+  for (const char* name : {"MORPH_GA", "MORPH_GPU_GROUPS", "MORPH_ADAPTIVE_BATCH"})
+    if (std::none_of(env.begin(), env.end(), [name](const auto& kv) { return kv.first == name; }))
+      absent.emplace_back(name);
+  return absent;
 }
 
 }  // namespace morph

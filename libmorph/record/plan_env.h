@@ -19,4 +19,10 @@ namespace morph {
 // morphrun sets per rank (launch/rank_env.h).
 std::vector<std::pair<std::string, std::string>> plan_environment(const JobRecord& record);
 
+// The variables plan_environment sets for some records only (MORPH_GA, MORPH_GPU_GROUPS,
+// MORPH_ADAPTIVE_BATCH) that it does not set for `record`: whoever exports its plan over
+// an environment that may hold another plan's (a nested job's, a job replanned in place)
+// removes these, lest its tasks see a GPU split or batch bounds that are not theirs.
+std::vector<std::string> plan_variables_not_set(const JobRecord& record);
+
 }  // namespace morph

@@ -700,6 +700,37 @@ EOF
   grep -q "^MORPH_PLAN=dp=" "$JOBS/$morph.out" || fail "$(cat "$JOBS/$morph.out")"
 }
 
+@test "a Morph job inside an adaptive-batch Morph job sees no MORPH_ADAPTIVE_BATCH of the surrounding job" {
+  # plan_environment sets MORPH_ADAPTIVE_BATCH (and MORPH_GA or MORPH_GPU_GROUPS) for some
+  # plans only; the nested job's batch step, its steps and srun in a nested salloc kept the
+  # surrounding job's beside their own plan, and a trainer adapted a batch it never asked to.
+  cat >"$JOBS/inner.sh" <<'EOF'
+#!/bin/sh
+echo "batch adaptive=${MORPH_ADAPTIVE_BATCH-unset} ga=${MORPH_GA-unset}"
+srun -n1 sh -c 'echo "step adaptive=${MORPH_ADAPTIVE_BATCH-unset}"'
+EOF
+  cat >"$JOBS/outer.sh" <<'EOF'
+#!/bin/sh
+echo "outer adaptive=${MORPH_ADAPTIVE_BATCH-unset}"
+sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b --morph-batch=16 --morph-gpus=1 \
+  "$JOBS/inner.sh" >"$JOBS/$SLURM_JOB_ID.nested"
+timeout 120 salloc --morph-model=gpt2-1.5b --morph-batch=16 --morph-gpus=1 \
+  srun -n1 sh -c 'echo "salloc adaptive=${MORPH_ADAPTIVE_BATCH-unset}"'
+EOF
+  chmod 755 "$JOBS/inner.sh" "$JOBS/outer.sh"
+  submit --morph-model=gpt2-1.5b --morph-batch=16 --morph-gpus=1 --morph-adaptive-batch=16:128 "$JOBS/outer.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" COMPLETED 180
+  grep -qx "outer adaptive=16:128" "$JOBS/$job.out" || fail "$(cat "$JOBS/$job.out")"
+  grep -qx "salloc adaptive=unset" "$JOBS/$job.out" || fail "$(cat "$JOBS/$job.out")"
+  local nested
+  nested=$(cat "$JOBS/$job.nested")
+  [ -n "$nested" ] || fail "$(cat "$JOBS/$job.out")"
+  wait_state "$nested" COMPLETED 120
+  grep -qx "batch adaptive=unset ga=$(record_value "$nested" ga)" "$JOBS/$nested.out" || fail "$(cat "$JOBS/$nested.out")"
+  grep -qx "step adaptive=unset" "$JOBS/$nested.out" || fail "$(cat "$JOBS/$nested.out")"
+}
+
 @test "issue 10 (4): upper-case keys of an inline model are the same keys" {
   submit -H --morph-model=layers=24,hidden=2048,heads=16,seq=2048,VOCAB=50257 --morph-batch=64 "$JOBS/env.sh"
   [ "$status" -eq 0 ]

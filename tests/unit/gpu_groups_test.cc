@@ -151,6 +151,7 @@ TEST(JobRecordGroups, EnvironmentAndRankBatches) {
   EXPECT_EQ(get("MORPH_GPU_GROUPS"), to_string(r.current.groups));
   EXPECT_EQ(get("MORPH_LOCAL_BATCH"), "8");
   EXPECT_EQ(get("MORPH_GA"), "missing");  // per rank, from morphrun
+  EXPECT_EQ(plan_variables_not_set(r), (std::vector<std::string>{"MORPH_GA", "MORPH_ADAPTIVE_BATCH"}));
   const launch::RankBatch a100 = launch::rank_batch(r.current, "a100-80g");
   EXPECT_EQ(a100.local_batch, 8);
   EXPECT_EQ(a100.workers, 1);

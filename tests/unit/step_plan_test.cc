@@ -149,6 +149,24 @@ TEST_F(StepPlanTest, APlanThatDoesNotMatchTheAllocationIsRefused) {
   EXPECT_NE(p.message.find("runs on 2 nodes"), std::string::npos) << p.message;
 }
 
+// A Morph job submitted from a heterogeneous or adaptive-batch Morph job's script (or one
+// morphrun's driver restarts in place under a homogeneous plan) inherits that plan's
+// MORPH_GPU_GROUPS and MORPH_ADAPTIVE_BATCH; its tasks saw them beside their own plan and
+// the reference trainer split its batch per GPU type and adapted it.
+TEST_F(StepPlanTest, ThePlanRemovesTheVariablesOfAnotherPlan) {
+  StepPlan p = step_plan(batch, controller.loader(), {}, pauses.sleeper());
+  ASSERT_EQ(p.failure, PlanFailure::none) << p.message;
+  EXPECT_EQ(value(p, "MORPH_GA"), "4");
+  EXPECT_EQ(p.unset, (std::vector<std::string>{"MORPH_GPU_GROUPS", "MORPH_ADAPTIVE_BATCH"}));
+  JobRecord adaptive = one_gpu_record();
+  set_morph_option(adaptive.request, "adaptive-batch", "8:64");
+  controller.job.admin_comment = to_admin_comment(adaptive);
+  p = step_plan(batch, controller.loader(), {}, pauses.sleeper());
+  ASSERT_EQ(p.failure, PlanFailure::none) << p.message;
+  EXPECT_EQ(value(p, "MORPH_ADAPTIVE_BATCH"), "8:64");
+  EXPECT_EQ(p.unset, (std::vector<std::string>{"MORPH_GPU_GROUPS"}));
+}
+
 TEST(SrunDefaults, OneTaskPerGpuWithThePlansCpus) {
   JobRecord r = one_gpu_record();
   r.current.nodes = 2;

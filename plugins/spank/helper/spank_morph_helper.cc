@@ -108,6 +108,11 @@ int export_plan(spank_t sp, int tries, char* error, size_t error_size) {
       std::snprintf(error, error_size, "morph: job %u: cannot set %s for its tasks", step.job_id, name.c_str());
       return morph::plugin::kExitRetry;
     }
+  for (const std::string& name : plan.unset)
+    if (spank_unsetenv(sp, name.c_str()) != ESPANK_SUCCESS) {
+      std::snprintf(error, error_size, "morph: job %u: cannot unset %s for its tasks", step.job_id, name.c_str());
+      return morph::plugin::kExitRetry;
+    }
   return 0;
 }
 
@@ -125,6 +130,7 @@ int srun_defaults(uint32_t job_id, int tries, char* error, size_t error_size) {
   for (const auto& [name, value] : morph::plugin::srun_defaults(*plan.record))
     if (std::getenv(name.c_str()) == nullptr) setenv(name.c_str(), value.c_str(), 1);
   for (const auto& [name, value] : plan.env) setenv(name.c_str(), value.c_str(), 1);
+  for (const std::string& name : plan.unset) unsetenv(name.c_str());
   return 0;
 }
 

@@ -105,6 +105,7 @@ StepPlan step_plan(const StepContext& step, const JobLoader& load, const RetryPo
     return failed(PlanFailure::refuse, step.job_id,
                   why + " (its resources were changed without its plan)");
   p.env = plan_environment(*p.record);
+  p.unset = plan_variables_not_set(*p.record);
   p.env.emplace_back("MORPH_RECORD", to_admin_comment(*p.record));
   p.env.emplace_back("MORPH_RECORD_JOB", std::to_string(step.job_id));
   return p;

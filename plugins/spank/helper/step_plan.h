@@ -55,6 +55,7 @@ struct StepPlan {
   PlanFailure failure = PlanFailure::none;
   std::string message;  // "morph: job N: ..." when failed (what follows is the caller's to say)
   std::vector<std::pair<std::string, std::string>> env;  // what the tasks get
+  std::vector<std::string> unset;  // plan variables the tasks must not see (another plan's)
   std::optional<JobRecord> record;
   int exit_code() const { return failure == PlanFailure::retry ? kExitRetry : failure == PlanFailure::refuse ? kExitRefuse : 0; }
 };
