@@ -117,14 +117,11 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
     return report;
   }
   // What the policy needs to let a job pay back its last restart (ClusterView::payback_s)
-  // and to back off from restarting it again: Slurm counts its requeues only. A running
-  // job's StartTime is a restart too, as in the simulator: Slurm's own start of a record
-  // the journal never touched, and a requeued job's start after its release.
+  // and to back off from restarting it again: Slurm counts its requeues only.
   for (policy::JobState& j : built.view.jobs)
     if (const auto tracked = built.jobs.find(j.id); tracked != built.jobs.end()) {
       const Journal::Done done = journal_.done(tracked->second.slurm_id);
       if (done.last_s > 0) j.last_restart_s = done.last_s;
-      if (j.running() && j.ready_s > 0) j.last_restart_s = std::max(j.last_restart_s, j.ready_s);
       j.restarts = std::max(j.restarts, done.restarts);
     }
   refit(built, report);

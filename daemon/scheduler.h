@@ -3,8 +3,8 @@
 // mispredict them (libmorph/policy/model_refit.h), run the policy (the same object `morph simulate`
 // drives) and start the reconfigurations it decides, leaving alone the jobs that are
 // being reconfigured. The policy lets a job pay back its last restart before it grows
-// (ClusterView::payback_s, RestartPenaltySeconds; the journal and Slurm's StartTime say
-// when that restart was). Each decision is recorded with its alternatives; a pending
+// (ClusterView::payback_s, RestartPenaltySeconds; the journal says when that restart
+// was). Each decision is recorded with its alternatives; a pending
 // job left waiting, only when the reason it waits changes.
 #pragma once
 

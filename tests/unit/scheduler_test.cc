@@ -229,26 +229,6 @@ TEST_F(SchedulerTest, TheJournalsRestartsBackOffTheNextOne) {
   EXPECT_TRUE(shrunk(900 + 2.5 * penalty));
 }
 
-// A job pays its start back before it grows, as in the simulator, also when Slurm
-// started it on the record it was submitted with and morphd's journal has nothing of it:
-// its restart is then Slurm's StartTime.
-TEST_F(SchedulerTest, AJobSlurmStartedPaysItsStartBackBeforeItGrows) {
-  const double penalty = config_.policy.restart_penalty_s;
-  ASSERT_GT(penalty, 0);
-  const auto grown = [&](double now_s) {
-    ClusterSnapshot s = snapshot(now_s);
-    s.nodes[0].gpus_in_use = 2;
-    JobRecord r = parse_admin_comment(record(2, Sla::best_effort));
-    r.request.iterations = 100000;  // long enough for a grow to pay back
-    s.jobs = {SlurmJob{11, 1000, JobPhase::running, false, to_admin_comment(r), {"a100-1"}, 100, 1000, 0, 0}};
-    for (const std::string& line : scheduler_.round(s, true).lines)
-      if (line.rfind("job 11:", 0) == 0) return line;
-    return std::string();
-  };
-  EXPECT_EQ(grown(1010), "") << "started 10 s ago";
-  EXPECT_NE(grown(1000 + 1.5 * penalty).find("job 11: requeue"), std::string::npos);
-}
-
 const ExecutionPlan kEight = test::make_plan(8, 1, 1, 1, 1, 2);
 const ExecutionPlan kTwo = test::make_plan(2, 1, 1, 1, 1, 8);
 
