@@ -105,16 +105,23 @@ void plan_case(const morph::state::StateSpec& spec, const Layout& from, const La
   std::printf(" peak_rss_mb=%.0f\n", static_cast<double>(usage.ru_maxrss) / 1024.0);  // ru_maxrss: KiB
 }
 
-int plan_only() {
+// A GPT of `layers` layers and `hidden` units, vocabulary 32000 (padded to 128), untied,
+// its weights in `dtype` and Adam's states in f32.
+morph::state::StateSpec gpt(int layers, int hidden, morph::state::Dtype dtype) {
   morph::test::GptShape g;
-  g.layers = 32;
-  g.hidden = 4096;
+  g.layers = layers;
+  g.hidden = hidden;
   g.vocab = 32000;
   g.tied = false;
   g.vocab_multiple = 128;
-  g.dtype = morph::state::Dtype::bf16;
+  g.dtype = dtype;
   morph::state::StateSpec spec = morph::test::gpt_spec(g);
   spec.optimizer_dtype = morph::state::Dtype::f32;
+  return spec;
+}
+
+int plan_only() {
+  const morph::state::StateSpec spec = gpt(32, 4096, morph::state::Dtype::bf16);  // LLaMA-7B-size
   for (const auto& [from, to] : std::vector<std::pair<Layout, Layout>>{
            {{8, 1, 1, 0}, {64, 1, 1, 0}},
            {{8, 1, 1, 0}, {16, 2, 2, 0}},
@@ -146,15 +153,7 @@ int main(int argc, char** argv) {
                         fmt::format("morph_bench_reshard_{}", ::getpid());
   fs::remove_all(root);
   fs::create_directories(root);
-  morph::test::GptShape g;
-  g.layers = 8;
-  g.hidden = 1024;
-  g.vocab = 32000;
-  g.tied = false;
-  g.vocab_multiple = 128;
-  g.dtype = morph::state::Dtype::f32;
-  morph::state::StateSpec spec = morph::test::gpt_spec(g);
-  spec.optimizer_dtype = morph::state::Dtype::f32;
+  const morph::state::StateSpec spec = gpt(8, 1024, morph::state::Dtype::f32);
   const Layout from{1, 4, 2, 0};
   const Layout to{1, 2, 4, 0};
   const std::string a = (root / "a").string();

@@ -42,6 +42,14 @@ class JobHistoriesTest : public ::testing::Test {
     return s;
   }
 
+  // A round at `now_s` that lists `jobs`.
+  static ClusterSnapshot at(double now_s, std::vector<SlurmJob> jobs) {
+    ClusterSnapshot s;
+    s.now_s = now_s;
+    s.jobs = std::move(jobs);
+    return s;
+  }
+
   fs::path dir_;
 };
 
@@ -119,12 +127,6 @@ TEST_F(JobHistoriesTest, AJobsWaitingAddsUpAcrossStartsAndRequeues) {
 // cleared): a job under the id of one that ended, or of another user or model, starts
 // afresh, and its reports are not dropped as copies of the earlier job's.
 TEST_F(JobHistoriesTest, AJobUnderAReusedIdIsANewJob) {
-  auto at = [](double now_s, std::vector<SlurmJob> jobs) {
-    ClusterSnapshot s;
-    s.now_s = now_s;
-    s.jobs = std::move(jobs);
-    return s;
-  };
   const std::string layout = "dp=8,tp=1,pp=1,zero=0";
   store::StateStore state = store::StateStore::open(db());
   JobTracker tracker(state);
@@ -159,12 +161,6 @@ TEST_F(JobHistoriesTest, AJobUnderAReusedIdIsANewJob) {
 // (It was forgotten at the next morphd's first round, journal and all: a job that morphd
 // held then was never released.)
 TEST_F(JobHistoriesTest, AJobRequeuedAfterItEndedIsReopenedNotForgotten) {
-  auto at = [](double now_s, std::vector<SlurmJob> jobs) {
-    ClusterSnapshot s;
-    s.now_s = now_s;
-    s.jobs = std::move(jobs);
-    return s;
-  };
   const std::string layout = "dp=8,tp=1,pp=1,zero=0";
   store::StateStore state = store::StateStore::open(db());
   JobTracker tracker(state);
