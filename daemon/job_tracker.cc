@@ -49,16 +49,16 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
     }
     // Seen ended, now alive: requeued after its end, under the same id. Its unfinished
     // reconfiguration and its history stay; forgetting them could strand a job morphd holds.
-    const bool came_back = ended_.count(j.id) > 0;
+    if (ended_.count(j.id)) {
+      if (const std::optional<store::JobRow> row = state_.job(j.id);
+          row && row->finished_at && row->user_uid == j.user_id && row->model == r.request.model)
+        state_.reopen_job(j.id);
+      ended_.erase(j.id);
+    }
     if (!known_.count(j.id)) {
       // Its id may be an earlier job's: one that ended, or of another user or model.
       std::optional<store::JobRow> earlier = state_.job(j.id);
-      const bool same_job = earlier && earlier->user_uid == j.user_id && earlier->model == r.request.model;
-      if (same_job && earlier->finished_at && came_back) {
-        state_.reopen_job(j.id);
-        earlier->finished_at.reset();
-      }
-      if (earlier && (earlier->finished_at || !same_job)) {
+      if (earlier && (earlier->finished_at || earlier->user_uid != j.user_id || earlier->model != r.request.model)) {
         state_.forget_job(j.id);
         earlier.reset();
       }
@@ -69,10 +69,7 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
       const std::vector<store::PlanPeriod> plans = state_.job_timeline(j.id);
       if (!plans.empty()) last_plan_[j.id] = plans.back().record;
       if (const std::optional<store::JobWait> w = state_.job_wait(j.id)) last_wait_[j.id] = *w;
-    } else if (came_back) {
-      if (const std::optional<store::JobRow> row = state_.job(j.id); row && row->finished_at) state_.reopen_job(j.id);
     }
-    ended_.erase(j.id);
     const auto last = last_wait_.find(j.id);
     const store::JobWait wait = next_wait(last == last_wait_.end() ? std::nullopt : std::optional(last->second), j,
                                           snapshot.now_s);
