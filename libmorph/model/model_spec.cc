@@ -14,6 +14,12 @@ constexpr std::int64_t kMaxHidden = MORPH_MAX_HIDDEN;
 constexpr std::int64_t kMaxSeq = MORPH_MAX_SEQ;
 constexpr std::int64_t kMaxVocab = MORPH_MAX_VOCAB;
 constexpr double kMaxParams = MORPH_MAX_PARAMS;
+// A layer's parameters, (W - Vh)/l, relative to a dense transformer layer of the same h
+// (12h^2 + 13h). The catalog spans 1.00 (GPT-2) to 1.64 (Qwen2's wide MLP, T5's decoder
+// cross-attention). Below half, a layer lacks its attention or its MLP; 64 times is far
+// beyond any dense layer, and W was given in other units.
+constexpr double kMinLayerRatio = 0.5;
+constexpr double kMaxLayerRatio = 64;
 
 }  // namespace
 
@@ -55,6 +61,13 @@ void validate_model(const ModelSpec& m, std::string_view what) {
   if (m.params <= m.embedding_params())
     throw Error(fmt::format("{}: params={:g} does not exceed the embedding (vocab x hidden = {:g})",
                             what, m.params, m.embedding_params()));
+  const double dense = frenzy_parameter_count(1, m.hidden, 0);
+  const double ratio = m.params_per_layer() / dense;
+  if (ratio < kMinLayerRatio || ratio > kMaxLayerRatio)
+    throw Error(fmt::format("{}: params={:g} gives {:.4g} parameters per layer, {:.3g} times a transformer layer "
+                            "of hidden={} (12h^2 + 13h = {:.0f}); it must be {:g} to {:g} times that",
+                            what, m.params, m.params_per_layer(), ratio, m.hidden, dense, kMinLayerRatio,
+                            kMaxLayerRatio));
 }
 
 ModelSpec parse_inline_model(std::string_view spec, std::string_view what) {

@@ -50,6 +50,34 @@ TEST(InlineModel, RejectsBadSpecsNamingTheKey) {
   EXPECT_NE(message("layers=2,hidden=8,heads=2,seq=4,vocab=100,params=10").find("embedding"), std::string::npos);
 }
 
+// A params far from what the architecture holds (a count in millions, or of another model)
+// passed as long as it exceeded the embedding, and sized every layer's memory from it.
+TEST(InlineModel, ParamsMustFitTheLayersItDescribes) {
+  auto message = [](const char* spec) {
+    try {
+      parse_inline_model(spec, "--model");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // LLaMA-2-7B's layers given in millions: (6738 - 0) / 32 = 210.6 per layer, against
+  // 12 * 4096^2 + 13 * 4096 = 201,379,840.
+  const std::string millions = message("layers=32,hidden=4096,heads=32,seq=4096,params=6738");
+  EXPECT_NE(millions.find("params=6738 gives 210.6 parameters per layer"), std::string::npos) << millions;
+  EXPECT_NE(millions.find("12h^2 + 13h = 201379840"), std::string::npos) << millions;
+  // hidden=8: a dense layer is 12*64 + 13*8 = 872; with vocab 100 the embedding is 800.
+  // Two layers of 436 (half) pass, 435 do not; 64 times (55,808) passes, a parameter more does not.
+  EXPECT_EQ(message("layers=2,hidden=8,heads=2,seq=4,vocab=100,params=1672"), "no error");
+  EXPECT_NE(message("layers=2,hidden=8,heads=2,seq=4,vocab=100,params=1670").find("0.499 times"), std::string::npos);
+  EXPECT_EQ(message("layers=2,hidden=8,heads=2,seq=4,vocab=100,params=112416"), "no error");
+  EXPECT_NE(message("layers=2,hidden=8,heads=2,seq=4,vocab=100,params=112418").find("must be 0.5 to 64 times"),
+            std::string::npos);
+  // The shipped catalog, which load_file() checks model by model, passes: its widest
+  // layers are Qwen2's, 1.64 times.
+  EXPECT_NO_THROW(Catalog::load_file(test::source_dir() + "/share/models.json"));
+}
+
 // Issue 10, defect 4: an upper-case key fell into the params branch (VOCAB=50257 made a
 // 50,257-parameter model) or was refused for the wrong reason (LAYERS=24).
 TEST(InlineModel, KeysInAnyLetterCaseMeanTheSame) {
