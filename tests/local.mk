@@ -25,6 +25,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/parse_test.cc \
 	%reldir%/unit/step_layout_test.cc \
 	%reldir%/unit/view_builder_test.cc \
+	%reldir%/unit/reservations_test.cc \
 	%reldir%/unit/daemon_support.h \
 	%reldir%/unit/job_measurements_test.cc \
 	%reldir%/unit/model_refit_test.cc \
@@ -105,9 +106,10 @@ tests_unit_unit_tests_SOURCES += %reldir%/unit/state_store_test.cc %reldir%/unit
 tests_unit_unit_tests_CPPFLAGS += $(SQLITE_CFLAGS)
 tests_unit_unit_tests_LDADD += daemon/libmorph_store.la daemon/libmorph_daemon.la $(SQLITE_LIBS)
 endif
-# morphd's reading of Slurm's pending reasons: slurm.h's enum only, no libslurm.
+# morphd's reading of Slurm's pending reasons and node states: slurm.h only, no libslurm.
 if HAVE_SLURM
-tests_unit_unit_tests_SOURCES += %reldir%/unit/pending_reason_test.cc daemon/pending_reason.cc
+tests_unit_unit_tests_SOURCES += %reldir%/unit/pending_reason_test.cc daemon/pending_reason.cc \
+	%reldir%/unit/node_state_test.cc daemon/node_state.cc
 tests_unit_unit_tests_CPPFLAGS += $(SLURM_CPPFLAGS)
 endif
 endif
@@ -290,7 +292,7 @@ check-launcher: all tests/trainer/morph-trainer
 check-torch: all tests/trainer/morph-trainer
 	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' PYTHON='$(PYTHON)' \
 	  $(SHELL) '$(abs_top_srcdir)/tests/torch/check_torch.sh'
-EXTRA_DIST += %reldir%/torch/check_torch.sh %reldir%/torch/continuity_local.sh
+EXTRA_DIST += %reldir%/torch/check_torch.sh %reldir%/torch/continuity_local.sh %reldir%/torch/agreement_local.py
 if HAVE_TORCH
 TESTS += %reldir%/torch/continuity_local.sh
 endif

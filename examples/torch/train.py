@@ -545,8 +545,10 @@ def collectively(fn, world_rank: int):
     result, error = None, None
     try:
         result = fn()
-    except (morph.MorphError, TrainError, OSError, ValueError) as e:
-        error = str(e) if world_rank == 0 else f"rank {world_rank}: {e}"
+    except Exception as e:  # any failure, or the others wait for this rank in the gather
+        expected = isinstance(e, (morph.MorphError, TrainError, OSError, ValueError))
+        what = str(e) if expected else f"{type(e).__name__}: {e}"  # e.g. CUDA out of memory
+        error = what if world_rank == 0 else f"rank {world_rank}: {what}"
     errors = [None] * dist.get_world_size()
     dist.all_gather_object(errors, error)
     for e in errors:

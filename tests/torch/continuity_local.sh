@@ -5,7 +5,9 @@
 # has the losses of the uninterrupted run (relative difference <= 1e-5; in float64 they
 # differ only in the order of sums, about 1e-16). Also gradient checkpointing, accumulation
 # and the 1F1B schedule against the plain run, and checkpoints passed between the PyTorch
-# example and the C++ reference trainer, both ways (one layout format, two frameworks):
+# example and the C++ reference trainer, both ways (one layout format, two frameworks).
+# Last, the example's ranks must agree on an error of any type (agreement_local.py).
+# Each comparison prints
 #
 #   <what> max_rel_loss_diff <x>
 #
@@ -103,6 +105,7 @@ torch $A "--ga 2" --steps 10 --loss-log ga.txt
 compare "gradient accumulation: $A ga=2 vs ga=1" A.txt ga.txt
 torch $A "--micro-batches 4" --steps 10 --schedule 1f1b --loss-log 1f1b.txt
 compare "1F1B, 4 micro-batches vs GPipe, 2" A.txt 1f1b.txt
+"$py" "$src/tests/torch/agreement_local.py" "$here/train.py" || failed=1
 
 if [ -x "$reference" ] && command -v mpirun >/dev/null; then
   cxx $A --steps 10 --loss-log C.txt
