@@ -76,6 +76,7 @@ libmorph_libmorph_perf_la_SOURCES = \
 	%reldir%/planner/hetero_plan.h %reldir%/planner/hetero_plan.cc \
 	%reldir%/planner/plan_search.h %reldir%/planner/plan_search.cc \
 	%reldir%/planner/sensitivity.h %reldir%/planner/sensitivity.cc \
+	%reldir%/planner/step_split.h %reldir%/planner/step_split.cc \
 	%reldir%/planner/submit_constraints.h %reldir%/planner/submit_constraints.cc \
 	%reldir%/planner/submit_plan.h %reldir%/planner/submit_plan.cc \
 	%reldir%/artifact/artifact_spec.h %reldir%/artifact/artifact_spec.cc \

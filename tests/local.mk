@@ -55,6 +55,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/morph_request_test.cc \
 	%reldir%/unit/gpu_groups_test.cc \
 	%reldir%/unit/hetero_plan_test.cc \
+	%reldir%/unit/step_split_test.cc \
 	%reldir%/unit/job_record_test.cc \
 	%reldir%/unit/submit_test.cc \
 	%reldir%/unit/slurm_partitions_test.cc \

@@ -1,13 +1,13 @@
 #include "libmorph/planner/hetero_plan.h"
 
 #include <algorithm>
-#include <functional>
 #include <limits>
 #include <map>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "libmorph/planner/step_split.h"
 #include "libmorph/request/limits.h"
 
 namespace morph {
@@ -68,6 +68,8 @@ HeteroPlan best_hetero_plan(const Workload& workload, const Allocation& allocati
   }
   const int d = allocation.gpus();
   const std::int64_t batch = workload.global_batch;
+  std::vector<std::int64_t> gpus;
+  for (const TypeGroup& t : types) gpus.push_back(t.gpus);
   std::vector<int> stages = {0};
   if (options.features & kFeatureZero) stages.push_back(1);
 
@@ -101,46 +103,29 @@ HeteroPlan best_hetero_plan(const Workload& workload, const Allocation& allocati
         why = "no split of the batch fits every GPU type's memory";
         continue;
       }
-      std::vector<std::int64_t> ga(types.size(), 1);
-      // Every split of `steps` into G_k a_k, a_k >= 1; the last type's a_k is what is left.
-      std::function<void(std::size_t, std::int64_t)> split = [&](std::size_t k, std::int64_t left) {
-        if (k + 1 == types.size()) {
-          if (left < types[k].gpus || left % types[k].gpus != 0 || left / types[k].gpus > kMaxValue) return;
-          ga[k] = left / types[k].gpus;
-          double slowest = 0;
-          std::vector<double> times;
-          for (std::size_t j = 0; j < types.size(); ++j) {
-            times.push_back(group_ms(j, ga[j], local, zero));
-            slowest = std::max(slowest, times.back());
-          }
-          if (!(slowest < std::numeric_limits<double>::infinity())) {
-            why = "no split of the batch fits every GPU type's memory";
-            return;
-          }
-          if (best.feasible && slowest >= best.iter_ms) return;
-          best.feasible = true;
-          best.iter_ms = slowest;
-          best.group_ms = times;
-          best.plan = ExecutionPlan{};
-          best.plan.dp = d;
-          best.plan.zero_stage = zero;
-          best.plan.micro_batch_size = static_cast<int>(local);
-          best.groups.clear();
-          for (std::size_t j = 0; j < types.size(); ++j)
-            best.groups.push_back({types[j].like.gpu.name, types[j].nodes, 1, static_cast<int>(ga[j])});
-          return;
-        }
-        // Leave at least one step per GPU for the types after k, and no more than they can take.
-        std::int64_t rest = 0;
-        for (std::size_t j = k + 1; j < types.size(); ++j) rest += types[j].gpus;
-        const std::int64_t beyond = left - rest * kMaxValue;  // steps the types after k cannot take
-        const std::int64_t first = std::max<std::int64_t>(1, (beyond + types[k].gpus - 1) / types[k].gpus);
-        for (std::int64_t a = first; a <= kMaxValue && types[k].gpus * a + rest <= left; ++a) {
-          ga[k] = a;
-          split(k + 1, left - types[k].gpus * a);
-        }
-      };
-      split(0, steps);
+      // Group k's time grows with its steps a_k (its compute does; the synchronisation
+      // does not change), so the split is a min-max search rather than every split.
+      const std::vector<std::int64_t> ga = least_slowest_split(
+          gpus, kMaxValue, steps, [&](std::size_t k, std::int64_t a) { return group_ms(k, a, local, zero); });
+      if (ga.empty()) continue;
+      std::vector<double> times;
+      for (std::size_t k = 0; k < types.size(); ++k) times.push_back(group_ms(k, ga[k], local, zero));
+      const double slowest = *std::max_element(times.begin(), times.end());
+      if (!(slowest < std::numeric_limits<double>::infinity())) {
+        why = "no split of the batch fits every GPU type's memory";
+        continue;
+      }
+      if (best.feasible && slowest >= best.iter_ms) continue;
+      best.feasible = true;
+      best.iter_ms = slowest;
+      best.group_ms = times;
+      best.plan = ExecutionPlan{};
+      best.plan.dp = d;
+      best.plan.zero_stage = zero;
+      best.plan.micro_batch_size = static_cast<int>(local);
+      best.groups.clear();
+      for (std::size_t k = 0; k < types.size(); ++k)
+        best.groups.push_back({types[k].like.gpu.name, types[k].nodes, 1, static_cast<int>(ga[k])});
     }
   }
   if (!best.feasible) best.reason = why;

@@ -93,5 +93,56 @@ TEST_F(HeteroPlanTest, AccumulationStepsStayWithinWhatARecordHolds) {
   EXPECT_NE(h.reason.find("more than 1048576 accumulation steps"), std::string::npos) << h.reason;
 }
 
+// Three GPU types, where trying every split took minutes (a batch of 16,384 on one GPU of
+// each): the plan is the one an exhaustive search over local batches, ZeRO stages and
+// splits (in that order, the first of the least time) finds, timed as hetero_iteration_ms.
+TEST_F(HeteroPlanTest, ThreeTypesGetTheBestSplitWithoutTryingEach) {
+  const MorphConfig three = parse_morph_conf(
+      "GpuType=a100-80g MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 PcieBandwidthGBps=24\n"
+      "GpuType=v100-32g MemoryGiB=32 Speed=0.4 PeakTflops=125 Link=nvlink LinkBandwidthGBps=120 PcieBandwidthGBps=12\n"
+      "GpuType=h100 MemoryGiB=80 Speed=2.8 PeakTflops=989 Link=nvlink LinkBandwidthGBps=360 PcieBandwidthGBps=48\n"
+      "NodeType=a Gpu=a100-80g Gpus=2 Cpus=16 MemoryGiB=256 NetworkBandwidthGBps=25\n"
+      "NodeType=v Gpu=v100-32g Gpus=2 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25\n"
+      "NodeType=h Gpu=h100 Gpus=2 Cpus=16 MemoryGiB=256 NetworkBandwidthGBps=25\n",
+      "three.conf");
+  PlanSearchOptions small = options;
+  small.max_micro_batch_size = 4;
+  for (const char* spec : {"1x2xa100-80g+1x2xv100-32g+1x2xh100", "1x2xa100-80g+2x2xv100-32g+1x2xh100"})
+    for (const std::int64_t batch : {96, 120}) {
+      const Allocation a = parse_gpus_spec(spec, three.cluster, "test");
+      Workload w = workload;
+      w.global_batch = batch;
+      const HeteroPlan h = best_hetero_plan(w, a, perf, small);
+      ASSERT_TRUE(h.feasible) << h.reason;
+      double least = 0;
+      GpuGroups first;
+      ExecutionPlan plan, first_plan;
+      plan.dp = a.gpus();
+      for (plan.micro_batch_size = 1; plan.micro_batch_size <= 4; ++plan.micro_batch_size)
+        for (plan.zero_stage = 0; plan.zero_stage <= 1; ++plan.zero_stage) {
+          const std::int64_t steps = batch / plan.micro_batch_size;
+          if (batch % plan.micro_batch_size != 0) continue;
+          for (int a0 = 1; 2 * a0 < steps; ++a0)
+            for (int a1 = 1; 2 * a0 + (a.gpus() - 4) * a1 < steps; ++a1) {
+              const std::int64_t left = steps - 2 * a0 - (a.gpus() - 4) * a1;
+              if (left < 2 || left % 2 != 0) continue;
+              const GpuGroups g = {{"a100-80g", 1, 1, a0}, {"v100-32g", (a.gpus() - 4) / 2, 1, a1},
+                                   {"h100", 1, 1, static_cast<int>(left / 2)}};
+              const double ms = hetero_iteration_ms(w, a, perf, plan, g, options.memory);
+              if (ms > 0 && (first.empty() || ms < least)) {
+                least = ms;
+                first = g;
+                first_plan = plan;
+              }
+            }
+        }
+      EXPECT_DOUBLE_EQ(h.iter_ms, least) << spec << " batch " << batch;
+      EXPECT_EQ(h.plan.micro_batch_size, first_plan.micro_batch_size) << spec << " batch " << batch;
+      EXPECT_EQ(h.plan.zero_stage, first_plan.zero_stage) << spec << " batch " << batch;
+      ASSERT_EQ(h.groups.size(), 3u);
+      for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(h.groups[k].ga_steps, first[k].ga_steps) << spec << " " << batch;
+    }
+}
+
 }  // namespace
 }  // namespace morph
