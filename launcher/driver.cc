@@ -73,7 +73,7 @@ class Driver {
     const char* submit = std::getenv("SLURM_SUBMIT_DIR");
     metrics_ = !o.metrics_file.empty() ? fs::absolute(o.metrics_file).string()
                                        : fmt::format("{}/morph-{}.metrics", submit ? submit : ".", job_id_);
-    if (!o.checkpoint_dir.empty()) save_request_ = save_request_path(fs::absolute(o.checkpoint_dir).string(), job_id_);
+    if (!o.checkpoint_dir.empty()) save_request_dir_ = fs::absolute(o.checkpoint_dir).string();
     // The driver tells a step that ran from one that did not by the lines its tasks append
     // there: a file it cannot read back would make every finished step a failed start.
     std::error_code ec;
@@ -88,6 +88,9 @@ class Driver {
     block_supervised_signals(config_.checkpoint_signal);
     const char* restarts = std::getenv("SLURM_RESTART_COUNT");
     event(fmt::format("driver restarts={}", restarts != nullptr ? restarts : "0"));
+    // Those an earlier run left: no step asks for them (each names its own), but none
+    // would be removed otherwise.
+    if (!save_request_dir_.empty()) clear_save_requests(save_request_dir_, job_id_);
     try {
       return steps();
     } catch (const SlurmctldUnreachable& e) {  // an outage delays the job; it does not fail it
@@ -334,18 +337,18 @@ class Driver {
     // listing of the folder (NFS caches them per node).
     if (!o_.checkpoint_dir.empty()) step.env.emplace_back(launch::kCheckpointChoiceVariable, resume);
     // Its tasks' trainers are asked to save through the request file, not the signal
-    // (save_request.h); one left by an earlier step or run of the job is not a request.
-    if (!save_request_.empty()) {
-      clear_save_request(save_request_);
-      step.env.emplace_back("MORPH_SAVE_REQUEST", save_request_);
-    }
+    // (save_request.h). The file names this step, so that one left by an earlier step or
+    // run of the job, or still in a node's NFS cache, is no request to it.
+    const std::string save_request =
+        save_request_dir_.empty() ? std::string{} : save_request_path(save_request_dir_, job_id_, new_step_token());
+    if (!save_request.empty()) step.env.emplace_back("MORPH_SAVE_REQUEST", save_request);
 
     Step out;
     SupervisorOptions s;
     s.request_checkpoint = [&] {
-      if (save_request_.empty()) return false;
+      if (save_request.empty()) return false;
       std::string error;
-      if (request_save(save_request_, &error)) return true;
+      if (request_save(save_request, &error)) return true;
       event(fmt::format("checkpoint by signal: {}", error));  // then every process of the step gets it
       return false;
     };
@@ -373,7 +376,7 @@ class Driver {
       return true;
     };
     out.result = supervise({step}, s);
-    if (!save_request_.empty()) clear_save_request(save_request_);
+    if (!save_request.empty()) clear_save_request(save_request);
     return out;
   }
 
@@ -411,7 +414,7 @@ class Driver {
   MorphConfig config_;
   std::uint32_t job_id_ = 0;
   std::string self_, reshard_, metrics_;
-  std::string save_request_;  // in the checkpoint folder; "" without one: the signal asks
+  std::string save_request_dir_;  // the checkpoint folder, where requests are; "" without one: the signal asks
   std::vector<std::string> nodes_;
   bool checkpoint_asked_ = false;  // the checkpoint signal came between two steps
   int failed_starts_ = 0;          // steps in a row that failed before their first iteration

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -12,8 +14,33 @@ namespace morph::launcher {
 
 namespace fs = std::filesystem;
 
-std::string save_request_path(const std::string& checkpoint_dir, std::uint32_t job_id) {
-  return fmt::format("{}/.morph-save-request.{}", checkpoint_dir, job_id);
+namespace {
+
+// ".morph-save-request.JOBID": before the step's token, or the whole name of a request
+// of a morphrun older than the tokens.
+std::string job_prefix(std::uint32_t job_id) { return fmt::format(".morph-save-request.{}", job_id); }
+
+}  // namespace
+
+std::string save_request_path(const std::string& checkpoint_dir, std::uint32_t job_id, const std::string& step_token) {
+  return fmt::format("{}/{}.{}", checkpoint_dir, job_prefix(job_id), step_token);
+}
+
+std::string new_step_token() {
+  std::random_device random;
+  const std::uint64_t high = random(), low = random();
+  return fmt::format("{:016x}", (high << 32) ^ low);
+}
+
+void clear_save_requests(const std::string& checkpoint_dir, std::uint32_t job_id) {
+  const std::string prefix = job_prefix(job_id);
+  std::vector<std::string> requests;  // removed after the listing, which a removal could disturb
+  std::error_code ec;
+  for (fs::directory_iterator it(checkpoint_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name == prefix || name.starts_with(prefix + ".")) requests.push_back(it->path().string());
+  }
+  for (const std::string& request : requests) clear_save_request(request);
 }
 
 bool request_save(const std::string& path, std::string* error) {

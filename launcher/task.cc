@@ -116,6 +116,7 @@ int run_task(const Options& o) {
             : launch::host_step_layout(o.hosts.empty() ? std::vector<std::string>{this_host()} : o.hosts, o.node_rank,
                                        source.plan.gpus());
   launch::check_plan_fits(source.plan, source.record ? &source.record->current : nullptr, step);
+  if (slurm && o.mpi_trainer) launch::check_mpi_trainer_tasks(step);
   const JobRecord record = record_for(source, step);
   // A heterogeneous plan gives this node's ranks its GPU type's GA and workers.
   const launch::RankBatch batch =
@@ -152,7 +153,7 @@ int run_task(const Options& o) {
 
   const std::string master = master_address(step.nodes.front(), slurm);
   const int port = launch::master_port(step.job_id, step.step_id);
-  const std::vector<launch::RankBinding> bindings = step_bindings(step);
+  const std::vector<launch::RankBinding> bindings = step_bindings(step, env);
   std::vector<ChildSpec> children;
   int rank0_child = -1;
   for (std::size_t i = 0; i < step.ranks.size(); ++i) {

@@ -111,6 +111,14 @@ StepLayout slurm_step_layout(const Environment& env, bool per_node, int plan_gpu
   return s;
 }
 
+void check_mpi_trainer_tasks(const StepLayout& step) {
+  if (step.ranks.size() <= 1) return;
+  throw Error(fmt::format("--per-node with --mpi-trainer: this task would start {} trainer ranks, but srun --mpi=pmix "
+                          "makes each task one MPI process (one PMIX_RANK), which its trainers cannot share; run one "
+                          "task per rank (srun --ntasks-per-node={}, without --per-node)",
+                          step.ranks.size(), step.ranks_per_node));
+}
+
 StepLayout host_step_layout(const std::vector<std::string>& hosts, int node_rank, int plan_gpus) {
   if (hosts.empty()) throw Error("--hosts: no host given");
   if (node_rank < 0 || static_cast<std::size_t>(node_rank) >= hosts.size())

@@ -40,6 +40,12 @@ struct StepLayout {
 // morph::Error naming the variable and its value.
 StepLayout slurm_step_layout(const Environment& env, bool per_node, int plan_gpus);
 
+// With --mpi-trainer under srun the trainers are the step's MPI processes, and srun
+// --mpi=pmix makes each task one of them (one PMIX_RANK, which PMIx admits once): a task
+// can start one trainer rank, never the node's several (--per-node). Throws morph::Error
+// naming both options when `step` starts more than one rank in this task.
+void check_mpi_trainer_tasks(const StepLayout& step);
+
 // Outside Slurm: this host is node `node_rank` of `hosts`, starting all of its ranks.
 StepLayout host_step_layout(const std::vector<std::string>& hosts, int node_rank, int plan_gpus);
 

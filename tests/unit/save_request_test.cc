@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -13,11 +15,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(SaveRequest, IsAFileInTheCheckpointFolderAndAFailureSaysWhy) {
-  const fs::path dir = fs::temp_directory_path() / ("morph-save-request-" + std::to_string(::getpid()));
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  const std::string path = save_request_path((dir / "ckpt").string(), 42);
-  EXPECT_EQ(path, (dir / "ckpt/.morph-save-request.42").string());
+  return dir;
+}
+
+TEST(SaveRequest, IsAFileInTheCheckpointFolderAndAFailureSaysWhy) {
+  const fs::path dir = fresh_dir("morph-save-request");
+  const std::string path = save_request_path((dir / "ckpt").string(), 42, "00c0ffee00c0ffee");
+  EXPECT_EQ(path, (dir / "ckpt/.morph-save-request.42.00c0ffee00c0ffee").string());
   EXPECT_FALSE(save_requested(path));
   std::string error;
   ASSERT_TRUE(request_save(path, &error)) << error;  // the folder is made
@@ -30,6 +37,50 @@ TEST(SaveRequest, IsAFileInTheCheckpointFolderAndAFailureSaysWhy) {
   fs::create_directories(path);
   EXPECT_FALSE(request_save(path, &error));
   EXPECT_EQ(error, "cannot create " + path + ": Is a directory");
+  fs::remove_all(dir);
+}
+
+// The review's case: a request of an earlier step (or run) of the job is still there, or
+// still in a node's NFS cache, when the next step starts; it must not ask that step to save.
+TEST(SaveRequest, ARequestOfAnEarlierStepOrRunIsNoRequestToANewStep) {
+  const fs::path dir = fresh_dir("morph-save-request-stale");
+  const std::string ckpt = (dir / "ckpt").string();
+  const std::string earlier = save_request_path(ckpt, 42, new_step_token());
+  std::string error;
+  ASSERT_TRUE(request_save(earlier, &error)) << error;  // left behind: never removed
+  const std::string next = save_request_path(ckpt, 42, new_step_token());
+  EXPECT_NE(next, earlier);
+  EXPECT_FALSE(save_requested(next));
+  ASSERT_TRUE(request_save(next, &error)) << error;
+  EXPECT_TRUE(save_requested(next));
+  fs::remove_all(dir);
+}
+
+TEST(SaveRequest, EveryStepDrawsATokenOfItsOwn) {
+  std::set<std::string> tokens;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string token = new_step_token();
+    EXPECT_EQ(token.size(), 16u);
+    EXPECT_EQ(token.find_first_not_of("0123456789abcdef"), std::string::npos) << token;
+    tokens.insert(token);
+  }
+  EXPECT_EQ(tokens.size(), 1000u);
+}
+
+TEST(SaveRequest, ClearingAJobsRequestsLeavesOtherJobsAndFiles) {
+  const fs::path dir = fresh_dir("morph-save-request-clear");
+  const fs::path ckpt = dir / "ckpt";
+  fs::create_directories(ckpt / "step_7");
+  std::string error;
+  for (const std::string& path : {save_request_path(ckpt.string(), 42, "a"), save_request_path(ckpt.string(), 42, "b"),
+                                  save_request_path(ckpt.string(), 420, "a"), save_request_path(ckpt.string(), 7, "a")})
+    ASSERT_TRUE(request_save(path, &error)) << error;
+  std::ofstream(ckpt / ".morph-save-request.42") << "a morphrun older than the tokens\n";
+  clear_save_requests(ckpt.string(), 42);
+  std::set<std::string> left;
+  for (const auto& entry : fs::directory_iterator(ckpt)) left.insert(entry.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{".morph-save-request.420.a", ".morph-save-request.7.a", "step_7"}));
+  clear_save_requests((dir / "absent").string(), 42);  // no folder is fine
   fs::remove_all(dir);
 }
 

@@ -74,6 +74,24 @@ TEST(StepLayout, PerNodeStartsTheNodesRanksAndNeedsOneTaskPerNode) {
   EXPECT_THROW(launch::slurm_step_layout(srun_task(0), true, 4), Error);  // 2 tasks per node
 }
 
+// PMIx gives a task one MPI rank: the trainers of a --per-node task cannot each be one.
+TEST(StepLayout, AnMpiTrainerNeedsOneTaskPerRankSoPerNodeWithSeveralRanksIsRefused) {
+  Environment env = srun_task(2);
+  env["SLURM_STEP_TASKS_PER_NODE"] = "1(x2)";
+  env["SLURM_PROCID"] = "1";
+  env["SLURM_LOCALID"] = "0";
+  try {
+    launch::check_mpi_trainer_tasks(launch::slurm_step_layout(env, true, 8));
+    FAIL() << "a --per-node task of 4 ranks was accepted with --mpi-trainer";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    for (const char* part : {"--per-node", "--mpi-trainer", "4 trainer ranks", "--ntasks-per-node=4"})
+      EXPECT_NE(what.find(part), std::string::npos) << part << " in " << what;
+  }
+  EXPECT_NO_THROW(launch::check_mpi_trainer_tasks(launch::slurm_step_layout(env, true, 2)));  // one rank per node
+  EXPECT_NO_THROW(launch::check_mpi_trainer_tasks(launch::slurm_step_layout(srun_task(3), false, 4)));
+}
+
 TEST(StepLayout, RefusesCyclicDistributionAndBadVariablesNamingThem) {
   Environment env = srun_task(1);
   env["SLURM_PROCID"] = "2";  // task 1 of node 0 holding rank 2: cyclic
