@@ -1,5 +1,6 @@
-// What morphd reads from slurmctld in one round (slurm_load_node, slurm_load_jobs), as
-// plain values, so that everything after the read is a pure function of them.
+// What morphd reads from slurmctld in one round (slurm_load_node, slurm_load_jobs,
+// slurm_load_partitions, slurm_load_reservations), as plain values, so that everything
+// after the read is a pure function of them.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace morph::daemon {
 
 struct SlurmNode {
   std::string name;
-  bool usable = true;          // not down, drained or failing
+  bool usable = true;          // slurmctld may start a job on it (node_state.h: usable)
   int gpus_in_use = 0;         // by any job (gres_used)
 };
 
@@ -40,6 +41,26 @@ struct SlurmJob {
   // Pending, and over a limit of its size that a smaller plan may pass.
   SizeLimit size_limit = SizeLimit::none;
   std::string partition = {};  // the partitions it may run in ("a,b" while pending)
+  // The reservations it asked for (--reservation; one of them may start it), or the one
+  // it runs in; empty: none.
+  std::vector<std::string> reservations = {};
+};
+
+// A reservation (scontrol show reservation): from start to end only its jobs may start on
+// its nodes, and a job of it only there (reservation.c, job_test_resv).
+struct SlurmReservation {
+  std::string name;
+  std::vector<std::string> nodes;
+  bool every_node = false;  // NodeList=ALL, or a list morphd cannot expand
+  double start_s = 0;
+  double end_s = 0;
+  bool maint = false;       // MAINT: its jobs may also use nodes another reservation holds
+  bool overlap = false;     // OVERLAP: so may they, but not a MAINT one's
+  bool flex = false;        // FLEX: its jobs may run on any node, its own and others
+  bool any_nodes = false;   // ANY_NODES (licences, burst buffers): its jobs may run on any node
+  // Whole nodes; false: some cores of each (CoreCnt), which a job outside it may still
+  // use the rest of (morphd keeps Morph off the whole node).
+  bool whole_nodes = true;
 };
 
 struct ClusterSnapshot {
@@ -47,6 +68,7 @@ struct ClusterSnapshot {
   std::vector<SlurmNode> nodes;
   std::vector<SlurmJob> jobs;
   std::vector<SlurmPartition> partitions;  // empty: unknown (nothing is bounded by them)
+  std::vector<SlurmReservation> reservations;  // active and future ones
 };
 
 }  // namespace morph::daemon

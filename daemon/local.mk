@@ -6,6 +6,7 @@ daemon_libmorph_daemon_la_SOURCES = \
 	%reldir%/cluster_snapshot.h %reldir%/pending_reason.h \
 	%reldir%/job_measurements.h %reldir%/job_measurements.cc \
 	%reldir%/view_builder.h %reldir%/view_builder.cc \
+	%reldir%/reservations.h %reldir%/reservations.cc \
 	%reldir%/store/journal_state.h %reldir%/store/journal_state.cc \
 	%reldir%/reconfiguration.h %reldir%/reconfiguration.cc \
 	%reldir%/slurm_ops.h \
@@ -41,7 +42,7 @@ if HAVE_SQLITE
 if HAVE_MUNGE
 sbin_PROGRAMS += daemon/morphd
 daemon_morphd_SOURCES = %reldir%/morphd.cc %reldir%/slurm_client.h %reldir%/slurm_client.cc \
-	%reldir%/pending_reason.cc \
+	%reldir%/pending_reason.cc %reldir%/node_state.h %reldir%/node_state.cc \
 	%reldir%/observations.h %reldir%/observations.cc
 daemon_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 daemon_morphd_LDADD = tools/libmorph_command_line.la daemon/libmorph_store.la daemon/libmorph_daemon.la \

@@ -9,6 +9,7 @@ extern "C" {
 #include <functional>
 #include <string_view>
 
+#include "daemon/node_state.h"
 #include "daemon/pending_reason.h"
 #include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
@@ -43,6 +44,9 @@ SlurmJob job_of(const slurm_job_info_t& j, bool without_accounting) {
   out.held = held(j.priority, j.state_reason);
   out.admin_comment = j.admin_comment != nullptr ? j.admin_comment : "";
   out.partition = j.partition != nullptr ? j.partition : "";
+  if (j.resv_name != nullptr)
+    for (const std::string_view name : split(j.resv_name, ','))
+      if (!trim(name).empty()) out.reservations.emplace_back(trim(name));
   if (j.nodes != nullptr && out.phase != JobPhase::pending) {
     try {
       out.nodes = expand_hostlist(j.nodes, "the job's NodeList");
@@ -66,24 +70,6 @@ SlurmJob job_of(const slurm_job_info_t& j, bool without_accounting) {
   return out;
 }
 
-// GPUs in use from gres_used: "gpu:a100-80g:4(IDX:0-3),shard:0" -> 4.
-int gpus_in_use(const char* gres_used) {
-  if (gres_used == nullptr) return 0;
-  int total = 0;
-  for (std::string_view item : split(gres_used, ',')) {
-    item = trim(item);
-    if (item.rfind("gpu", 0) != 0) continue;
-    if (const auto paren = item.find('('); paren != std::string_view::npos) item = item.substr(0, paren);
-    const auto colon = item.rfind(':');
-    if (colon == std::string_view::npos) continue;
-    try {
-      total += static_cast<int>(parse_int(item.substr(colon + 1), "gres_used", 0, 1 << 16));
-    } catch (const std::exception&) {
-    }
-  }
-  return total;
-}
-
 std::vector<SlurmPartition> partitions_of(const partition_info_msg_t& msg) {
   std::vector<SlurmPartition> out;
   for (uint32_t i = 0; i < msg.record_count; ++i) {
@@ -102,10 +88,28 @@ std::vector<SlurmPartition> partitions_of(const partition_info_msg_t& msg) {
   return out;
 }
 
-bool usable(uint32_t state) {
-  const uint32_t base = state & NODE_STATE_BASE;
-  if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE || base == NODE_STATE_UNKNOWN) return false;
-  return (state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND)) == 0;
+// A reservation's nodes and times, and the flags that change who may use them
+// (reservations.h). Its start and end as slurmctld packs them (_pack_resv): a floating
+// reservation's relative to now, a recurring one's of its current or next occurrence.
+SlurmReservation reservation_of(const reserve_info_t& r) {
+  SlurmReservation out;
+  out.name = r.name != nullptr ? r.name : "";
+  out.start_s = static_cast<double>(r.start_time);
+  out.end_s = static_cast<double>(r.end_time);
+  out.maint = (r.flags & RESERVE_FLAG_MAINT) != 0;
+  out.overlap = (r.flags & RESERVE_FLAG_OVERLAP) != 0;
+  out.flex = (r.flags & RESERVE_FLAG_FLEX) != 0;
+  out.any_nodes = (r.flags & RESERVE_FLAG_ANY_NODES) != 0;
+  out.whole_nodes = r.core_spec_cnt == 0;  // a CoreCnt reservation lists its cores
+  if (r.node_list != nullptr && *r.node_list != '\0') {
+    try {
+      out.every_node = std::string_view(r.node_list) == "ALL";
+      if (!out.every_node) out.nodes = expand_hostlist(r.node_list, "the reservation's Nodes");
+    } catch (const std::exception&) {
+      out.every_node = true;  // kept off every node rather than planned where Slurm refuses
+    }
+  }
+  return out;
 }
 
 int update_job(uint32_t id, const std::function<void(job_desc_msg_t&)>& set) {
@@ -123,6 +127,8 @@ struct SlurmClient::Messages {
   job_info_msg_t* jobs = nullptr;
   partition_info_msg_t* partitions = nullptr;
   std::vector<SlurmPartition> partitions_read;  // of `partitions`, converted when they change
+  reserve_info_msg_t* reservations = nullptr;
+  std::vector<SlurmReservation> reservations_read;  // of `reservations`, converted when they change
   std::optional<bool> without_accounting;  // read once slurmctld answers
 };
 
@@ -143,6 +149,7 @@ SlurmClient::~SlurmClient() {
   if (messages_->nodes) slurm_free_node_info_msg(messages_->nodes);
   if (messages_->jobs) slurm_free_job_info_msg(messages_->jobs);
   if (messages_->partitions) slurm_free_partition_info_msg(messages_->partitions);
+  if (messages_->reservations) slurm_free_reservation_info_msg(messages_->reservations);
   delete messages_;
 }
 
@@ -179,13 +186,29 @@ std::optional<ClusterSnapshot> SlurmClient::snapshot(bool* changed, std::string*
     messages_->partitions_read = partitions_of(*partitions);
     *changed = true;
   }
+  // Reservations keep jobs off their nodes: a failed read fails the round, as one of the
+  // nodes does, rather than plan onto nodes Slurm will not start a job on.
+  reserve_info_msg_t* reservations = nullptr;
+  rc = slurm_load_reservations(messages_->reservations ? messages_->reservations->last_update : 0, &reservations);
+  if (rc == SLURM_SUCCESS) {
+    if (messages_->reservations) slurm_free_reservation_info_msg(messages_->reservations);
+    messages_->reservations = reservations;
+    messages_->reservations_read.clear();
+    for (uint32_t i = 0; i < reservations->record_count; ++i)
+      messages_->reservations_read.push_back(reservation_of(reservations->reservation_array[i]));
+    *changed = true;
+  } else if (slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) {
+    *error = "slurm_load_reservations: " + last_error();
+    return std::nullopt;
+  }
   ClusterSnapshot s;
   s.now_s = static_cast<double>(std::time(nullptr));
   s.partitions = messages_->partitions_read;
+  s.reservations = messages_->reservations_read;
   for (uint32_t i = 0; i < messages_->nodes->record_count; ++i) {
     const node_info_t& n = messages_->nodes->node_array[i];
     if (n.name == nullptr) continue;
-    s.nodes.push_back(SlurmNode{n.name, usable(n.node_state), gpus_in_use(n.gres_used)});
+    s.nodes.push_back(SlurmNode{n.name, usable(n.node_state), gpus_in_use(n.gres_used != nullptr ? n.gres_used : "")});
   }
   const bool locking = without_accounting();
   for (uint32_t i = 0; i < messages_->jobs->record_count; ++i)

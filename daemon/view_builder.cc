@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "daemon/reservations.h"
 #include "libmorph/planner/framework_planning.h"
 #include "libmorph/planner/submit_constraints.h"
 #include "libmorph/policy/partition_nodes.h"
@@ -224,8 +225,10 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
 
   // Nodes: those morph.conf names, in Slurm's order. GPUs that other jobs use, and those
   // of an unusable node, are not the policy's: such a node gets a type of its own with
-  // what is left (and that share of CPUs and memory), since nodes of one type are alike.
+  // what is left (and that share of CPUs and memory), since nodes of one type are alike,
+  // and keeps its node type (NodeState::whole) for its hardware and a request's whole nodes.
   std::map<std::string, int> node_index;
+  std::vector<bool> startable;  // by view node: Slurm may start a job there (SlurmNode::usable)
   // The nodes with all their GPUs, others' included, usable or not: a guaranteed job's
   // request is measured on the fewest nodes that hold it (policy::on_requested_nodes),
   // whatever other jobs hold of them this round.
@@ -253,8 +256,12 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
       continue;
     }
     node_index[n.name] = static_cast<int>(v.nodes.size());
-    v.nodes.push_back(policy::NodeState{n.name, usable_capacity(*type, usable), c.config.cluster.gpu_of(*type)});
+    startable.push_back(n.usable);
+    v.nodes.push_back(
+        policy::NodeState{n.name, usable_capacity(*type, usable), c.config.cluster.gpu_of(*type), *type});
   }
+
+  const bool all_startable = std::all_of(startable.begin(), startable.end(), [](bool b) { return b; });
 
   struct JobPartitions {
     std::optional<PartitionBounds> bounds;
@@ -333,21 +340,29 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
       bounds.gpu_types = std::move(types);
       limits.min_nodes = min_nodes;
       limits.max_nodes = max_nodes;
-      // Where Slurm may start it: its partitions' nodes (partition_nodes), and those it
-      // runs on.
-      if (!part->all_nodes) {
-        s.nodes_allowed.resize(v.nodes.size());
-        bool outside = false;
-        for (std::size_t n = 0; n < v.nodes.size(); ++n) {
-          const bool runs_there = std::find(j.nodes.begin(), j.nodes.end(), v.nodes[n].name) != j.nodes.end();
-          s.nodes_allowed[n] = (*inside)[n] || runs_there;
-          outside = outside || (runs_there && !(*inside)[n]);
-        }
-        if (std::all_of(s.nodes_allowed.begin(), s.nodes_allowed.end(), [](bool b) { return b; }))
-          s.nodes_allowed.clear();
-        else  // the oracle's curves are per application: one per set of nodes
-          nodes_key = ":p" + j.partition + (outside ? ":j" + id : "");
+    }
+    // Where Slurm may start it: the usable nodes of its partitions (partition_nodes) that
+    // its reservations leave it (reservations.h), and those it runs on. An unusable node
+    // is in the view only with the GPUs of the Morph jobs on it, for them alone.
+    const bool by_partition = part != nullptr && !part->all_nodes;
+    const ReservationBound reserved = reservation_bound(snapshot.reservations, j, snapshot.now_s, node_index,
+                                                        v.nodes.size());
+    if (by_partition || !reserved.allowed.empty() || !all_startable) {
+      s.nodes_allowed.resize(v.nodes.size());
+      bool outside = false;
+      for (std::size_t n = 0; n < v.nodes.size(); ++n) {
+        const bool may_start = startable[n] && (!by_partition || (*inside)[n]) &&
+                               (reserved.allowed.empty() || reserved.allowed[n]);
+        const bool runs_there = std::find(j.nodes.begin(), j.nodes.end(), v.nodes[n].name) != j.nodes.end();
+        s.nodes_allowed[n] = may_start || runs_there;
+        outside = outside || (runs_there && !may_start);
       }
+      const bool every = std::all_of(s.nodes_allowed.begin(), s.nodes_allowed.end(), [](bool b) { return b; });
+      if (every) s.nodes_allowed.clear();
+      // The oracle's curves are per application: one per set of nodes. No key: the
+      // usable nodes, every node or not; a job on an unusable node has its own (":j").
+      if (!every || !all_startable)
+        nodes_key = (by_partition ? ":p" + j.partition : "") + reserved.key + (outside ? ":j" + id : "");
     }
     s.sla = guaranteed(r.request, c.config) ? Sla::guaranteed : Sla::best_effort;
     const auto h = histories.find(j.id);

@@ -57,6 +57,7 @@ std::vector<NodeState> nodes_from_spec(std::string_view spec, const Cluster& clu
     NodeState n;
     n.name = fmt::format("node{:03d}", nodes.size() + 1);
     n.type = share.node_type;
+    n.whole = share.node_type;
     n.gpu = share.gpu;
     if (share.gpus != n.type.gpus) {  // a partial node: its share of CPUs and memory
       n.type.host_memory_bytes *= static_cast<double>(share.gpus) / n.type.gpus;
@@ -77,9 +78,12 @@ bool frees_room_for(const JobState& job, const JobAllocation& a) {
 
 bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a) {
   if (a.slices.empty()) return false;
-  const int per_node = nodes.at(static_cast<std::size_t>(a.slices.front().node)).type.gpus;
-  if (per_node <= 0) return false;
-  return static_cast<int>(a.slices.size()) == (a.gpus() + per_node - 1) / per_node;
+  const NodeType& type = nodes.at(static_cast<std::size_t>(a.slices.front().node)).node_type();
+  const bool one_type = std::all_of(a.slices.begin(), a.slices.end(), [&](const Slice& s) {
+    return nodes.at(static_cast<std::size_t>(s.node)).node_type().name == type.name;
+  });
+  if (!one_type || type.gpus <= 0) return false;
+  return static_cast<int>(a.slices.size()) == (a.gpus() + type.gpus - 1) / type.gpus;
 }
 
 bool on_requested_nodes(const std::vector<NodeState>& nodes, const JobState& job, const JobAllocation& a) {
@@ -106,7 +110,7 @@ Allocation to_allocation(const std::vector<NodeState>& nodes, const std::vector<
     const NodeState& n = nodes[static_cast<std::size_t>(s.node)];
     NodeShare share;
     share.node = n.name;
-    share.node_type = n.type;
+    share.node_type = n.node_type();
     share.gpu = n.gpu;
     share.gpus = s.gpus;
     share.cpus = s.cpus;

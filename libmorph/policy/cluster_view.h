@@ -20,6 +20,14 @@ struct NodeState {
   std::string name;
   NodeType type;  // capacity: type.gpus, type.cpus, type.host_memory_bytes
   GpuType gpu;
+  // Its node type as morph.conf has it. A node partly used by other jobs (morphd) or
+  // given in part (`--cluster 1x4xa800`) has a `type` reduced to its share ("a800~4",
+  // "a800/4"), and placement counts it with the nodes of that share (NodePool), yet it is
+  // a node of this type: its hardware (to_allocation()), and the whole nodes a request
+  // asks for (on_fewest_nodes(), request_shape()). Empty: `type` is the whole type.
+  NodeType whole = {};
+
+  const NodeType& node_type() const { return whole.name.empty() ? type : whole; }
 };
 
 // A job's share of one node.
@@ -93,8 +101,9 @@ struct JobState {
   bool runs_request() const { return current.plan == requested_plan && current.gpus() == requested_plan.gpus(); }
 };
 
-// Whether `a` spans the fewest nodes of its GPU type that hold its GPUs, as Slurm places a
-// request of whole nodes (packed_shape(), plan_oracle.h).
+// Whether `a` spans the fewest nodes of one node type that hold its GPUs, as Slurm places a
+// request of whole nodes (packed_shape(), plan_oracle.h): a node type's GPUs per node,
+// NodeState::node_type(), whatever other jobs hold of its nodes.
 bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a);
 // Whether `a` holds GPUs on a node `job` may run on (JobState::nodes_allowed), or holds
 // none yet: whether taking it back can give `job` anything.
@@ -175,7 +184,8 @@ FreeResources free_resources(const std::vector<NodeState>& nodes, const std::vec
 // that share of its CPUs and host memory). `what` names the spec in errors.
 std::vector<NodeState> nodes_from_spec(std::string_view spec, const Cluster& cluster, std::string_view what);
 
-// An Allocation (libmorph's hardware view) of a job's slices, for the performance model.
+// An Allocation (libmorph's hardware view) of a job's slices, for the performance model:
+// each on its node's whole type (NodeState::node_type()).
 Allocation to_allocation(const std::vector<NodeState>& nodes, const std::vector<Slice>& slices);
 
 }  // namespace morph::policy

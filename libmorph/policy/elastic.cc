@@ -110,6 +110,7 @@ class Round {
   void hold_or_replan(const Item& it);
   bool runs_request_spread(const Item& it) const;
   void repack(const Item& it);
+  std::vector<int> repack_types(const Item& it) const;
   bool start_down_curve(Item& it);
   bool learns_promise_spread(const Item& it) const;
   bool defragment(Item& it, std::vector<std::size_t>& held);
@@ -743,13 +744,31 @@ bool Round::runs_request_spread(const Item& it) const {
 void Round::repack(const Item& it) {
   const JobState& j = view_.jobs[it.job];
   assignment_.release(it.job);
-  const std::vector<Slice> slices = pool().place(it.current_type, it.current_gpus, &j.nodes_allowed);
-  const bool fewer = !slices.empty() && on_fewest_nodes(view_.nodes, JobAllocation{slices, j.requested_plan});
-  const double packed_s = fewer ? oracle_.predict_s(j, j.requested_plan, view_.nodes, slices) : 0;
-  const bool pays = packed_s > 0 && it.current_rate > 0 &&
-                    it.remaining * (1 / it.current_rate - packed_s) >
-                        view_.restart.of(change_path(j, view_.nodes, slices));
-  if (!pays || !assignment_.start_on(it.job, slices)) assignment_.hold(it.job);
+  for (int type : repack_types(it)) {
+    const std::vector<Slice> slices = pool().place(type, it.current_gpus, &j.nodes_allowed);
+    if (slices.empty() || !on_fewest_nodes(view_.nodes, JobAllocation{slices, j.requested_plan})) continue;
+    const double packed_s = oracle_.predict_s(j, j.requested_plan, view_.nodes, slices);
+    const bool pays = packed_s > 0 && it.current_rate > 0 &&
+                      it.remaining * (1 / it.current_rate - packed_s) >
+                          view_.restart.of(change_path(j, view_.nodes, slices));
+    if (pays && assignment_.start_on(it.job, slices)) return;
+  }
+  assignment_.hold(it.job);
+}
+
+// Where a spread request may repack: its own nodes' pool, then, on shares of nodes that
+// other jobs use (each share a pool of its own, NodePool), the pools of its node type with
+// more GPUs per node that the round left enough of free.
+std::vector<int> Round::repack_types(const Item& it) const {
+  auto node_type = [&](int t) -> const std::string& {
+    return view_.nodes[static_cast<std::size_t>(pool().any_node_of(t))].node_type().name;
+  };
+  std::vector<int> types{it.current_type};
+  for (int t = 0; t < pool().types(); ++t)
+    if (node_type(t) == node_type(it.current_type) && pool().gpus_per_node(t) > pool().gpus_per_node(it.current_type) &&
+        free_for(it, t) >= it.current_gpus)
+      types.push_back(t);
+  return types;
 }
 
 // Its tentative count, else the next smaller on its curve down to its minimum.
@@ -905,7 +924,8 @@ bool Round::steady() {
       continue;
     }
     if (it.type != it.current_type) return false;               // held to its request: it moves back
-    if (runs_request_spread(it) && free_for(it, it.type) > 0) return false;  // it may repack
+    if (runs_request_spread(it) && (free_for(it, it.type) > 0 || repack_types(it).size() > 1))
+      return false;  // it may repack
     if (it.gpus < min_gpus(it, it.type)) return false;          // it grows to its minimum
     const int next = curve(it, it.type).next(it.gpus);
     if (next == 0) continue;                                     // no larger useful count

@@ -20,7 +20,7 @@ Allocation allocation_of(const std::vector<NodeState>& nodes, const Shape& shape
   Allocation a;
   for (int g : shape.gpus) {
     NodeShare share;
-    share.node_type = n.type;
+    share.node_type = n.node_type();
     share.gpu = n.gpu;
     share.gpus = g;
     share.cpus = g * shape.cpus_per_gpu;
@@ -30,6 +30,15 @@ Allocation allocation_of(const std::vector<NodeState>& nodes, const Shape& shape
 }
 
 int default_cpus_per_gpu(const NodeType& type) { return std::max(1, type.cpus / std::max(1, type.gpus)); }
+
+// `gpus` GPUs on nodes of `type`'s GPUs each, full nodes first; `node` says their hardware.
+Shape packed_on(const NodeType& type, int node, int gpus) {
+  Shape s;
+  s.node = node;
+  s.cpus_per_gpu = default_cpus_per_gpu(type);
+  for (int left = gpus; left > 0; left -= type.gpus) s.gpus.push_back(std::min(left, type.gpus));
+  return s;
+}
 
 double iteration_s(const AppProfile& app, const ExecutionPlan& plan, const Allocation& a) {
   return predict_iteration(iteration_terms(app.workload, plan, a, app.perf.forward), app.perf.params).iter_ms / 1e3;
@@ -69,8 +78,9 @@ Shape shape_of(const std::vector<NodeState>& nodes, const std::vector<Slice>& sl
   if (slices.empty()) return s;
   s.node = slices.front().node;
   int cpus = std::numeric_limits<int>::max();
+  const std::string& type = nodes.at(static_cast<std::size_t>(s.node)).node_type().name;
   for (const Slice& slice : slices) {
-    if (nodes.at(static_cast<std::size_t>(slice.node)).type.name != nodes[static_cast<std::size_t>(s.node)].type.name)
+    if (nodes.at(static_cast<std::size_t>(slice.node)).node_type().name != type)
       throw Error("a job's GPUs must all be on nodes of one type");
     s.gpus.push_back(slice.gpus);
     cpus = std::min(cpus, slice.gpus > 0 ? slice.cpus / slice.gpus : cpus);
@@ -81,12 +91,11 @@ Shape shape_of(const std::vector<NodeState>& nodes, const std::vector<Slice>& sl
 }
 
 Shape packed_shape(const std::vector<NodeState>& nodes, int node, int gpus) {
-  const NodeType& type = nodes.at(static_cast<std::size_t>(node)).type;
-  Shape s;
-  s.node = node;
-  s.cpus_per_gpu = default_cpus_per_gpu(type);
-  for (int left = gpus; left > 0; left -= type.gpus) s.gpus.push_back(std::min(left, type.gpus));
-  return s;
+  return packed_on(nodes.at(static_cast<std::size_t>(node)).type, node, gpus);
+}
+
+Shape request_shape(const std::vector<NodeState>& nodes, int node, int gpus) {
+  return packed_on(nodes.at(static_cast<std::size_t>(node)).node_type(), node, gpus);
 }
 
 int JobCurve::next(int gpus) const {
@@ -375,7 +384,7 @@ const JobCurve& PlanOracle::curve(const JobState& job, PlanFreedom freedom, bool
 }
 
 double PlanOracle::requested_rate(const JobState& job, const std::vector<NodeState>& nodes, int node) {
-  return best(job, PlanFreedom::exact, nodes, packed_shape(nodes, node, job.requested_plan.gpus())).rate();
+  return best(job, PlanFreedom::exact, nodes, request_shape(nodes, node, job.requested_plan.gpus())).rate();
 }
 
 int PlanOracle::min_gpus(const JobState& job, PlanFreedom freedom, bool resize, const std::vector<NodeState>& nodes,

@@ -67,10 +67,14 @@ struct Shape {
   friend auto operator<=>(const Shape&, const Shape&) = default;
 };
 
-// Shape of `slices`; all on nodes of one type.
+// Shape of `slices`; all on nodes of one node type (NodeState::node_type()).
 Shape shape_of(const std::vector<NodeState>& nodes, const std::vector<Slice>& slices);
-// `gpus` GPUs packed into the fewest nodes of `node`'s type, full nodes first.
+// `gpus` GPUs packed into the fewest nodes like `node`, full nodes first: of its GPUs
+// (NodeState::type; a share of a node where others hold the rest), as placement has them.
 Shape packed_shape(const std::vector<NodeState>& nodes, int node, int gpus);
+// `gpus` GPUs as Slurm places a request of whole nodes: packed into whole nodes of
+// `node`'s node type (NodeState::node_type()), where a guaranteed job's promise holds.
+Shape request_shape(const std::vector<NodeState>& nodes, int node, int gpus);
 
 struct PlanChoice {
   bool feasible = false;
@@ -136,7 +140,7 @@ class PlanOracle {
   // requested plan on the requested GPUs as predicted), never more than requested; the
   // requested count when none is.
   int min_gpus(const JobState& job, PlanFreedom freedom, bool resize, const std::vector<NodeState>& nodes, int node);
-  // Rate of the requested plan on the requested GPUs packed on `node`'s type.
+  // Rate of the requested plan on the requested GPUs on whole nodes of `node`'s type (request_shape()).
   double requested_rate(const JobState& job, const std::vector<NodeState>& nodes, int node);
 
   // Plans a policy may move a job to (the user's own plan on its own GPU count always

@@ -26,10 +26,7 @@ SimPartitions::SimPartitions(std::vector<SlurmPartition> partitions, const std::
     : partitions_(std::move(partitions)), nodes_(nodes) {
   for (const GpuType& g : types.gpu_types()) cluster_.add_gpu_type(g);
   for (const NodeType& t : types.node_types()) cluster_.add_node_type(t);
-  for (const policy::NodeState& n : nodes) {
-    const std::string& type = n.type.name;  // "hgx-a800/4": a share of an hgx-a800
-    cluster_.add_node({n.name, type.substr(0, type.find('/'))});
-  }
+  for (const policy::NodeState& n : nodes) cluster_.add_node({n.name, n.node_type().name});
 }
 
 SimPartitions SimPartitions::read(const std::string& path, const std::vector<policy::NodeState>& nodes,

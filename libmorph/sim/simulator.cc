@@ -50,11 +50,11 @@ Speed speed_of(const JobState& j, const JobAllocation& a, const std::vector<poli
 }
 
 // The speed a guaranteed job's request promises on the GPU type of `a`: its requested
-// plan on its requested GPUs packed on that type, measured where the traces have it.
+// plan on its requested GPUs on whole nodes of that type, measured where the traces have it.
 double promised_iteration_s(const JobState& j, const JobAllocation& a, const std::vector<policy::NodeState>& nodes,
                             policy::PlanOracle& oracle, const TraceTruth& truth) {
   const int node = a.slices.front().node;
-  const policy::Shape packed = policy::packed_shape(nodes, node, j.requested_plan.gpus());
+  const policy::Shape packed = policy::request_shape(nodes, node, j.requested_plan.gpus());
   const std::string& type = nodes.at(static_cast<std::size_t>(node)).gpu.name;
   if (const double measured = truth.lookup(j.app, type, j.requested_plan, packed.gpus); measured > 0) return measured;
   const double rate = oracle.requested_rate(j, nodes, node);

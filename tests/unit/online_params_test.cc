@@ -110,8 +110,9 @@ TEST_F(OnlineParamsTest, ARefitTheDatabaseCouldNotStoreIsStoredLater) {
 
 // What the refitter learned comes back from the database as it was: the same
 // configurations, times, forward models and iteration terms, on a node a job of others
-// shares ("emu-a100~6") as on a whole one. Points that this catalog or morph.conf no longer
-// describe are left out, each with a line that names its job and why.
+// shares as on a whole one (the model's node type is the node's own; points recorded
+// before named the share, "emu-a100~6", and still load). Points that this catalog or
+// morph.conf no longer describe are left out, each with a line that names its job and why.
 class RefitPointsTest : public test::DaemonFixture {
  protected:
   void SetUp() override {
@@ -137,7 +138,8 @@ TEST_F(RefitPointsTest, WhatTheRefitterLearnedComesBackAsItWas) {
   refitter.round(built.view, built.apps);
   const std::vector<policy::RefitPoint> learned = refitter.learned();
   ASSERT_EQ(learned.size(), 2u);
-  EXPECT_EQ(learned[1].allocation.nodes[0].node_type.name, "emu-a100~6");
+  EXPECT_EQ(learned[1].allocation.nodes[0].node_type.name, "emu-a100");
+  EXPECT_EQ(learned[1].allocation.nodes[0].node_type.gpus, 8) << "a whole node's hardware beside another job";
 
   const std::string path = (dir_ / "morph.db").string();
   record_refit_points(*std::make_unique<store::StateStore>(store::StateStore::open(path)), learned, 1000, 0);
@@ -185,12 +187,15 @@ TEST_F(RefitPointsTest, WhatTheRefitterLearnedComesBackAsItWas) {
           row("24", "gpt2-1.5b", to_string(four), node),
           row("25", "gpt2-1.5b", to_string(eight), "{"),
           row("26", "gpt2-1.5b", "dp=banana", node),
-          row("27", "gpt2-1.5b", to_string(eight), node)},
+          row("27", "gpt2-1.5b", to_string(four),
+              R"([{"node":"a100-2","node_type":"emu-a100~6","gpus":4,"cpus":16}])")},
       16);
   skipped.clear();
   const std::vector<policy::RefitPoint> again = load_refit_points(writer, context_, &skipped);
   ASSERT_EQ(again.size(), 3u) << ::testing::PrintToString(skipped);
   EXPECT_EQ(again.back().job, "27");
+  EXPECT_EQ(again.back().allocation.nodes[0].node_type.name, "emu-a100~6");
+  EXPECT_EQ(again.back().allocation.nodes[0].node_type.gpus, 6);
   ASSERT_EQ(skipped.size(), 6u);
   EXPECT_PRED_FORMAT2(::testing::IsSubstring, "refit point of job 21", skipped[0]);
   EXPECT_PRED_FORMAT2(::testing::IsSubstring, "no-such-model", skipped[0]);

@@ -145,6 +145,43 @@ TEST(Guarantee, ARequestSpreadOverNodesMovesOntoOneOnceFreeIfThatPaysBack) {
   EXPECT_EQ(gpus_by_node(target_of(round("morphling", v, oracle), "g")), gpus_by_node(g.current));
 }
 
+// A node that other jobs partly use (morphd) or given in part (`--cluster 2x4xbig`) is a
+// node of its type with fewer GPUs: the fewest nodes are counted in whole nodes of that
+// type, whichever node comes first, and a whole node and a share of one are one type.
+TEST(Guarantee, TheFewestNodesAreWholeNodesOfTheType) {
+  const auto nodes = test::nodes("1x8xbig+2x4xbig+1x4xsmall");  // bignode/4 twice, a whole smallnode
+  ASSERT_EQ(nodes[1].type.name, "bignode/4");
+  ASSERT_EQ(nodes[1].type.gpus, 4);
+  EXPECT_EQ(nodes[1].node_type().name, "bignode");
+  EXPECT_EQ(nodes[1].node_type().gpus, 8);
+  auto fewest = [&](std::vector<Slice> slices) { return on_fewest_nodes(nodes, JobAllocation{std::move(slices), {}}); };
+  EXPECT_FALSE(fewest({{1, 4, 32, 0}, {2, 4, 32, 0}})) << "8 GPUs on two halves: one whole node holds them";
+  EXPECT_FALSE(fewest({{1, 4, 32, 0}, {0, 4, 32, 0}}));
+  EXPECT_FALSE(fewest({{0, 4, 32, 0}, {1, 4, 32, 0}}));
+  EXPECT_TRUE(fewest({{1, 4, 32, 0}}));
+  EXPECT_TRUE(fewest({{0, 8, 64, 0}, {1, 4, 32, 0}})) << "12 GPUs on a whole node and a share of one";
+  EXPECT_TRUE(fewest({{1, 4, 32, 0}, {0, 8, 64, 0}}));
+  EXPECT_FALSE(fewest({{3, 4, 16, 0}, {1, 4, 32, 0}})) << "two node types";
+}
+
+// A request running on the halves of two nodes that other jobs share is spread: it learns
+// no promise there and moves onto a whole node of its type once one is free.
+TEST(Guarantee, ARequestOnTwoHalvesMovesOntoAWholeNodeOfItsType) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x4xbig+1x8xbig");
+  v.now_s = 6000;
+  JobState g = job("g", Sla::guaranteed, 8, 1e6);
+  g.current.slices = {Slice{0, 4, 32, 0}, Slice{1, 4, 32, 0}};
+  g.current.plan = g.requested_plan;
+  v.jobs = {g};
+  EXPECT_FALSE(on_requested_nodes(v.nodes, v.jobs[0]));
+  const JobAllocation packed = target_of(round("morphling", v, oracle), "g");
+  ASSERT_EQ(packed.slices.size(), 1u);
+  EXPECT_EQ(packed.slices[0].node, 2);
+  EXPECT_EQ(packed.plan, g.requested_plan);
+}
+
 // Replanned on the GPUs it has (an in-place replan), then held: its own plan again there.
 TEST(Guarantee, AHeldJobReplannedOnItsOwnGpusReturnsToItsRequestedPlan) {
   PlanOracle oracle = test::make_oracle();
@@ -545,6 +582,22 @@ TEST(PlanOracle, MultiNodePlacementsPayTheInterNodeBandwidth) {
   EXPECT_GT(two.iteration_s, one.iteration_s);
   const std::vector<Slice> split{{0, 4, 32, 0}, {1, 4, 32, 0}};
   EXPECT_DOUBLE_EQ(oracle.predict_s(j, j.requested_plan, nodes, split), two.iteration_s);
+}
+
+// The model sees a node reduced to a share as the node it is: 4 GPUs of a bignode reach
+// 2 of its 4 NICs (rail-optimised) whether other jobs hold its other 4 or not. Placement
+// packs GPUs onto such shares as they are; a request is promised on whole nodes.
+TEST(PlanOracle, ANodeReducedToAShareHasItsTypesHardware) {
+  PlanOracle oracle = test::make_oracle();
+  const auto nodes = test::nodes("2x8xbig+2x4xbig");
+  const JobState j = job("j", Sla::best_effort, 8, 1000);
+  const double on_whole = oracle.predict_s(j, j.requested_plan, nodes, {{0, 4, 32, 0}, {1, 4, 32, 0}});
+  EXPECT_DOUBLE_EQ(oracle.predict_s(j, j.requested_plan, nodes, {{2, 4, 32, 0}, {3, 4, 32, 0}}), on_whole);
+  EXPECT_DOUBLE_EQ(oracle.best(j, PlanFreedom::exact, nodes, Shape{2, 8, {4, 4}}).iteration_s, on_whole);
+  EXPECT_EQ(shape_of(nodes, {{2, 4, 32, 0}, {0, 8, 64, 0}}).gpus, (std::vector<int>{8, 4}));
+  EXPECT_EQ(packed_shape(nodes, 2, 12).gpus, (std::vector<int>{4, 4, 4}));
+  EXPECT_EQ(request_shape(nodes, 2, 12).gpus, (std::vector<int>{8, 4}));
+  EXPECT_DOUBLE_EQ(oracle.requested_rate(j, nodes, 2), oracle.requested_rate(j, nodes, 0));
 }
 
 TEST(Variants, WhatEachMayChange) {

@@ -747,6 +747,29 @@ TEST_F(DaemonView, WhatAJobReportedFillsItsState) {
   EXPECT_DOUBLE_EQ(build_view(snapshot(), context_).view.jobs[0].measured_iteration_s, 0);
 }
 
+// Another user's job on a node leaves Morph a share of it, a node of its node type all
+// the same (policy::NodeState::node_type()): job 11 on a share and a whole node is on one
+// type, and its 8 GPUs on two halves are not on the fewest nodes (one whole node holds them).
+TEST_F(DaemonView, ANodeOthersPartlyUseKeepsItsNodeType) {
+  ClusterSnapshot s = snapshot();
+  s.nodes = {{"a100-1", true, 4}, {"a100-2", true, 8}, {"v100-1", true, 0}};  // a100-2: another user's 4 too
+  s.jobs = {SlurmJob{11, 1000, JobPhase::running, false, record("a100-80g", 2, 4, test::make_plan(8, 1, 1, 1, 1, 2)),
+                     {"a100-1", "a100-2"}, 100, 200, 0, 0}};
+  const BuiltView b = build_view(s, context_);
+  ASSERT_EQ(b.view.nodes.size(), 3u);
+  ASSERT_EQ(b.view.jobs.size(), 1u) << fmt::format("{}", fmt::join(b.skipped, "\n"));
+  const policy::NodeState& shared = b.view.nodes[1];
+  EXPECT_EQ(shared.type.gpus, 4);
+  EXPECT_EQ(shared.node_type().name, "emu-a100");
+  EXPECT_EQ(shared.node_type().gpus, 8);
+  EXPECT_EQ(policy::shape_of(b.view.nodes, b.view.jobs[0].current.slices).gpus, (std::vector<int>{4, 4}));
+  EXPECT_FALSE(policy::on_fewest_nodes(b.view.nodes, b.view.jobs[0].current));
+  s.nodes[0].gpus_in_use = 8;  // another user's 4 on a100-1 as well
+  const BuiltView halves = build_view(s, context_);
+  ASSERT_EQ(halves.view.jobs.size(), 1u);
+  EXPECT_FALSE(policy::on_fewest_nodes(halves.view.nodes, halves.view.jobs[0].current));
+}
+
 // A guaranteed job's promise is its request on the nodes it asked for, counted in the
 // GPUs those nodes have, not in what other users' jobs leave of them this round: on
 // the whole of a100-2 while another user holds half of a100-1 it learns its promise;
@@ -864,6 +887,79 @@ TEST_F(DaemonView, OnlyBestEffortTorchJobsAreAutoScaled) {
       << "a guaranteed job is held to the speed of its starting batch";
   EXPECT_EQ(build_view(snapshot(), context_, adaptive_history(20)).view.jobs[0].workload.global_batch, 16)
       << "a job of one batch";
+}
+
+// A maintenance reservation on a100-2 (or any reservation job 12 is not in): slurmctld
+// starts no job outside it there, so no policy plans job 12 there. Its nodes counted as
+// usable, and the policy started job 12 on a100-2's free GPUs, where Slurm never starts
+// it. A job of the reservation runs only there.
+TEST_F(DaemonView, AJobIsPlannedOnlyWhereReservationsLetSlurmStartIt) {
+  ClusterSnapshot s = snapshot();
+  s.nodes[1].gpus_in_use = 0;
+  s.jobs.erase(s.jobs.begin() + 2);  // job 13, on a100-2
+  SlurmReservation maint{"maint", {"a100-2"}, false, 900, 4600};
+  maint.maint = true;
+  s.reservations = {maint};
+  const auto nodes_of_12 = [&](const BuiltView& b) {
+    policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+    std::set<std::string> nodes;
+    for (const policy::Decision& d : policy::make_policy("morphling")->schedule(b.view, oracle))
+      if (d.job == "12")
+        for (const policy::Slice& sl : d.target.slices) nodes.insert(b.view.nodes[sl.node].name);
+    return nodes;
+  };
+  BuiltView b = build_view(s, context_);
+  ASSERT_EQ(b.view.jobs.size(), 2u) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  ASSERT_EQ(b.view.jobs[1].id, "12");
+  EXPECT_EQ(b.view.jobs[1].nodes_allowed, (std::vector<bool>{true, false, true}));  // a100-1, a100-2, v100-1
+  EXPECT_EQ(nodes_of_12(b).count("a100-2"), 0u);
+  // Job 11 keeps its GPUs on a100-1 and may not move onto a100-2 either.
+  EXPECT_EQ(b.view.jobs[0].current.gpus(), 8);
+  EXPECT_EQ(b.view.jobs[0].nodes_allowed, (std::vector<bool>{true, false, true}));
+  // One that starts before job 12's time limit would end keeps it off too; none: a year.
+  s.reservations[0].start_s = 1000 + 1800;
+  EXPECT_EQ(build_view(s, context_).view.jobs[1].nodes_allowed, (std::vector<bool>{true, false, true}));
+  s.jobs[1].time_limit_s = 1200;
+  EXPECT_TRUE(build_view(s, context_).view.jobs[1].nodes_allowed.empty());
+  // A job of the reservation starts there and nowhere else.
+  s.reservations[0].start_s = 900;
+  s.jobs[1].reservations = {"maint"};
+  b = build_view(s, context_);
+  EXPECT_EQ(b.view.jobs[1].nodes_allowed, (std::vector<bool>{false, true, false}));
+  EXPECT_NE(b.view.jobs[0].app, b.view.jobs[1].app);
+  EXPECT_EQ(nodes_of_12(b), std::set<std::string>{"a100-2"});
+}
+
+// A node of a running Morph job becomes unusable (drained, a reboot requested): the job
+// runs on, its GPUs in the view for it alone; no other job is planned there, where Slurm
+// starts none. Job 12, guaranteed, with every other GPU taken, used to be planned onto
+// a100-1 by shrinking job 11 there, where Slurm would not start it.
+TEST_F(DaemonView, ARunningJobOnANodeThatBecameUnusableKeepsItsGpusForItself) {
+  ClusterSnapshot s = with_record(12, [](JobRecord& r) {
+    r.request.sla = Sla::guaranteed;
+    r.request.sla_given = true;
+  });
+  s.nodes[0].usable = false;
+  s.nodes[1].gpus_in_use = 8;  // job 13's and others'
+  s.nodes[2].gpus_in_use = 4;
+  const BuiltView b = build_view(s, context_);
+  ASSERT_EQ(b.view.nodes.size(), 1u) << "a100-1 alone has GPUs for Morph";
+  EXPECT_EQ(b.view.nodes[0].type.gpus, 8);
+  ASSERT_EQ(b.view.jobs.size(), 2u) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  const policy::JobState& running = b.view.jobs[0];
+  ASSERT_EQ(running.current.slices.size(), 1u);
+  EXPECT_EQ(running.current.slices[0].node, 0);
+  EXPECT_EQ(running.current.slices[0].gpus, 8);
+  EXPECT_TRUE(running.nodes_allowed.empty());
+  const policy::JobState& pending = b.view.jobs[1];
+  EXPECT_EQ(pending.nodes_allowed, std::vector<bool>{false});
+  EXPECT_NE(running.app, pending.app) << "one set of nodes per application";
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  for (const std::string name : {"morphling", "sia"}) {
+    for (const policy::Decision& d : policy::make_policy(name)->schedule(b.view, oracle)) {
+      EXPECT_EQ(d.target.gpus(), d.job == "11" ? 8 : 0) << name << " job " << d.job;
+    }
+  }
 }
 
 }  // namespace
