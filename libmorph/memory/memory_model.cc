@@ -60,8 +60,11 @@ MemoryEstimate estimate_memory(const ModelSpec& m, std::int64_t seq_len, const E
   e.host_bytes_per_gpu = options.host_overhead_bytes_per_gpu +
       (p.offload ? params_gpu * (kOptimizerBytes + kOffloadBufferBytes) / d : 0);
 
-  // 1F1B: the first stage holds min(m, p) micro-batches in flight, the last one.
-  const double in_flight = p.pp > 1 ? std::min(p.micro_batches, p.pp) : 1;
+  // 1F1B (Morphling A.1's pipeline): stage i runs min(p - i - 1, n) warm-up forwards
+  // (Megatron-LM's schedule), so holds min(p - i, n) of the flush's n micro-batches, the
+  // first stage min(p, n), the last one.
+  const double in_flight =
+      p.pp > 1 ? static_cast<double>(std::min<std::int64_t>(p.flush_micro_batches(), p.pp)) : 1;
   const double full_layer = layer_activation_bytes(m, s, b, t);
   // GC keeps each layer's 16-bit input and recomputes one layer at a time.
   const double stored_layer = p.checkpointing ? 2 * s * b * h : full_layer;

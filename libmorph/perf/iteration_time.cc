@@ -28,8 +28,9 @@ double placement_stall_factor(const Allocation& a) {
 }
 
 double critical_path_samples(std::int64_t global_batch, const ExecutionPlan& p) {
-  const double m = p.micro_batches;
-  // Morphling A.1: T_fwd = t_p g_p / p (m + p - 1) for PP; linear in per-GPU batch and shard.
+  const double m = static_cast<double>(p.flush_micro_batches());
+  // Morphling A.1: T_fwd = t_p g_p / p (m + p - 1) for PP, m the flush's micro-batches (all
+  // a · m of a step: one bubble a step); linear in per-GPU batch and shard.
   return static_cast<double>(global_batch) / (static_cast<double>(p.dp) * p.tp * p.pp) *
          (m + p.pp - 1) / m;
 }
@@ -53,11 +54,13 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   const double l = static_cast<double>(w.model.layers);
 
   IterationTerms x;
-  x.ga_steps = p.ga_steps;
+  // Morphling A.1's GA: a passes, the last overlapping the synchronisation; a pipeline
+  // accumulates within its one flush, which is the iteration's one pass.
+  x.ga_steps = p.pp > 1 ? 1 : p.ga_steps;
   x.checkpointing = p.checkpointing;
   x.forward_ms = forward.forward_ms(critical_path_samples(w.global_batch, p), a.min_gpu_speed());
   x.model_parallel = t * pp > 1;
-  x.unpipelined_forward_ms = p.pp > 1 && p.micro_batches > 1
+  x.unpipelined_forward_ms = p.pp > 1 && p.flush_micro_batches() > 1
                                  ? forward.forward_ms(unpipelined_path_samples(w.global_batch, p), a.min_gpu_speed())
                                  : x.forward_ms;
 
@@ -78,8 +81,8 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
   // Morphling A.1: V_pp = 2 p b s h / (d t); the t TP ranks of a stage send at once and
   // share their NICs (comm_bandwidths), so a stage's transfer does not shrink with t.
   x.pp_ms = pp > 1 ? ms(kActivationBytes * 2 * pp * b * s * h / (d * t), bw.pp_Bps) : 0;
-  // A.1's 1F1B critical path holds m + p - 1 slots per flush, a flushes an iteration.
-  x.stage_passes = pp > 1 ? static_cast<double>(p.micro_batches + p.pp - 1) * p.ga_steps : 0;
+  // A.1's 1F1B critical path holds m + p - 1 slots per flush, one flush an iteration.
+  x.stage_passes = pp > 1 ? static_cast<double>(p.flush_micro_batches() + p.pp - 1) : 0;
   x.dp_net = d > 1 && bw.dp_crosses_nodes;
   x.tp_net = t > 1 && bw.tp_crosses_nodes;
   x.pp_net = pp > 1 && bw.pp_crosses_nodes;

@@ -33,7 +33,7 @@ struct IterationTerms {
   // all p stages before the next enters (= forward_ms without micro-batches in flight).
   double unpipelined_forward_ms = 0;
   bool model_parallel = false;    // t p > 1
-  int ga_steps = 1;               // a
+  int ga_steps = 1;               // a; 1 with p > 1 (the flush holds the plan's a m micro-batches)
   bool checkpointing = false;
   double dp_ms = 0;               // T_comm.dp = V_dp / B_dp
   double tp_ms = 0;               // T_comm.tp = V_tp / B_tp
@@ -48,8 +48,9 @@ struct IterationTerms {
   // The DP group crosses nodes and synchronises on the GPUs: placement_stall_factor,
   // which the stall k_odd multiplies (docs/models.md, "Odd placements"); else 0.
   double odd_ring = 0;
-  // Stage passes on a pipeline's critical path, a (m + p - 1) with p > 1 (A.1's 1F1B
-  // slots), each costing k_stage whatever it carries (docs/models.md, "Pipelines"); else 0.
+  // Stage passes on a pipeline's critical path, n + p - 1 with p > 1 (A.1's 1F1B slots of
+  // one flush of n = a m micro-batches), each costing k_stage whatever it carries
+  // (docs/models.md, "Pipelines"); else 0.
   double stage_passes = 0;
   bool offload = false;
   double opt_mparams = 0;         // P / x, million parameters updated by one GPU
@@ -78,7 +79,8 @@ double ring_factor(double members);
 double placement_stall_factor(const Allocation& allocation);
 
 // Whole-model samples that one GPU pushes through its critical path per iteration:
-// B / (d t p) scaled by the 1F1B fill and drain (m + p - 1) / m.
+// B / (d t p) scaled by the 1F1B fill and drain (n + p - 1) / n, n the micro-batches of
+// the iteration's one flush (ExecutionPlan::flush_micro_batches).
 double critical_path_samples(std::int64_t global_batch, const ExecutionPlan& plan);
 // The same without overlap across stages: m p micro-batch stage times, B / (d t).
 double unpipelined_path_samples(std::int64_t global_batch, const ExecutionPlan& plan);

@@ -19,12 +19,18 @@ struct ExecutionPlan {
   bool offload = false;        // ZeRO-Offload: optimizer states and step on the CPU
   bool checkpointing = false;  // gradient checkpointing (GC): recompute each layer
   int ga_steps = 1;            // gradient accumulation steps a
-  int micro_batches = 1;       // micro-batches m in one pipeline flush (1F1B)
+  int micro_batches = 1;       // micro-batches m per accumulation step, pp > 1 only
   int micro_batch_size = 1;    // samples per micro-batch and replica
 
   int gpus() const { return dp * tp * pp; }
   std::int64_t global_batch() const {
     return std::int64_t{dp} * ga_steps * micro_batches * micro_batch_size;
+  }
+  // Micro-batches of one 1F1B pipeline flush: with pp > 1 all a · m of a step, as
+  // Megatron-LM (num_microbatches = global batch / (mbs · dp)) and DeepSpeed's pipeline
+  // engine (gradient_accumulation_steps) run them; without a pipeline, m = 1.
+  std::int64_t flush_micro_batches() const {
+    return pp > 1 ? std::int64_t{ga_steps} * micro_batches : micro_batches;
   }
   // Table 2 families: "3d", "zero-dp", "zero-offload", "dp" (+ "+gc").
   std::string family() const;

@@ -95,7 +95,7 @@ TEST(IterationTime, PipelineOverlapAndModelParallelForwardAreFitted) {
   EXPECT_DOUBLE_EQ(t.forward_ms, 65);
   EXPECT_DOUBLE_EQ(t.iter_ms, 65 + 130 + 0.16 + 2.5 + 5);
   // Without micro-batches in flight, or without model parallelism, neither applies.
-  const IterationTerms one_micro_batch = iteration_terms(workload(), plan(1, 2, 2, 4, 1, 2), a, kForward);
+  const IterationTerms one_micro_batch = iteration_terms(workload(), plan(1, 2, 2, 1, 1, 8), a, kForward);
   EXPECT_DOUBLE_EQ(one_micro_batch.unpipelined_forward_ms, one_micro_batch.forward_ms);
   k.k_fwd_mp = 1;
   EXPECT_DOUBLE_EQ(predict_iteration(one_micro_batch, k).forward_ms, 40);
@@ -115,13 +115,34 @@ TEST(IterationTime, APipelinePaysItsStageCostPerPassOnTheCriticalPath) {
   const IterationTime<double> t = predict_iteration(x, k);
   EXPECT_DOUBLE_EQ(t.cc_ms, 25 + 50 + 0.16 + 15);  // TensorAndPipelineParallel's, + 3 ms * 5
   EXPECT_DOUBLE_EQ(t.iter_ms, 90.16 + 2.5 + 5);
-  // One micro-batch a flush, 4 accumulation steps: 4 flushes of 1 + 2 - 1 = 2 passes.
-  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(1, 2, 2, 4, 1, 2), a, kForward).stage_passes, 8);
+  // One micro-batch in one flush: 1 + 2 - 1 = 2 passes.
+  EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(1, 2, 2, 1, 1, 8), a, kForward).stage_passes, 2);
   // Without a pipeline there is no stage to pass: TP alone and DP pay nothing.
   const IterationTerms tp = iteration_terms(workload(), plan(1, 4, 1, 1, 1, 8), a, kForward);
   EXPECT_DOUBLE_EQ(tp.stage_passes, 0);
   EXPECT_DOUBLE_EQ(predict_iteration(tp, k).iter_ms, predict_iteration(tp, kParams).iter_ms);
   EXPECT_DOUBLE_EQ(iteration_terms(workload(), plan(4, 1, 1, 2, 1, 1), a, kForward).stage_passes, 0);
+}
+
+TEST(IterationTime, APipelineRunsAllAccumulationStepsInOneFlush) {
+  // Megatron-LM and DeepSpeed's pipeline engine run a step's a m micro-batches in one
+  // 1F1B flush: the bubble (p - 1) / (a m + p - 1) is paid once, not a times.
+  const Allocation a = parse_gpus_spec("4xbig", test::test_cluster(), "--gpus");
+  EXPECT_DOUBLE_EQ(critical_path_samples(8, plan(1, 2, 2, 2, 2, 2)), 2.5);  // 8/(2*2) * (4+2-1)/4, not 8/4 * 3/2
+  EXPECT_DOUBLE_EQ(critical_path_samples(8, plan(1, 1, 4, 2, 2, 2)), 3.5);  // 8/4 * (4+4-1)/4, not 8/4 * 5/2
+  EXPECT_DOUBLE_EQ(critical_path_samples(8, plan(1, 2, 2, 4, 1, 2)), 2.5);  // 8/(2*2) * (4+2-1)/4, not 8/4 * 2/1
+  const IterationTime<double> one_flush =
+      predict_iteration(iteration_terms(workload(), plan(1, 2, 2, 1, 4, 2), a, kForward), kParams);
+  for (const auto& [ga, mb] : {std::pair{2, 2}, {4, 1}}) {
+    const IterationTerms x = iteration_terms(workload(), plan(1, 2, 2, ga, mb, 2), a, kForward);
+    EXPECT_DOUBLE_EQ(x.forward_ms, 25) << "ga " << ga;         // 2.5 samples * 10 ms
+    EXPECT_DOUBLE_EQ(x.unpipelined_forward_ms, 40) << "ga " << ga;  // 8/2 samples * 10 ms
+    EXPECT_DOUBLE_EQ(x.stage_passes, 5) << "ga " << ga;        // 4 + 2 - 1 slots, once
+    EXPECT_EQ(x.ga_steps, 1) << "ga " << ga;                   // the flush is the one pass
+    const IterationTime<double> t = predict_iteration(x, kParams);
+    EXPECT_DOUBLE_EQ(t.cc_ms, 25 + 50 + 0.16) << "ga " << ga;  // TensorAndPipelineParallel's
+    EXPECT_DOUBLE_EQ(t.iter_ms, one_flush.iter_ms) << "ga " << ga;
+  }
 }
 
 TEST(IterationTime, ZeroOffload) {

@@ -135,6 +135,18 @@ TEST(MemoryModel, PipelineFirstStageHoldsInFlightMicroBatches) {
   EXPECT_DOUBLE_EQ(e.weights_bytes, 2 * stage_params);
 }
 
+TEST(MemoryModel, PipelineAccumulationStepsShareOneFlush) {
+  // Megatron-LM runs a step's a m micro-batches in one 1F1B flush: the first stage holds
+  // min(a m, p), not min(m, p). 2 stages of 2 layers, 4 steps of one micro-batch: 2 in flight.
+  ExecutionPlan p = test::make_plan(1, 1, 2, 4, 1, 2);
+  EXPECT_DOUBLE_EQ(estimate_memory(small_model(), 512, p, no_overhead()).activations_bytes, 2 * 2 * kLayer);
+  // 4 stages of 1 layer: a m = 2 of the first stage's 4 slots, then a m = 6 fill all 4.
+  p = test::make_plan(1, 1, 4, 2, 1, 2);
+  EXPECT_DOUBLE_EQ(estimate_memory(small_model(), 512, p, no_overhead()).activations_bytes, 2 * kLayer);
+  p = test::make_plan(1, 1, 4, 3, 2, 2);
+  EXPECT_DOUBLE_EQ(estimate_memory(small_model(), 512, p, no_overhead()).activations_bytes, 4 * kLayer);
+}
+
 TEST(MemoryModel, CheckNamesTheGpuThatOverflows) {
   const Cluster c = test::test_cluster();
   const Allocation a = parse_gpus_spec("1xbig+1xsmall", c, "--gpus");

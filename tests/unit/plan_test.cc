@@ -44,6 +44,15 @@ TEST(Plan, WithGlobalBatchKeepsTheLayoutAndNeverALargerMicroBatch) {
   EXPECT_FALSE(with_global_batch(p, 4)) << "fewer samples than micro-batch slots";
 }
 
+TEST(Plan, APipelineFlushHoldsEveryAccumulationStepsMicroBatches) {
+  // Megatron-LM: num_microbatches = global batch / (mbs · dp) = ga · mb, one 1F1B flush.
+  EXPECT_EQ(test::make_plan(4, 2, 2, 3, 2, 8).flush_micro_batches(), 6);
+  EXPECT_EQ(test::make_plan(1, 1, 4, 5, 1, 1).flush_micro_batches(), 5);
+  EXPECT_EQ(test::make_plan(4, 1, 1, 3, 1, 8).flush_micro_batches(), 1) << "no pipeline: one micro-batch a pass";
+  // The largest plan values do not overflow: 2^20 · 2^20.
+  EXPECT_EQ(test::make_plan(1, 1, 2, 1 << 20, 1 << 20, 1).flush_micro_batches(), std::int64_t{1} << 40);
+}
+
 TEST(Plan, Families) {
   ExecutionPlan p;
   EXPECT_EQ(p.family(), "dp");
