@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -72,11 +73,17 @@ void check_no_stray_tensors(const CheckpointIndex& index, const std::vector<Safe
   if (static_cast<int>(headers.size()) != index.layout.ranks())
     throw Error(fmt::format("{}: {} ranks need {} files, {} given", path, to_string(index.layout),
                             index.layout.ranks(), headers.size()));
+  std::map<std::pair<int, int>, std::set<std::string>> placed;  // (tp, pp) -> the names its ranks hold
   for (int r = 0; r < index.layout.ranks(); ++r) {
-    std::set<std::string> placed;
-    for (const LocalTensor& t : rank_tensors(index.spec, index.layout, r)) placed.insert(t.decl.name);
+    const RankCoords c = coords_of(index.layout, r);
+    auto [names, fresh] = placed.try_emplace({c.tp, c.pp});
+    if (fresh) {
+      const DataParallelTensors group = data_parallel_tensors(index.spec, index.layout, c.tp, c.pp);
+      for (const LocalTensor& t : group.replicated) names->second.insert(t.decl.name);
+      for (const ZeroPartition& z : group.partitioned) names->second.insert(z.decl.name);
+    }
     for (const TensorEntry& e : headers[static_cast<std::size_t>(r)].tensors)
-      if (placed.count(e.name) == 0)
+      if (names->second.count(e.name) == 0)
         throw Error(fmt::format("{}: {} holds tensor {}, which the spec does not place on rank {} under {}", path,
                                 rank_file_name(r), quote(e.name), r, to_string(index.layout)));
   }

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
+#include <span>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -88,6 +88,20 @@ class NodeTable {
   std::vector<int> from_, to_;
 };
 
+// A stretch of a new file that a new rank reads from one old file: an elementary interval
+// of a global tensor's coverage, or several that every file reads in one go (add_piece).
+// Where it lies does not depend on the file it is read from, so the pieces of the tensors
+// that data-parallel replicas hold alike serve all of them.
+struct Piece {
+  int global = 0;
+  std::size_t interval = 0;   // its first, in the global tensor's Coverage
+  std::uint64_t start = 0;    // first element in the global tensor
+  std::uint64_t count = 0;    // elements
+  int tensor = 0;             // in the new file
+  std::uint64_t offset = 0;   // byte offset in that tensor
+  std::uint64_t element = 0;  // bytes per element
+};
+
 class Planner {
  public:
   Planner(const StateSpec& spec, const Layout& from, const Layout& to, const NodeTable& nodes)
@@ -99,19 +113,46 @@ class Planner {
   // the old layout says.
   void add_sources(const std::vector<SafetensorsHeader>& headers);
   void index();
-  // New rank `rank`'s file; adds the bytes it reads to `bytes_from_node` (per old node).
-  FilePlan plan_file(int rank, std::vector<std::uint64_t>& bytes_from_node) const;
+  // The files of new ranks `firsts` (each once, any order), in that order; adds the bytes
+  // file i reads to bytes_from_node[i] (per old node). They are planned group by group
+  // (TP and PP coordinates): the pieces that the files of a group share are found before
+  // them and dropped after them.
+  std::vector<FilePlan> plan_files(const std::vector<int>& firsts,
+                                   std::vector<std::vector<std::uint64_t>>& bytes_from_node) const;
 
  private:
   struct Choice {
     int run = -1;
     int source = -1;  // old rank
   };
+  // The new ranks of one TP and PP coordinate: the tensors of each of their files, first
+  // those they hold alike, then their ZeRO chunks.
+  struct NewGroup {
+    std::vector<TensorDecl> tensors;
+    std::vector<ZeroPartition> partitioned;
+  };
+  // For one new file, per holder set: its best holder and the last answer of holder_after().
+  struct SetChoice {
+    int best = -1;
+    int previous = -1;
+    int source = -1;
+  };
   int holder_set(std::vector<int> ranks);
-  void add_runs(const LocalTensor& t, std::uint64_t offset, int holders);
+  void mark_needed(std::span<const Segment> segments);
+  std::uint64_t checked_offset(const SafetensorsHeader& header, int rank, std::size_t i, const TensorDecl& decl) const;
+  void add_runs(Dtype dtype, std::span<const Segment> segments, std::uint64_t offset, int holders);
+  const Run* sole_run(const Piece& p) const;
+  bool continues(const Piece& last, const Piece& next) const;
+  template <typename Take>
+  void walk(int tensor, Dtype dtype, std::span<const Segment> segments, Take&& take) const;
+  template <typename Take>
+  void walk_replicated(int tp, int pp, Take&& take) const;
+  void add_piece(std::vector<Piece>& out, const Piece& piece) const;
+  FilePlan plan_file(int rank, const std::vector<Piece>* alike, std::vector<std::uint64_t>& bytes_from_node) const;
   int best_holder(int holders, int rank) const;
+  int holder_after(int holders, int rank, int previous, std::vector<SetChoice>& memo) const;
   Choice choose(std::span<const int> covering, const Coverage& c, int rank, int previous,
-                std::vector<int>& best_of_set) const;
+                std::vector<SetChoice>& memo) const;
 
   const StateSpec& spec_;
   Layout from_, to_;
@@ -120,12 +161,29 @@ class Planner {
   std::vector<bool> needed_;                 // per global tensor
   std::vector<std::vector<int>> holders_;    // holder sets: old ranks, increasing
   std::map<std::vector<int>, int> holder_id_;
+  std::map<std::pair<int, int>, NewGroup> groups_;  // (tp, pp) of the new ranks planned
 };
 
+void Planner::mark_needed(std::span<const Segment> segments) {
+  for (const Segment& s : segments)
+    if (s.global >= 0) needed_[static_cast<std::size_t>(s.global)] = true;
+}
+
+// The tensors its group's ranks hold alike are marked once, its ZeRO chunks per rank.
 void Planner::need(int rank) {
-  for (const LocalTensor& t : rank_tensors(spec_, to_, rank))
-    for (const Segment& s : t.segments)
-      if (s.global >= 0) needed_[static_cast<std::size_t>(s.global)] = true;
+  const RankCoords c = coords_of(to_, rank);
+  auto [it, fresh] = groups_.try_emplace({c.tp, c.pp});
+  NewGroup& group = it->second;
+  if (fresh) {
+    DataParallelTensors tensors = data_parallel_tensors(spec_, to_, c.tp, c.pp);
+    for (const LocalTensor& t : tensors.replicated) {
+      mark_needed(t.segments);
+      group.tensors.push_back(t.decl);
+    }
+    for (const ZeroPartition& z : tensors.partitioned) group.tensors.push_back(z.decl);
+    group.partitioned = std::move(tensors.partitioned);
+  }
+  for (const ZeroPartition& z : group.partitioned) mark_needed(z.chunk(spec_, to_, c.dp));
 }
 
 int Planner::holder_set(std::vector<int> ranks) {
@@ -134,61 +192,125 @@ int Planner::holder_set(std::vector<int> ranks) {
   return it->second;
 }
 
-void Planner::add_runs(const LocalTensor& t, std::uint64_t offset, int holders) {
-  const std::uint64_t element = dtype_bytes(t.decl.dtype);
+// The file offset of tensor i of old rank `rank`, after checking that its file holds it
+// as `decl`.
+std::uint64_t Planner::checked_offset(const SafetensorsHeader& header, int rank, std::size_t i,
+                                      const TensorDecl& decl) const {
+  auto what = [&] { return fmt::format("old rank {} under {}: tensor {}", rank, to_string(from_), quote(decl.name)); };
+  const TensorEntry* e =
+      i < header.tensors.size() && header.tensors[i].name == decl.name ? &header.tensors[i] : header.find(decl.name);
+  if (e == nullptr) throw Error(what() + " is missing from its file");
+  if (e->dtype != decl.dtype || e->shape != decl.shape)
+    throw Error(fmt::format("{} is {} {} in its file; the layout needs {} {}", what(), dtype_name(e->dtype),
+                            shape_text(e->shape), dtype_name(decl.dtype), shape_text(decl.shape)));
+  return header.data_offset + e->begin;
+}
+
+void Planner::add_runs(Dtype dtype, std::span<const Segment> segments, std::uint64_t offset, int holders) {
+  const std::uint64_t element = dtype_bytes(dtype);
   std::uint64_t at = 0;
-  for (const Segment& s : t.segments) {
+  for (const Segment& s : segments) {
     if (s.global >= 0 && needed_[static_cast<std::size_t>(s.global)])
       coverage_[static_cast<std::size_t>(s.global)].runs.push_back({s.start, s.count, offset + at * element, holders});
     at += s.count;
   }
 }
 
-// The tensors that data-parallel replicas hold alike (replicated_tensor_count) are taken
-// from dp rank 0 of their TP and PP coordinates and indexed once per distinct file offset,
-// with the replicas holding them there; the others (ZeRO partitions) per rank. The files
-// are checked in rank order, so the first error is the lowest rank's.
+// The tensors that data-parallel replicas hold alike (data_parallel_tensors) are indexed
+// once per distinct file offset, with the replicas holding them there; each ZeRO chunk
+// with its rank, found by offset in its TP and PP coordinate's flattening. The files are
+// checked in rank order, so the first error is the lowest rank's.
 void Planner::add_sources(const std::vector<SafetensorsHeader>& headers) {
   for (int pp = 0; pp < from_.pp; ++pp) {
-    std::vector<std::vector<LocalTensor>> shared;  // per tp: dp rank 0's tensors
-    std::vector<std::size_t> replicated;           // per tp
-    for (int tp = 0; tp < from_.tp; ++tp) {
-      shared.push_back(rank_tensors(spec_, from_, rank_of(from_, {0, tp, pp})));
-      replicated.push_back(replicated_tensor_count(spec_, from_, rank_of(from_, {0, tp, pp})));
-    }
+    std::vector<DataParallelTensors> groups;  // per tp
+    for (int tp = 0; tp < from_.tp; ++tp) groups.push_back(data_parallel_tensors(spec_, from_, tp, pp));
     // (tp, tensor, file offset) -> the old ranks holding that tensor there
     std::map<std::tuple<int, std::size_t, std::uint64_t>, std::vector<int>> copies;
     for (int dp = 0; dp < from_.dp; ++dp)
       for (int tp = 0; tp < from_.tp; ++tp) {
-        const auto at = static_cast<std::size_t>(tp);
+        const DataParallelTensors& group = groups[static_cast<std::size_t>(tp)];
         const int rank = rank_of(from_, {dp, tp, pp});
         const SafetensorsHeader& header = headers[static_cast<std::size_t>(rank)];
-        const bool partitioned = dp > 0 && replicated[at] < shared[at].size();  // ZeRO: tensors of its own
-        const std::vector<LocalTensor> own =
-            partitioned ? rank_tensors(spec_, from_, rank) : std::vector<LocalTensor>();
-        const std::vector<LocalTensor>& tensors = partitioned ? own : shared[at];
-        for (std::size_t i = 0; i < tensors.size(); ++i) {
-          const LocalTensor& t = tensors[i];
-          auto what = [&] {
-            return fmt::format("old rank {} under {}: tensor {}", rank, to_string(from_), quote(t.decl.name));
-          };
-          const TensorEntry* e = i < header.tensors.size() && header.tensors[i].name == t.decl.name
-                                     ? &header.tensors[i]
-                                     : header.find(t.decl.name);
-          if (e == nullptr) throw Error(what() + " is missing from its file");
-          if (e->dtype != t.decl.dtype || e->shape != t.decl.shape)
-            throw Error(fmt::format("{} is {} {} in its file; the layout needs {} {}", what(), dtype_name(e->dtype),
-                                    shape_text(e->shape), dtype_name(t.decl.dtype), shape_text(t.decl.shape)));
-          if (i < replicated[at])
-            copies[{tp, i, header.data_offset + e->begin}].push_back(rank);
-          else
-            add_runs(t, header.data_offset + e->begin, holder_set({rank}));
+        const std::size_t alike = group.replicated.size();
+        for (std::size_t i = 0; i < alike; ++i)
+          copies[{tp, i, checked_offset(header, rank, i, group.replicated[i].decl)}].push_back(rank);
+        for (std::size_t k = 0; k < group.partitioned.size(); ++k) {
+          const ZeroPartition& z = group.partitioned[k];
+          add_runs(z.decl.dtype, z.chunk(spec_, from_, dp), checked_offset(header, rank, alike + k, z.decl),
+                   holder_set({rank}));
         }
       }
-    for (auto& [where, ranks] : copies)
-      add_runs(shared[static_cast<std::size_t>(std::get<0>(where))][std::get<1>(where)], std::get<2>(where),
-               holder_set(std::move(ranks)));
+    for (auto& [where, ranks] : copies) {
+      const auto& [tp, i, offset] = where;
+      const LocalTensor& t = groups[static_cast<std::size_t>(tp)].replicated[i];
+      add_runs(t.decl.dtype, t.segments, offset, holder_set(std::move(ranks)));
+    }
   }
+}
+
+// The run covering piece `p`'s elements when one does (nullptr when several do).
+const Run* Planner::sole_run(const Piece& p) const {
+  const Coverage& c = coverage_[static_cast<std::size_t>(p.global)];
+  const std::span<const int> covering = c.covering_of(p.interval);
+  return covering.size() == 1 ? &c.runs[static_cast<std::size_t>(covering[0])] : nullptr;
+}
+
+// Whether every new file reads `next` within its read of `last`: each is covered by one
+// run, of one holder set, and they follow each other in the new tensor and in the
+// holders' files. The file chosen for `last` holds `next` too and, being the previous
+// run's, is chosen again (holder_after); the read is extended.
+bool Planner::continues(const Piece& last, const Piece& next) const {
+  if (last.tensor != next.tensor || last.offset + last.count * last.element != next.offset) return false;
+  const Run* a = sole_run(last);
+  const Run* b = sole_run(next);
+  return a != nullptr && b != nullptr && a->holders == b->holders &&
+         a->offset + (last.start + last.count - a->start) * last.element ==
+             b->offset + (next.start - b->start) * next.element;
+}
+
+// Hands `take` the pieces of tensor `tensor` of a new file, whose segments are
+// `segments`, in order.
+template <typename Take>
+void Planner::walk(int tensor, Dtype dtype, std::span<const Segment> segments, Take&& take) const {
+  const std::uint64_t element = dtype_bytes(dtype);
+  std::uint64_t at = 0;  // local element
+  for (const Segment& s : segments) {
+    if (s.global < 0) {
+      at += s.count;
+      continue;
+    }
+    const Coverage& c = coverage_[static_cast<std::size_t>(s.global)];
+    const std::uint64_t end = s.start + s.count;
+    std::size_t i = static_cast<std::size_t>(std::upper_bound(c.bounds.begin(), c.bounds.end(), s.start) - c.bounds.begin());
+    for (std::uint64_t x = s.start; x < end; ++i) {
+      if (i == 0 || i >= c.bounds.size() || c.covering_of(i - 1).empty())
+        throw Error(fmt::format("internal: elements of {} from {} are in no old file", global_name(spec_, s.global), x));
+      const std::uint64_t stop = std::min(end, c.bounds[i]);
+      take(Piece{s.global, i - 1, x, stop - x, tensor, (at + (x - s.start)) * element, element});
+      x = stop;
+    }
+    at += s.count;
+  }
+}
+
+// Hands `take` the pieces of the tensors that the new ranks of (tp, pp) hold alike, their
+// shards computed anew: a group keeps only their pieces, and only when it plans more than
+// one file.
+template <typename Take>
+void Planner::walk_replicated(int tp, int pp, Take&& take) const {
+  const DataParallelTensors tensors = data_parallel_tensors(spec_, to_, tp, pp);
+  for (std::size_t i = 0; i < tensors.replicated.size(); ++i) {
+    const LocalTensor& t = tensors.replicated[i];
+    walk(static_cast<int>(i), t.decl.dtype, t.segments, take);
+  }
+}
+
+// Adds `piece` to `out`, joined with the last piece when every file reads both in one go.
+void Planner::add_piece(std::vector<Piece>& out, const Piece& piece) const {
+  if (!out.empty() && continues(out.back(), piece))
+    out.back().count += piece.count;
+  else
+    out.push_back(piece);
 }
 
 void Planner::index() {
@@ -209,15 +331,33 @@ int Planner::best_holder(int holders, int rank) const {
   return best;
 }
 
+// The holder of set `holders` that new rank `rank` reads after a run from `previous`: its
+// best holder, or `previous` when that holds it on an equally good node. A file asks
+// about one set after the same previous file many times in a row (alternating TP shards
+// of one row, say), so the last answer per set is kept in `memo`.
+int Planner::holder_after(int holders, int rank, int previous, std::vector<SetChoice>& memo) const {
+  SetChoice& m = memo[static_cast<std::size_t>(holders)];
+  if (m.best < 0) m.best = best_holder(holders, rank);
+  if (m.source >= 0 && m.previous == previous) return m.source;
+  const int node = nodes_.to(rank);
+  const std::vector<int>& set = holders_[static_cast<std::size_t>(holders)];
+  int source = m.best;
+  if (previous >= 0 && previous != source && (nodes_.from(previous) == node) == (nodes_.from(source) == node) &&
+      std::binary_search(set.begin(), set.end(), previous))
+    source = previous;
+  m.previous = previous;
+  m.source = source;
+  return source;
+}
+
 // A copy on the reader's node first (Tenplex §4.2), then the file the previous run came
 // from (longer reads), then the old ranks in turn from the reader's own number, which
 // spreads the readers over the copies. The choice depends on the new rank alone, so a
 // plan of some ranks gives each the reads the whole plan gives it. Every old rank holds an
 // element at most once, so the least key over the covering runs' holders is one holder;
-// each run offers its best holder (best_of_set, cached per file), or `previous` when it
-// holds it on an equally good node.
+// each run offers its holder_after().
 Planner::Choice Planner::choose(std::span<const int> covering, const Coverage& c, int rank, int previous,
-                                std::vector<int>& best_of_set) const {
+                                std::vector<SetChoice>& memo) const {
   const int n = from_.ranks();
   const int node = nodes_.to(rank);
   auto key = [&](int source) {
@@ -225,58 +365,70 @@ Planner::Choice Planner::choose(std::span<const int> covering, const Coverage& c
   };
   Choice best;
   for (int r : covering) {
-    const int holders = c.runs[static_cast<std::size_t>(r)].holders;
-    int& cached = best_of_set[static_cast<std::size_t>(holders)];
-    if (cached < 0) cached = best_holder(holders, rank);
-    int source = cached;
-    const std::vector<int>& set = holders_[static_cast<std::size_t>(holders)];
-    if (previous >= 0 && previous != source && (nodes_.from(previous) == node) == (nodes_.from(source) == node) &&
-        std::binary_search(set.begin(), set.end(), previous))
-      source = previous;
+    const int source = holder_after(c.runs[static_cast<std::size_t>(r)].holders, rank, previous, memo);
     if (best.run < 0 || key(source) < key(best.source)) best = {r, source};
   }
   return best;
 }
 
-FilePlan Planner::plan_file(int rank, std::vector<std::uint64_t>& bytes_from_node) const {
+// The reads of new rank `rank`'s file: the pieces of the tensors its group holds alike
+// (`alike`, or found here when null), then those of its ZeRO chunks, each read from the
+// old file choose() picks for this rank.
+FilePlan Planner::plan_file(int rank, const std::vector<Piece>* alike,
+                            std::vector<std::uint64_t>& bytes_from_node) const {
+  const RankCoords coords = coords_of(to_, rank);
+  const NewGroup& group = groups_.at({coords.tp, coords.pp});
   FilePlan plan;
-  std::vector<int> best_of_set(holders_.size(), -1);
-  int previous = -1;
-  for (const LocalTensor& t : rank_tensors(spec_, to_, rank)) {
-    const int tensor = static_cast<int>(plan.tensors.size());
-    plan.tensors.push_back(t.decl);
-    const std::uint64_t element = dtype_bytes(t.decl.dtype);
-    std::uint64_t at = 0;  // local element
-    for (const Segment& s : t.segments) {
-      if (s.global < 0) {
-        at += s.count;
-        continue;
-      }
-      const Coverage& c = coverage_[static_cast<std::size_t>(s.global)];
-      const std::uint64_t end = s.start + s.count;
-      std::size_t i = static_cast<std::size_t>(std::upper_bound(c.bounds.begin(), c.bounds.end(), s.start) - c.bounds.begin());
-      for (std::uint64_t x = s.start; x < end; ++i) {
-        if (i == 0 || i >= c.bounds.size() || c.covering_of(i - 1).empty())
-          throw Error(fmt::format("internal: elements of {} from {} are in no old file", global_name(spec_, s.global), x));
-        const std::uint64_t stop = std::min(end, c.bounds[i]);
-        const Choice choice = choose(c.covering_of(i - 1), c, rank, previous, best_of_set);
-        const Run& run = c.runs[static_cast<std::size_t>(choice.run)];
-        const CopyOp op{choice.source, run.offset + (x - run.start) * element, tensor,
-                        (at + (x - s.start)) * element, (stop - x) * element};
-        CopyOp* last = plan.ops.empty() ? nullptr : &plan.ops.back();
-        if (last != nullptr && last->source_rank == op.source_rank && last->tensor == op.tensor &&
-            last->source_offset + last->bytes == op.source_offset && last->offset + last->bytes == op.offset)
-          last->bytes += op.bytes;
-        else
-          plan.ops.push_back(op);
-        bytes_from_node[static_cast<std::size_t>(nodes_.from(choice.source))] += op.bytes;
-        previous = choice.source;
-        x = stop;
-      }
-      at += s.count;
-    }
+  plan.tensors = group.tensors;
+  const std::size_t replicated = group.tensors.size() - group.partitioned.size();
+  std::vector<Piece> own;
+  for (std::size_t k = 0; k < group.partitioned.size(); ++k) {
+    const ZeroPartition& z = group.partitioned[k];
+    walk(static_cast<int>(replicated + k), z.decl.dtype, z.chunk(spec_, to_, coords.dp),
+         [&](const Piece& piece) { add_piece(own, piece); });
   }
+  std::vector<SetChoice> memo(holders_.size());
+  int previous = -1;
+  auto read = [&](const Piece& p) {
+    const Coverage& c = coverage_[static_cast<std::size_t>(p.global)];
+    const Choice choice = choose(c.covering_of(p.interval), c, rank, previous, memo);
+    const Run& run = c.runs[static_cast<std::size_t>(choice.run)];
+    const CopyOp op{choice.source, run.offset + (p.start - run.start) * p.element, p.tensor, p.offset,
+                    p.count * p.element};
+    CopyOp* last = plan.ops.empty() ? nullptr : &plan.ops.back();
+    if (last != nullptr && last->source_rank == op.source_rank && last->tensor == op.tensor &&
+        last->source_offset + last->bytes == op.source_offset && last->offset + last->bytes == op.offset)
+      last->bytes += op.bytes;
+    else
+      plan.ops.push_back(op);
+    bytes_from_node[static_cast<std::size_t>(nodes_.from(choice.source))] += op.bytes;
+    previous = choice.source;
+  };
+  if (alike != nullptr) {
+    plan.ops.reserve(alike->size() + own.size());
+    for (const Piece& p : *alike) read(p);
+  } else {
+    walk_replicated(coords.tp, coords.pp, read);
+  }
+  for (const Piece& p : own) read(p);
   return plan;
+}
+
+std::vector<FilePlan> Planner::plan_files(const std::vector<int>& firsts,
+                                          std::vector<std::vector<std::uint64_t>>& bytes_from_node) const {
+  std::map<std::pair<int, int>, std::vector<std::size_t>> members;  // (tp, pp) -> indices into firsts
+  for (std::size_t i = 0; i < firsts.size(); ++i) {
+    const RankCoords c = coords_of(to_, firsts[i]);
+    members[{c.tp, c.pp}].push_back(i);
+  }
+  std::vector<FilePlan> out(firsts.size());
+  for (const auto& [where, files] : members) {
+    std::vector<Piece> alike;
+    if (files.size() > 1)
+      walk_replicated(where.first, where.second, [&](const Piece& piece) { add_piece(alike, piece); });
+    for (std::size_t i : files) out[i] = plan_file(firsts[i], files.size() > 1 ? &alike : nullptr, bytes_from_node[i]);
+  }
+  return out;
 }
 
 // The first new rank whose file is rank r's (r itself unless r is a data-parallel replica):
@@ -328,28 +480,28 @@ ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::v
 
   const NodeTable node_ids(nodes, from, to);
   const std::vector<int> first = replica_group_first(to, node_ids);
+  std::map<int, std::size_t> file_of;  // a replica group's first rank -> index in plan.files
+  std::vector<int> firsts;              // the files planned, by their first ranks
+  for (int r : wanted)
+    if (file_of.try_emplace(first[static_cast<std::size_t>(r)], firsts.size()).second)
+      firsts.push_back(first[static_cast<std::size_t>(r)]);
   Planner planner(spec, from, to, node_ids);
-  std::set<int> files;  // the first rank of each replica group planned
-  for (int r : wanted) files.insert(first[static_cast<std::size_t>(r)]);
-  for (int f : files) planner.need(f);
+  for (int f : firsts) planner.need(f);
   planner.add_sources(sources);
   planner.index();
+
+  std::vector<std::vector<std::uint64_t>> bytes_of_file(  // per file: bytes read from each old node
+      firsts.size(), std::vector<std::uint64_t>(static_cast<std::size_t>(node_ids.count()), 0));
 
   ReshardPlan plan;
   plan.from = from;
   plan.to = to;
-  std::map<int, std::size_t> file_of;                     // a group's first rank -> index in plan.files
-  std::vector<std::vector<std::uint64_t>> bytes_of_file;  // per file: bytes read from each old node
+  for (FilePlan& file : planner.plan_files(firsts, bytes_of_file))
+    plan.files.push_back(std::make_shared<const FilePlan>(std::move(file)));
   for (int r : wanted) {
-    const int f = first[static_cast<std::size_t>(r)];
-    auto [it, fresh] = file_of.try_emplace(f, plan.files.size());
-    if (fresh) {
-      bytes_of_file.emplace_back(static_cast<std::size_t>(node_ids.count()), 0);
-      plan.files.push_back(std::make_shared<const FilePlan>(planner.plan_file(f, bytes_of_file.back())));
-    }
-    const FilePlan& file = *plan.files[it->second];
-    plan.ranks.push_back({r, file.tensors, file.ops});
-    const std::vector<std::uint64_t>& read = bytes_of_file[it->second];
+    const std::size_t f = file_of.at(first[static_cast<std::size_t>(r)]);
+    plan.ranks.push_back({r, plan.files[f]->tensors, plan.files[f]->ops});
+    const std::vector<std::uint64_t>& read = bytes_of_file[f];
     for (int n = 0; n < node_ids.count(); ++n) {
       const std::uint64_t bytes = read[static_cast<std::size_t>(n)];
       if (bytes == 0) continue;

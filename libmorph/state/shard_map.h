@@ -43,6 +43,32 @@ struct LocalTensor {
   std::vector<Segment> segments;  // in local order; their counts add up to the shape's elements
 };
 
+// Under ZeRO, a tensor of which each data-parallel rank of a TP and PP coordinate holds
+// one chunk: the flattening of the coordinate's shards of some global tensors, in spec
+// order, cut into dp chunks. Where each shard starts in the flattening is computed once,
+// and a rank's chunk is found by its offset there, from the shards it overlaps alone.
+struct ZeroPartition {
+  TensorDecl decl;                   // a chunk: {ceil(elements / dp)}
+  int tp = 0;                        // the TP coordinate
+  std::vector<int> globals;          // the global tensors whose shards are flattened
+  std::vector<std::uint64_t> first;  // first[i]: where globals[i]'s shard starts in the flattening
+
+  // Data-parallel rank `dp`'s chunk, zero-padded to the chunk's size, for the spec and
+  // layout it was made for.
+  std::vector<Segment> chunk(const StateSpec& spec, const Layout& layout, int dp) const;
+};
+
+// The tensors of the data-parallel ranks of TP coordinate `tp` and pipeline stage `pp`,
+// in file order: first the `replicated` ones, which every rank holds alike (names and
+// segments; replicated_tensor_count() of them), then the ZeRO partitions, a chunk each.
+// Every rank's file holds the same names, dtypes and shapes. check_layout() must have
+// passed.
+struct DataParallelTensors {
+  std::vector<LocalTensor> replicated;
+  std::vector<ZeroPartition> partitioned;
+};
+DataParallelTensors data_parallel_tensors(const StateSpec& spec, const Layout& layout, int tp, int pp);
+
 // The tensors rank `rank` stores, in file order. check_layout() must have passed.
 std::vector<LocalTensor> rank_tensors(const StateSpec& spec, const Layout& layout, int rank);
 

@@ -54,21 +54,29 @@ void run_or_die(const std::string& command) {
   }
 }
 
-// The headers `layout`'s files would have (offsets only; planning reads no data).
+// The headers `layout`'s files would have (offsets only; planning reads no data). The
+// data-parallel ranks of a TP and PP coordinate hold tensors of the same names and shapes.
 std::vector<morph::state::SafetensorsHeader> synthetic_headers(const morph::state::StateSpec& spec,
                                                                const Layout& layout) {
   std::vector<morph::state::SafetensorsHeader> out(static_cast<std::size_t>(layout.ranks()));
-  for (int r = 0; r < layout.ranks(); ++r) {
-    morph::state::SafetensorsHeader& h = out[static_cast<std::size_t>(r)];
-    h.data_offset = 4096;
-    std::uint64_t at = 0;
-    for (const morph::state::LocalTensor& t : morph::state::rank_tensors(spec, layout, r)) {
-      morph::state::TensorEntry e{t.decl.name, t.decl.dtype, t.decl.shape, at, at};
-      e.end = at + e.elements() * morph::state::dtype_bytes(t.decl.dtype);
-      at = e.end;
-      h.tensors.push_back(std::move(e));
+  for (int pp = 0; pp < layout.pp; ++pp)
+    for (int tp = 0; tp < layout.tp; ++tp) {
+      const morph::state::DataParallelTensors group = morph::state::data_parallel_tensors(spec, layout, tp, pp);
+      std::vector<morph::state::TensorDecl> decls;
+      for (const morph::state::LocalTensor& t : group.replicated) decls.push_back(t.decl);
+      for (const morph::state::ZeroPartition& z : group.partitioned) decls.push_back(z.decl);
+      morph::state::SafetensorsHeader h;
+      h.data_offset = 4096;
+      std::uint64_t at = 0;
+      for (const morph::state::TensorDecl& d : decls) {
+        morph::state::TensorEntry e{d.name, d.dtype, d.shape, at, at};
+        e.end = at + e.elements() * morph::state::dtype_bytes(d.dtype);
+        at = e.end;
+        h.tensors.push_back(std::move(e));
+      }
+      for (int dp = 0; dp < layout.dp; ++dp)
+        out[static_cast<std::size_t>(morph::state::rank_of(layout, {dp, tp, pp}))] = h;
     }
-  }
   return out;
 }
 
@@ -132,6 +140,7 @@ int plan_only() {
            {{8, 2, 1, 1}, {32, 2, 1, 1}},
            {{32, 2, 1, 0}, {64, 1, 1, 0}},  // from a larger old dp: the old files' index must not grow with it
            {{64, 1, 1, 0}, {16, 2, 2, 0}},
+           {{8, 2, 1, 1}, {64, 1, 1, 1}},  // with the next: ZeRO partitions from a larger old dp
            {{32, 2, 1, 1}, {64, 1, 1, 1}},
        }) {
     plan_case(spec, from, to, 1);

@@ -625,6 +625,67 @@ TEST(ShardMap, DataParallelReplicasHoldTheirReplicatedTensorsAlike) {
   }
 }
 
+// Element by element: (global tensor, element), or (-1, 0) for a zero.
+std::vector<std::pair<int, std::uint64_t>> elements_of(const std::vector<Segment>& segments) {
+  std::vector<std::pair<int, std::uint64_t>> out;
+  for (const Segment& s : segments)
+    for (std::uint64_t k = 0; k < s.count; ++k) out.emplace_back(s.global, s.global < 0 ? 0 : s.start + k);
+  return out;
+}
+
+// A rank's ZeRO chunk is found by its offset in the flattening of its TP and PP
+// coordinate: the chunks of the data-parallel ranks, one after the other, are the TP
+// shards that the same coordinate holds without ZeRO, in spec order, then zeros; every
+// rank's file holds its group's tensors.
+TEST(ShardMap, ZeroChunksFoundByOffsetCutTheFlatteningInOrder) {
+  std::mt19937 rng(13);
+  for (int trial = 0; trial < 30; ++trial) {
+    const test::GptShape g = small_shape(rng, trial);
+    const StateSpec spec = test::gpt_spec(g);
+    Layout l = random_layout(rng, g);
+    l.dp = std::uniform_int_distribution<int>(1, 7)(rng);
+    Layout plain = l;  // its tensors: the parameters' shards, then each optimizer state's
+    plain.dp = 1;
+    plain.zero = 0;
+    SCOPED_TRACE(to_string(l));
+    for (int pp = 0; pp < l.pp; ++pp)
+      for (int tp = 0; tp < l.tp; ++tp) {
+        const DataParallelTensors group = data_parallel_tensors(spec, l, tp, pp);
+        const std::vector<LocalTensor> shards = rank_tensors(spec, plain, rank_of(plain, {0, tp, pp}));
+        EXPECT_EQ(group.replicated.size(), replicated_tensor_count(spec, l, rank_of(l, {0, tp, pp})));
+        EXPECT_EQ(group.partitioned.size(), l.zero == 0 ? 0u : spec.optimizer.size() + (l.zero == 3 ? 1 : 0));
+        for (const ZeroPartition& z : group.partitioned) {
+          std::vector<std::pair<int, std::uint64_t>> chunks;
+          for (int dp = 0; dp < l.dp; ++dp) {
+            const std::vector<std::pair<int, std::uint64_t>> chunk = elements_of(z.chunk(spec, l, dp));
+            EXPECT_EQ(chunk.size(), static_cast<std::uint64_t>(z.decl.shape[0])) << z.decl.name << " chunk " << dp;
+            chunks.insert(chunks.end(), chunk.begin(), chunk.end());
+          }
+          std::vector<std::pair<int, std::uint64_t>> flat;  // "params.flat": the parameters; "optim.S": S's
+          for (const LocalTensor& t : shards) {
+            const bool state = t.decl.name.rfind("optim.", 0) == 0;
+            if (z.decl.name == "params.flat" ? !state : t.decl.name.rfind(z.decl.name + ".", 0) == 0) {
+              const std::vector<std::pair<int, std::uint64_t>> e = elements_of(t.segments);
+              flat.insert(flat.end(), e.begin(), e.end());
+            }
+          }
+          ASSERT_LT(chunks.size() - flat.size(), static_cast<std::size_t>(l.dp)) << z.decl.name;
+          flat.resize(chunks.size(), {-1, 0});
+          EXPECT_EQ(chunks, flat) << z.decl.name;
+        }
+        for (int dp = 0; dp < l.dp; ++dp) {
+          const std::vector<LocalTensor> mine = rank_tensors(spec, l, rank_of(l, {dp, tp, pp}));
+          ASSERT_EQ(mine.size(), group.replicated.size() + group.partitioned.size());
+          for (std::size_t i = 0; i < mine.size(); ++i)
+            EXPECT_TRUE(same_decl(mine[i].decl, i < group.replicated.size()
+                                                    ? group.replicated[i].decl
+                                                    : group.partitioned[i - group.replicated.size()].decl))
+                << mine[i].decl.name;
+        }
+      }
+  }
+}
+
 TEST(ShardMap, MegatronShapesAtOneTwoAndFourWays) {
   // ARCHITECTURE.md's GPT facts (hidden 1536, vocabulary 50257 padded to 128 t).
   StateSpec spec;
