@@ -33,6 +33,15 @@ std::string to_string(const ExecutionPlan& p) {
                      p.micro_batches, p.micro_batch_size);
 }
 
+std::string brief(const ExecutionPlan& p) {
+  std::string s = fmt::format("dp={} tp={} pp={} zero={}", p.dp, p.tp, p.pp, p.zero_stage);
+  if (p.offload) s += " offload=1";
+  if (p.checkpointing) s += " gc=1";
+  if (p.pp > 1) s += fmt::format(" mb={}", p.micro_batches);
+  if (p.pp == 1 || p.ga_steps > 1) s += fmt::format(" ga={}", p.ga_steps);
+  return s + fmt::format(" mbs={}", p.micro_batch_size);
+}
+
 std::optional<ExecutionPlan> with_global_batch(const ExecutionPlan& plan, std::int64_t global_batch) {
   const std::int64_t slots = std::int64_t{plan.dp} * plan.micro_batches;  // micro-batches of one accumulation step
   if (slots < 1 || global_batch < slots || global_batch % slots != 0) return std::nullopt;

@@ -41,6 +41,10 @@ struct ExecutionPlan {
 // One line, key=value, the form stored in a job's admin_comment and MORPH_PLAN:
 // "dp=4 tp=4 pp=1 zero=1 offload=0 gc=0 ga=4 mb=1 mbs=8".
 std::string to_string(const ExecutionPlan& plan);
+// What a user reads of it (job_submit_morph's message): the sizes, offload and gc only
+// when on, a pipeline's micro-batches and the accumulation steps when they are more than
+// one or the plan has no pipeline, the micro-batch size: "dp=2 tp=2 pp=2 zero=0 mb=4 ga=2 mbs=1".
+std::string brief(const ExecutionPlan& plan);
 
 // The plan's family, as Morphling's Table 2 groups plans: DP, GC, ZeRO-DP+GA,
 // ZeRO-Offload(+GC), TP+PP (dp = 1), DP+TP+PP.

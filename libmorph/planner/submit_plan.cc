@@ -83,14 +83,6 @@ bool matches(const ExecutionPlan& p, const std::string& partial) {
   return true;
 }
 
-std::string short_plan(const ExecutionPlan& p) {
-  std::string s = fmt::format("dp={} tp={} pp={} zero={}", p.dp, p.tp, p.pp, p.zero_stage);
-  if (p.offload) s += " offload=1";
-  if (p.checkpointing) s += " gc=1";
-  s += p.pp > 1 ? fmt::format(" mb={}", p.micro_batches) : fmt::format(" ga={}", p.ga_steps);
-  return s + fmt::format(" mbs={}", p.micro_batch_size);
-}
-
 }  // namespace
 
 SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& request,
@@ -258,7 +250,7 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   d.record.current = placement_of(*best);
   d.host_memory_bytes_per_node = best->best.memory_fit.host_bytes_per_node;
   d.message = fmt::format("{} -> {} node{} x {} {}, plan {} ({:.3f} s/iteration)", describe(request), best->nodes,
-                          best->nodes == 1 ? "" : "s", best->gpus_per_node, best->node->gpu, short_plan(best->best.plan),
+                          best->nodes == 1 ? "" : "s", best->gpus_per_node, best->node->gpu, brief(best->best.plan),
                           best->best.time.iter_ms / 1e3);
   return d;
 }

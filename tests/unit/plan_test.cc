@@ -22,6 +22,17 @@ TEST(Plan, OneLineFormRoundTrips) {
   EXPECT_EQ(p.global_batch(), 128);
 }
 
+// The brief form keeps what sets the step's shape: a pipeline that also accumulates
+// shows both its micro-batches and its steps (it showed mb= alone).
+TEST(Plan, BriefFormShowsAPipelinesAccumulation) {
+  ExecutionPlan p = parse_plan("dp=2 tp=2 pp=2 zero=0 offload=0 gc=1 ga=2 mb=4 mbs=1", "plan");
+  EXPECT_EQ(brief(p), "dp=2 tp=2 pp=2 zero=0 gc=1 mb=4 ga=2 mbs=1");
+  p.ga_steps = 1;
+  EXPECT_EQ(brief(p), "dp=2 tp=2 pp=2 zero=0 gc=1 mb=4 mbs=1");
+  EXPECT_EQ(brief(parse_plan("dp=4 tp=1 pp=1 zero=2 offload=1 gc=0 ga=1 mb=1 mbs=8", "plan")),
+            "dp=4 tp=1 pp=1 zero=2 offload=1 ga=1 mbs=8");
+}
+
 TEST(Plan, WithGlobalBatchKeepsTheLayoutAndNeverALargerMicroBatch) {
   const ExecutionPlan p = test::make_plan(4, 2, 2, 3, 2, 8);  // dp 4 · ga 3 · mb 2 · mbs 8 = 192 samples
   const std::optional<ExecutionPlan> q = with_global_batch(p, 320);  // 40 per micro-batch slot
