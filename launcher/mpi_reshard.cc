@@ -31,7 +31,7 @@ MpiReshardResult reshard_over_mpi(MPI_Comm comm, const std::string& from, const 
   MpiReshardResult result;
   std::unique_ptr<CheckpointIndex> index;
   std::unique_ptr<OldCheckpoint> old;
-  std::unique_ptr<ReshardPlan> plan;
+  std::unique_ptr<FilePlanner> planner;
   std::unique_ptr<CheckpointStage> stage;  // process 0 only
   try {
     index = std::make_unique<CheckpointIndex>(read_index(from));
@@ -40,7 +40,7 @@ MpiReshardResult reshard_over_mpi(MPI_Comm comm, const std::string& from, const 
     // Each process plans only the new ranks it builds.
     std::vector<int> ranks;
     for (int r = me; r < layout.ranks(); r += size) ranks.push_back(r);
-    plan = std::make_unique<ReshardPlan>(plan_reshard(index->spec, index->layout, old->headers(), layout, {}, ranks));
+    planner = std::make_unique<FilePlanner>(index->spec, index->layout, old->headers(), layout, RankNodes{}, ranks);
     if (me == 0) stage = std::make_unique<CheckpointStage>(to);
   } catch (const std::exception& e) {
     result.message = e.what();
@@ -49,10 +49,8 @@ MpiReshardResult reshard_over_mpi(MPI_Comm comm, const std::string& from, const 
 
   std::vector<CheckpointFile> mine;
   try {
-    std::vector<int> ranks;
-    for (const RankPlan& r : plan->ranks) ranks.push_back(r.rank);
     // The stage lives on process 0 (created before all_ok() above); all write into it.
-    mine = build_rank_files(*plan, *old, stage_folder(to), ranks, threads);
+    mine = build_files(*planner, *old, stage_folder(to), threads).files;
   } catch (const std::exception& e) {
     result.message = e.what();
   }
@@ -82,9 +80,9 @@ MpiReshardResult reshard_over_mpi(MPI_Comm comm, const std::string& from, const 
         const int r = static_cast<int>(all[i]);
         files.push_back({r, rank_file_name(r), all[i + 1], all[i + 2]});
       }
-      stage->commit(resharded_index(*index, *plan, std::move(files)), false);  // hashed while written
-      result.message = fmt::format("{} ({}) -> {} ({}) on {} processes", from, to_string(plan->from), to,
-                                   to_string(plan->to), size);
+      stage->commit(resharded_index(*index, layout, std::move(files)), false);  // hashed while written
+      result.message = fmt::format("{} ({}) -> {} ({}) on {} processes", from, to_string(index->layout), to,
+                                   to_string(layout), size);
     } catch (const std::exception& e) {
       result.message = e.what();
       committed = false;

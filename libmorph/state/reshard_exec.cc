@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -169,24 +170,56 @@ std::vector<SafetensorsHeader> read_headers(const std::string& dir, const Checkp
   return files.headers();
 }
 
-std::vector<CheckpointFile> build_rank_files(const ReshardPlan& plan, const OldCheckpoint& from,
-                                             const std::string& stage_dir, const std::vector<int>& ranks,
-                                             int threads) {
-  std::vector<CheckpointFile> files(ranks.size());
-  parallel_for(ranks.size(), threads, [&](std::size_t i) {
+// Jobs are new ranks, file by file in the planner's order. The first job of a file plans
+// it; the file's slot keeps the plan for its other replicas until the last takes it up.
+BuiltFiles build_files(const FilePlanner& planner, const OldCheckpoint& from, const std::string& stage_dir,
+                       int threads) {
+  struct Job {
+    std::size_t file;
+    int rank;
+  };
+  struct Slot {
+    std::mutex mutex;
+    std::shared_ptr<const ReshardPlan> plan;
+    std::size_t waiting = 0;  // replicas not yet taken up
+  };
+  std::vector<Job> jobs;
+  std::vector<Slot> slots(planner.file_count());
+  for (std::size_t f = 0; f < planner.file_count(); ++f) {
+    for (int r : planner.ranks_of(f)) jobs.push_back({f, r});
+    slots[f].waiting = planner.ranks_of(f).size();
+  }
+  const std::string layout = to_string(planner.to());
+  BuiltFiles out;
+  out.files.resize(jobs.size());
+  std::mutex read_mutex;
+  parallel_for(jobs.size(), threads, [&](std::size_t i) {
+    const Job& job = jobs[i];
+    Slot& slot = slots[job.file];
+    std::shared_ptr<const ReshardPlan> plan;
+    {
+      const std::lock_guard<std::mutex> lock(slot.mutex);
+      if (slot.plan == nullptr) {
+        slot.plan = std::make_shared<const ReshardPlan>(planner.plan(job.file));
+        const std::lock_guard<std::mutex> read_lock(read_mutex);
+        out.bytes_read += slot.plan->bytes;
+      }
+      plan = slot.plan;
+      if (--slot.waiting == 0) slot.plan.reset();
+    }
     const std::unique_ptr<char[]> window(new char[kWindowBytes]);
-    const int r = ranks[i];
-    const RankPlan& rank_plan = plan.rank(r);  // throws for a rank not planned
-    const std::map<std::string, std::string> metadata{{"layout", to_string(plan.to)}, {"rank", std::to_string(r)}};
-    files[i] = build_one(rank_plan, from,
-                         (fs::path(stage_dir) / rank_file_name(r)).string(), metadata, window.get());
+    const std::map<std::string, std::string> metadata{{"layout", layout}, {"rank", std::to_string(job.rank)}};
+    out.files[i] = build_one(plan->rank(job.rank), from, (fs::path(stage_dir) / rank_file_name(job.rank)).string(),
+                             metadata, window.get());
   });
-  return files;
+  std::sort(out.files.begin(), out.files.end(),
+            [](const CheckpointFile& a, const CheckpointFile& b) { return a.rank < b.rank; });
+  return out;
 }
 
-CheckpointIndex resharded_index(const CheckpointIndex& from, const ReshardPlan& plan, std::vector<CheckpointFile> files) {
+CheckpointIndex resharded_index(const CheckpointIndex& from, const Layout& to, std::vector<CheckpointFile> files) {
   CheckpointIndex index = from;
-  index.layout = plan.to;
+  index.layout = to;
   std::sort(files.begin(), files.end(), [](const CheckpointFile& a, const CheckpointFile& b) { return a.rank < b.rank; });
   index.files = std::move(files);
   return index;
@@ -198,15 +231,17 @@ ReshardSummary reshard_checkpoint(const std::string& from, const std::string& to
   const CheckpointIndex index = read_index(from);
   const OldCheckpoint old(from, index);
   if (options.verify) old.verify_checksums(options.threads);
-  ReshardSummary summary;
-  summary.plan = plan_reshard(index.spec, index.layout, old.headers(), layout, options.nodes);
+  const FilePlanner planner(index.spec, index.layout, old.headers(), layout, options.nodes);
   CheckpointStage stage(to);
-  std::vector<int> ranks(static_cast<std::size_t>(layout.ranks()));
-  for (int r = 0; r < layout.ranks(); ++r) ranks[static_cast<std::size_t>(r)] = r;
-  std::vector<CheckpointFile> files = build_rank_files(summary.plan, old, stage.path(), ranks, options.threads);
-  for (const CheckpointFile& f : files) summary.bytes_written += f.bytes;
+  BuiltFiles built = build_files(planner, old, stage.path(), options.threads);
+  ReshardSummary summary;
+  summary.from = index.layout;
+  summary.to = layout;
+  summary.bytes_read = built.bytes_read;
+  for (const CheckpointFile& f : built.files) summary.bytes_written += f.bytes;
+  summary.most_ops_held = planner.most_ops_held();
   // The checksums are of the bytes written; commit checks sizes, and readers the checksums.
-  stage.commit(resharded_index(index, summary.plan, std::move(files)), false);
+  stage.commit(resharded_index(index, layout, std::move(built.files)), false);
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }

@@ -42,16 +42,20 @@ class OldCheckpoint {
 // checksums with `verify`).
 std::vector<SafetensorsHeader> read_headers(const std::string& dir, const CheckpointIndex& index, bool verify);
 
-// Builds the files of `ranks` (new ranks that `plan` planned) in the folder `stage_dir` (a
-// CheckpointStage's) from `from`, with `threads` threads (0: one per core). Returns each
-// file's entry (size, and the checksum of the bytes written), in the order of `ranks`.
-std::vector<CheckpointFile> build_rank_files(const ReshardPlan& plan, const OldCheckpoint& from,
-                                             const std::string& stage_dir, const std::vector<int>& ranks,
-                                             int threads = 0);
+struct BuiltFiles {
+  std::vector<CheckpointFile> files;  // size, and the checksum of the bytes written; by rank
+  std::uint64_t bytes_read = 0;       // zeros excluded, each replica counted
+};
 
-// The index of `from` under the plan's new layout (same spec, progress and trainer data).
-CheckpointIndex resharded_index(const CheckpointIndex& from, const ReshardPlan& plan,
-                                std::vector<CheckpointFile> files);
+// Builds the files of the new ranks that `planner` plans in the folder `stage_dir` (a
+// CheckpointStage's) from `from`, with `threads` threads (0: one per core). Each file is
+// planned when a thread takes it up and its plan dropped when the file's replicas are
+// built, so at most threads + 1 files' plans are held at a time, whatever their number.
+BuiltFiles build_files(const FilePlanner& planner, const OldCheckpoint& from, const std::string& stage_dir,
+                       int threads = 0);
+
+// The index of `from` under layout `to` (same spec, progress and trainer data).
+CheckpointIndex resharded_index(const CheckpointIndex& from, const Layout& to, std::vector<CheckpointFile> files);
 
 struct ReshardOptions {
   int threads = 0;     // 0: one per core
@@ -60,13 +64,15 @@ struct ReshardOptions {
 };
 
 struct ReshardSummary {
-  ReshardPlan plan;
+  Layout from, to;
+  std::uint64_t bytes_read = 0;     // zeros excluded, each replica counted (ReshardPlan::bytes)
   std::uint64_t bytes_written = 0;  // the new files, headers and padding included
+  std::uint64_t most_ops_held = 0;  // the most copy operations of the plan held at one time
   double seconds = 0;
 };
 
-// The whole reshard on one machine: read and check `from`, plan, build every new file
-// with threads, commit `to` (which must not exist).
+// The whole reshard on one machine: read and check `from`, index it, plan and build the
+// new files with threads (build_files), commit `to` (which must not exist).
 ReshardSummary reshard_checkpoint(const std::string& from, const std::string& to, const Layout& layout,
                                   const ReshardOptions& options = {});
 

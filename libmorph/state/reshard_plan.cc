@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 #include <span>
 #include <tuple>
 
@@ -113,12 +114,12 @@ class Planner {
   // the old layout says.
   void add_sources(const std::vector<SafetensorsHeader>& headers);
   void index();
-  // The files of new ranks `firsts` (each once, any order), in that order; adds the bytes
-  // file i reads to bytes_from_node[i] (per old node). They are planned group by group
-  // (TP and PP coordinates): the pieces that the files of a group share are found before
-  // them and dropped after them.
-  std::vector<FilePlan> plan_files(const std::vector<int>& firsts,
-                                   std::vector<std::vector<std::uint64_t>>& bytes_from_node) const;
+  // The pieces of the tensors that the new ranks of (tp, pp) hold alike, for the files of
+  // a group that plans more than one.
+  std::vector<Piece> alike_pieces(int tp, int pp) const;
+  // The reads of new rank `rank`'s file, `alike` its group's alike_pieces() or null; adds
+  // the bytes it reads to bytes_from_node (per old node).
+  FilePlan plan_file(int rank, const std::vector<Piece>* alike, std::vector<std::uint64_t>& bytes_from_node) const;
 
  private:
   struct Choice {
@@ -148,7 +149,6 @@ class Planner {
   template <typename Take>
   void walk_replicated(int tp, int pp, Take&& take) const;
   void add_piece(std::vector<Piece>& out, const Piece& piece) const;
-  FilePlan plan_file(int rank, const std::vector<Piece>* alike, std::vector<std::uint64_t>& bytes_from_node) const;
   int best_holder(int holders, int rank) const;
   int holder_after(int holders, int rank, int previous, std::vector<SetChoice>& memo) const;
   Choice choose(std::span<const int> covering, const Coverage& c, int rank, int previous,
@@ -414,21 +414,16 @@ FilePlan Planner::plan_file(int rank, const std::vector<Piece>* alike,
   return plan;
 }
 
-std::vector<FilePlan> Planner::plan_files(const std::vector<int>& firsts,
-                                          std::vector<std::vector<std::uint64_t>>& bytes_from_node) const {
-  std::map<std::pair<int, int>, std::vector<std::size_t>> members;  // (tp, pp) -> indices into firsts
-  for (std::size_t i = 0; i < firsts.size(); ++i) {
-    const RankCoords c = coords_of(to_, firsts[i]);
-    members[{c.tp, c.pp}].push_back(i);
-  }
-  std::vector<FilePlan> out(firsts.size());
-  for (const auto& [where, files] : members) {
-    std::vector<Piece> alike;
-    if (files.size() > 1)
-      walk_replicated(where.first, where.second, [&](const Piece& piece) { add_piece(alike, piece); });
-    for (std::size_t i : files) out[i] = plan_file(firsts[i], files.size() > 1 ? &alike : nullptr, bytes_from_node[i]);
-  }
-  return out;
+std::vector<Piece> Planner::alike_pieces(int tp, int pp) const {
+  std::vector<Piece> alike;
+  walk_replicated(tp, pp, [&](const Piece& piece) { add_piece(alike, piece); });
+  return alike;
+}
+
+std::vector<int> every_rank(const Layout& layout) {
+  std::vector<int> all(static_cast<std::size_t>(std::max(layout.ranks(), 0)));
+  for (std::size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
+  return all;
 }
 
 // The first new rank whose file is rank r's (r itself unless r is a data-parallel replica):
@@ -451,14 +446,42 @@ const RankPlan& ReshardPlan::rank(int r) const {
   return *it;
 }
 
-ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
-                         const Layout& to, const RankNodes& nodes) {
-  std::vector<int> all(static_cast<std::size_t>(std::max(to.ranks(), 0)));
-  for (std::size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
-  return plan_reshard(spec, from, sources, to, nodes, all);
-}
+// The copy operations that a FilePlanner's plans hold now, and the most they held.
+struct HeldOps {
+  std::mutex mutex;
+  std::uint64_t now = 0;
+  std::uint64_t most = 0;
+};
 
-ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
+struct FilePlanner::Impl {
+  // The files of one TP and PP coordinate's ranks, and the pieces they share while some
+  // are still to be planned.
+  struct Group {
+    int tp = 0, pp = 0;
+    std::size_t files = 0;
+    std::size_t unplanned = 0;
+    std::mutex mutex;
+    std::shared_ptr<const std::vector<Piece>> alike;
+  };
+  struct File {
+    std::size_t group = 0;
+    int first = 0;           // the rank whose reads its replicas make (replica_group_first)
+    std::vector<int> ranks;  // those wanted
+  };
+
+  Impl(const StateSpec& spec, const Layout& old_layout, const Layout& new_layout, const RankNodes& rank_nodes)
+      : from(old_layout), to(new_layout), nodes(rank_nodes, old_layout, new_layout),
+        planner(spec, old_layout, new_layout, nodes) {}
+
+  Layout from, to;
+  NodeTable nodes;
+  Planner planner;
+  std::vector<std::unique_ptr<Group>> groups;
+  std::vector<File> files;
+  std::shared_ptr<HeldOps> held = std::make_shared<HeldOps>();
+};
+
+FilePlanner::FilePlanner(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
                          const Layout& to, const RankNodes& nodes, const std::vector<int>& ranks) {
   check_layout(spec, from);
   check_layout(spec, to);
@@ -478,37 +501,114 @@ ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::v
     if (r < 0 || r >= to.ranks())
       throw Error(fmt::format("new rank {} is not in the new layout {} ({} ranks)", r, to_string(to), to.ranks()));
 
-  const NodeTable node_ids(nodes, from, to);
-  const std::vector<int> first = replica_group_first(to, node_ids);
-  std::map<int, std::size_t> file_of;  // a replica group's first rank -> index in plan.files
-  std::vector<int> firsts;              // the files planned, by their first ranks
-  for (int r : wanted)
-    if (file_of.try_emplace(first[static_cast<std::size_t>(r)], firsts.size()).second)
-      firsts.push_back(first[static_cast<std::size_t>(r)]);
-  Planner planner(spec, from, to, node_ids);
-  for (int f : firsts) planner.need(f);
-  planner.add_sources(sources);
-  planner.index();
+  impl_ = std::make_unique<Impl>(spec, from, to, nodes);
+  const std::vector<int> first = replica_group_first(to, impl_->nodes);
+  std::map<int, std::vector<int>> replicas;  // a replica group's first rank -> its ranks wanted
+  for (int r : wanted) replicas[first[static_cast<std::size_t>(r)]].push_back(r);
+  std::map<std::pair<int, int>, std::vector<int>> by_group;  // (tp, pp) -> first ranks
+  for (const auto& [f, members] : replicas) {
+    impl_->planner.need(f);
+    const RankCoords c = coords_of(to, f);
+    by_group[{c.tp, c.pp}].push_back(f);
+  }
+  for (const auto& [where, firsts] : by_group) {
+    auto group = std::make_unique<Impl::Group>();
+    group->tp = where.first;
+    group->pp = where.second;
+    group->files = group->unplanned = firsts.size();
+    for (int f : firsts) impl_->files.push_back({impl_->groups.size(), f, std::move(replicas.at(f))});
+    impl_->groups.push_back(std::move(group));
+  }
+  impl_->planner.add_sources(sources);
+  impl_->planner.index();
+}
 
-  std::vector<std::vector<std::uint64_t>> bytes_of_file(  // per file: bytes read from each old node
-      firsts.size(), std::vector<std::uint64_t>(static_cast<std::size_t>(node_ids.count()), 0));
+FilePlanner::FilePlanner(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
+                         const Layout& to, const RankNodes& nodes)
+    : FilePlanner(spec, from, sources, to, nodes, every_rank(to)) {}
+
+FilePlanner::~FilePlanner() = default;
+
+const Layout& FilePlanner::from() const { return impl_->from; }
+const Layout& FilePlanner::to() const { return impl_->to; }
+std::size_t FilePlanner::file_count() const { return impl_->files.size(); }
+const std::vector<int>& FilePlanner::ranks_of(std::size_t file) const { return impl_->files.at(file).ranks; }
+
+std::uint64_t FilePlanner::most_ops_held() const {
+  const std::lock_guard<std::mutex> lock(impl_->held->mutex);
+  return impl_->held->most;
+}
+
+// A group that plans more than one file finds the pieces its files share once, at its
+// first file, and drops them when its last file has been planned.
+ReshardPlan FilePlanner::plan(std::size_t file) const {
+  const Impl::File& f = impl_->files.at(file);
+  Impl::Group& group = *impl_->groups[f.group];
+  std::shared_ptr<const std::vector<Piece>> alike;
+  {
+    const std::lock_guard<std::mutex> lock(group.mutex);
+    if (group.files > 1 && group.alike == nullptr)
+      group.alike = std::make_shared<const std::vector<Piece>>(impl_->planner.alike_pieces(group.tp, group.pp));
+    alike = group.alike;
+    if (group.unplanned > 0 && --group.unplanned == 0) group.alike.reset();
+  }
+  const NodeTable& nodes = impl_->nodes;
+  std::vector<std::uint64_t> read(static_cast<std::size_t>(nodes.count()), 0);  // per old node
+  FilePlan planned = impl_->planner.plan_file(f.first, alike.get(), read);
+  alike.reset();
+
+  const std::uint64_t ops = planned.ops.size();
+  const std::shared_ptr<HeldOps> held = impl_->held;
+  {
+    const std::lock_guard<std::mutex> lock(held->mutex);
+    held->now += ops;
+    held->most = std::max(held->most, held->now);
+  }
+  const std::shared_ptr<const FilePlan> shared(new FilePlan(std::move(planned)), [held, ops](const FilePlan* p) {
+    delete p;
+    const std::lock_guard<std::mutex> lock(held->mutex);
+    held->now -= ops;
+  });
 
   ReshardPlan plan;
-  plan.from = from;
-  plan.to = to;
-  for (FilePlan& file : planner.plan_files(firsts, bytes_of_file))
-    plan.files.push_back(std::make_shared<const FilePlan>(std::move(file)));
-  for (int r : wanted) {
-    const std::size_t f = file_of.at(first[static_cast<std::size_t>(r)]);
-    plan.ranks.push_back({r, plan.files[f]->tensors, plan.files[f]->ops});
-    const std::vector<std::uint64_t>& read = bytes_of_file[f];
-    for (int n = 0; n < node_ids.count(); ++n) {
+  plan.from = impl_->from;
+  plan.to = impl_->to;
+  plan.files.push_back(shared);
+  for (int r : f.ranks) {
+    plan.ranks.push_back({r, shared->tensors, shared->ops});
+    for (int n = 0; n < nodes.count(); ++n) {
       const std::uint64_t bytes = read[static_cast<std::size_t>(n)];
       if (bytes == 0) continue;
-      plan.bytes_between_nodes[{node_ids.name(n), node_ids.name(node_ids.to(r))}] += bytes;
+      plan.bytes_between_nodes[{nodes.name(n), nodes.name(nodes.to(r))}] += bytes;
       plan.bytes += bytes;
     }
   }
+  return plan;
+}
+
+ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
+                         const Layout& to, const RankNodes& nodes) {
+  return plan_reshard(spec, from, sources, to, nodes, every_rank(to));
+}
+
+// The union of a FilePlanner's plans, the files in the order of their first ranks.
+ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
+                         const Layout& to, const RankNodes& nodes, const std::vector<int>& ranks) {
+  const FilePlanner planner(spec, from, sources, to, nodes, ranks);
+  ReshardPlan plan;
+  plan.from = from;
+  plan.to = to;
+  std::vector<std::pair<int, std::shared_ptr<const FilePlan>>> files;  // (first rank, plan)
+  for (std::size_t f = 0; f < planner.file_count(); ++f) {
+    ReshardPlan part = planner.plan(f);
+    files.emplace_back(part.ranks.front().rank, part.files.front());
+    plan.ranks.insert(plan.ranks.end(), part.ranks.begin(), part.ranks.end());
+    for (const auto& [pair, bytes] : part.bytes_between_nodes) plan.bytes_between_nodes[pair] += bytes;
+    plan.bytes += part.bytes;
+  }
+  std::sort(plan.ranks.begin(), plan.ranks.end(), [](const RankPlan& a, const RankPlan& b) { return a.rank < b.rank; });
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [first, file] : files) plan.files.push_back(std::move(file));
   return plan;
 }
 

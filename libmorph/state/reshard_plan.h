@@ -71,4 +71,37 @@ ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::v
 ReshardPlan plan_reshard(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
                          const Layout& to, const RankNodes& nodes, const std::vector<int>& ranks);
 
+// Plans the files of some new ranks one at a time from one index of the old files, so that
+// a builder holds only the plans of the files it is writing: plan_reshard() is the union
+// of its plans. Files are numbered TP and PP coordinate by coordinate, in the order that
+// holds least: the pieces a coordinate's files share are kept from its first file planned
+// to its last. plan() may be called from several threads at once.
+class FilePlanner {
+ public:
+  // Checks and indexes `sources` as plan_reshard() does; `spec` must outlive the planner.
+  FilePlanner(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
+              const Layout& to, const RankNodes& nodes, const std::vector<int>& ranks);
+  // Every new rank.
+  FilePlanner(const StateSpec& spec, const Layout& from, const std::vector<SafetensorsHeader>& sources,
+              const Layout& to, const RankNodes& nodes);
+  ~FilePlanner();
+  FilePlanner(const FilePlanner&) = delete;
+  FilePlanner& operator=(const FilePlanner&) = delete;
+
+  const Layout& from() const;
+  const Layout& to() const;
+  std::size_t file_count() const;
+  // The new ranks (data-parallel replicas) that hold file `file`, increasing.
+  const std::vector<int>& ranks_of(std::size_t file) const;
+  // The plan of file `file`'s ranks: plan_reshard(..., ranks_of(file)).
+  ReshardPlan plan(std::size_t file) const;
+  // The most copy operations that plans made here held at one time, however long they
+  // were kept (by anyone).
+  std::uint64_t most_ops_held() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace morph::state

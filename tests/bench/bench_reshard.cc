@@ -10,15 +10,19 @@
 // `bench_reshard --plan`: planning alone (no files) for a LLaMA-7B-size state (32 layers,
 // hidden 4096, vocabulary 32000) between layouts of up to 64 ranks, each case in its own
 // process, with the planning seconds and that process's peak RSS (ru_maxrss): the whole
-// plan (`morph reshard`), then the share of one process of morph-reshard-mpi with one
-// process per new rank. One line per case:
+// plan (plan_reshard, as `morph reshard --plan-only --json` holds it), the whole plan file
+// by file as `morph reshard` makes it (FilePlanner, each file's plan dropped before the
+// next is made; held_ops: the most held at once), then the share of one process of
+// morph-reshard-mpi with one process per new rank. One line per case:
 //   plan: <from> -> <to> ranks=<planned>/<new ranks> seconds=<s> stored_ops=<n> peak_rss_mb=<MB>
+//   files: <from> -> <to> ranks=<planned>/<new ranks> seconds=<s> held_ops=<n> peak_rss_mb=<MB>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -82,8 +86,9 @@ std::vector<morph::state::SafetensorsHeader> synthetic_headers(const morph::stat
 
 // One planning case in a child process: its seconds and peak RSS. With `processes` > 1,
 // the share of process 0 of morph-reshard-mpi on that many processes (new ranks r with
-// r mod processes = 0).
-void plan_case(const morph::state::StateSpec& spec, const Layout& from, const Layout& to, int processes) {
+// r mod processes = 0); with `by_file`, every file planned on its own and dropped.
+void plan_case(const morph::state::StateSpec& spec, const Layout& from, const Layout& to, int processes,
+               bool by_file = false) {
   std::fflush(stdout);
   const pid_t child = ::fork();
   if (child < 0) {
@@ -95,6 +100,18 @@ void plan_case(const morph::state::StateSpec& spec, const Layout& from, const La
     morph::state::ReshardPlan plan;
     std::vector<int> ranks;
     for (int r = 0; r < to.ranks(); r += processes) ranks.push_back(r);
+    if (by_file) {
+      std::unique_ptr<morph::state::FilePlanner> planner;  // not freed, as the whole plan is not
+      const double s = seconds_of([&] {
+        planner = std::make_unique<morph::state::FilePlanner>(spec, from, headers, to, morph::state::RankNodes{}, ranks);
+        for (std::size_t f = 0; f < planner->file_count(); ++f) planner->plan(f);
+      });
+      std::printf("files: %s -> %s ranks=%zu/%d seconds=%.3f held_ops=%llu", morph::state::to_string(from).c_str(),
+                  morph::state::to_string(to).c_str(), ranks.size(), to.ranks(), s,
+                  static_cast<unsigned long long>(planner->most_ops_held()));
+      std::fflush(stdout);
+      std::_Exit(0);
+    }
     const double s = seconds_of([&] { plan = morph::state::plan_reshard(spec, from, headers, to, {}, ranks); });
     std::size_t ops = 0;  // stored: replicas share theirs
     for (const auto& file : plan.files) ops += file->ops.size();
@@ -144,6 +161,7 @@ int plan_only() {
            {{32, 2, 1, 1}, {64, 1, 1, 1}},
        }) {
     plan_case(spec, from, to, 1);
+    plan_case(spec, from, to, 1, true);
     plan_case(spec, from, to, to.ranks());
   }
   return 0;
@@ -181,7 +199,7 @@ int main(int argc, char** argv) {
   std::vector<double> reshard_s, unverified_s, cp_s, central_s, distributed_s;
   std::uint64_t bytes = 0;
   auto reshard = [&] {
-    reshard_s.push_back(seconds_of([&] { bytes = morph::state::reshard_checkpoint(a, b, to).plan.bytes; }));
+    reshard_s.push_back(seconds_of([&] { bytes = morph::state::reshard_checkpoint(a, b, to).bytes_read; }));
     fs::remove_all(b);
   };
   auto unverified = [&] {

@@ -114,7 +114,7 @@ TEST(Reshard, RandomLayoutPairsAssembleTheGlobalStateAndRoundTripBitForBit) {
       for (const LocalTensor& t : rank_tensors(spec, b, r))
         for (const Segment& s : t.segments)
           if (s.global >= 0) payload += s.count * dtype_bytes(t.decl.dtype);
-    EXPECT_EQ(there.plan.bytes, payload);
+    EXPECT_EQ(there.bytes_read, payload);
 
     reshard_checkpoint(dir / "b", dir / "back", a);
     for (int r = 0; r < a.ranks(); ++r)
@@ -397,6 +397,78 @@ TEST(Reshard, DataParallelReplicasOnANodeShareOnePlannedFile) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "new rank 16 is not in the new layout dp=4,tp=2,pp=2,zero=0 (16 ranks)");
+  }
+}
+
+// The single-machine reshard plans a file when it builds it and drops the plan after:
+// it holds the reads of at most threads + 1 files at a time, not the whole plan's.
+TEST(Reshard, BuildingHoldsThePlansOfTheFilesInProgressOnly) {
+  test::GptShape g;
+  g.layers = 4;
+  const StateSpec spec = test::gpt_spec(g);
+  ScratchDir dir;
+  const Layout a{2, 2, 2, 1};
+  test::write_synthetic_checkpoint(dir / "a", spec, a);
+  const std::vector<SafetensorsHeader> headers = read_headers(dir / "a", read_index(dir / "a"), false);
+  for (const Layout& b : {Layout{8, 1, 1, 1}, Layout{2, 1, 4, 3}, Layout{2, 2, 2, 0}}) {
+    SCOPED_TRACE(to_string(a) + " -> " + to_string(b));
+    const ReshardPlan whole = plan_reshard(spec, a, headers, b);
+    std::uint64_t total = 0, largest = 0;
+    for (const auto& file : whole.files) {
+      total += file->ops.size();
+      largest = std::max<std::uint64_t>(largest, file->ops.size());
+    }
+    ASSERT_GE(whole.files.size(), 4u);
+    for (int threads : {1, 2}) {
+      const std::string to = dir / fmt::format("{}.{}", to_string(b), threads);
+      const ReshardSummary s = reshard_checkpoint(dir / "a", to, b, {threads, false, {}});
+      expect_assembled(to, spec, b);
+      EXPECT_EQ(s.bytes_read, whole.bytes);
+      EXPECT_LE(s.most_ops_held, static_cast<std::uint64_t>(threads + 1) * largest) << threads << " threads";
+      if (threads == 1) {
+        EXPECT_EQ(s.most_ops_held, largest);
+      }
+      EXPECT_LT(s.most_ops_held, total) << threads << " threads";
+    }
+  }
+}
+
+// Files planned in any order, one at a time, get the reads the whole plan gives them; the
+// pieces a TP and PP coordinate's files share are found again once dropped.
+TEST(Reshard, FilesPlannedOneByOneInAnyOrderGetTheReadsOfTheWholePlan) {
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 12; ++trial) {
+    const test::GptShape g = small_shape(rng, trial);
+    const StateSpec spec = test::gpt_spec(g);
+    const Layout a = random_layout(rng, g);
+    Layout b = random_layout(rng, g);
+    b.dp *= 2;
+    RankNodes nodes;
+    if (trial % 2 != 0) nodes = {block_nodes(a.ranks(), 2), block_nodes(b.ranks(), 2)};
+    SCOPED_TRACE(fmt::format("trial {}: {} -> {}", trial, to_string(a), to_string(b)));
+    const std::vector<SafetensorsHeader> headers = synthetic_headers(spec, a, trial % 3 == 0);
+    const ReshardPlan whole = plan_reshard(spec, a, headers, b, nodes);
+    std::vector<int> all(static_cast<std::size_t>(b.ranks()));
+    for (int r = 0; r < b.ranks(); ++r) all[static_cast<std::size_t>(r)] = r;
+    const FilePlanner planner(spec, a, headers, b, nodes, all);
+    std::vector<std::size_t> order(planner.file_count());
+    for (std::size_t f = 0; f < order.size(); ++f) order[f] = f;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<int> seen;
+    for (std::size_t f : order) {
+      const ReshardPlan part = planner.plan(f);
+      ASSERT_EQ(part.ranks.size(), planner.ranks_of(f).size());
+      for (const RankPlan& got : part.ranks) {
+        seen.push_back(got.rank);
+        const RankPlan& want = whole.rank(got.rank);
+        ASSERT_TRUE(std::equal(got.tensors.begin(), got.tensors.end(), want.tensors.begin(), want.tensors.end(), same_decl))
+            << "rank " << got.rank;
+        ASSERT_TRUE(std::equal(got.ops.begin(), got.ops.end(), want.ops.begin(), want.ops.end(), same_op))
+            << "rank " << got.rank;
+      }
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, all);  // every new rank in exactly one file
   }
 }
 

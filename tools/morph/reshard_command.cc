@@ -2,6 +2,7 @@
 // print the plan of that move without carrying it out.
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -56,28 +57,42 @@ nlohmann::json plan_json(const state::ReshardPlan& plan) {
           {"node_pairs", std::move(pairs)}, {"ranks", std::move(ranks)}};
 }
 
-void print_plan(const state::ReshardPlan& plan) {
-  std::cout << fmt::format("reshard plan {} -> {}: {} GB to read, each byte once\n\n", state::to_string(plan.from),
-                           state::to_string(plan.to), gb(plan.bytes));
-  Table ranks({"new rank", "tensors", "reads", "from ranks", "GB"});
-  for (const state::RankPlan& r : plan.ranks) {
-    std::vector<int> sources;
-    std::uint64_t bytes = 0;
-    for (const state::CopyOp& op : r.ops) {
-      sources.push_back(op.source_rank);
-      bytes += op.bytes;
-    }
-    std::sort(sources.begin(), sources.end());
-    sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
-    std::string list;
-    for (int s : sources) list += fmt::format("{}{}", list.empty() ? "" : ",", s);
-    ranks.add({std::to_string(r.rank), std::to_string(r.tensors.size()), std::to_string(r.ops.size()),
-               list.empty() ? "-" : list, gb(bytes)});
+// A new rank's line of the plan: tensors, reads, old ranks read, GB.
+std::vector<std::string> rank_row(const state::RankPlan& r) {
+  std::vector<int> sources;
+  std::uint64_t bytes = 0;
+  for (const state::CopyOp& op : r.ops) {
+    sources.push_back(op.source_rank);
+    bytes += op.bytes;
   }
+  std::sort(sources.begin(), sources.end());
+  sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+  std::string list;
+  for (int s : sources) list += fmt::format("{}{}", list.empty() ? "" : ",", s);
+  return {std::to_string(r.rank), std::to_string(r.tensors.size()), std::to_string(r.ops.size()),
+          list.empty() ? "-" : list, gb(bytes)};
+}
+
+// Plans file by file, keeping each new rank's line only, so that the reads of one file are
+// held at a time.
+void print_plan(const state::FilePlanner& planner) {
+  std::vector<std::vector<std::string>> rows(static_cast<std::size_t>(planner.to().ranks()));
+  std::map<std::pair<std::string, std::string>, std::uint64_t> bytes_between_nodes;
+  std::uint64_t total = 0;
+  for (std::size_t f = 0; f < planner.file_count(); ++f) {
+    const state::ReshardPlan plan = planner.plan(f);
+    for (const state::RankPlan& r : plan.ranks) rows[static_cast<std::size_t>(r.rank)] = rank_row(r);
+    for (const auto& [nodes, bytes] : plan.bytes_between_nodes) bytes_between_nodes[nodes] += bytes;
+    total += plan.bytes;
+  }
+  std::cout << fmt::format("reshard plan {} -> {}: {} GB to read, each byte once\n\n",
+                           state::to_string(planner.from()), state::to_string(planner.to()), gb(total));
+  Table ranks({"new rank", "tensors", "reads", "from ranks", "GB"});
+  for (std::vector<std::string>& row : rows) ranks.add(std::move(row));
   ranks.print(std::cout);
   std::cout << '\n';
   Table pairs({"from node", "to node", "GB"});
-  for (const auto& [nodes, bytes] : plan.bytes_between_nodes)
+  for (const auto& [nodes, bytes] : bytes_between_nodes)
     pairs.add({nodes.first.empty() ? "(local)" : nodes.first, nodes.second.empty() ? "(local)" : nodes.second, gb(bytes)});
   pairs.print(std::cout);
 }
@@ -91,17 +106,20 @@ void run_reshard(Context& context, const ReshardArgs& args) {
   options.nodes.from = node_list(args.from_nodes, index.layout.ranks(), "--from-nodes");
   options.nodes.to = node_list(args.to_nodes, layout.ranks(), "--to-nodes");
   if (args.plan_only) {
-    const state::ReshardPlan plan = state::plan_reshard(
-        index.spec, index.layout, state::read_headers(args.from, index, options.verify), layout, options.nodes);
-    if (context.json) std::cout << plan_json(plan).dump(2) << '\n';
-    else print_plan(plan);
+    const std::vector<state::SafetensorsHeader> headers = state::read_headers(args.from, index, options.verify);
+    if (context.json) {  // every read is printed: the plan is held whole
+      std::cout << plan_json(state::plan_reshard(index.spec, index.layout, headers, layout, options.nodes)).dump(2)
+                << '\n';
+      return;
+    }
+    print_plan(state::FilePlanner(index.spec, index.layout, headers, layout, options.nodes));
     return;
   }
   if (args.to.empty()) throw Error("--to is required unless --plan-only is given");
   const state::ReshardSummary s = state::reshard_checkpoint(args.from, args.to, layout, options);
   if (context.json) {
-    std::cout << nlohmann::json{{"from", state::to_string(s.plan.from)}, {"to", state::to_string(s.plan.to)},
-                                {"bytes_read", s.plan.bytes}, {"bytes_written", s.bytes_written},
+    std::cout << nlohmann::json{{"from", state::to_string(s.from)}, {"to", state::to_string(s.to)},
+                                {"bytes_read", s.bytes_read}, {"bytes_written", s.bytes_written},
                                 {"seconds", s.seconds}, {"step", index.progress.step},
                                 {"samples", index.progress.samples}}
                      .dump(2)
@@ -109,9 +127,9 @@ void run_reshard(Context& context, const ReshardArgs& args) {
     return;
   }
   std::cout << fmt::format("{} ({}) -> {} ({}): {} GB read, {} GB written in {:.3f} s ({:.2f} GB/s); step {}\n",
-                           args.from, state::to_string(s.plan.from), args.to, state::to_string(s.plan.to),
-                           gb(s.plan.bytes), gb(s.bytes_written), s.seconds,
-                           s.seconds > 0 ? static_cast<double>(s.plan.bytes) / 1e9 / s.seconds : 0.0,
+                           args.from, state::to_string(s.from), args.to, state::to_string(s.to),
+                           gb(s.bytes_read), gb(s.bytes_written), s.seconds,
+                           s.seconds > 0 ? static_cast<double>(s.bytes_read) / 1e9 / s.seconds : 0.0,
                            index.progress.step);
 }
 
