@@ -77,25 +77,16 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
     r.to_record = to_admin_comment(next);
     const Placement& now = next.current;
     // A pending job starts, even one that was preempted (the policy weighs its wait as a
-    // requeue's, start_path()); a running one takes the path the policy weighed.
-    switch (action == policy::Action::start ? policy::ChangePath::start
-                                            : policy::change_path(*state, built.view.nodes, d.target.slices)) {
+    // requeue's, start_path()); a running one takes the path the policy weighed, a
+    // requeue where its plan needs more host memory per node (within_host_memory()).
+    switch (action == policy::Action::start
+                ? policy::ChangePath::start
+                : policy::change_path(*state, built.view.nodes, d.target.slices, d.target.plan, oracle)) {
       case policy::ChangePath::start: r.path = Path::start; break;
       case policy::ChangePath::inplace: r.path = Path::inplace; break;
       case policy::ChangePath::shrink: r.path = Path::shrink; break;
       case policy::ChangePath::requeue: r.path = Path::requeue; break;
     }
-    // A running job's record alone cannot raise its host memory (job_submit_morph then
-    // makes the memory follow, which Slurm refuses for a running job): a plan that needs
-    // more per node (ZeRO-Offload on fewer GPUs) restarts with it.
-    // The user's --mem (mem_mb=) is a floor of both, as job_submit_morph compares them.
-    const double floor = static_cast<double>(next.memory_mb_per_node) * 1024.0 * 1024.0;
-    auto host_bytes = [&](const ExecutionPlan& plan, int gpus_per_node) {
-      return std::max(floor, oracle.host_bytes_per_gpu(*state, plan) * gpus_per_node);
-    };
-    if ((r.path == Path::inplace || r.path == Path::shrink) &&
-        host_bytes(now.plan, now.gpus_per_node) > host_bytes(state->current.plan, was.gpus_per_node))
-      r.path = Path::requeue;
     r.reason = fmt::format("{}: {} ({}) -> {} ({}), {:.3f} s/iteration predicted", store::to_string(r.path), describe(was),
                            to_string(was.plan), describe(now), to_string(now.plan), now.iter_ms / 1e3);
     r.alternatives = policy::alternatives(built.view, index, d.target, free, oracle);

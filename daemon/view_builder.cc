@@ -18,6 +18,8 @@
 namespace morph::daemon {
 namespace {
 
+constexpr double kMiB = 1024.0 * 1024.0;
+
 bool guaranteed(const MorphRequest& r, const MorphConfig& config) {
   return r.sla_given ? r.sla == Sla::guaranteed : config.policy.guaranteed_by_default;
 }
@@ -56,7 +58,6 @@ policy::AppProfile app_profile(const MorphRequest& r, const JobRecord& record, c
 // (kept under GpuTypeBy=feature), --mincpus and --mem. A job updated onto another type
 // would stay pending for ever. Canonical names, in morph.conf's order.
 std::vector<std::string> gpu_types_within_floors(const JobRecord& r, const Cluster& cluster) {
-  constexpr double kMiB = 1024.0 * 1024.0;
   std::vector<std::string> types;
   for (const NodeType& type : cluster.node_types()) {
     bool holds = type.cpus >= r.min_cpus_per_node &&
@@ -406,6 +407,7 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
     };
     s.requested_plan = planned(s.requested_plan);
     s.requested_cpus = s.requested_plan.gpus() * std::max(1, r.current.cpus_per_gpu);
+    s.min_host_bytes_per_node = static_cast<double>(r.memory_mb_per_node) * kMiB;
     s.submit_time_s = j.submit_time_s;
     s.declared_iterations = static_cast<double>(r.request.iterations);
     s.time_limit_s = j.time_limit_s;

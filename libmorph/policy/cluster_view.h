@@ -63,6 +63,9 @@ struct JobState {
   // performance a guaranteed job is promised.
   ExecutionPlan requested_plan;
   int requested_cpus = 0;
+  // The host memory per node its user asked for (--mem; morphd: the record's mem_mb=), a
+  // floor of what each of its plans asks Slurm for; 0: none.
+  double min_host_bytes_per_node = 0;
   // The nodes its user asked for (morphd: the request's record); 0: the fewest that hold it.
   int requested_nodes = 0;
   JobAllocation current;  // empty: pending

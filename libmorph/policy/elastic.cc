@@ -76,7 +76,7 @@ class Round {
   double completion_value(const Item& it, double rate, double restart) const;
   double smallest_rate(Item& it);
   std::vector<int> admission_types(Item& it);
-  ChangePath path_to(const Item& it, int type, int gpus) const;
+  ChangePath path_to(const Item& it, int type, int gpus, const ExecutionPlan* plan = nullptr) const;
   int shrink_target(Item& it);
   void push_victim(std::size_t i);
   bool pop_victim(int type, std::size_t requester, bool for_minimum, Victim* out);
@@ -157,18 +157,29 @@ int Round::min_gpus(Item& it, int type) {
   return m;
 }
 
-// The path a change to `gpus` GPUs of `type` will most likely take, before placement
-// decides the nodes: fewer GPUs on the same type, in whole nodes' worth of its current
-// GPUs per node, can be a shrink; as many, a new plan in place (as change_path() has it).
-ChangePath Round::path_to(const Item& it, int type, int gpus) const {
+// The path a change to `plan` on `gpus` GPUs of `type` will most likely take, before
+// placement decides the nodes: fewer GPUs on the same type, in whole nodes' worth of its
+// current GPUs per node, can be a shrink; as many, a new plan in place; either a requeue
+// where the plan needs more host memory per node (as change_path() has it). Without
+// `plan`, the plan of the job's curve there: placement may choose another (its nodes,
+// AllocMem), which the simulator then charges.
+ChangePath Round::path_to(const Item& it, int type, int gpus, const ExecutionPlan* plan) const {
   const JobState& j = view_.jobs[it.job];
   if (!j.running()) return start_path(j);
   if (j.record_locked || it.spans_types_now()) return ChangePath::requeue;
   const NodeShape from = node_shape(view_.nodes, j.current.slices);
   if (type != it.current_type || !from.uniform || left_its_cells(it)) return ChangePath::requeue;
-  if (gpus == it.current_gpus) return ChangePath::inplace;
-  if (gpus < it.current_gpus && gpus % from.gpus_per_node == 0) return ChangePath::shrink;
-  return ChangePath::requeue;
+  ChangePath path = ChangePath::requeue;
+  if (gpus == it.current_gpus) path = ChangePath::inplace;
+  else if (gpus < it.current_gpus && gpus % from.gpus_per_node == 0) path = ChangePath::shrink;
+  if (path == ChangePath::requeue) return path;
+  if (plan == nullptr) {
+    const Shape packed = packed_shape(view_.nodes, pool().any_node_of(type), gpus);  // as curve() has it
+    const PlanChoice& best = oracle_.best(j, it.freedom, view_.nodes, packed);
+    if (!best.feasible) return path;  // no plan: nothing to weigh there
+    plan = &best.plan;
+  }
+  return within_host_memory(path, j, *plan, oracle_);
 }
 
 // What `gpus` GPUs of `type` are worth to the job under the objective (0 without GPUs).
@@ -720,7 +731,8 @@ void Round::hold_or_replan(const Item& it) {
     if (predicted_s > 0 && std::abs(predicted_s - j.planned_iteration_s) > gain * j.planned_iteration_s) {
       const PlanChoice best = assignment_.best_in_place(it.job);
       if (best.feasible && best.plan != j.current.plan && best.iteration_s < (1 - gain) * now_s &&
-          it.remaining * (now_s - best.iteration_s) > view_.restart.of(path_to(it, it.current_type, it.current_gpus))) {
+          it.remaining * (now_s - best.iteration_s) >
+              view_.restart.of(path_to(it, it.current_type, it.current_gpus, &best.plan))) {
         assignment_.hold(it.job, best.plan);
         return;
       }
@@ -750,7 +762,7 @@ void Round::repack(const Item& it) {
     const double packed_s = oracle_.predict_s(j, j.requested_plan, view_.nodes, slices);
     const bool pays = packed_s > 0 && it.current_rate > 0 &&
                       it.remaining * (1 / it.current_rate - packed_s) >
-                          view_.restart.of(change_path(j, view_.nodes, slices));
+                          view_.restart.of(change_path(j, view_.nodes, slices, j.requested_plan, oracle_));
     if (pays && assignment_.start_on(it.job, slices)) return;
   }
   assignment_.hold(it.job);

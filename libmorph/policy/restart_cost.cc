@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "libmorph/policy/cluster_view.h"
+#include "libmorph/policy/plan_oracle.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
@@ -60,6 +61,21 @@ ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes,
   std::sort(to.begin(), to.end());
   own.resize(to.size());
   return own == to ? path : ChangePath::requeue;
+}
+
+ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes, const std::vector<Slice>& target,
+                       const ExecutionPlan& plan, const PlanOracle& oracle) {
+  return within_host_memory(change_path(job, nodes, target), job, plan, oracle);
+}
+
+ChangePath within_host_memory(ChangePath path, const JobState& job, const ExecutionPlan& plan,
+                              const PlanOracle& oracle) {
+  if ((path != ChangePath::inplace && path != ChangePath::shrink) || !job.running()) return path;
+  const double gpus_per_node = job.current.slices.front().gpus;
+  auto host_bytes_per_node = [&](const ExecutionPlan& p) {
+    return std::max(job.min_host_bytes_per_node, oracle.host_bytes_per_gpu(job, p) * gpus_per_node);
+  };
+  return host_bytes_per_node(plan) > host_bytes_per_node(job.current.plan) ? ChangePath::requeue : path;
 }
 
 double RestartCosts::of(ChangePath path) const {

@@ -7,11 +7,16 @@
 #include <string>
 #include <vector>
 
+namespace morph {
+struct ExecutionPlan;
+}
+
 namespace morph::policy {
 
 struct NodeState;  // cluster_view.h, which holds RestartCosts
 struct Slice;
 struct JobState;
+class PlanOracle;
 
 enum class ChangePath {
   start,    // a pending job's record and resources are set; Slurm starts it
@@ -40,10 +45,22 @@ ChangePath change_path(const NodeShape& from, const NodeShape& to);
 // How a pending job starts: a job that ran before was requeued (preempted) and waits as
 // a requeue does (Slurm's BeginTime); the others start.
 ChangePath start_path(const JobState& job);
-// The path from where `job` is (running or not) to `target`; every change of a running
-// job whose record is locked (JobState::record_locked), and a move to nodes other than
-// its own (in place) or the first of its own (a shrink, as Slurm keeps them), is a requeue.
+// The path from where `job` is (running or not) to `target`, by its nodes alone; every
+// change of a running job whose record is locked (JobState::record_locked), and a move to
+// nodes other than its own (in place) or the first of its own (a shrink, as Slurm keeps
+// them), is a requeue.
 ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes, const std::vector<Slice>& target);
+// The path a change to `plan` on `target` takes: the one morphd carries out, the policies
+// weigh and the simulator charges. As above, and within_host_memory().
+ChangePath change_path(const JobState& job, const std::vector<NodeState>& nodes, const std::vector<Slice>& target,
+                       const ExecutionPlan& plan, const PlanOracle& oracle);
+// A running job's record cannot raise its host memory (job_submit_morph makes the memory
+// follow the plan, which Slurm refuses for a running job): an in-place change or a shrink,
+// which keep the GPUs per node, to a `plan` that needs more host memory per node than the
+// job's current plan (ZeRO-Offload on fewer GPUs) is a requeue. The user's --mem
+// (JobState::min_host_bytes_per_node) is a floor of both. Any other `path` is returned.
+ChangePath within_host_memory(ChangePath path, const JobState& job, const ExecutionPlan& plan,
+                              const PlanOracle& oracle);
 
 // Seconds per path (morph.conf RestartPenaltySeconds and its per-path keys).
 struct RestartCosts {

@@ -30,7 +30,7 @@ double rigid_time_left(const Assignment& a, PlanOracle& oracle, std::size_t job)
     restart = std::max(0.0, j.ready_s - v.now_s);
   } else {
     iteration_s = oracle.predict_s(j, t.plan, v.nodes, t.slices);
-    restart = v.restart.of(change_path(j, v.nodes, t.slices));
+    restart = v.restart.of(change_path(j, v.nodes, t.slices, t.plan, oracle));
   }
   return restart + expected_remaining_iterations(j, v, oracle) * iteration_s;
 }

@@ -267,7 +267,7 @@ bool Replay::apply(const std::vector<policy::Decision>& decisions) {
       j.current = {};
       continue;
     }
-    const policy::ChangePath path = policy::change_path(j, view_.nodes, target.slices);
+    const policy::ChangePath path = policy::change_path(j, view_.nodes, target.slices, target.plan, planning());
     j.current = target;
     // The record's prediction, which tells the policy later whether a refit changed its mind.
     j.planned_iteration_s = planning().predict_s(j, target.plan, view_.nodes, target.slices, target.groups);

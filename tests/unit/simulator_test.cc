@@ -137,6 +137,55 @@ TEST(Simulator, EachPathCostsItsOwn) {
   EXPECT_NEAR(g.jct_s(), g.queue_s() + 7 + (g.starts - 1) * 50 + g.run_seconds, 1e-6);
 }
 
+// Starts a 16-GPU job on two nodes under ZeRO-Offload, then shrinks it to the first node
+// under `shrunk`, once; keeps it as it is after that.
+class ShrinksOnce : public policy::Policy {
+ public:
+  explicit ShrinksOnce(ExecutionPlan shrunk) : shrunk_(shrunk) {}
+  std::string name() const override { return "shrinks-once"; }
+  std::vector<policy::Decision> schedule(const policy::ClusterView& view, policy::PlanOracle&) override {
+    const JobState& j = view.jobs.at(0);
+    policy::JobAllocation target = j.current;
+    if (!j.running()) {
+      target = {{policy::Slice{0, 8, 64, 0}, policy::Slice{1, 8, 64, 0}}, offload(16)};
+    } else if (!shrunk_once_ && view.now_s >= j.ready_s) {
+      target = {{policy::Slice{0, 8, 64, 0}}, shrunk_};
+      shrunk_once_ = true;
+    }
+    return {{j.id, target}};
+  }
+  static ExecutionPlan offload(int dp) {
+    ExecutionPlan p = test::make_plan(dp, 1, 1, 1, 1, 64 / dp);
+    p.zero_stage = 2;
+    p.offload = true;
+    return p;
+  }
+
+ private:
+  ExecutionPlan shrunk_;
+  bool shrunk_once_ = false;
+};
+
+// The simulator charges the path morphd takes: ZeRO-Offload shrunk from 16 GPUs to 8 holds
+// twice the offloaded states per GPU, more host memory on the node it keeps than the job's
+// record has, so the shrink is a requeue (500 s, not 30 s); without offloading it stays a
+// shrink. Its time is its queueing, its start, that restart and its progress.
+TEST(Simulator, AShrinkThatNeedsMoreHostMemoryIsChargedAsARequeue) {
+  SimOptions o;
+  o.restart = policy::RestartCosts{7, 1000, 30, 500};
+  for (const auto& [plan, restart_s] : {std::pair{ShrinksOnce::offload(8), 500.0},
+                                        std::pair{test::make_plan(8, 1, 1, 1, 1, 8), 30.0}}) {
+    ShrinksOnce policy(plan);
+    policy::PlanOracle oracle = test::make_oracle();
+    const SimResult r = simulate({sim(job("j", Sla::best_effort, 16, 20000, 0))}, test::nodes("2x8xbig"), policy,
+                                 oracle, TraceTruth{}, o);
+    const JobResult& x = r.jobs.at(0);
+    ASSERT_TRUE(x.finished()) << to_string(plan);
+    ASSERT_EQ(x.starts, 2) << to_string(plan);
+    EXPECT_NEAR(x.jct_s(), x.queue_s() + 7 + restart_s + x.run_seconds, 1e-6) << to_string(plan);
+  }
+}
+
 // A policy that decides as `name` does and notes, at every round, when each running job's
 // last restart is over as the view says (JobState::last_restart_s), and its ready time.
 class Noting : public policy::Policy {
