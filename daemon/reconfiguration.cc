@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "libmorph/util/error.h"
 
@@ -31,6 +32,20 @@ Placement placement_of(const policy::ClusterView& view, const policy::JobAllocat
   p.groups = target.groups;
   return p;
 }
+
+namespace {
+
+// The nodes of `target` that `job` may only stay on (JobState::nodes_kept), by name.
+std::string kept_names(const policy::ClusterView& view, const policy::JobState& job,
+                       const policy::JobAllocation& target) {
+  std::vector<std::string> names;
+  for (const policy::Slice& s : target.slices)
+    if (job.nodes_kept[static_cast<std::size_t>(s.node)])
+      names.push_back(view.nodes.at(static_cast<std::size_t>(s.node)).name);
+  return fmt::format("{}", fmt::join(names, ","));
+}
+
+}  // namespace
 
 std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const std::vector<policy::Decision>& decisions,
                                                    policy::PlanOracle& oracle, std::vector<std::string>* skipped) {
@@ -79,9 +94,19 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
     // A pending job starts, even one that was preempted (the policy weighs its wait as a
     // requeue's, start_path()); a running one takes the path the policy weighed, a
     // requeue where its plan needs more host memory per node (within_host_memory()).
-    switch (action == policy::Action::start
-                ? policy::ChangePath::start
-                : policy::change_path(*state, built.view.nodes, d.target.slices, d.target.plan, oracle)) {
+    const policy::ChangePath path =
+        action == policy::Action::start
+            ? policy::ChangePath::start
+            : policy::change_path(*state, built.view.nodes, d.target.slices, d.target.plan, oracle);
+    // A requeue onto a node the job may only stay on (the policies choose none) would
+    // leave it pending until an administrator frees the node: it runs on as it is.
+    if (policy::strands(*state, d.target.slices, path)) {
+      if (skipped)
+        skipped->push_back(fmt::format("job {}: not requeued onto {}, where Slurm would not start it again; it runs on",
+                                       d.job, kept_names(built.view, *state, d.target)));
+      continue;
+    }
+    switch (path) {
       case policy::ChangePath::start: r.path = Path::start; break;
       case policy::ChangePath::inplace: r.path = Path::inplace; break;
       case policy::ChangePath::shrink: r.path = Path::shrink; break;

@@ -343,21 +343,24 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
       limits.max_nodes = max_nodes;
     }
     // Where Slurm may start it: the usable nodes of its partitions (partition_nodes) that
-    // its reservations leave it (reservations.h), and those it runs on. An unusable node
+    // its reservations leave it (reservations.h), and those it runs on, where it may only
+    // stay (JobState::nodes_kept: a requeue there would wait for ever). An unusable node
     // is in the view only with the GPUs of the Morph jobs on it, for them alone.
     const bool by_partition = part != nullptr && !part->all_nodes;
     const ReservationBound reserved = reservation_bound(snapshot.reservations, j, snapshot.now_s, node_index,
                                                         v.nodes.size());
     if (by_partition || !reserved.allowed.empty() || !all_startable) {
       s.nodes_allowed.resize(v.nodes.size());
-      bool outside = false;
+      s.nodes_kept.resize(v.nodes.size());
       for (std::size_t n = 0; n < v.nodes.size(); ++n) {
         const bool may_start = startable[n] && (!by_partition || (*inside)[n]) &&
                                (reserved.allowed.empty() || reserved.allowed[n]);
         const bool runs_there = std::find(j.nodes.begin(), j.nodes.end(), v.nodes[n].name) != j.nodes.end();
         s.nodes_allowed[n] = may_start || runs_there;
-        outside = outside || (runs_there && !may_start);
+        s.nodes_kept[n] = runs_there && !may_start;
       }
+      const bool outside = std::find(s.nodes_kept.begin(), s.nodes_kept.end(), true) != s.nodes_kept.end();
+      if (!outside) s.nodes_kept.clear();
       const bool every = std::all_of(s.nodes_allowed.begin(), s.nodes_allowed.end(), [](bool b) { return b; });
       if (every) s.nodes_allowed.clear();
       // The oracle's curves are per application: one per set of nodes. No key: the

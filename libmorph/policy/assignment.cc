@@ -80,7 +80,12 @@ void Assignment::put_back(std::size_t job, JobAllocation target) {
 
 bool Assignment::start(std::size_t job, int type, int gpus) {
   if (start_shrunk(job, type, gpus)) return true;
-  std::vector<Slice> slices = pool_.place(type, gpus, &view_.jobs[job].nodes_allowed);
+  const JobState& j = view_.jobs[job];
+  std::vector<Slice> slices = pool_.place(type, gpus, &j.nodes_allowed);
+  if (!slices.empty() && start_on(job, std::move(slices))) return true;
+  if (j.nodes_kept.empty()) return false;
+  const std::vector<bool> startable = nodes_startable(j);
+  slices = pool_.place(type, gpus, &startable);
   return !slices.empty() && start_on(job, std::move(slices));
 }
 
@@ -140,6 +145,8 @@ bool Assignment::start_on(std::size_t job, std::vector<Slice> slices) {
     choice = oracle_.best_within(j, freedom_[job], view_.nodes, shape, memory_per_gpu);
   if (!choice.feasible || choice.host_bytes_per_gpu > memory_per_gpu) return false;
   for (Slice& s : slices) s.memory_bytes = choice.host_bytes_per_gpu * s.gpus;
+  if (!j.nodes_kept.empty() && strands(j, slices, change_path(j, view_.nodes, slices, choice.plan, oracle_)))
+    return false;
   pool_.take(slices);
   targets_[job] = {std::move(slices), choice.plan};
   started_[job] = true;
@@ -147,7 +154,7 @@ bool Assignment::start_on(std::size_t job, std::vector<Slice> slices) {
 }
 
 bool Assignment::start_hetero(std::size_t job, int type, int gpus, int extra_type, int extra_gpus) {
-  const std::vector<bool>& allowed = view_.jobs[job].nodes_allowed;
+  const std::vector<bool> allowed = nodes_startable(view_.jobs[job]);  // a change of types is a requeue
   std::vector<Slice> slices = pool_.place(type, gpus, &allowed);
   const std::vector<Slice> extra = pool_.place(extra_type, extra_gpus, &allowed);
   if (slices.empty() || extra.empty()) return false;

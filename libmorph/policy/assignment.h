@@ -45,14 +45,17 @@ class Assignment {
   // Places `gpus` GPUs of `type` for a job by HAS (a running job shrinking in whole nodes
   // on the nodes Slurm keeps), picks its best plan there (GetBestPlan) and reserves host
   // memory for it (AllocMem). False, with nothing changed, when the GPUs or a feasible
-  // plan or the memory are not there.
+  // plan or the memory are not there. A running job placed where it may only stay
+  // (JobState::nodes_kept), other than in place, is placed again off those nodes.
   bool start(std::size_t job, int type, int gpus);
   // Only the first: a running job shrinking in whole nodes, on the nodes Slurm keeps.
   bool start_shrunk(std::size_t job, int type, int gpus);
-  // Same, on exactly these slices (CPUs and memory are filled in).
+  // Same, on exactly these slices (CPUs and memory are filled in); false too where the
+  // path there would strand the job (strands(): a requeue onto a node it may only stay on).
   bool start_on(std::size_t job, std::vector<Slice> slices);
   // JABAS: `gpus` GPUs of `type` and `extra_gpus` of `extra_type`, each placed by HAS with
-  // the same GPUs on every node, under the best heterogeneous data-parallel plan there.
+  // the same GPUs on every node, under the best heterogeneous data-parallel plan there,
+  // off the nodes the job may only stay on.
   bool start_hetero(std::size_t job, int type, int gpus, int extra_type, int extra_gpus);
   void release(std::size_t job);
   // Releases a held job and returns what it held, for put_back() to restore exactly

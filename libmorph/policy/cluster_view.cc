@@ -76,6 +76,20 @@ bool frees_room_for(const JobState& job, const JobAllocation& a) {
                      [&](const Slice& s) { return job.nodes_allowed[static_cast<std::size_t>(s.node)]; });
 }
 
+std::vector<bool> nodes_startable(const JobState& job) {
+  if (job.nodes_kept.empty()) return job.nodes_allowed;
+  std::vector<bool> startable(job.nodes_kept.size());
+  for (std::size_t n = 0; n < startable.size(); ++n)
+    startable[n] = !job.nodes_kept[n] && (job.nodes_allowed.empty() || job.nodes_allowed[n]);
+  return startable;
+}
+
+bool strands(const JobState& job, const std::vector<Slice>& target, ChangePath path) {
+  if (job.nodes_kept.empty() || (path != ChangePath::start && path != ChangePath::requeue)) return false;
+  return std::any_of(target.begin(), target.end(),
+                     [&](const Slice& s) { return job.nodes_kept[static_cast<std::size_t>(s.node)]; });
+}
+
 bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a) {
   if (a.slices.empty()) return false;
   const NodeType& type = nodes.at(static_cast<std::size_t>(a.slices.front().node)).node_type();

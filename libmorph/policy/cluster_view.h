@@ -69,9 +69,15 @@ struct JobState {
   // The nodes its user asked for (morphd: the request's record); 0: the fewest that hold it.
   int requested_nodes = 0;
   JobAllocation current;  // empty: pending
-  // By ClusterView::nodes index, the nodes Slurm may start it on (morphd: its partitions'
-  // and those it runs on); empty: every node.
+  // By ClusterView::nodes index, the nodes it may run on: those Slurm may start it on
+  // (morphd: its partitions' and reservations' usable nodes) and those it runs on; empty:
+  // every node.
   std::vector<bool> nodes_allowed = {};
+  // Of those, the nodes it runs on where Slurm would start it no more (morphd: drained, to
+  // reboot or power down once idle, outside its reservations or partitions): it may stay
+  // there, in place or shrunk, but a start or a requeue there would leave it pending until
+  // an administrator frees the node, never perhaps (strands()). Empty: none.
+  std::vector<bool> nodes_kept = {};
   double submit_time_s = 0;
   // What is known of the job's length (job_length.h), as morphd will know it: the
   // iterations its user declared (--morph-iterations; 0: none), its time limit (0: none),
@@ -111,6 +117,12 @@ bool on_fewest_nodes(const std::vector<NodeState>& nodes, const JobAllocation& a
 // Whether `a` holds GPUs on a node `job` may run on (JobState::nodes_allowed), or holds
 // none yet: whether taking it back can give `job` anything.
 bool frees_room_for(const JobState& job, const JobAllocation& a);
+// The nodes `job` may be started or requeued onto: nodes_allowed less nodes_kept (empty:
+// every node).
+std::vector<bool> nodes_startable(const JobState& job);
+// Whether `path` to `target` would leave `job` pending where Slurm starts it no more: a
+// start or a requeue onto a node it may only stay on (JobState::nodes_kept).
+bool strands(const JobState& job, const std::vector<Slice>& target, ChangePath path);
 // Whether `a` spans no more nodes than `job`'s request asks for: the fewest, or
 // JobState::requested_nodes when its user asked for more. Where a request is promised.
 bool on_requested_nodes(const std::vector<NodeState>& nodes, const JobState& job, const JobAllocation& a);

@@ -730,11 +730,13 @@ void Round::hold_or_replan(const Item& it) {
     const double now_s = 1 / it.current_rate;
     if (predicted_s > 0 && std::abs(predicted_s - j.planned_iteration_s) > gain * j.planned_iteration_s) {
       const PlanChoice best = assignment_.best_in_place(it.job);
-      if (best.feasible && best.plan != j.current.plan && best.iteration_s < (1 - gain) * now_s &&
-          it.remaining * (now_s - best.iteration_s) >
-              view_.restart.of(path_to(it, it.current_type, it.current_gpus, &best.plan))) {
-        assignment_.hold(it.job, best.plan);
-        return;
+      if (best.feasible && best.plan != j.current.plan && best.iteration_s < (1 - gain) * now_s) {
+        // A requeue (its record locked, more host memory per node) where it may only stay: never.
+        const ChangePath path = path_to(it, it.current_type, it.current_gpus, &best.plan);
+        if (it.remaining * (now_s - best.iteration_s) > view_.restart.of(path) && !strands(j, j.current.slices, path)) {
+          assignment_.hold(it.job, best.plan);
+          return;
+        }
       }
     }
   }
@@ -755,9 +757,10 @@ bool Round::runs_request_spread(const Item& it) const {
 
 void Round::repack(const Item& it) {
   const JobState& j = view_.jobs[it.job];
+  const std::vector<bool> startable = nodes_startable(j);  // a repack moves it: a requeue
   assignment_.release(it.job);
   for (int type : repack_types(it)) {
-    const std::vector<Slice> slices = pool().place(type, it.current_gpus, &j.nodes_allowed);
+    const std::vector<Slice> slices = pool().place(type, it.current_gpus, &startable);
     if (slices.empty() || !on_fewest_nodes(view_.nodes, JobAllocation{slices, j.requested_plan})) continue;
     const double packed_s = oracle_.predict_s(j, j.requested_plan, view_.nodes, slices);
     const bool pays = packed_s > 0 && it.current_rate > 0 &&
@@ -783,11 +786,17 @@ std::vector<int> Round::repack_types(const Item& it) const {
   return types;
 }
 
-// Its tentative count, else the next smaller on its curve down to its minimum.
+// Its tentative count, else the next smaller on its curve down to its minimum. A job
+// that grows on nodes it may only stay on (JobState::nodes_kept), where placement refuses
+// the requeue, keeps what it has once down to that: no restart in place for nothing.
 bool Round::start_down_curve(Item& it) {
   const int m = std::max(1, min_gpus(it, it.type));
-  for (int g = it.gpus; g >= m; g = curve(it, it.type).previous(g))
+  const bool grows_where_kept = !view_.jobs[it.job].nodes_kept.empty() && it.type == it.current_type &&
+                                it.gpus > it.current_gpus && !it.spans_types_now();
+  for (int g = it.gpus; g >= m; g = curve(it, it.type).previous(g)) {
+    if (grows_where_kept && g <= it.current_gpus && assignment_.keep(it.job)) return true;
     if (assignment_.start(it.job, it.type, g)) return true;
+  }
   return false;
 }
 

@@ -959,3 +959,99 @@ TEST(Morphling, ARunningJobThatCannotBePlacedKeepsItsGpus) {
 
 }  // namespace
 }  // namespace morph::policy
+
+namespace morph::policy {
+namespace {
+
+// Whether `target` takes `job` back where Slurm would not start it: a start or a requeue
+// onto a node it may only stay on (JobState::nodes_kept).
+bool stranded(const ClusterView& v, PlanOracle& oracle, const JobState& job, const JobAllocation& target) {
+  return !target.empty() && strands(job, target.slices, change_path(job, v.nodes, target.slices, target.plan, oracle));
+}
+
+// A job runs on 4 GPUs of a node it may only stay on (morphd: drained, outside a
+// reservation that began); the other 4 are free. Growing onto all 8 is a requeue, after
+// which Slurm would start it there no more: it keeps its 4 instead. It used to be
+// requeued onto the node, to wait there for ever. A shrink to the
+// first of its nodes, which stays on them, it may still take.
+TEST(KeptNodes, AJobIsNeverRequeuedOntoANodeItMayOnlyStayOn) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 6000;
+  v.jobs = {running(job("a", Sla::best_effort, 4, 1e6), 0)};
+  for (const std::string name : {"morphling", "sia"}) {
+    v.jobs[0].nodes_kept.clear();
+    ASSERT_EQ(target_of(round(name, v, oracle), "a").gpus(), 8) << name << ": free to, it grows there";
+    v.jobs[0].nodes_kept = {true};
+    const JobAllocation a = target_of(round(name, v, oracle), "a");
+    EXPECT_EQ(a, v.jobs[0].current) << name;
+    EXPECT_FALSE(stranded(v, oracle, v.jobs[0], a)) << name;
+  }
+
+  v.nodes = test::nodes("2x8xbig");
+  JobState be = job("be", Sla::best_effort, 16, 1e6);
+  be.current.slices = {Slice{0, 8, 64, 0}, Slice{1, 8, 64, 0}};
+  be.current.plan = be.requested_plan;
+  be.nodes_allowed = {true, true};
+  be.nodes_kept = {true, true};
+  JobState g = job("g", Sla::guaranteed, 8, 1e6, 5990);
+  g.nodes_allowed = {false, true};  // of the reservation `be` is not in
+  v.jobs = {be, g};
+  const auto d = round("morphling", v, oracle);
+  const JobAllocation& shrunk = target_of(d, "be");
+  ASSERT_EQ(shrunk.slices.size(), 1u);
+  EXPECT_EQ(shrunk.slices[0].node, 0);
+  EXPECT_EQ(change_path(be, v.nodes, shrunk.slices, shrunk.plan, oracle), ChangePath::shrink);
+  ASSERT_EQ(target_of(d, "g").slices.size(), 1u);
+  EXPECT_EQ(target_of(d, "g").slices[0].node, 1);
+}
+
+// The same job with a free node beside it that it may start on: it grows there, moved by
+// a requeue. HAS's best fit put it back on its own node (8 free GPUs, the first).
+TEST(KeptNodes, AJobMayStillBeRequeuedElsewhere) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig");
+  v.now_s = 6000;
+  JobState a = running(job("a", Sla::best_effort, 4, 1e6), 0);
+  a.nodes_allowed = {true, true};
+  a.nodes_kept = {true, false};
+  v.jobs = {a};
+  for (const std::string name : {"morphling", "sia"}) {
+    const JobAllocation moved = target_of(round(name, v, oracle), "a");
+    ASSERT_EQ(moved.slices.size(), 1u) << name;
+    EXPECT_EQ(moved.slices[0].node, 1) << name;
+    EXPECT_EQ(moved.slices[0].gpus, 8) << name;
+    EXPECT_EQ(change_path(a, v.nodes, moved.slices), ChangePath::requeue) << name;
+  }
+}
+
+// Replanned where it runs (a refit changed the model's mind), a job whose record Slurm
+// locked is requeued: not on a node it may only stay on. One whose record is not locked
+// changes its plan there in place.
+TEST(KeptNodes, AReplanThatIsARequeueLeavesTheJobAsItRuns) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x8xbig");
+  v.now_s = 600;
+  v.restart = RestartCosts::uniform(1);
+  JobState j = running(job("j", Sla::best_effort, 8, 1e6), 0);
+  j.current.plan = test::make_plan(1, 1, 8, 1, 8, 8);
+  j.planned_iteration_s = oracle.predict_s(j, j.current.plan, v.nodes, j.current.slices) / 2;
+  j.nodes_allowed = {true};
+  j.nodes_kept = {true};
+  v.jobs = {j};
+  const JobAllocation replanned = target_of(round("morphling", v, oracle), "j");
+  EXPECT_EQ(replanned.slices, j.current.slices);
+  EXPECT_NE(replanned.plan, j.current.plan);
+  EXPECT_EQ(change_path(j, v.nodes, replanned.slices, replanned.plan, oracle), ChangePath::inplace);
+  v.jobs[0].record_locked = true;
+  v.jobs[0].nodes_kept.clear();
+  ASSERT_EQ(target_of(round("morphling", v, oracle), "j"), replanned) << "a requeue where Slurm may start it";
+  v.jobs[0].nodes_kept = {true};
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "j"), j.current);
+}
+
+}  // namespace
+}  // namespace morph::policy

@@ -964,3 +964,59 @@ TEST_F(DaemonView, ARunningJobOnANodeThatBecameUnusableKeepsItsGpusForItself) {
 
 }  // namespace
 }  // namespace morph::daemon
+
+namespace morph::daemon {
+namespace {
+
+// Job 11 runs on 4 GPUs of a100-1, a node it may only stay on (policy::JobState::nodes_kept):
+// after a requeue Slurm would not start it there. With a maintenance reservation that
+// began there (job 11 outside it), a100-1's other 4 GPUs are free: morphling grew job 11
+// onto all 8 by a requeue, and the job waited for the reservation's end, holding nothing.
+// It keeps its 4 now. Drained, a100-1 keeps it too, and morphd refuses a requeue there
+// that a policy might still choose, but not a new plan in place.
+TEST_F(DaemonView, AJobIsNeverRequeuedOntoANodeSlurmWouldNotStartItOn) {
+  ClusterSnapshot s = with_record(11, [](JobRecord& r) {
+    r.current.gpus_per_node = 4;
+    r.current.plan = test::make_plan(4, 1, 1, 1, 1, 4);
+    r.request.iterations = 1000000;  // long enough for 8 GPUs to pay a requeue back
+  });
+  s.nodes[0].gpus_in_use = 4;
+  SlurmReservation maint{"maint", {"a100-1"}, false, 900, 4600};
+  maint.maint = true;
+  s.reservations = {maint};
+  BuiltView b = build_view(s, context_);
+  ASSERT_EQ(b.view.jobs.size(), 2u) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  ASSERT_EQ(b.view.jobs[0].id, "11");
+  EXPECT_EQ(b.view.jobs[0].nodes_kept, (std::vector<bool>{true, false, false}));  // a100-1, a100-2, v100-1
+  EXPECT_TRUE(b.view.jobs[1].nodes_kept.empty()) << "pending, it runs nowhere";
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  const auto decisions = policy::make_policy("morphling")->schedule(b.view, oracle);
+  const auto eleven = std::find_if(decisions.begin(), decisions.end(), [](const auto& d) { return d.job == "11"; });
+  ASSERT_NE(eleven, decisions.end());
+  EXPECT_EQ(eleven->target, b.view.jobs[0].current);
+  std::vector<std::string> skipped;
+  for (const Reconfiguration& r : plan_reconfigurations(b, decisions, oracle, &skipped))
+    EXPECT_NE(r.job, 11u) << r.reason;
+
+  s.reservations.clear();
+  s.nodes[0].usable = false;  // drained
+  b = build_view(s, context_);
+  ASSERT_EQ(b.view.jobs.size(), 2u) << fmt::format("{}", fmt::join(b.skipped, "; "));
+  EXPECT_EQ(b.view.jobs[0].nodes_kept, (std::vector<bool>{true, false, false}));
+  oracle = policy::PlanOracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  const policy::JobAllocation halved{{{0, 2, 8, 0}}, test::make_plan(2, 1, 1, 1, 1, 8)};
+  EXPECT_TRUE(plan_reconfigurations(b, {{"11", halved}}, oracle, &skipped).empty());
+  ASSERT_FALSE(skipped.empty());
+  EXPECT_NE(skipped.back().find("job 11: not requeued onto a100-1"), std::string::npos) << skipped.back();
+  const policy::JobAllocation replanned{{{0, 4, 16, 0}}, test::make_plan(2, 1, 2, 1, 2, 4)};
+  const auto inplace = plan_reconfigurations(b, {{"11", replanned}}, oracle, &skipped);
+  ASSERT_EQ(inplace.size(), 1u) << skipped.back();
+  EXPECT_EQ(inplace[0].path, Path::inplace);
+  const policy::JobAllocation moved{{{1, 4, 16, 0}}, b.view.jobs[0].current.plan};
+  const auto elsewhere = plan_reconfigurations(b, {{"11", moved}}, oracle, &skipped);
+  ASSERT_EQ(elsewhere.size(), 1u) << skipped.back();
+  EXPECT_EQ(elsewhere[0].path, Path::requeue);
+}
+
+}  // namespace
+}  // namespace morph::daemon
