@@ -927,11 +927,6 @@ TEST(Assignment, AShrinkKeepsTheNodesSlurmKeeps) {
   EXPECT_EQ(assignment.target(1).slices.front().node, 0);
 }
 
-}  // namespace
-}  // namespace morph::policy
-
-namespace morph::policy {
-namespace {
 
 // A running job that the round moves but cannot place anywhere keeps the GPUs it runs on
 // when nobody took them, instead of being preempted for nothing. Here a guaranteed job
@@ -957,11 +952,6 @@ TEST(Morphling, ARunningJobThatCannotBePlacedKeepsItsGpus) {
   }
 }
 
-}  // namespace
-}  // namespace morph::policy
-
-namespace morph::policy {
-namespace {
 
 // Whether `target` takes `job` back where Slurm would not start it: a start or a requeue
 // onto a node it may only stay on (JobState::nodes_kept).
