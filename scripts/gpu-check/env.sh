@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by run.sh: the environment of the carried morph-profile. Its libraries first, then
 # the machine's libcudart and libnccl (PyTorch's NCCL when there is no other); Open MPI as
 # a singleton that starts no orted (there is no mpirun there), hwloc with its PCI plugin.

@@ -12,11 +12,12 @@ cp "$top"/python/morph/*.py "$out/morph/"
 printf '#define MORPH_PKGDATADIR "/usr/share/morph"\n#define MORPH_SYSCONFDIR "/etc"\n' >"$obj/defs.h"
 # The sources of the libraries python/local.mk links the module with.
 sources=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$top/libmorph/local.mk" |
-  sed -n 's/^libmorph_libmorph_\(base\|state\|launch\)_la_SOURCES *=//p' | tr ' \t' '\n\n' |
+  sed -n 's/^libmorph_libmorph_\(base\|state\|launch\)_la_SOURCES *=//p' | tr -s ' \t' '\n' |
   grep -E '\.(cc|c)$' | sed 's|%reldir%|libmorph|')
 pyinc=$(python3 -m pybind11 --includes 2>/dev/null ||
   echo "-I$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')")
 export top obj cxxflags="-std=c++20 -O1 -fPIC -fvisibility=hidden -DFMT_HEADER_ONLY -DXXH_INLINE_ALL -include $obj/defs.h -I$top -I$top/.gpu/include $pyinc"
+# shellcheck disable=SC2086  # $cxxflags and $sources are lists
 compile() {
   case $1 in
     *.c) gcc -std=gnu11 -O1 -fPIC -I"$top" -c "$top/$1" -o "$obj/${1//\//_}.o" ;;
@@ -24,5 +25,6 @@ compile() {
   esac
 }
 export -f compile
+# shellcheck disable=SC2086
 printf '%s\n' python/native.cc $sources | xargs -P "$(nproc)" -I{} bash -c 'compile {}'
 g++ -shared -o "$out/morph/_native$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" "$obj"/*.o -lpthread

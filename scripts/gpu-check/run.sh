@@ -68,4 +68,4 @@ TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 train h4096_tf32_gc 120 4096 16384 --gc 1
 say "two ranks on one GPU"
 (cd "$top/examples/torch" && timeout 60 python3 launch_local.py --tp 2 --global-batch 64 --grace 5 -- \
   python3 train.py --device cuda --dtype float32 --steps 3 --quiet 2>&1 | grep -m1 -o 'Duplicate GPU detected.*' || echo "no NCCL refusal seen")
-say done
+say finished
