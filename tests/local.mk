@@ -151,9 +151,9 @@ TEST_EXTENSIONS = .bats
 BATS_LOG_COMPILER = bats
 TESTS += %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
 	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats %reldir%/cli/morphrun.bats \
-	%reldir%/cli/morph_hetero.bats %reldir%/cli/morph_workloads.bats
+	%reldir%/cli/morph_hetero.bats %reldir%/cli/morph_workloads.bats %reldir%/cli/gpu_check.bats
 EXTRA_DIST += %reldir%/cli/morph_hetero.bats %reldir%/cli/morph_workloads.bats %reldir%/cli/morphrun.bats %reldir%/cli/morph_cli.bats %reldir%/cli/morph_simulate.bats %reldir%/cli/morph_reshard.bats \
-	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats \
+	%reldir%/cli/morph_refit.bats %reldir%/cli/morph_profile.bats %reldir%/cli/gpu_check.bats \
 	%reldir%/cli/common.bash
 # Synthetic checkpoints for morph_reshard.bats.
 check_PROGRAMS += tests/cli/make_checkpoint
@@ -250,7 +250,9 @@ TESTS += %reldir%/cluster/slurm_integration.bats %reldir%/cluster/profiler.bats 
 
 # The tests a sanitized build skips, whole or in part: the local Slurm cluster's (slurmctld
 # does not load sanitized plugins), PyTorch's (it does not load beside ASan's runtime) and
-# the checks of results on whole workloads (tests/cli/morph_workloads.bats).
+# the checks of results on whole workloads (tests/cli/morph_workloads.bats), and
+# scripts/gpu-check's (tests/cli/gpu_check.bats: the build tree's Python module beside one
+# built without ASan).
 # scripts/run-tests.sh runs make check under the sanitizers, then make check-unsanitized
 # in its plain build: these tests and the programs they run, not the unit tests and the
 # other command-line tests again. The three longest start first (in a run of run-tests.sh
@@ -262,7 +264,7 @@ unsanitized_check_programs = tests/cli/make_checkpoint$(EXEEXT)
 check-unsanitized: all
 	@first=; rest=; for t in $(TESTS); do \
 	  case " $(unsanitized_first) " in *" $$t "*) first="$$first $$t"; continue;; esac; \
-	  case $$t in %reldir%/cluster/*|%reldir%/torch/*|python/*|%reldir%/cli/morph_workloads.bats) \
+	  case $$t in %reldir%/cluster/*|%reldir%/torch/*|python/*|%reldir%/cli/morph_workloads.bats|%reldir%/cli/gpu_check.bats) \
 	    rest="$$rest $$t";; esac; \
 	done; $(MAKE) $(AM_MAKEFLAGS) check-TESTS TESTS="$$first $$rest" \
 	  check_PROGRAMS='$(unsanitized_check_programs)' check_LTLIBRARIES=

@@ -2,7 +2,7 @@
 # Sourced by run.sh: the environment of the carried morph-profile. Its libraries first, then
 # the machine's libcudart and libnccl (PyTorch's NCCL when there is no other); Open MPI as
 # a singleton that starts no orted (there is no mpirun there), hwloc with its PCI plugin.
-gpu=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.gpu
+gpu=${MORPH_GPU_PACK:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.gpu}
 nccl=$(python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib"))' 2>/dev/null || true)
 export LD_LIBRARY_PATH=$gpu/lib:${nccl:+$nccl:}/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export OMPI_MCA_mca_base_component_path=$gpu/ompi-components

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # native.sh OUT_DIR: builds the `morph` Python package (morph._native and the .py files)
-# for the python3 at hand, without configure: the GPU machine's Python is not the one the
-# build tree's module was made for. Headers from .gpu/include (pack.sh); fmt and xxHash
-# header-only. PYTHONPATH=OUT_DIR then imports it.
+# for $PYTHON (default python3), without configure: the GPU machine's Python is not the one
+# the build tree's module was made for. Headers from $MORPH_GPU_PACK/include (pack.sh) or the
+# system's; fmt and xxHash header-only; $NATIVE_OPT (default -O1). PYTHONPATH=OUT_DIR then
+# imports it.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+pack=${MORPH_GPU_PACK:-$top/.gpu}
+python=${PYTHON:-python3}
+opt=${NATIVE_OPT:--O1}
 out=$1
 obj=$out/obj
 mkdir -p "$out/morph" "$obj"
@@ -14,17 +18,17 @@ printf '#define MORPH_PKGDATADIR "/usr/share/morph"\n#define MORPH_SYSCONFDIR "/
 sources=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$top/libmorph/local.mk" |
   sed -n 's/^libmorph_libmorph_\(base\|state\|launch\)_la_SOURCES *=//p' | tr -s ' \t' '\n' |
   grep -E '\.(cc|c)$' | sed 's|%reldir%|libmorph|')
-pyinc=$(python3 -m pybind11 --includes 2>/dev/null ||
-  echo "-I$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')")
-export top obj cxxflags="-std=c++20 -O1 -fPIC -fvisibility=hidden -DFMT_HEADER_ONLY -DXXH_INLINE_ALL -include $obj/defs.h -I$top -I$top/.gpu/include $pyinc"
+pyinc=$("$python" -m pybind11 --includes 2>/dev/null ||
+  echo "-I$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')")
+export top obj opt cxxflags="-std=c++20 $opt -fPIC -fvisibility=hidden -DFMT_HEADER_ONLY -DXXH_INLINE_ALL -include $obj/defs.h -I$top -I$pack/include $pyinc"
 # shellcheck disable=SC2086  # $cxxflags and $sources are lists
 compile() {
   case $1 in
-    *.c) gcc -std=gnu11 -O1 -fPIC -I"$top" -c "$top/$1" -o "$obj/${1//\//_}.o" ;;
+    *.c) gcc -std=gnu11 $opt -fPIC -I"$top" -c "$top/$1" -o "$obj/${1//\//_}.o" ;;
     *) g++ $cxxflags -w -c "$top/$1" -o "$obj/${1//\//_}.o" ;;
   esac
 }
 export -f compile
 # shellcheck disable=SC2086
 printf '%s\n' python/native.cc $sources | xargs -P "$(nproc)" -I{} bash -c 'compile {}'
-g++ -shared -o "$out/morph/_native$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" "$obj"/*.o -lpthread
+g++ -shared -o "$out/morph/_native$("$python" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" "$obj"/*.o -lpthread

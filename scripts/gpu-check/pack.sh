@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # pack.sh [BUILD_DIR]: what a machine with a GPU but without Morph's build dependencies
-# needs to run run.sh, in .gpu/ of the source tree (ignored by git; pass it to the device
-# tool's carry): morph-profile built here with CUDA and NCCL, the libraries it loads except
+# needs to run run.sh, in $MORPH_GPU_PACK (default .gpu/ of the source tree, which git
+# ignores; pass it to the device tool's carry): morph-profile built here with CUDA and NCCL, the libraries it loads except
 # the C/C++ runtimes and CUDA's (the GPU machine's own are used), Open MPI's components,
 # hwloc's PCI plugin, and the headers native.sh compiles morph._native with.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
-exe=$build/profiler/.libs/morph-profile
-[ -x "$exe" ] || { echo "pack.sh: $exe not found: build morph-profile first (configure found CUDA and NCCL?)" >&2; exit 1; }
-out=$top/.gpu
+exe=$build/profiler/.libs/morph-profile  # libtool's wrapper is profiler/morph-profile
+[ -x "$exe" ] || exe=$build/profiler/morph-profile
+[ "$(head -c 4 "$exe" 2>/dev/null | tail -c 3)" = ELF ] || { echo "pack.sh: $exe not found: build morph-profile first (configure found CUDA and NCCL?)" >&2; exit 1; }
+out=${MORPH_GPU_PACK:-$top/.gpu}
+[ ! -e "$out" ] || [ -x "$out/bin/morph-profile" ] || { echo "pack.sh: $out exists and is no pack: not replaced" >&2; exit 1; }
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/hwloc" "$out/include"
 cp "$exe" "$out/bin/"

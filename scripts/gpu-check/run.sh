@@ -17,6 +17,7 @@ python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", 
 
 say "morph-profile topo and bandwidth"
 (
+  # shellcheck source=scripts/gpu-check/env.sh
   source "$top/scripts/gpu-check/env.sh"
   # The machine as a one-node cluster of its own GPU type (h200 here; GPU_TYPE=... otherwise).
   gpus=$(nvidia-smi -L | wc -l)
