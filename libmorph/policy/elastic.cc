@@ -94,6 +94,9 @@ class Round {
   void transfer(std::size_t i, int cell, int gpus);
   int free_for(const Item& it, int type) const;
   int take_free(std::size_t i, int type, int gpus);
+  std::vector<int> kept_cells(std::size_t i) const;
+  int kept_gpus(std::size_t i) const;
+  void leave_kept(std::size_t i);
   void release(std::size_t victim, int type, int gpus, std::size_t requester);
   bool holds_for(std::size_t victim, int type, std::size_t requester) const;
   void rollback(std::size_t mark);
@@ -394,7 +397,10 @@ bool Round::grow(std::size_t i, int type, bool to_min_only) {
     if (to_min_only && g >= m) break;
     const int next = c.next(g);
     if (next == 0) break;
-    const int need = next - g;
+    // Past its count, a job on nodes it may only stay on moves by a requeue: the GPUs it
+    // holds there (cells it does not reach) it needs again where it may start.
+    const int left = g <= it.current_gpus && next > it.current_gpus && type == it.current_type ? kept_gpus(i) : 0;
+    const int need = next - g + left;
     const bool below_min = g < m;
     const double gain = (value(it, type, next) - value(it, type, g)) / need;
     if (!below_min && gain <= kNoGain) break;
@@ -403,6 +409,7 @@ bool Round::grow(std::size_t i, int type, bool to_min_only) {
         value(it, type, next) < value(it, type, g) * (1 + view_.min_reconfigure_gain))
       break;
     const std::size_t step = undo_.size();
+    if (left > 0) leave_kept(i);
     int rest = need - take_free(i, type, need);
     while (rest > 0) {
       Victim v;
@@ -432,6 +439,29 @@ bool Round::grow(std::size_t i, int type, bool to_min_only) {
   }
   push_victim(i);
   return it.gpus > 0;
+}
+
+// The cells of its type where running job i holds GPUs but may not take them (the nodes
+// it may only stay on: FreeCells).
+std::vector<int> Round::kept_cells(std::size_t i) const {
+  const Item& it = items_[i];
+  std::vector<int> kept;
+  if (!it.runs_in_cells || view_.jobs[i].nodes_kept.empty()) return kept;
+  const std::vector<int>& reached = cells_.order(i, it.current_type);
+  for (int c : cells_.of_type(it.current_type))
+    if (held(i, c) > 0 && std::find(reached.begin(), reached.end(), c) == reached.end()) kept.push_back(c);
+  return kept;
+}
+
+int Round::kept_gpus(std::size_t i) const {
+  int gpus = 0;
+  for (int c : kept_cells(i)) gpus += held(i, c);
+  return gpus;
+}
+
+// Job i gives back its GPUs there.
+void Round::leave_kept(std::size_t i) {
+  for (int c : kept_cells(i)) transfer(i, c, -held(i, c));
 }
 
 double Round::first_gain(Item& it, int type) {

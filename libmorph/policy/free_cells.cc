@@ -8,12 +8,14 @@ namespace morph::policy {
 
 FreeCells::FreeCells(const ClusterView& view, const NodePool& pool) {
   for (const JobState& j : view.jobs) {
-    if (j.nodes_allowed.empty()) {
+    // Where it may take GPUs: not on nodes it may only stay on (a growth is a requeue).
+    const std::vector<bool> reach = nodes_startable(j);
+    if (reach.empty()) {
       restriction_.push_back(-1);
       continue;
     }
-    auto m = std::find(masks_.begin(), masks_.end(), j.nodes_allowed);
-    if (m == masks_.end()) m = masks_.insert(masks_.end(), j.nodes_allowed);
+    auto m = std::find(masks_.begin(), masks_.end(), reach);
+    if (m == masks_.end()) m = masks_.insert(masks_.end(), reach);
     restriction_.push_back(static_cast<int>(m - masks_.begin()));
   }
   // A node's cell: its GPU type and the masks that hold it.

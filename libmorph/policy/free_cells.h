@@ -1,8 +1,10 @@
 // The free GPUs of a round before placement, by the nodes jobs may run on. Slurm starts a
 // job only on its partitions' nodes (JobState::nodes_allowed), so a GPU type's free GPUs
 // are not one pool: the nodes of a type fall into cells, nodes that the same jobs may use,
-// and a job draws only from the cells it reaches. Without restricted jobs a type is one
-// cell, and a round counts free GPUs per type as Morphling's Algorithm 1 does.
+// and a job draws only from the cells it reaches, those it may be started on
+// (nodes_startable(): not the nodes it may only stay on, where the GPUs it holds are in
+// cells it does not reach). Without restricted jobs a type is one cell, and a round counts
+// free GPUs per type as Morphling's Algorithm 1 does.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +24,7 @@ class FreeCells {
   int cell_of_node(int node) const { return cell_of_node_[static_cast<std::size_t>(node)]; }
   // GPUs of the cell's nodes.
   int capacity(int cell) const { return capacity_[static_cast<std::size_t>(cell)]; }
-  // Whether job `job` may run on the cell's nodes.
+  // Whether job `job` may take GPUs on the cell's nodes.
   bool reaches(std::size_t job, int cell) const;
   // The cells of `type` job `job` reaches, those fewer jobs' node sets (partitions) reach
   // first: what a job takes there, fewer others could have used.

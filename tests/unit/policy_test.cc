@@ -1017,6 +1017,35 @@ TEST(KeptNodes, AJobMayStillBeRequeuedElsewhere) {
   }
 }
 
+// A job on 4 GPUs of a node it may only stay on, the node's other 4 held by a guaranteed
+// job, wants 8: the growth is a requeue, so all 8 must be where it may start, the other
+// node, which a short best-effort job holds whole. The round counted the 4 it holds as
+// staying and shrank the short job to free 4 more there; placement then refused the
+// requeue, the job kept its 4, and the short job had been shrunk (and restarted) for
+// nothing. Now the growth needs 8 there: nobody moves.
+TEST(KeptNodes, NoJobShrinksForAGrowthThatCannotLeaveTheNodesItMayOnlyStayOn) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig");
+  v.now_s = 6000;
+  JobState a = running(job("a", Sla::best_effort, 4, 1e6), 0);
+  a.nodes_allowed = {true, true};
+  a.nodes_kept = {true, false};
+  JobState g = running(job("g", Sla::guaranteed, 4, 1e6), 0);
+  JobState s = running(job("s", Sla::best_effort, 8, 1.5e6), 1);
+  s.nodes_allowed = {false, true};
+  v.jobs = {a, g, s};
+  v.jobs[0].nodes_kept.clear();
+  const auto free_to_grow = round("morphling", v, oracle);
+  ASSERT_LT(target_of(free_to_grow, "s").gpus(), 8) << "for a job free to grow onto a's node, s shrinks";
+  ASSERT_GT(target_of(free_to_grow, "a").gpus(), 4);
+  v.jobs[0].nodes_kept = {true, false};
+  const auto d = round("morphling", v, oracle);
+  EXPECT_EQ(target_of(d, "a"), a.current);
+  EXPECT_EQ(target_of(d, "s"), s.current);
+  EXPECT_EQ(target_of(d, "g"), g.current);
+}
+
 // Replanned where it runs (a refit changed the model's mind), a job whose record Slurm
 // locked is requeued: not on a node it may only stay on. One whose record is not locked
 // changes its plan there in place.
