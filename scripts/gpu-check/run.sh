@@ -65,6 +65,11 @@ train h4096_fp32 180 4096 16384
 TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 train h4096_tf32 120 4096 16384
 train h4096_bf16 120 4096 16384 -- --autocast bf16
 TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 train h4096_tf32_gc 120 4096 16384 --gc 1
+# The caching allocator's reserve without and with expandable segments (PyTorch 2.1 and later).
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 train h2048_tf32_expandable 120 2048 8192
+TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 train h4096_tf32_expandable 120 4096 16384
+unset PYTORCH_CUDA_ALLOC_CONF
 
 say "two ranks on one GPU"
 (cd "$top/examples/torch" && timeout 60 python3 launch_local.py --tp 2 --global-batch 64 --grace 5 -- \
