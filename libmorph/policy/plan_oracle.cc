@@ -357,17 +357,25 @@ const PlanChoice& PlanOracle::best_hetero(const JobState& job, const std::vector
   return hetero_.emplace(std::move(key), std::move(c)).first->second;
 }
 
+// The GPUs of `node`'s type (its share's, NodeState::type) on the nodes `job` may run on
+// (its application's, as the memoised answers are). A curve drawn on other nodes of the
+// type (morphd: a node drained or freed, another job's share changed) is drawn again.
+int PlanOracle::capacity(const JobState& job, const std::vector<NodeState>& nodes, int node) const {
+  const std::string& type = nodes.at(static_cast<std::size_t>(node)).type.name;
+  int gpus = 0;
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    if (nodes[n].type.name == type && (job.nodes_allowed.empty() || job.nodes_allowed[n])) gpus += nodes[n].type.gpus;
+  return gpus;
+}
+
 const JobCurve& PlanOracle::curve(const JobState& job, PlanFreedom freedom, bool resize,
                                   const std::vector<NodeState>& nodes, int node) {
   const int requested = job.requested_plan.gpus();
-  auto key = std::make_tuple(plan_key(job, freedom), type_key(nodes, node), resize, resize ? 0 : requested);
+  const int room = capacity(job, nodes, node);
+  auto key = std::make_tuple(plan_key(job, freedom), type_key(nodes, node), resize, resize ? 0 : requested, room);
   auto it = curves_.find(key);
   if (it != curves_.end()) return it->second;
-  const std::string& type = nodes.at(static_cast<std::size_t>(node)).type.name;
-  int capacity = 0;  // on the nodes of the type where the job may run (its application's, as the key)
-  for (std::size_t n = 0; n < nodes.size(); ++n)
-    if (nodes[n].type.name == type && (job.nodes_allowed.empty() || job.nodes_allowed[n])) capacity += nodes[n].type.gpus;
-  const int max_gpus = std::min(capacity, std::max(max_gpus_per_job_, requested));
+  const int max_gpus = std::min(room, std::max(max_gpus_per_job_, requested));
   JobCurve c;
   c.rate.assign(static_cast<std::size_t>(std::max(0, max_gpus)) + 1, 0.0);
   double envelope = 0;
@@ -391,7 +399,8 @@ int PlanOracle::min_gpus(const JobState& job, PlanFreedom freedom, bool resize, 
                          int node) {
   const int requested = job.requested_plan.gpus();
   auto key = std::make_tuple(job.app, to_string(job.requested_plan), type_key(nodes, node),
-                             static_cast<int>(freedom) * 2 + (resize ? 1 : 0), job.promised_iteration_s);
+                             static_cast<int>(freedom) * 2 + (resize ? 1 : 0), job.promised_iteration_s,
+                             capacity(job, nodes, node));
   auto it = demand_.find(key);
   if (it != demand_.end()) return it->second;
   const double target = job.promised_iteration_s > 0 ? 1 / job.promised_iteration_s : requested_rate(job, nodes, node);

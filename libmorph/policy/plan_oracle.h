@@ -164,6 +164,7 @@ class PlanOracle {
   using PlanKey = std::tuple<std::string, PlanFreedom, std::string>;  // app, freedom, requested plan
   PlanKey plan_key(const JobState& job, PlanFreedom freedom) const;
   std::string type_key(const std::vector<NodeState>& nodes, int node) const;
+  int capacity(const JobState& job, const std::vector<NodeState>& nodes, int node) const;
   PlanChoice search(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
                     const Shape& shape, double host_bytes_per_gpu_limit);
   MemoryOptions memory(const AppProfile& a) const;
@@ -175,8 +176,9 @@ class PlanOracle {
   Admissible admissible_;
   bool uniform_nodes_ = false;
   std::map<std::tuple<PlanKey, std::string, Shape>, PlanChoice> best_;
-  std::map<std::tuple<PlanKey, std::string, bool, int>, JobCurve> curves_;  // + type, resize, requested GPUs
-  std::map<std::tuple<std::string, std::string, std::string, int, double>, int> demand_;  // + promise
+  // + type, resize, requested GPUs, capacity()
+  std::map<std::tuple<PlanKey, std::string, bool, int, int>, JobCurve> curves_;
+  std::map<std::tuple<std::string, std::string, std::string, int, double, int>, int> demand_;  // + promise, capacity()
   std::map<std::tuple<std::string, std::string, Shape, std::string, Shape>, PlanChoice> hetero_;  // app, types, shapes
   OracleStats stats_;
 };

@@ -600,6 +600,21 @@ TEST(PlanOracle, ANodeReducedToAShareHasItsTypesHardware) {
   EXPECT_DOUBLE_EQ(oracle.requested_rate(j, nodes, 2), oracle.requested_rate(j, nodes, 0));
 }
 
+// morphd keeps its oracle from round to round while the nodes change under it: a job's
+// curve reaches the GPUs of its type on the nodes of this round. It was memoised by
+// application and type alone: once drawn on one node, the job could never grow onto a
+// second node of the type that came back from a drain, and drawn on two, it kept
+// counts that one node cannot hold.
+TEST(PlanOracle, ACurveFollowsTheNodesOfItsType) {
+  PlanOracle oracle = test::make_oracle();
+  const JobState j = job("j", Sla::best_effort, 8, 1000);
+  const auto one = test::nodes("1x8xbig"), two = test::nodes("2x8xbig");
+  EXPECT_EQ(oracle.curve(j, PlanFreedom::any, true, one, 0).rate.size(), 9u);
+  EXPECT_EQ(oracle.curve(j, PlanFreedom::any, true, two, 0).rate.size(), 17u);
+  EXPECT_GT(oracle.curve(j, PlanFreedom::any, true, two, 0).useful.back(), 8);
+  EXPECT_EQ(oracle.curve(j, PlanFreedom::any, true, one, 0).rate.size(), 9u);
+}
+
 TEST(Variants, WhatEachMayChange) {
   PlanOracle oracle = test::make_oracle();
   ClusterView v;
