@@ -942,7 +942,6 @@ TEST(Assignment, AShrinkKeepsTheNodesSlurmKeeps) {
   EXPECT_EQ(assignment.target(1).slices.front().node, 0);
 }
 
-
 // A running job that the round moves but cannot place anywhere keeps the GPUs it runs on
 // when nobody took them, instead of being preempted for nothing. Here a guaranteed job
 // held to its request runs another plan over 4 + 4 GPUs of two nodes; its request of 8
@@ -966,7 +965,6 @@ TEST(Morphling, ARunningJobThatCannotBePlacedKeepsItsGpus) {
     for (std::size_t k = 1; k < v.jobs.size(); ++k) EXPECT_EQ(target_of(d, v.jobs[k].id), v.jobs[k].current) << name;
   }
 }
-
 
 // Whether `target` takes `job` back where Slurm would not start it: a start or a requeue
 // onto a node it may only stay on (JobState::nodes_kept).
@@ -1012,10 +1010,9 @@ TEST(KeptNodes, AJobIsNeverRequeuedOntoANodeItMayOnlyStayOn) {
   EXPECT_EQ(target_of(d, "g").slices[0].node, 1);
 }
 
-// The same job with a free node beside it that it may start on: it grows there, moved by
-// a requeue. HAS's best fit put it back on its own node (8 free GPUs, the first).
-TEST(KeptNodes, AJobMayStillBeRequeuedElsewhere) {
-  PlanOracle oracle = test::make_oracle();
+// Two 8-GPU nodes; job "a" (best-effort, 1e6 iterations) runs on 4 GPUs of the first,
+// which it may only stay on, and may start on the second.
+ClusterView kept_on_the_first_of_two_nodes() {
   ClusterView v;
   v.nodes = test::nodes("2x8xbig");
   v.now_s = 6000;
@@ -1023,6 +1020,15 @@ TEST(KeptNodes, AJobMayStillBeRequeuedElsewhere) {
   a.nodes_allowed = {true, true};
   a.nodes_kept = {true, false};
   v.jobs = {a};
+  return v;
+}
+
+// The same job with a free node beside it that it may start on: it grows there, moved by
+// a requeue. HAS's best fit put it back on its own node (8 free GPUs, the first).
+TEST(KeptNodes, AJobMayStillBeRequeuedElsewhere) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v = kept_on_the_first_of_two_nodes();
+  const JobState& a = v.jobs[0];
   for (const std::string name : {"morphling", "sia"}) {
     const JobAllocation moved = target_of(round(name, v, oracle), "a");
     ASSERT_EQ(moved.slices.size(), 1u) << name;
@@ -1034,18 +1040,14 @@ TEST(KeptNodes, AJobMayStillBeRequeuedElsewhere) {
 
 // A job on 4 GPUs of a node it may only stay on, the node's other 4 held by a guaranteed
 // job, wants 8: the growth is a requeue, so all 8 must be where it may start, the other
-// node, which a short best-effort job holds whole. The round counted the 4 it holds as
-// staying and shrank the short job to free 4 more there; placement then refused the
-// requeue, the job kept its 4, and the short job had been shrunk (and restarted) for
+// node, which a best-effort job holds whole. The round counted the 4 it holds as staying
+// and shrank the best-effort job to free 4 more there; placement then refused the
+// requeue, the job kept its 4, and the best-effort job had been shrunk (and restarted) for
 // nothing. Now the growth needs 8 there: nobody moves.
 TEST(KeptNodes, NoJobShrinksForAGrowthThatCannotLeaveTheNodesItMayOnlyStayOn) {
   PlanOracle oracle = test::make_oracle();
-  ClusterView v;
-  v.nodes = test::nodes("2x8xbig");
-  v.now_s = 6000;
-  JobState a = running(job("a", Sla::best_effort, 4, 1e6), 0);
-  a.nodes_allowed = {true, true};
-  a.nodes_kept = {true, false};
+  ClusterView v = kept_on_the_first_of_two_nodes();
+  const JobState a = v.jobs[0];
   JobState g = running(job("g", Sla::guaranteed, 4, 1e6), 0);
   JobState s = running(job("s", Sla::best_effort, 8, 1.5e6), 1);
   s.nodes_allowed = {false, true};
