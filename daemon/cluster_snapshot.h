@@ -44,6 +44,7 @@ struct SlurmJob {
   // The reservations it asked for (--reservation; one of them may start it), or the one
   // it runs in; empty: none.
   std::vector<std::string> reservations = {};
+  bool held_by_user = false;  // held, and by its user (JobHeldUser): morphd never releases it
 };
 
 // A reservation (scontrol show reservation): from start to end only its jobs may start on

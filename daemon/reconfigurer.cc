@@ -19,6 +19,11 @@ constexpr double kRetryS = 180;
 bool pending(const SlurmJob& j) { return j.phase == JobPhase::pending; }
 bool running(const SlurmJob& j) { return j.phase == JobPhase::running || j.phase == JobPhase::finishing; }
 
+// Held, and not by its user: morphd's hold (or a requeue by force), or an administrator's.
+// Slurm keeps one hold: a user's `scontrol hold` of a job an administrator holds succeeds
+// and changes nothing, so morphd cannot keep that one (docs/morphd.md).
+bool held_by_morphd(const SlurmJob& job) { return job.held && !job.held_by_user; }
+
 }  // namespace
 
 Reconfigurer::Reconfigurer(SlurmOps& slurm, Journal& journal, ReconfigurerOptions options, Log log)
@@ -74,7 +79,7 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
   // A job this entry held is released before the entry ends; while the release fails
   // (slurmctld timing out) the entry stays, or the job would wait held for ever.
   auto refuse = [&](const std::string& why) {
-    if (job->held && (e.step == Step::requeued || e.step == Step::held || e.step == Step::updated))
+    if (held_by_morphd(*job) && (e.step == Step::requeued || e.step == Step::held || e.step == Step::updated))
       if (const std::string error = slurm_.release(c.job); !error.empty()) {
         if (log_) log_(fmt::format("job {}: {}; cannot release it: {}; the next round tries again", c.job, why, error));
         return false;
@@ -150,14 +155,16 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
     case Step::requeued:
       if (c.path == Path::preempt) {
         // Back in the queue, not held: a requeue by force (above) held it.
-        if (job->held)
+        if (held_by_morphd(*job))
           if (const std::string error = slurm_.release(c.job); !error.empty()) return false;  // next round
         move(e, Step::done, now_s);
         return false;
       }
       if (!pending(*job)) return refuse("it started again before it could be held");
       // A hold whose answer was lost may have held it: the next round reads it again (a
-      // job that started meanwhile was not held, and rolls back above).
+      // job that started meanwhile was not held, and rolls back above). A job its user
+      // holds is not held again: morphd's hold would replace the user's, and its release
+      // then end both.
       if (!job->held)
         if (const std::string error = slurm_.hold(c.job); !error.empty()) return retry("hold", error, e.updated_s);
       move(e, Step::held, now_s);
@@ -175,10 +182,13 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       // and once that passes no event makes slurmctld schedule it: it would wait for the
       // next periodic pass (up to bf_interval). Released only then, it is scheduled at
       // once, since every job update queues a scheduling pass.
-      if (job->held && job->eligible_time_s > now_s && job->eligible_time_s - now_s < kLongestEligibleWaitS)
+      if (held_by_morphd(*job) && job->eligible_time_s > now_s &&
+          job->eligible_time_s - now_s < kLongestEligibleWaitS)
         return false;  // the next round
-      if (job->held)
+      if (held_by_morphd(*job))
         if (const std::string error = slurm_.release(c.job); !error.empty()) return false;  // next round
+      if (job->held_by_user && log_)
+        log_(fmt::format("job {}: its user holds it; it starts on its new plan once released", c.job));
       move(e, Step::released, now_s);
       return true;
     case Step::released:

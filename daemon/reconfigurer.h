@@ -12,10 +12,11 @@
 // Each step is taken only when the job's state shows the previous one took effect, and
 // first checks that nobody else rewrote the record; a job that ended, or a record that
 // changed under it, rolls the entry back (a held job is released first). A job is never
-// left held: from `held` the entry reaches `released`, or rolls back once the job is
-// released. A Slurm call that fails where its effect cannot be told (hold, requeue_hold,
-// a held job's record) is tried again each round for 3 minutes; an entry that never
-// began (`planned` past stale_plan_s, and Slurm shows nothing of it) rolls back.
+// left held by morphd: from `held` the entry reaches `released`, or rolls back once the job
+// is released; a hold its user placed (JobHeldUser) is neither replaced nor released. A
+// Slurm call that fails where its effect cannot be told (hold, requeue_hold, a held job's
+// record) is tried again each round for 3 minutes; an entry that never began (`planned`
+// past stale_plan_s, and Slurm shows nothing of it) rolls back.
 #pragma once
 
 #include <algorithm>

@@ -536,6 +536,34 @@ expect_env_matches_record() {
   scancel "$user_job"
 }
 
+# morphd holds a requeued job by priority 0 and releases it (daemon/slurm_client.cc); it
+# must tell a hold of the job's user (JobHeldUser) from its own, and never place its own
+# over the user's: Slurm keeps one hold, and root's release ends whichever it is.
+@test "fact: Slurm keeps one hold: root's replaces the user's and its release ends it; a user's over root's changes nothing" {
+  chmod 1777 "$JOBS"
+  # Begins in an hour: released, it stays pending.
+  run runuser -u nobody -- sbatch --parsable -H --begin=now+3600 -D "$JOBS" -o /dev/null \
+    --morph-model=gpt2-1.5b --morph-batch=16 --wrap=true
+  [ "$status" -eq 0 ]
+  local user_job=${output##*$'\n'}
+  [ "$(job_field "$user_job" Reason)" = JobHeldUser ]
+  [ "$(job_field "$user_job" Priority)" = 0 ]
+  scontrol update job="$user_job" Priority=0
+  [ "$(job_field "$user_job" Reason)" = JobHeldAdmin ]
+  scontrol release "$user_job"
+  [ "$(job_field "$user_job" Priority)" != 0 ]
+  [ "$(job_field "$user_job" JobState)" = PENDING ]
+  # Held by root, the user's hold is accepted and leaves no trace; the user cannot release it.
+  scontrol update job="$user_job" Priority=0
+  run runuser -u nobody -- scontrol hold "$user_job"
+  [ "$status" -eq 0 ]
+  [ "$(job_field "$user_job" Reason)" = JobHeldAdmin ]
+  run runuser -u nobody -- scontrol release "$user_job"
+  [ "$status" -ne 0 ]
+  [ "$(job_field "$user_job" Priority)" = 0 ]
+  scancel "$user_job"
+}
+
 @test "fact: srun --mpi=pmix starts Open MPI across emulated nodes" {
   [ -x "$MORPH_BUILDDIR/tests/cluster/mpi_hello" ] || skip "configure found no Open MPI"
   OMPI_MCA_btl=self,tcp run timeout 120 "$MORPH_SRCDIR/tests/cluster/mpi_init_retry" srun --mpi=pmix -N 2 -n 4 --ntasks-per-node=2 -p gpu \

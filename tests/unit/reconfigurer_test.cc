@@ -56,12 +56,14 @@ class FakeSlurm : public SlurmOps {
     ++holds;
     if (!timed_out("hold").empty() && !lost) return timed_out("hold");
     jobs.at(id).held = true;
+    jobs.at(id).held_by_user = false;  // an administrator's hold replaces the user's
     return timed_out("hold");
   }
+  // As root: ends any hold, the user's too.
   std::string release(std::uint32_t id) override {
     ++releases;
     if (!timed_out("release").empty() && !lost) return timed_out("release");
-    jobs.at(id).held = false;
+    jobs.at(id).held = jobs.at(id).held_by_user = false;
     return timed_out("release");
   }
 };
@@ -300,6 +302,44 @@ TEST_F(ReconfigurerTest, AJobIsNeverLeftHeldWhenItsReleaseTimesOut) {
   EXPECT_EQ(step_of(1), Step::rolled_back);
   EXPECT_FALSE(slurm.jobs[7].held);
   EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 old");
+}
+
+// The user holds the job once it is back in the queue (JobHeldUser): morphd neither holds
+// it again nor releases it, whether its plan is carried out or rolled back.
+TEST_F(ReconfigurerTest, AHoldByTheJobsUserOutlastsTheChange) {
+  auto held_by_user = [this] {
+    slurm.jobs[7].phase = JobPhase::pending;
+    slurm.jobs[7].held = slurm.jobs[7].held_by_user = true;
+  };
+  Reconfigurer r = fresh();
+  r.start(change(Path::requeue), 0);
+  held_by_user();
+  r.advance_all(6);
+  EXPECT_EQ(step_of(1), Step::done);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 new");
+  EXPECT_TRUE(slurm.jobs[7].held_by_user);
+  EXPECT_EQ(slurm.holds, 0);
+  EXPECT_EQ(slurm.releases, 0);
+  // Its record changes under it while the update times out: rolled back, still held.
+  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}, -200, -100};
+  r.start(change(Path::requeue), 10);
+  held_by_user();
+  slurm.timing_out = {"update"};
+  r.advance_all(16);
+  EXPECT_EQ(step_of(2), Step::held);
+  slurm.jobs[7].admin_comment = "morph:v1 by-an-admin";
+  r.advance_all(17);
+  EXPECT_EQ(step_of(2), Step::rolled_back);
+  EXPECT_TRUE(slurm.jobs[7].held_by_user);
+  EXPECT_EQ(slurm.releases, 0);
+  // A job forced out for a preemption while its user holds it stays held too.
+  slurm.jobs[7] = SlurmJob{7, 1000, JobPhase::running, false, "morph:v1 old", {"n1"}, -200, -100};
+  r.start(change(Path::preempt), 20);
+  held_by_user();
+  r.advance_all(26);
+  EXPECT_EQ(step_of(3), Step::done);
+  EXPECT_TRUE(slurm.jobs[7].held_by_user);
+  EXPECT_EQ(slurm.releases, 0);
 }
 
 TEST_F(ReconfigurerTest, AHoldWhoseAnswerWasLostIsReadBackNotRolledBack) {
