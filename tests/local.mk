@@ -295,7 +295,8 @@ check-launcher: all tests/trainer/morph-trainer
 check-torch: all tests/trainer/morph-trainer
 	MORPH_SRCDIR='$(abs_top_srcdir)' MORPH_BUILDDIR='$(abs_top_builddir)' PYTHON='$(PYTHON)' \
 	  $(SHELL) '$(abs_top_srcdir)/tests/torch/check_torch.sh'
-EXTRA_DIST += %reldir%/torch/check_torch.sh %reldir%/torch/continuity_local.sh %reldir%/torch/agreement_local.py
+EXTRA_DIST += %reldir%/torch/check_torch.sh %reldir%/torch/continuity_local.sh %reldir%/torch/agreement_local.py \
+	%reldir%/torch/compare_losses.py
 if HAVE_TORCH
 TESTS += %reldir%/torch/continuity_local.sh
 endif

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run.sh: the GPU checks of docs/gpu.md, on a machine with one or more GPUs, from the
-# source tree with .gpu/ (pack.sh) in it. Writes log.txt, topo.json and bandwidth.conf to
-# $OUT (default /tmp/morph-gpu-check); the rest to a scratch folder.
+# source tree with .gpu/ (pack.sh, then continuity.sh prepare) in it. Writes log.txt,
+# topo.json, bandwidth.conf and continuity/ to $OUT (default /tmp/morph-gpu-check); the
+# rest to a scratch folder. SECTIONS="profile train continuity" (the default: all) runs
+# some of them, ROWS="h4096_tf32 ..." some of train's rows.
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/morph-gpu-check}
 scratch=$(mktemp -d)
@@ -10,13 +12,13 @@ mkdir -p "$out"
 exec > >(tee "$out/log.txt") 2>&1
 start=$SECONDS
 say() { printf '\n==> [%d s] %s\n' $((SECONDS - start)) "$*"; }
+want() { [[ " ${SECTIONS:-profile train continuity} " == *" $1 "* ]]; }
 
 say machine
 nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.max,pcie.link.width.max,clocks.max.sm --format=csv
 python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
 
-say "morph-profile topo and bandwidth"
-(
+want profile && say "morph-profile topo and bandwidth" && (
   # shellcheck source=scripts/gpu-check/env.sh
   source "$top/scripts/gpu-check/env.sh"
   # The machine as a one-node cluster of its own GPU type (h200 here; GPU_TYPE=... otherwise).
@@ -38,10 +40,18 @@ say "the morph Python package for this python3"
 bash "$top/scripts/gpu-check/native.sh" "$scratch/python" && ls "$scratch"/python/morph/_native*
 export PYTHONPATH=$scratch/python MORPH_RULES_DIR=$top/share/rules
 
+if want continuity; then
+  say "checkpoints between the CPU and the GPU (continuity.sh)"
+  bash "$top/scripts/gpu-check/continuity.sh" gpu "$out/continuity"
+  echo "continuity rc=$?"
+fi
+want train || { say finished; exit 0; }
+
 # train NAME LIMIT HIDDEN BATCH [LAUNCH OPTIONS] [-- PEAK OPTIONS]: examples/torch/train.py on
 # GPU 0, 8 layers, vocabulary 1024, float32 parameters; prints the median of steps 3 onwards.
 train() {
   local name=$1 limit=$2 hidden=$3 batch=$4 launch=() peak=()
+  [ -z "${ROWS:-}" ] || [[ " $ROWS " == *" $name "* ]] || return 0
   shift 4
   while [ $# -gt 0 ] && [ "$1" != -- ]; do launch+=("$1"); shift; done
   [ $# -gt 0 ] && shift && peak=("$@")
@@ -65,6 +75,9 @@ train h4096_fp32 180 4096 16384
 TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 train h4096_tf32 120 4096 16384
 train h4096_bf16 120 4096 16384 -- --autocast bf16
 TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 train h4096_tf32_gc 120 4096 16384 --gc 1
+# The same global batch in 4 micro-batches, and a quarter of it in one.
+TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 train h4096_tf32_ga4 120 4096 16384 --ga 4
+TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 train h4096_tf32_b4096 120 4096 4096
 # The caching allocator's reserve without and with expandable segments (PyTorch 2.1 and later).
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 train h2048_tf32_expandable 120 2048 8192

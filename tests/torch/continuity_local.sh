@@ -54,24 +54,7 @@ cxx() {
 }
 
 # compare WHAT REFERENCE LOG [FIRST_STEP]: max relative difference of the common steps >= FIRST_STEP.
-compare() {
-  local d
-  d=$("$py" - "$2" "$3" "${4:-1}" <<'EOF'
-import sys
-def read(f):
-    return {int(l.split()[0]): float(l.split()[1]) for l in open(f) if l.strip()}
-a, b, first = read(sys.argv[1]), read(sys.argv[2]), int(sys.argv[3])
-steps = [s for s in sorted(set(a) & set(b)) if s >= first]
-assert steps and steps[-1] == 10, f"steps {steps}"
-print("%.3e" % max(abs(a[s] - b[s]) / abs(a[s]) for s in steps))
-EOF
-) || { echo "FAIL $1: cannot compare"; failed=1; return; }
-  if "$py" -c "import sys; sys.exit(0 if float('$d') <= 1e-5 else 1)"; then
-    printf '%-60s max_rel_loss_diff %s\n' "$1" "$d"
-  else
-    printf 'FAIL %-55s max_rel_loss_diff %s\n' "$1" "$d"; failed=1
-  fi
-}
+compare() { "$py" "$src/tests/torch/compare_losses.py" "$@" || failed=1; }
 
 # resume WHAT CHECKPOINT LAYOUT REFERENCE PART_LOG [cxx]: reshard, resume to step 10, compare steps 6..10.
 resume() {
