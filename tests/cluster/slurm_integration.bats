@@ -12,7 +12,8 @@ load cluster
 
 setup_file() {
   # Not under BATS_FILE_TMPDIR (mode 700): jobs of other users must reach their folder.
-  cluster_setup 18170 /tmp/morph-testcluster-bats
+  # task/cgroup with ConstrainDevices where this machine allows it: jobs see only their GPUs.
+  MORPH_TESTCLUSTER_CGROUP=devices cluster_setup 18170 /tmp/morph-testcluster-bats
   [ -z "$MORPH_CLUSTER_SKIP" ] || return 0
   export JOBS="$MORPH_TESTCLUSTER_DIR/jobs"
   install -d -m 1777 "$JOBS"
@@ -25,6 +26,23 @@ env | grep -E '^(MORPH_|CUDA_VISIBLE_DEVICES=|SLURM_RESTART_COUNT=|SLURM_JOB_NUM
 srun --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 bash -c 'echo "step $SLURMD_NODENAME $MORPH_PLAN"'
 EOF
   chmod 755 "$JOBS/env.sh"
+  # Prints, from one task per GPU, how many of its node's GPU device files it may open: an
+  # allowed one fails with ENXIO (no driver behind the emulated device), a denied one with
+  # EPERM (the job's devices cgroup); sleeps on its first run, so that it can be requeued.
+  cat >"$JOBS/devices.sh" <<'EOF'
+#!/bin/bash
+srun bash -c 'allowed=0 denied=0
+for d in "$MORPH_TESTCLUSTER_DIR/dev/$SLURMD_NODENAME"/nvidia*; do
+  case $( (exec 3<"$d") 2>&1) in
+    *"No such device or address"*) allowed=$((allowed + 1)) ;;
+    *"Operation not permitted"*) denied=$((denied + 1)) ;;
+    *) echo "unexpected: $d" ;;
+  esac
+done
+echo "run ${SLURM_RESTART_COUNT:-0} task $SLURM_PROCID $SLURMD_NODENAME allowed=$allowed denied=$denied"'
+if [ -z "${SLURM_RESTART_COUNT:-}" ]; then sleep 600; fi
+EOF
+  chmod 755 "$JOBS/devices.sh"
 }
 
 setup() {
@@ -499,6 +517,27 @@ expect_env_matches_record() {
   [ "$(record_value "$job" dp)" = 2 ]
   # A requeued job waits out cred_expire (10 s here) before it starts again.
   [ $((SECONDS - released)) -ge 5 ]
+}
+
+@test "task/cgroup: a Morph job's tasks may open the GPUs of its plan and no others, also after its plan changes" {
+  grep -qx 'TaskPlugin=task/cgroup' "$SLURM_CONF" || skip "no cgroup v1 devices controller here: the cluster runs task/none"
+  submit --requeue --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/devices.sh"
+  [ "$status" -eq 0 ]
+  wait_state "$job" RUNNING
+  local node i
+  node=$(job_field "$job" NodeList)
+  [ "$(record_value "$job" gpus_per_node)" = 1 ]
+  for i in $(seq 50); do grep -q '^run 0 ' "$JOBS/$job.out" && break; sleep 0.2; done
+  [ "$(grep '^run 0 ' "$JOBS/$job.out")" = "run 0 task 0 $node allowed=1 denied=7" ] || { cat "$JOBS/$job.out"; false; }
+  # Two GPUs by the record (as morphd changes a plan): the requeued job's tasks get two.
+  scontrol requeuehold "$job"
+  wait_state "$job" PENDING
+  scontrol update job="$job" AdminComment="$(job_record "$job" | sed 's/gpus_per_node=1 /gpus_per_node=2 /; s/ dp=1 / dp=2 /' |
+    sed -E "s/ ga=([0-9]+) / ga=$(( $(record_value "$job" ga) / 2 )) /")"
+  scontrol release "$job"
+  wait_state "$job" COMPLETED 90
+  node=$(job_field "$job" NodeList)
+  [ "$(grep -c "^run 1 task [01] $node allowed=2 denied=6$" "$JOBS/$job.out")" = 2 ] || { cat "$JOBS/$job.out"; false; }
 }
 
 @test "fact: job_modify checks every update of a Morph record" {
