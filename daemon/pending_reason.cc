@@ -59,6 +59,11 @@ bool held(std::uint32_t priority, std::uint32_t state_reason) {
   return priority == 0 && state_reason != FAIL_BAD_CONSTRAINTS;
 }
 
+bool held_by_user(std::uint32_t priority, std::uint32_t state_reason, const char* state_desc) {
+  return held(priority, state_reason) && state_reason == WAIT_HELD_USER &&
+         (state_desc == nullptr || *state_desc == '\0');
+}
+
 std::string pending_block(bool is_held, std::uint32_t state_reason) {
   if (is_held) return "held";
   switch (state_reason) {

@@ -12,6 +12,12 @@ namespace morph::daemon {
 // the next update of it resets its priority (_update_job), so morphd plans it again.
 bool held(std::uint32_t priority, std::uint32_t state_reason);
 
+// Whether a held job is held by its user (`scontrol hold`, `sbatch -H`: JobHeldUser), a hold
+// morphd must neither replace nor release. A requeue-hold reads JobHeldUser too, whoever
+// asked for it (morphd's forced requeue among them), but with Slurm's description "job
+// requeued in held state" (`state_desc`, null or empty for a user's hold).
+bool held_by_user(std::uint32_t priority, std::uint32_t state_reason, const char* state_desc);
+
 // What the job waits on ("held", "a dependency", "its partition (PartitionDown)"...), or
 // empty when a placement may start it: Priority, Resources, and the limits that a smaller
 // plan may pass (a job's TRES, size_limit(); a partition's nodes, which morphd reads; the

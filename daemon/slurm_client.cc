@@ -42,7 +42,7 @@ SlurmJob job_of(const slurm_job_info_t& j, bool without_accounting) {
   out.user_id = j.user_id;
   out.phase = phase_of(j.job_state);
   out.held = held(j.priority, j.state_reason);
-  out.held_by_user = out.held && j.state_reason == WAIT_HELD_USER;
+  out.held_by_user = held_by_user(j.priority, j.state_reason, j.state_desc);
   out.admin_comment = j.admin_comment != nullptr ? j.admin_comment : "";
   out.partition = j.partition != nullptr ? j.partition : "";
   if (j.resv_name != nullptr)

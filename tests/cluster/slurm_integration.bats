@@ -499,6 +499,9 @@ expect_env_matches_record() {
   run scontrol requeuehold "$job"
   [ "$status" -eq 0 ]
   wait_state "$job" PENDING
+  # Root's requeue-hold reads JobHeldUser, told from a user's hold by this description
+  # (daemon/pending_reason.h, held_by_user).
+  [ "$(job_field "$job" Reason)" = job_requeued_in_held_state ]
   # The new plan: two GPUs, dp=2, half the accumulation steps (same global batch).
   local new
   new=$(job_record "$job" | sed 's/gpus_per_node=1 /gpus_per_node=2 /; s/ dp=1 / dp=2 /' |

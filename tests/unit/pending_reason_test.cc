@@ -42,6 +42,16 @@ TEST(PendingReason, PriorityZeroIsAHoldUnlessSlurmFoundTheRecordUnsatisfiable) {
   EXPECT_FALSE(held(1000, WAIT_PRIORITY));
 }
 
+// As slurmctld 22.05 showed them on the local cluster (tests/cluster/slurm_integration.bats,
+// "Slurm keeps one hold"): a user's hold, root's priority 0 over it, root's requeue-hold.
+TEST(PendingReason, OnlyAUsersOwnHoldIsTheUsers) {
+  EXPECT_TRUE(held_by_user(0, WAIT_HELD_USER, nullptr));
+  EXPECT_TRUE(held_by_user(0, WAIT_HELD_USER, ""));
+  EXPECT_FALSE(held_by_user(0, WAIT_HELD, nullptr));
+  EXPECT_FALSE(held_by_user(0, WAIT_HELD_USER, "job requeued in held state"));
+  EXPECT_FALSE(held_by_user(1000, WAIT_HELD_USER, nullptr));  // released: the reason lingers
+}
+
 TEST(PendingReason, PartitionsReservationsAndAccountLimitsBlock) {
   EXPECT_EQ(pending_block(false, WAIT_PART_DOWN), "its partition (PartitionDown)");
   EXPECT_EQ(pending_block(false, WAIT_PART_INACTIVE), "its partition (PartitionInactive)");
