@@ -523,7 +523,7 @@ expect_env_matches_record() {
 }
 
 @test "task/cgroup: a Morph job's tasks may open the GPUs of its plan and no others, also after its plan changes" {
-  grep -qx 'TaskPlugin=task/cgroup' "$SLURM_CONF" || skip "no cgroup v1 devices controller here: the cluster runs task/none"
+  grep -qx 'TaskPlugin=task/cgroup' "$SLURM_CONF" || skip "no writable cgroup v1 devices controller here: the cluster runs task/none"
   submit --requeue --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/devices.sh"
   [ "$status" -eq 0 ]
   wait_state "$job" RUNNING
