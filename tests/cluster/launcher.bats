@@ -153,7 +153,7 @@ exec "$MORPHRUN" --driver --plan dp=4 --framework torch --mpi-trainer --metrics 
   --samples 1000 --global-batch 8 --micro-batches 1 --steps 5 --quiet
 EOS
   chmod 755 "$JOBS/stale.sh"
-  local job nodes node steps step case
+  local job nodes node steps step case failed
   for case in "0:a100-2" "0:a100-1 a100-2" "0 1:a100-1"; do
     steps=${case%%:*} nodes=${case#*:}
     job=$(sbatch --parsable --hold -w a100-1,a100-2 --ntasks-per-node=2 -p gpu -D "$JOBS" -o "$JOBS/%j.out" "$JOBS/stale.sh")
@@ -168,7 +168,10 @@ EOS
     rm -f "$MORPH_TESTCLUSTER_DIR"/spool/*/stepd.slurm.pmix."$job".*
     [ "$(job_field "$job" ExitCode)" = 0:0 ] || fail "$(cat "$JOBS/$job.out")"
     grep -q "launch failed" "$JOBS/$job.out" || fail "step 0 started on $nodes: $(cat "$JOBS/$job.out")"
-    [ "$(grep -c "restart reason=failed-start" "$JOBS/stale.$job.metrics")" -eq "$(wc -w <<<"$steps")" ] &&
+    # One failed start per planted step; a rank that dies in Open MPI's start-up (the race of
+    # docs/launcher.md) may add one, which the driver's third retry absorbs (seen in CI once).
+    failed=$(grep -c "restart reason=failed-start" "$JOBS/stale.$job.metrics")
+    [ "$failed" -ge "$(wc -w <<<"$steps")" ] && [ "$failed" -le 3 ] &&
       grep -q "retry $(wc -w <<<"$steps") of 3" "$JOBS/$job.out" &&
       [ "$(grep -c "dp=4,tp=1,pp=1,zero=0$" "$JOBS/stale.$job.metrics")" -eq 5 ] &&
       grep -q "finished" "$JOBS/stale.$job.metrics" || fail "$(cat "$JOBS/stale.$job.metrics" "$JOBS/$job.out")"
