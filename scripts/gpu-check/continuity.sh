@@ -42,10 +42,15 @@ resume() {
   compare "$what" "$ref" "$log" 6
 }
 
+# The build tree's morph command and Python package (prepare and back, here).
+use_build_tree() {
+  build=$(cd "${MORPH_BUILDDIR:-$top/build}" && pwd) || exit 1
+  export PYTHONPATH=$build/python MORPH_RULES_DIR=$top/share/rules
+}
+
 case ${1:-} in
   prepare)
-    build=$(cd "${MORPH_BUILDDIR:-$top/build}" && pwd)
-    export PYTHONPATH=$build/python MORPH_RULES_DIR=$top/share/rules
+    use_build_tree
     rm -rf "$pack" && mkdir -p "$pack" && cd "$pack" || exit 1
     train "$A" cpu "" --steps 10 --loss-log A.txt
     train "$A" cpu "" --steps 10 --save-at 5 --checkpoint-dir ckA --loss-log A5.txt
@@ -65,8 +70,7 @@ case ${1:-} in
     compare "GPU gradient checkpointing vs none" G.txt gc.txt
     ;;
   back)
-    build=$(cd "${MORPH_BUILDDIR:-$top/build}" && pwd)
-    export PYTHONPATH=$build/python MORPH_RULES_DIR=$top/share/rules
+    use_build_tree
     work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
     "$build/tools/morph/morph" reshard --from "$2/ckG/step_5" --to "$work/G_to_A" --layout "$A" >/dev/null || failed=1
     resume "GPU step 5 -> CPU $A" "$A" cpu "$work/G_to_A" "$2/G.txt" "$2/G5.txt"
