@@ -10,7 +10,7 @@
 // `bench_reshard --plan`: planning alone (no files) for a LLaMA-7B-size state (32 layers,
 // hidden 4096, vocabulary 32000) between layouts of up to 64 ranks, each case in its own
 // process, with the planning seconds and that process's peak RSS (ru_maxrss): the whole
-// plan (plan_reshard, as `morph reshard --plan-only --json` holds it), the whole plan file
+// plan (plan_reshard, as `morph reshard` held it before 4c851ea), the whole plan file
 // by file as `morph reshard` makes it (FilePlanner, each file's plan dropped before the
 // next is made; held_ops: the most held at once), then the share of one process of
 // morph-reshard-mpi with one process per new rank. One line per case:

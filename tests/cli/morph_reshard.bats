@@ -71,6 +71,25 @@ lying_checkpoint() {
   jq_true "$file" '.node_pairs | length == 1 and .[0].from == "n2" and .[0].to == "n2"'
 }
 
+@test "reshard --plan-only --json: streamed file by file, every new rank once, the totals match the reads" {
+  require_jq
+  local d=$BATS_TEST_TMPDIR
+  make_checkpoint "$d/a" dp=1,tp=2,pp=1,zero=0 4 16 50
+  morph --json reshard --from "$d/a" --layout dp=2,tp=2,pp=2 --plan-only
+  assert_ok
+  local file
+  file=$(save_json plan)
+  # Files are planned replica group by replica group: ranks 0 and 2 share one file.
+  jq_true "$file" '[.ranks[].rank] == [0,2,4,6,1,3,5,7]'
+  jq_true "$file" '.bytes > 0 and .bytes == ([.ranks[].ops[].bytes] | add)'
+  jq_true "$file" '.from == "dp=1,tp=2,pp=1,zero=0" and .to == "dp=2,tp=2,pp=2,zero=0"'
+  morph reshard --from "$d/a" --layout dp=2,tp=2,pp=2 --plan-only
+  assert_ok
+  local gb
+  gb=$(jq -r '.bytes / 1e9 * 1000 | round / 1000' "$file")
+  [[ "$output" == *"$(printf '%.3f' "$gb") GB to read"* ]] || fail "text and JSON totals differ ($gb)" "$output"
+}
+
 @test "morph-reshard-mpi on 3 processes builds the same files as morph reshard" {
   command -v mpirun >/dev/null || skip "mpirun not found"
   [ -x "$MORPH_BUILDDIR/launcher/morph-reshard-mpi" ] || skip "built without MPI"

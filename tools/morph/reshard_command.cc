@@ -40,21 +40,37 @@ std::vector<std::string> node_list(const std::string& text, int ranks, const cha
 
 std::string gb(std::uint64_t bytes) { return fmt::format("{:.3f}", static_cast<double>(bytes) / 1e9); }
 
-nlohmann::json plan_json(const state::ReshardPlan& plan) {
-  nlohmann::json ranks = nlohmann::json::array();
-  for (const state::RankPlan& r : plan.ranks) {
-    nlohmann::json ops = nlohmann::json::array();
-    for (const state::CopyOp& op : r.ops)
-      ops.push_back({{"from_rank", op.source_rank}, {"from_offset", op.source_offset},
-                     {"tensor", r.tensors[static_cast<std::size_t>(op.tensor)].name}, {"offset", op.offset},
-                     {"bytes", op.bytes}});
-    ranks.push_back({{"rank", r.rank}, {"tensors", r.tensors.size()}, {"ops", std::move(ops)}});
+nlohmann::json rank_json(const state::RankPlan& r) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const state::CopyOp& op : r.ops)
+    ops.push_back({{"from_rank", op.source_rank}, {"from_offset", op.source_offset},
+                   {"tensor", r.tensors[static_cast<std::size_t>(op.tensor)].name}, {"offset", op.offset},
+                   {"bytes", op.bytes}});
+  return {{"rank", r.rank}, {"tensors", r.tensors.size()}, {"ops", std::move(ops)}};
+}
+
+// Every read, printed file by file as it is planned, so that one file's reads are held at
+// a time (a whole ZeRO plan of dp=64 holds 35 million, docs/resharding.md): the ranks come
+// in the order of their files, one object per line, the totals after them.
+void print_plan_json(const state::FilePlanner& planner) {
+  std::map<std::pair<std::string, std::string>, std::uint64_t> bytes_between_nodes;
+  std::uint64_t total = 0;
+  std::cout << "{\n  \"from\": " << nlohmann::json(state::to_string(planner.from())).dump()
+            << ",\n  \"to\": " << nlohmann::json(state::to_string(planner.to())).dump() << ",\n  \"ranks\": [";
+  const char* separator = "\n    ";
+  for (std::size_t f = 0; f < planner.file_count(); ++f) {
+    const state::ReshardPlan plan = planner.plan(f);
+    for (const state::RankPlan& r : plan.ranks) {
+      std::cout << separator << rank_json(r).dump();
+      separator = ",\n    ";
+    }
+    for (const auto& [nodes, bytes] : plan.bytes_between_nodes) bytes_between_nodes[nodes] += bytes;
+    total += plan.bytes;
   }
   nlohmann::json pairs = nlohmann::json::array();
-  for (const auto& [nodes, bytes] : plan.bytes_between_nodes)
+  for (const auto& [nodes, bytes] : bytes_between_nodes)
     pairs.push_back({{"from", nodes.first}, {"to", nodes.second}, {"bytes", bytes}});
-  return {{"from", state::to_string(plan.from)}, {"to", state::to_string(plan.to)}, {"bytes", plan.bytes},
-          {"node_pairs", std::move(pairs)}, {"ranks", std::move(ranks)}};
+  std::cout << "\n  ],\n  \"bytes\": " << total << ",\n  \"node_pairs\": " << pairs.dump() << "\n}\n";
 }
 
 // A new rank's line of the plan: tensors, reads, old ranks read, GB.
@@ -107,12 +123,11 @@ void run_reshard(Context& context, const ReshardArgs& args) {
   options.nodes.to = node_list(args.to_nodes, layout.ranks(), "--to-nodes");
   if (args.plan_only) {
     const std::vector<state::SafetensorsHeader> headers = state::read_headers(args.from, index, options.verify);
-    if (context.json) {  // every read is printed: the plan is held whole
-      std::cout << plan_json(state::plan_reshard(index.spec, index.layout, headers, layout, options.nodes)).dump(2)
-                << '\n';
-      return;
-    }
-    print_plan(state::FilePlanner(index.spec, index.layout, headers, layout, options.nodes));
+    const state::FilePlanner planner(index.spec, index.layout, headers, layout, options.nodes);
+    if (context.json)
+      print_plan_json(planner);
+    else
+      print_plan(planner);
     return;
   }
   if (args.to.empty()) throw Error("--to is required unless --plan-only is given");
