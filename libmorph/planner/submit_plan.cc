@@ -36,10 +36,11 @@ bool allowed_type(const MorphRequest& r, const Cluster& cluster, const NodeType&
 // The GPU types the record keeps for the job: those of --morph-gpu-types (none: any) that
 // the user's -w, -x, --constraint, --mincpus and -c leave any node of (`available`), where
 // these exclude one; morphd never moves the job beyond them (a pending job updated onto
-// nodes its own options exclude would wait for ever). Else the request's own list.
+// nodes its own options exclude would wait for ever). Else the request's own list. Names
+// are morph.conf's (`a100-80g` for `--morph-gpu-type=A100`), as updates compare them.
 std::vector<std::string> types_within_constraints(const MorphRequest& r, const Cluster& cluster,
                                                   const std::map<std::string, int>& available) {
-  std::vector<std::string> allowed, usable;
+  std::vector<std::string> allowed, usable, requested;
   auto add = [](std::vector<std::string>& list, const std::string& gpu) {
     if (std::find(list.begin(), list.end(), gpu) == list.end()) list.push_back(gpu);
   };
@@ -48,7 +49,9 @@ std::vector<std::string> types_within_constraints(const MorphRequest& r, const C
     add(allowed, node.gpu);
     if (available.count(node.name)) add(usable, node.gpu);
   }
-  return usable.size() < allowed.size() ? usable : r.gpu_types;
+  if (usable.size() < allowed.size()) return usable;
+  for (const std::string& t : r.gpu_types) add(requested, cluster.find_gpu_type(t)->name);  // checked known
+  return requested;
 }
 
 Placement placement_of(const Candidate& c) {

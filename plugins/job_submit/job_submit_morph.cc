@@ -41,6 +41,7 @@ namespace {
 
 using morph::plugin::guarded;
 using morph::plugin::JobResources;
+using morph::plugin::Refusal;
 using morph::plugin::replace_slurm_string;
 using morph::plugin::SlurmRequest;
 using morph::plugin::Verdict;
@@ -87,7 +88,7 @@ JobResources resources(const job_desc_msg_t* job, bool submission) {
   r.tasks_per_gpu = given16(job->ntasks_per_tres);
   r.min_cpus_per_node = given16(job->pn_min_cpus);
   r.cpus_per_tres = text(job->cpus_per_tres);
-  if (job->pn_min_memory != NO_VAL64 && job->pn_min_memory != 0) {
+  if (job->pn_min_memory != NO_VAL64) {  // 0: --mem=0, all of each node's memory
     r.memory_per_cpu = (job->pn_min_memory & MEM_PER_CPU) != 0;
     r.memory_mb_per_node = job->pn_min_memory & ~MEM_PER_CPU;
   }
@@ -101,6 +102,22 @@ JobResources resources(const job_desc_msg_t* job, bool submission) {
     r.clears_features = job->features != nullptr && *job->features == '\0';
   }
   return r;
+}
+
+// What scontrol prints for a refused update ("slurm_update error: Node count
+// specification invalid"); slurmctld's log says which field and why.
+int refusal_code(Refusal refusal) {
+  switch (refusal) {
+    case Refusal::gpus: return ESLURM_INVALID_GRES;
+    case Refusal::nodes: return ESLURM_INVALID_NODE_COUNT;
+    case Refusal::tasks: return ESLURM_BAD_TASK_COUNT;
+    case Refusal::cpus: return ESLURM_INVALID_CPU_COUNT;
+    case Refusal::features: return ESLURM_INVALID_FEATURE;
+    case Refusal::partition: return ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE;
+    case Refusal::memory: return ESLURM_INVALID_TASK_MEMORY;
+    case Refusal::other: break;
+  }
+  return SLURM_ERROR;
 }
 
 // Writes `r` into the job_desc; SlurmRequest::validate() has checked that every count
@@ -230,7 +247,7 @@ extern "C" int job_modify(job_desc_msg_t* job, void* job_ptr, uint32_t submit_ui
     const morph::plugin::ModifyOutput out = handler->modify(in);
     if (out.verdict == Verdict::reject) {
       slurm_error("job_submit/morph: job %s: update refused: %s", id.c_str(), out.message.c_str());
-      return SLURM_ERROR;
+      return refusal_code(out.refusal);
     }
     if (out.verdict == Verdict::accept && out.request) {
       if (out.record_only) replace_slurm_string(job->admin_comment, out.request->admin_comment);

@@ -62,6 +62,14 @@ int user_cpus_per_gpu(const JobResources& u) {
   return std::max(per_task, from_tres);
 }
 
+// --mem=0 (Slurm: all of each node's memory) would hold whole nodes' memory while Morph
+// places other jobs' plans beside the job's, and moves it between node types.
+std::string all_memory_refused(std::string_view option) {
+  return fmt::format("{}=0 (all of each node's memory): Morph sizes a job's host memory per node for its plan and "
+                     "shares nodes with other jobs; give {}=SIZE as a floor, or leave it out",
+                     option, option);
+}
+
 // The user's options besides --morph-*: each is honoured by sizing (a constraint) or
 // refused, so that the request written back is one Slurm can satisfy.
 SubmitConstraints user_constraints(const JobResources& u, bool baseline) {
@@ -74,6 +82,7 @@ SubmitConstraints user_constraints(const JobResources& u, bool baseline) {
     throw Error("--gpus-per-socket: Morph places GPUs itself; for an SLA baseline use --gres or --gpus");
   if (u.memory_per_cpu) throw Error("--mem-per-cpu: Morph sizes host memory per node; use --mem");
   if (names_gpus(u.mem_per_tres)) throw Error("--mem-per-gpu: Morph sizes host memory per node; use --mem");
+  if (u.memory_mb_per_node == 0u) throw Error(all_memory_refused("--mem"));
   SubmitConstraints c;
   if (!u.required_nodes.empty()) c.required_nodes = expand_hostlist(u.required_nodes, "-w/--nodelist");
   if (!u.excluded_nodes.empty()) c.excluded_nodes = expand_hostlist(u.excluded_nodes, "-x/--exclude");
@@ -120,34 +129,44 @@ std::vector<const NodeType*> listed_node_types_holding(const Cluster& cluster, s
 
 std::string planned(const Placement& p) { return fmt::format("{}, {} CPUs each", describe(p), p.cpus_per_gpu); }
 
-// Why the resource fields of an update do not match the record's placement, or empty.
-std::string update_mismatch(const JobResources& u, const Placement& p, const MorphConfig* config) {
+// A field of an update that does not match the record's placement: "NumNodes=2".
+struct Mismatch {
+  Refusal kind = Refusal::other;
+  std::string field;
+};
+
+// The first resource field of an update that does not match the record's placement.
+std::optional<Mismatch> update_mismatch(const JobResources& u, const Placement& p, const MorphConfig* config) {
   auto same_type = [&](const std::string& type) {
     if (type.empty()) return true;
     const GpuType* g = config != nullptr ? config->cluster.find_gpu_type(type) : nullptr;
     return g != nullptr ? g->name == p.gpu_type : to_lower(type) == to_lower(p.gpu_type);
   };
-  if (u.clears_tres_per_node) return "TresPerNode= (no GPUs)";
+  const auto gpus = [](std::string field) { return Mismatch{Refusal::gpus, std::move(field)}; };
+  if (u.clears_tres_per_node) return gpus("TresPerNode= (no GPUs)");
   if (!u.tres_per_node.empty()) {
     const std::optional<GpuTres> g = parse_gpu_tres(u.tres_per_node, "TresPerNode");
-    if (!g || g->count != p.gpus_per_node || !same_type(g->type)) return fmt::format("TresPerNode={}", u.tres_per_node);
+    if (!g || g->count != p.gpus_per_node || !same_type(g->type)) return gpus(fmt::format("TresPerNode={}", u.tres_per_node));
   }
   if (const std::optional<GpuTres> g = parse_gpu_tres(u.tres_per_job, "TresPerJob");
       g && (g->count != p.gpus() || !same_type(g->type)))
-    return fmt::format("TresPerJob={}", u.tres_per_job);
-  if (parse_gpu_tres(u.tres_per_task, "TresPerTask")) return fmt::format("TresPerTask={}", u.tres_per_task);
-  if (parse_gpu_tres(u.tres_per_socket, "TresPerSocket")) return fmt::format("TresPerSocket={}", u.tres_per_socket);
-  if (u.min_nodes && static_cast<int>(*u.min_nodes) != p.nodes) return fmt::format("NumNodes={}", *u.min_nodes);
-  if (u.max_nodes && static_cast<int>(*u.max_nodes) != p.nodes) return fmt::format("MaxNodes={}", *u.max_nodes);
-  if (u.tasks && static_cast<int>(*u.tasks) != p.gpus()) return fmt::format("NumTasks={}", *u.tasks);
+    return gpus(fmt::format("TresPerJob={}", u.tres_per_job));
+  if (parse_gpu_tres(u.tres_per_task, "TresPerTask")) return gpus(fmt::format("TresPerTask={}", u.tres_per_task));
+  if (parse_gpu_tres(u.tres_per_socket, "TresPerSocket")) return gpus(fmt::format("TresPerSocket={}", u.tres_per_socket));
+  if (u.min_nodes && static_cast<int>(*u.min_nodes) != p.nodes)
+    return Mismatch{Refusal::nodes, fmt::format("NumNodes={}", *u.min_nodes)};
+  if (u.max_nodes && static_cast<int>(*u.max_nodes) != p.nodes)
+    return Mismatch{Refusal::nodes, fmt::format("MaxNodes={}", *u.max_nodes)};
+  if (u.tasks && static_cast<int>(*u.tasks) != p.gpus())
+    return Mismatch{Refusal::tasks, fmt::format("NumTasks={}", *u.tasks)};
   if (u.tasks_per_node && static_cast<int>(*u.tasks_per_node) != p.gpus_per_node)
-    return fmt::format("NTasksPerNode={}", *u.tasks_per_node);
+    return Mismatch{Refusal::tasks, fmt::format("NTasksPerNode={}", *u.tasks_per_node)};
   if (u.cpus_per_task && static_cast<int>(*u.cpus_per_task) != p.cpus_per_gpu)
-    return fmt::format("CPUsPerTask={}", *u.cpus_per_task);
+    return Mismatch{Refusal::cpus, fmt::format("CPUsPerTask={}", *u.cpus_per_task)};
   if (u.min_cpus_per_node && static_cast<int>(*u.min_cpus_per_node) < p.cpus_per_gpu * p.gpus_per_node)
-    return fmt::format("MinCPUsNode={}", *u.min_cpus_per_node);
-  if (!u.cpus_per_tres.empty()) return fmt::format("CpusPerTres={}", u.cpus_per_tres);
-  return {};
+    return Mismatch{Refusal::cpus, fmt::format("MinCPUsNode={}", *u.min_cpus_per_node)};
+  if (!u.cpus_per_tres.empty()) return Mismatch{Refusal::cpus, fmt::format("CpusPerTres={}", u.cpus_per_tres)};
+  return std::nullopt;
 }
 
 // Why the partitions `to` of an update cannot take a Morph job, or empty. morphd keeps
@@ -159,10 +178,13 @@ std::string partition_mismatch(const std::string& to, const JobRecord& r, const 
   const std::optional<PartitionBounds> b = partition_bounds(partitions, to);
   if (!b) return {};  // a partition slurm.conf did not have: Slurm checks that it exists
   const std::vector<std::string> listed = gpu_types_on(config.cluster), offered = gpu_types_on(config.cluster, &*b);
-  for (const std::string& type : r.request.gpu_types.empty() ? listed : r.request.gpu_types)
+  for (const std::string& named : r.request.gpu_types.empty() ? listed : r.request.gpu_types) {
+    const GpuType* gpu = config.cluster.find_gpu_type(named);  // older records kept the user's spelling
+    const std::string& type = gpu != nullptr ? gpu->name : named;
     if (std::find(listed.begin(), listed.end(), type) != listed.end() &&
         std::find(offered.begin(), offered.end(), type) == offered.end())
       return fmt::format("partition {} has no {} node, a GPU type the job's plans may use", b->names, type);
+  }
   if (b->max_nodes > 0 && (r.max_nodes == 0 || r.max_nodes > b->max_nodes))
     return fmt::format("partition {} allows {} node{} per job, the job's plans up to {}", b->names, b->max_nodes,
                        b->max_nodes == 1 ? "" : "s", r.max_nodes == 0 ? std::string("any number") : std::to_string(r.max_nodes));
@@ -423,30 +445,37 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
         return out;
       }
     }
-    std::string field = update_mismatch(in.update, r.current, config_ ? &*config_ : nullptr);
+    std::optional<Mismatch> mismatch = update_mismatch(in.update, r.current, config_ ? &*config_ : nullptr);
     // Under GpuTypeBy=feature the GPU type is a node feature: Features names the plan's.
-    if (field.empty() && !sets_record && (!in.update.features.empty() || in.update.clears_features) && config_ &&
+    if (!mismatch && !sets_record && (!in.update.features.empty() || in.update.clears_features) && config_ &&
         config_->gpu_type_by_feature && gpu_request(r).features != in.update.features)
-      field = fmt::format("Features={}", in.update.features);
-    if (!field.empty())
+      mismatch = Mismatch{Refusal::features, fmt::format("Features={}", in.update.features)};
+    if (mismatch) {
+      out.refusal = mismatch->kind;
       throw Error(fmt::format("{} does not match the job's plan ({}); a Morph job's GPUs, nodes, tasks, CPUs and "
                               "GPU type follow its plan, which root or SlurmUser change with AdminComment",
-                              field, planned(r.current)));
+                              mismatch->field, planned(r.current)));
+    }
     if (!in.update.partition.empty() && config_)
-      if (const std::string why = partition_mismatch(in.update.partition, r, *config_, partitions_); !why.empty())
+      if (const std::string why = partition_mismatch(in.update.partition, r, *config_, partitions_); !why.empty()) {
+        out.refusal = Refusal::partition;
         throw Error(fmt::format("Partition={}: {}; submit the job again with -p {}", in.update.partition, why,
                                 in.update.partition));
+      }
     if (!sets_record) {
       // Host memory follows the plan: below what it needs per node (ZeRO-Offload's
       // states), the job would be OOM-killed under cgroup limits when it starts.
+      out.refusal = Refusal::memory;
       if (in.update.memory_per_cpu || names_gpus(in.update.mem_per_tres))
         throw Error(fmt::format("{}: Morph sizes a job's host memory per node; use MinMemoryNode",
                                 in.update.memory_per_cpu ? "MinMemoryCPU" : "MinMemoryGPU"));
+      if (in.update.memory_mb_per_node == 0u) throw Error(all_memory_refused("MinMemoryNode"));
       if (in.update.memory_mb_per_node && config_ && catalog_)
         if (const std::uint64_t need = memory_mb_per_node(JobRecord{}, host_bytes_per_node(r));
             *in.update.memory_mb_per_node < need)
           throw Error(fmt::format("MinMemoryNode={}M is below the {}M per node the job's plan ({}) needs",
                                   *in.update.memory_mb_per_node, need, planned(r.current)));
+      out.refusal = Refusal::other;
       out.verdict = Verdict::pass_through;
       return out;
     }

@@ -85,9 +85,14 @@ struct ModifyInput {
   JobResources update;                        // the update's resource fields
 };
 
+// What a refused update asked for, which job_submit_morph returns as Slurm's error code
+// (job_modify has no message for the user in Slurm 22.05: the code is what scontrol prints).
+enum class Refusal { other, gpus, nodes, tasks, cpus, features, partition, memory };
+
 struct ModifyOutput {
   Verdict verdict = Verdict::pass_through;
   std::string message;                  // why refused
+  Refusal refusal = Refusal::other;     // what, when refused
   std::optional<SlurmRequest> request;  // resources that follow a new record
   // The new record changes no resource the job holds (a new plan on the same GPUs), or
   // only gives nodes back, and needs no more host memory per node: only AdminComment is

@@ -275,6 +275,8 @@ expect_env_matches_record() {
   local held=${output##*$'\n'}
   run scontrol update job="$held" Partition=v100-32g
   [ "$status" -ne 0 ]
+  # Slurm 22.05's job_modify has no message for the user: the error code says what.
+  [[ "$output" == *"Requested partition configuration not available now"* ]] || fail "error code" "$output"
   grep -q "job $held: update refused: morph: Partition=v100-32g: partition v100-32g has no a100-80g node" \
     "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
   [ "$(job_field "$held" Partition)" = gpu ]
@@ -382,6 +384,9 @@ expect_env_matches_record() {
   assert_refused "--morph-gpu-type" "no GPU type 'h100'"
   run sbatch --morph-batch=8 "$JOBS/env.sh"
   assert_refused "--morph-model" "missing"
+  # --mem=0 is Slurm's "all of each node's memory" (pn_min_memory 0), not "no --mem".
+  run sbatch --mem=0 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  assert_refused "--mem=0 (all of each node's memory)" "give --mem=SIZE as a floor"
 }
 
 @test "with catalog= and conf= in plugstack.conf the client itself checks model names and GPU types" {
@@ -825,10 +830,12 @@ EOF
   local user_job=${output##*$'\n'}
   run runuser -u nobody -- scontrol update job="$user_job" TresPerNode=gres:gpu:a100-80g:8
   [ "$status" -ne 0 ]
+  [[ "$output" == *"Invalid generic resource (gres) specification"* ]] || fail "error code" "$output"
   grep -q "job $user_job: update refused: morph: TresPerNode=gres:gpu:a100-80g:8 does not match the job's plan" \
     "$MORPH_TESTCLUSTER_DIR/log/slurmctld.log"
   run runuser -u nobody -- scontrol update job="$user_job" NumNodes=2
   [ "$status" -ne 0 ]
+  [[ "$output" == *"Node count specification invalid"* ]] || fail "error code" "$output"
   # Clearing the GPU request is a change too.
   run runuser -u nobody -- scontrol update job="$user_job" TresPerNode=
   [ "$status" -ne 0 ]

@@ -242,20 +242,23 @@ TEST_F(Handler, ModifyRefusesResourceUpdatesThatLeaveTheJobsPlan) {
   ASSERT_EQ(r.current.gpus_per_node, 1);
   plugin::ModifyInput update;
   update.current_admin_comment = sized.admin_comment;
-  for (auto change : std::vector<std::function<void(plugin::JobResources&)>>{
-           [](auto& u) { u.tres_per_node = "gres:gpu:a100-80g:8"; },
-           [](auto& u) { u.tres_per_node = "gres:gpu:v100-32g:1"; },
-           [](auto& u) { u.tres_per_job = "gres:gpu:4"; },
-           [](auto& u) { u.tres_per_task = "gres:gpu:1"; },
-           [](auto& u) { u.min_nodes = 2; },
-           [](auto& u) { u.tasks = 8; },
-           [](auto& u) { u.tasks_per_node = 8; },
-           [](auto& u) { u.cpus_per_task = 1; },
-           [](auto& u) { u.cpus_per_tres = "gres:gpu:2"; }}) {
+  // Each refusal says what was refused (job_submit_morph returns it as Slurm's error code).
+  using Change = std::function<void(plugin::JobResources&)>;
+  for (const auto& [change, refusal] : std::vector<std::pair<Change, plugin::Refusal>>{
+           {[](auto& u) { u.tres_per_node = "gres:gpu:a100-80g:8"; }, plugin::Refusal::gpus},
+           {[](auto& u) { u.tres_per_node = "gres:gpu:v100-32g:1"; }, plugin::Refusal::gpus},
+           {[](auto& u) { u.tres_per_job = "gres:gpu:4"; }, plugin::Refusal::gpus},
+           {[](auto& u) { u.tres_per_task = "gres:gpu:1"; }, plugin::Refusal::gpus},
+           {[](auto& u) { u.min_nodes = 2; }, plugin::Refusal::nodes},
+           {[](auto& u) { u.tasks = 8; }, plugin::Refusal::tasks},
+           {[](auto& u) { u.tasks_per_node = 8; }, plugin::Refusal::tasks},
+           {[](auto& u) { u.cpus_per_task = 1; }, plugin::Refusal::cpus},
+           {[](auto& u) { u.cpus_per_tres = "gres:gpu:2"; }, plugin::Refusal::cpus}}) {
     update.update = {};
     change(update.update);
     const plugin::ModifyOutput out = handler.modify(update);
     EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+    EXPECT_EQ(out.refusal, refusal) << out.message;
     EXPECT_NE(out.message.find("does not match the job's plan (1 node x 1 a100-80g GPUs"), std::string::npos)
         << out.message;
   }
@@ -271,6 +274,7 @@ TEST_F(Handler, ModifyRefusesResourceUpdatesThatLeaveTheJobsPlan) {
   // A note must not replace the record a Morph job's tasks read their plan from.
   update.admin_comment = "reviewed by ops";
   EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::reject);
+  EXPECT_EQ(handler.modify(update).refusal, plugin::Refusal::other);
   update.current_admin_comment = "reviewed earlier";  // not a Morph job
   EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::pass_through);
 }
@@ -820,8 +824,30 @@ TEST(HandlerPartitions, AJobIsSizedOnItsPartitionsNodes) {
   EXPECT_EQ(moved.verdict, plugin::Verdict::reject);
   EXPECT_NE(moved.message.find("Partition=old: partition old has no a100-80g node, a GPU type the job's plans may use"),
             std::string::npos) << moved.message;
+  EXPECT_EQ(moved.refusal, plugin::Refusal::partition);
   move.update.partition = "gpu";
   EXPECT_EQ(handler.modify(move).verdict, plugin::Verdict::pass_through);
+  // --morph-gpu-type by an alias or in capitals: the record names morph.conf's type, and
+  // Partition= is checked against it as against the type's own name.
+  for (const char* spelling : {"a100", "A100"}) {
+    plugin::SubmitInput typed;
+    typed.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=32",
+                       fmt::format("MORPH_REQUEST_GPU_TYPE={}", spelling)};
+    const plugin::SubmitOutput sized = handler.submit(typed);
+    ASSERT_EQ(sized.verdict, plugin::Verdict::accept) << sized.message;
+    EXPECT_EQ(parse_admin_comment(sized.request.admin_comment).request.gpu_types, std::vector<std::string>{"a100-80g"});
+    move.current_admin_comment = sized.request.admin_comment;
+    move.update.partition = "volta";
+    moved = handler.modify(move);
+    EXPECT_EQ(moved.verdict, plugin::Verdict::reject) << spelling;
+    EXPECT_NE(moved.message.find("partition volta has no a100-80g node"), std::string::npos) << moved.message;
+    // A record written before the names were made canonical.
+    JobRecord old_record = parse_admin_comment(sized.request.admin_comment);
+    old_record.request.gpu_types = {spelling};
+    move.current_admin_comment = to_admin_comment(old_record);
+    EXPECT_EQ(handler.modify(move).verdict, plugin::Verdict::reject) << spelling;
+  }
+  move.current_admin_comment = handler.submit(anywhere).request.admin_comment;
   anywhere.user.partition = "volta";  // V100s only, any node count
   move.current_admin_comment = handler.submit(anywhere).request.admin_comment;
   move.update.partition = "old";
@@ -1128,9 +1154,33 @@ TEST_F(Handler, AnUpdateMayNotLowerTheMemoryBelowThePlansNeed) {
   EXPECT_EQ(out.verdict, plugin::Verdict::reject);
   EXPECT_NE(out.message.find("MinMemoryCPU: Morph sizes a job's host memory per node"), std::string::npos)
       << out.message;
+  EXPECT_EQ(out.refusal, plugin::Refusal::memory);
   update.update = {};
   update.update.mem_per_tres = "gres:gpu:10G";
   EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::reject);
+  // MinMemoryNode=0 is Slurm's "all of each node's memory", not "none given".
+  update.update = {};
+  update.update.memory_mb_per_node = 0;
+  out = handler.modify(update);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_EQ(out.refusal, plugin::Refusal::memory);
+  EXPECT_NE(out.message.find("MinMemoryNode=0 (all of each node's memory)"), std::string::npos) << out.message;
+}
+
+// sbatch --mem=0 asks for all of each node's memory (pn_min_memory 0): sizing would have
+// replaced it with the plan's need, so it is refused, saying what to give instead.
+TEST_F(Handler, MemZeroIsRefusedNotReplaced) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  in.user.memory_mb_per_node = 0;
+  const plugin::SubmitOutput out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("--mem=0 (all of each node's memory): Morph sizes a job's host memory per node"),
+            std::string::npos)
+      << out.message;
+  EXPECT_NE(out.message.find("give --mem=SIZE as a floor, or leave it out"), std::string::npos) << out.message;
+  in.user.memory_mb_per_node = 1024;
+  EXPECT_EQ(handler.submit(in).verdict, plugin::Verdict::accept);
 }
 
 // slurmctld calls job_submit once per component of `sbatch ... : ...`: each would be sized
