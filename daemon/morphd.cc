@@ -34,6 +34,7 @@
 #include "daemon/store/state_store.h"
 #include "daemon/store/writer_lock.h"
 #include "libmorph/config/morph_conf.h"
+#include "libmorph/launch/requeue_exit.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/policy/policy.h"
@@ -80,6 +81,23 @@ void check_user() {
                                  slurm_user ? fmt::format(" (uid {})", *slurm_user) : std::string{}, me));
 }
 
+// A job morphd moves or preempts saves its state and exits 75 (morphrun --driver), which
+// Slurm requeues only when slurm.conf's RequeueExit lists it: else each move would end
+// the job as failed. A dry run moves nothing and only says so.
+void check_requeue_exit(bool dry_run) {
+  const std::optional<std::string> listed = morph::daemon::SlurmClient::requeue_exit();
+  std::string why;
+  if (!listed)
+    why = "slurmctld did not answer for slurm.conf's RequeueExit";
+  else if (!morph::launch::requeue_exit_lists(*listed))
+    why = fmt::format("slurm.conf's RequeueExit={0} does not list {1}: a job morphd moves or preempts saves and "
+                      "exits {1}, which Slurm would end as failed instead of requeuing it; add {1} to RequeueExit",
+                      listed->empty() ? "(unset)" : *listed, morph::launch::kExitRequeue);
+  if (why.empty()) return;
+  if (!dry_run) throw morph::Error(why);
+  log_line(why + " (dry run: going on)");
+}
+
 // Jobs morphd knows that Slurm reports ended (or forgot) get their end in the database.
 void finish_jobs(morph::store::StateStore& state, const morph::daemon::ClusterSnapshot& snapshot) {
   std::map<std::uint32_t, bool> alive;
@@ -117,6 +135,7 @@ std::vector<std::string> need_restart(const morph::MorphConfig& before, const mo
 
 int run(const Options& o) {
   check_user();
+  check_requeue_exit(o.dry_run);
   const std::string conf_path = morph::morph_conf_path(o.config_path);
   const morph::MorphConfig first = morph::load_morph_conf(conf_path);  // what a reload cannot change
   const std::string state_path = !o.state_path.empty() ? o.state_path : first.state_database;

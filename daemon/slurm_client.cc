@@ -225,6 +225,14 @@ std::optional<unsigned> SlurmClient::slurm_user_id() {
   return uid;
 }
 
+std::optional<std::string> SlurmClient::requeue_exit() {
+  slurm_conf_t* conf = nullptr;
+  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || conf == nullptr) return std::nullopt;
+  std::string listed = conf->requeue_exit != nullptr ? conf->requeue_exit : "";
+  slurm_free_ctl_conf(conf);
+  return listed;
+}
+
 std::optional<SlurmJob> SlurmClient::job(std::uint32_t id, bool* gone) {
   *gone = false;
   job_info_msg_t* info = nullptr;

@@ -24,6 +24,8 @@ class SlurmClient : public SlurmOps {
   std::optional<ClusterSnapshot> snapshot(bool* changed, std::string* error);
   // SlurmUser's uid (slurm.conf), for the check of who may run morphd.
   static std::optional<unsigned> slurm_user_id();
+  // slurm.conf's RequeueExit as slurmctld has it ("" when unset); nullopt: no answer.
+  static std::optional<std::string> requeue_exit();
 
   std::optional<SlurmJob> job(std::uint32_t id, bool* gone) override;
   std::string set_record(std::uint32_t id, const std::string& admin_comment, bool pending) override;

@@ -12,9 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "libmorph/launch/requeue_exit.h"
+
 namespace morph::launcher {
 
-inline constexpr int kExitRequeue = 75;  // EX_TEMPFAIL: RequeueExit=75 in slurm.conf requeues the job
+using launch::kExitRequeue;  // RequeueExit=75 in slurm.conf requeues the job
 inline constexpr int kExitRefuse = 78;   // EX_CONFIG: nothing was started
 
 struct ChildSpec {

@@ -498,3 +498,25 @@ PY
   kill -0 "$pid" || fail "morphd died: $(tail -n 20 "$WORK/morphd.log")"
   [ "$(grep -c "receiving iteration reports on" "$WORK/morphd.log")" -eq 1 ]  # on the first address still
 }
+
+@test "morphd refuses to start where slurm.conf's RequeueExit does not list 75: each move would end its job" {
+  rm -f "$WORK/morphd.log"
+  cp "$SLURM_CONF" "$WORK/slurm.conf.orig"
+  sed -i 's/^RequeueExit=.*/RequeueExit=1-9/' "$SLURM_CONF"
+  scontrol reconfigure
+  run "$MORPH_BUILDDIR/daemon/morphd" -D --once
+  local refused=$status out=$output
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1
+  local dry=$?
+  mv "$WORK/slurm.conf.orig" "$SLURM_CONF"
+  scontrol reconfigure
+  [ "$refused" -ne 0 ] || fail "morphd started: $out"
+  [[ "$out" == *"slurm.conf's RequeueExit=1-9 does not list 75"*"add 75 to RequeueExit"* ]] || fail "message" "$out"
+  [[ "$out" != *"started: policy"* ]] || fail "it started before refusing" "$out"
+  # A dry run moves nothing: it says so and goes on.
+  [ "$dry" -eq 0 ] || fail "the dry run failed: $(cat "$WORK/morphd.log")"
+  grep -q "does not list 75.*(dry run: going on)" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+  # With 75 listed again it starts.
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >"$WORK/morphd.log" 2>&1 || fail "$(cat "$WORK/morphd.log")"
+  ! grep -q "RequeueExit" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+}

@@ -1,0 +1,29 @@
+#include "libmorph/launch/requeue_exit.h"
+
+#include <charconv>
+
+#include "libmorph/util/parse.h"
+
+namespace morph::launch {
+namespace {
+
+bool read_int(std::string_view text, int& value) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+bool requeue_exit_lists(std::string_view requeue_exit, int code) {
+  for (std::string_view item : split(requeue_exit, ',')) {
+    item = trim(item);
+    const std::size_t dash = item.find('-', 1);
+    int low = 0, high = 0;
+    if (dash == std::string_view::npos ? read_int(item, low) && read_int(item, high)
+                                       : read_int(item.substr(0, dash), low) && read_int(item.substr(dash + 1), high))
+      if (low <= code && code <= high) return true;
+  }
+  return false;
+}
+
+}  // namespace morph::launch
