@@ -74,7 +74,7 @@ class StateStoreTest : public ::testing::Test {
 
 TEST_F(StateStoreTest, CreatesAPrivateWriteAheadLoggedDatabase) {
   StateStore store = StateStore::open(db_path_);
-  EXPECT_EQ(store.schema_version(), 5);
+  EXPECT_EQ(store.schema_version(), 6);
   store.record_job(job(1));
   struct stat st {};
   ASSERT_EQ(::stat(db_path_.c_str(), &st), 0);
@@ -362,13 +362,28 @@ TEST_F(StateStoreTest, AnInterruptedReconfigurationIsFoundAfterACrash) {
   EXPECT_TRUE(store.unfinished_reconfigurations().empty());
 }
 
-constexpr Migration kFakeV6{6, R"sql(
+// How SQLite runs `query` on the database at `path`: EXPLAIN QUERY PLAN's details, one a line.
+std::string query_plan(const std::string& path, const std::string& query) {
+  sqlite3* db = nullptr;
+  std::string plan;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(db, ("EXPLAIN QUERY PLAN " + query).c_str(), -1, &statement, nullptr) == SQLITE_OK)
+      while (sqlite3_step(statement) == SQLITE_ROW)
+        plan += reinterpret_cast<const char*>(sqlite3_column_text(statement, 3)) + std::string("\n");
+    sqlite3_finalize(statement);
+  }
+  sqlite3_close(db);
+  return plan;
+}
+
+constexpr Migration kFakeV7{7, R"sql(
 ALTER TABLE jobs ADD COLUMN partition TEXT NOT NULL DEFAULT 'gpu';
 CREATE TABLE node_events (id INTEGER PRIMARY KEY, node TEXT NOT NULL, time INTEGER NOT NULL);
 )sql"};
 
 TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
-  ASSERT_EQ(schema_migrations().size(), 5u);
+  ASSERT_EQ(schema_migrations().size(), 6u);
   {
     StateStore v1 = StateStore::open(db_path_, schema_migrations().first(1));
     EXPECT_EQ(v1.schema_version(), 1);
@@ -407,35 +422,55 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
     EXPECT_EQ(seconds, (std::vector<double>{1.5, 2.5}));
   }
   {
-    StateStore v5 = StateStore::open(db_path_);  // this Morph's version 5: the size caps
+    StateStore v5 = StateStore::open(db_path_, schema_migrations().first(5));  // the size caps
     EXPECT_EQ(v5.schema_version(), 5);
     EXPECT_TRUE(v5.size_caps().empty());
     v5.replace_size_caps(std::vector<SizeCapRow>{{21, 4, 0, false}});
   }
-  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2],
-                                 schema_migrations()[3], schema_migrations()[4], kFakeV6};
+  // The journal's queries of every round, as state_journal.cc phrases them.
+  const std::string done_query =
+      "SELECT MAX(updated_at), COALESCE(SUM(path <> 'start'), 0) FROM journal WHERE job_id = 21 AND state = 'done'";
+  const std::string unfinished_query =
+      "SELECT id, job_id, path, state, from_record, to_record, started_at, updated_at FROM journal "
+      "WHERE state NOT IN ('done', 'rolled_back') ORDER BY id";
+  EXPECT_CONTAINS(query_plan(db_path_, done_query), "SCAN journal");  // the whole journal, every round
   {
-    StateStore v5 = StateStore::open(db_path_, migrations);
-    EXPECT_EQ(v5.schema_version(), 6);
-    EXPECT_EQ(v5.size_caps(), (std::vector<SizeCapRow>{{21, 4, 0, false}}));
-    ASSERT_TRUE(v5.job(21));
-    EXPECT_EQ(v5.job(21)->global_batch, 512);
-    EXPECT_EQ(v5.job_timeline(21).size(), 1u);
-    ASSERT_EQ(v5.unfinished_reconfigurations().size(), 1u);
-    EXPECT_EQ(v5.unfinished_reconfigurations()[0].state, JournalState::updated);
-    ASSERT_TRUE(v5.job_wait(21));
-    EXPECT_DOUBLE_EQ(v5.job_wait(21)->waited_s, 30);
-    EXPECT_EQ(v5.refit_points().size(), 1u);
-    v5.record_job(job(22));  // the new column's default fills in
+    StateStore v6 = StateStore::open(db_path_);  // this Morph's version 6: the journal's indexes
+    EXPECT_EQ(v6.schema_version(), 6);
+    ASSERT_EQ(v6.unfinished_reconfigurations().size(), 1u);
+    EXPECT_EQ(v6.unfinished_reconfigurations()[0].state, JournalState::updated);
+    const auto id = v6.unfinished_reconfigurations()[0].id;
+    v6.journal_advance(id, JournalState::done, 102);
+    EXPECT_TRUE(v6.unfinished_reconfigurations().empty());
+    EXPECT_EQ(v6.done_reconfigurations(21).last_at, 102);
+    EXPECT_EQ(v6.done_reconfigurations(21).restarts, 1);  // in place
+  }
+  EXPECT_CONTAINS(query_plan(db_path_, done_query), "SEARCH journal USING INDEX journal_by_job_state");
+  EXPECT_CONTAINS(query_plan(db_path_, unfinished_query), "SCAN journal USING INDEX journal_open_by_id");
+  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2],
+                                 schema_migrations()[3], schema_migrations()[4], schema_migrations()[5], kFakeV7};
+  {
+    StateStore v7 = StateStore::open(db_path_, migrations);
+    EXPECT_EQ(v7.schema_version(), 7);
+    EXPECT_EQ(v7.size_caps(), (std::vector<SizeCapRow>{{21, 4, 0, false}}));
+    ASSERT_TRUE(v7.job(21));
+    EXPECT_EQ(v7.job(21)->global_batch, 512);
+    EXPECT_EQ(v7.job_timeline(21).size(), 1u);
+    EXPECT_TRUE(v7.unfinished_reconfigurations().empty());
+    EXPECT_EQ(v7.done_reconfigurations(21).restarts, 1);
+    ASSERT_TRUE(v7.job_wait(21));
+    EXPECT_DOUBLE_EQ(v7.job_wait(21)->waited_s, 30);
+    EXPECT_EQ(v7.refit_points().size(), 1u);
+    v7.record_job(job(22));  // the new column's default fills in
   }
   {
     StateStore again = StateStore::open(db_path_, migrations);  // nothing left to apply
     EXPECT_EQ(again.all_timelines().size(), 2u);
   }
-  // This Morph knows version 5: a database written by a newer one is refused.
+  // This Morph knows version 6: a database written by a newer one is refused.
   const std::string error = error_of([&] { StateStore::open(db_path_); });
   EXPECT_CONTAINS(error, db_path_);
-  EXPECT_CONTAINS(error, "schema version 6, newer than the 5 this Morph knows");
+  EXPECT_CONTAINS(error, "schema version 7, newer than the 6 this Morph knows");
   EXPECT_CONTAINS(error, "written by a newer morphd: run that version, or set StateDatabase= to another file");
 }
 
@@ -448,22 +483,22 @@ TEST_F(StateStoreTest, ReadOnlyOpeningNeverMigratesNorWrites) {
   { StateStore::open(db_path_, schema_migrations().first(2)).record_job(job(31)); }
   const std::string older = error_of([&] { StateStore::open_read_only(db_path_); });
   EXPECT_CONTAINS(older, db_path_);
-  EXPECT_CONTAINS(older, "schema version 2, older than this Morph's 5");
+  EXPECT_CONTAINS(older, "schema version 2, older than this Morph's 6");
   // Still version 2: the refusal changed nothing.
   EXPECT_EQ(StateStore::open_read_only(db_path_, schema_migrations().first(2)).schema_version(), 2);
   { StateStore::open(db_path_); }  // morphd of this version migrates it
   StateStore reader = StateStore::open_read_only(db_path_);
-  EXPECT_EQ(reader.schema_version(), 5);
+  EXPECT_EQ(reader.schema_version(), 6);
   ASSERT_TRUE(reader.job(31));
   EXPECT_EQ(reader.job(31)->global_batch, 512);
   EXPECT_CONTAINS(error_of([&] { reader.record_job(job(32)); }), "readonly");
   EXPECT_FALSE(StateStore::open(db_path_).job(32));
   const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2],
-                                 schema_migrations()[3], schema_migrations()[4], kFakeV6};
+                                 schema_migrations()[3], schema_migrations()[4], schema_migrations()[5], kFakeV7};
   { StateStore::open(db_path_, migrations); }
   const std::string newer = error_of([&] { StateStore::open_read_only(db_path_); });
   EXPECT_CONTAINS(newer, db_path_);
-  EXPECT_CONTAINS(newer, "schema version 6, newer than the 5 this Morph knows");
+  EXPECT_CONTAINS(newer, "schema version 7, newer than the 6 this Morph knows");
   EXPECT_CONTAINS(newer, "written by a newer morphd: read it with that version's morph");
   EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only((dir_ / "none.db").string()); }),
                   "No such file or directory");
