@@ -59,6 +59,9 @@ void JobTracker::track(const ClusterSnapshot& snapshot) {
       // Its id may be an earlier job's: one that ended, or of another user or model.
       std::optional<store::JobRow> earlier = state_.job(j.id);
       if (earlier && (earlier->finished_at || earlier->user_uid != j.user_id || earlier->model != r.request.model)) {
+        // Not while morphd reconfigures the id: the entry is what releases a job it held,
+        // and it rolls back one planned on another job's record. Asked again each round.
+        if (state_.unfinished_reconfiguration(j.id)) continue;
         state_.forget_job(j.id);
         earlier.reset();
       }

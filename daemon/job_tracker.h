@@ -32,7 +32,8 @@ class JobTracker {
   // plans its running ones have that are not their last recorded one. Jobs whose records
   // cannot be read are left out. A job listed as ended and then alive again (scontrol
   // requeue of a completed job) is the same job, reopened; one first seen alive under the
-  // id of an ended job is a new job under a reused id.
+  // id of an ended job, or of another user or model, is a new job under a reused id, once
+  // morphd's reconfiguration of that id has ended: until then the job is left alone.
   void track(const ClusterSnapshot& snapshot);
 
  private:

@@ -11,7 +11,8 @@ namespace morph::daemon {
 std::int64_t MemoryJournal::begin(const Reconfiguration& change, double now_s) {
   const std::int64_t id = entries_.empty() ? 1 : entries_.rbegin()->first + 1;
   entries_[id] = JournalEntry{id, change, Step::planned, now_s, now_s};
-  decisions_.push_back({change.job, store::to_string(change.path), change.reason, change.alternatives, now_s});
+  decisions_.push_back(
+      {change.job, store::to_string(change.path), change.reason, change.alternatives, now_s, change.user_uid});
   last_reason_[change.job] = change.reason;
   return id;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct DecisionNote {
   std::string reason;
   std::vector<policy::Alternative> alternatives;
   double time_s = 0;
+  std::uint32_t user_uid = 0;  // the job's user, as Slurm lists it: for a job the journal records first
 };
 
 struct JournalEntry {
@@ -55,6 +57,9 @@ class Journal {
   virtual void record_decision(const DecisionNote& note, const std::string& record) = 0;
   // The reason of the last decision recorded on `job` ("": none).
   virtual std::string last_reason(std::uint32_t job) const = 0;
+  // What the journal may stop holding in memory about jobs other than `listed` (those
+  // Slurm still lists): their last reason, which last_reason reads again if asked.
+  virtual void forget_jobs_except(const std::set<std::uint32_t>& listed) = 0;
 };
 
 class MemoryJournal : public Journal {
@@ -65,6 +70,7 @@ class MemoryJournal : public Journal {
   Done done(std::uint32_t job) const override;
   void record_decision(const DecisionNote& note, const std::string& record) override;
   std::string last_reason(std::uint32_t job) const override;
+  void forget_jobs_except(const std::set<std::uint32_t>&) override {}  // memory is all it has
   const std::map<std::int64_t, JournalEntry>& entries() const { return entries_; }
   const std::vector<DecisionNote>& decisions() const { return decisions_; }
 

@@ -61,6 +61,7 @@ std::vector<Reconfiguration> plan_reconfigurations(const BuiltView& built, const
     if (action == policy::Action::keep || action == policy::Action::wait) continue;
     Reconfiguration r;
     r.job = tracked->second.slurm_id;
+    r.user_uid = tracked->second.user_id;
     r.from_record = tracked->second.admin_comment;
     r.to_record = r.from_record;
     const Placement& was = tracked->second.record.current;

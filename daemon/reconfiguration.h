@@ -34,6 +34,7 @@ struct Reconfiguration {
   std::string to_record;    // the new one; for preempt, the same
   std::string reason;       // one line: the action and what it changes
   std::vector<policy::Alternative> alternatives = {};  // the chosen configuration and those that lost
+  std::uint32_t user_uid = 0;  // the job's user, as Slurm lists it: for a job the journal records first
 };
 
 // The placement a target allocation is in Morph's record: the same GPUs and CPUs on each

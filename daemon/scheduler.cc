@@ -87,6 +87,9 @@ RoundReport Scheduler::round(const ClusterSnapshot& snapshot, bool dry_run, cons
   // reconfiguration finishes now: the snapshot shows them as they were.
   std::set<std::uint32_t> busy = reconfigurer_.busy();
   if (!dry_run) reconfigurer_.advance_all(snapshot.now_s);
+  std::set<std::uint32_t> listed;  // the jobs Slurm no longer lists are done with
+  for (const SlurmJob& j : snapshot.jobs) listed.insert(j.id);
+  journal_.forget_jobs_except(listed);
   ViewContext context = *context_;
   context.refitted = &refitted_;
   BuiltView built = build_view(snapshot, context, histories);
@@ -157,7 +160,7 @@ void Scheduler::record_waits(const BuiltView& built, const std::vector<policy::D
     const auto tracked = built.jobs.find(d.job);
     if (i == index.end() || tracked == built.jobs.end() || busy.count(tracked->second.slurm_id)) continue;
     if (policy::action_of(built.view.jobs[i->second], d.target) != policy::Action::wait) continue;
-    DecisionNote note{tracked->second.slurm_id, "wait", {}, {}, now_s};
+    DecisionNote note{tracked->second.slurm_id, "wait", {}, {}, now_s, tracked->second.user_id};
     note.alternatives = policy::alternatives(built.view, i->second, d.target, free, *oracle_);
     note.reason = policy::wait_reason(note.alternatives);
     if (journal_.last_reason(note.job) != note.reason) journal_.record_decision(note, tracked->second.admin_comment);

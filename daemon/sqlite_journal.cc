@@ -15,10 +15,12 @@ std::int64_t seconds(double s) { return static_cast<std::int64_t>(std::floor(s))
 }  // namespace
 
 // A job morphd decides on is in the jobs table (JobTracker records it first in morphd).
-void SqliteJournal::record_job_once(std::uint32_t job, const std::string& record, double now_s) {
+void SqliteJournal::record_job_once(std::uint32_t job, std::uint32_t user_uid, const std::string& record,
+                                    double now_s) {
   if (store_.job(job)) return;
   store::JobRow row;
   row.job_id = job;
+  row.user_uid = user_uid;
   row.submitted_at = seconds(now_s);
   try {
     const JobRecord r = parse_admin_comment(record);
@@ -32,7 +34,7 @@ void SqliteJournal::record_job_once(std::uint32_t job, const std::string& record
 }
 
 std::int64_t SqliteJournal::begin(const Reconfiguration& change, double now_s) {
-  record_job_once(change.job, change.from_record, now_s);
+  record_job_once(change.job, change.user_uid, change.from_record, now_s);
   store_.record_decision({0, seconds(now_s), change.job, store::to_string(change.path), change.reason,
                           policy::alternatives_to_json(change.alternatives)});
   last_reason_[change.job] = change.reason;
@@ -40,7 +42,7 @@ std::int64_t SqliteJournal::begin(const Reconfiguration& change, double now_s) {
 }
 
 void SqliteJournal::record_decision(const DecisionNote& note, const std::string& record) {
-  record_job_once(note.job, record, note.time_s);
+  record_job_once(note.job, note.user_uid, record, note.time_s);
   store_.record_decision({0, seconds(note.time_s), note.job, note.action, note.reason,
                           policy::alternatives_to_json(note.alternatives)});
   last_reason_[note.job] = note.reason;
@@ -53,6 +55,10 @@ std::string SqliteJournal::last_reason(std::uint32_t job) const {
     it = last_reason_.emplace(job, last ? last->reason : std::string()).first;
   }
   return it->second;
+}
+
+void SqliteJournal::forget_jobs_except(const std::set<std::uint32_t>& listed) {
+  std::erase_if(last_reason_, [&](const auto& e) { return !listed.count(e.first); });
 }
 
 void SqliteJournal::advance(std::int64_t id, Step step, double now_s) {

@@ -4,7 +4,9 @@
 // timeline.
 #pragma once
 
+#include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 
 #include "daemon/journal.h"
@@ -21,12 +23,17 @@ class SqliteJournal : public Journal {
   Done done(std::uint32_t job) const override;
   void record_decision(const DecisionNote& note, const std::string& record) override;
   std::string last_reason(std::uint32_t job) const override;
+  void forget_jobs_except(const std::set<std::uint32_t>& listed) override;
+  std::size_t reasons_in_memory() const { return last_reason_.size(); }  // tests
 
  private:
-  void record_job_once(std::uint32_t job, const std::string& record, double now_s);
+  // Records a job not recorded yet, with its user (`user_uid`, Slurm's: the job tracker
+  // takes a row of another user for an earlier job under a reused id) and what its
+  // record says.
+  void record_job_once(std::uint32_t job, std::uint32_t user_uid, const std::string& record, double now_s);
 
   store::StateStore& store_;
-  // Each job's last decision reason, read from the database at its first question.
+  // Each listed job's last decision reason, read from the database at its first question.
   mutable std::map<std::uint32_t, std::string> last_reason_;
 };
 

@@ -166,7 +166,9 @@ TESTS += %reldir%/cli/morph_state.bats
 check_PROGRAMS += tests/cli/make_state_db
 tests_cli_make_state_db_SOURCES = %reldir%/cli/make_state_db.cc
 tests_cli_make_state_db_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
-tests_cli_make_state_db_LDADD = daemon/libmorph_store.la libmorph/libmorph.la $(SQLITE_LIBS) $(FMT_LIBS)
+# The store's journal reads its states with daemon/store/journal_state.cc (libmorph_daemon).
+tests_cli_make_state_db_LDADD = daemon/libmorph_store.la daemon/libmorph_daemon.la libmorph/libmorph.la $(SQLITE_LIBS) \
+	$(FMT_LIBS)
 endif
 EXTRA_DIST += %reldir%/cli/morph_state.bats %reldir%/cli/make_state_db.cc
 

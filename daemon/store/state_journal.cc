@@ -29,14 +29,9 @@ std::int64_t StateStore::journal_begin(JobId job_id, ReconfigurationPath path, c
                                        const std::string& to_record, std::int64_t now) {
   const std::string operation = fmt::format("begin a reconfiguration of job {}", job_id);
   Transaction transaction(db_, Transaction::Kind::write, operation);
-  Statement open_entry = db_.prepare(
-      fmt::format("SELECT {} FROM journal WHERE job_id = ?1 AND state NOT IN ('done', 'rolled_back')", kJournalColumns),
-      operation);
-  if (open_entry.bind_int(1, job_id).step()) {
-    const JournalEntry e = read_entry(open_entry, this->path());
+  if (const std::optional<JournalEntry> e = unfinished_reconfiguration(job_id))
     throw Error(fmt::format("{}: {}: journal entry {} ({}) is still at {}; finish or roll it back first",
-                            this->path(), operation, e.id, to_string(e.path), to_string(e.state)));
-  }
+                            this->path(), operation, e->id, to_string(e->path), to_string(e->state)));
   db_.prepare("INSERT INTO journal (job_id, path, state, from_record, to_record, started_at, updated_at) "
               "VALUES (?1, ?2, 'planned', ?3, ?4, ?5, ?5)",
               operation)
@@ -79,6 +74,14 @@ std::vector<JournalEntry> StateStore::unfinished_reconfigurations() const {
   std::vector<JournalEntry> entries;
   while (rows.step()) entries.push_back(read_entry(rows, path()));
   return entries;
+}
+
+std::optional<JournalEntry> StateStore::unfinished_reconfiguration(JobId job_id) const {
+  Statement row = db_.prepare(
+      fmt::format("SELECT {} FROM journal WHERE job_id = ?1 AND state NOT IN ('done', 'rolled_back')", kJournalColumns),
+      fmt::format("read job {}'s unfinished reconfiguration", job_id));
+  if (!row.bind_int(1, job_id).step()) return std::nullopt;
+  return read_entry(row, path());
 }
 
 DoneReconfigurations StateStore::done_reconfigurations(JobId job_id) const {

@@ -139,6 +139,10 @@ void StateStore::reopen_job(JobId job_id) {
 void StateStore::forget_job(JobId job_id) {
   const std::string operation = fmt::format("forget job {}", job_id);
   Transaction transaction(db_, Transaction::Kind::write, operation);
+  if (const std::optional<JournalEntry> e = unfinished_reconfiguration(job_id))
+    throw Error(fmt::format("{}: {}: its reconfiguration, journal entry {} ({}), is still at {}; the job is kept "
+                            "until the entry is done or rolled back",
+                            path(), operation, e->id, to_string(e->path), to_string(e->state)));
   for (const char* table : {"size_caps", "job_waits", "job_plans", "observations", "decisions", "journal", "jobs"})
     db_.prepare(fmt::format("DELETE FROM {} WHERE job_id = ?1", table), operation).bind_int(1, job_id).run();
   transaction.commit();

@@ -53,7 +53,9 @@ class StateStore {
   // completed), and it keeps all that is recorded of it.
   void reopen_job(JobId job_id);
   // Removes a job and all that is recorded of it, for a new job under its id (Slurm's
-  // ids wrap, and start again at 1 when slurmctld's state is cleared).
+  // ids wrap, and start again at 1 when slurmctld's state is cleared). Refuses, removing
+  // nothing, while the job has an unfinished reconfiguration: its entry is what releases
+  // a job morphd held.
   void forget_job(JobId job_id);
   std::optional<JobRow> job(JobId job_id) const;
   std::vector<JobId> unfinished_jobs() const;  // recorded without an end, by id
@@ -97,6 +99,7 @@ class StateStore {
   void journal_advance(std::int64_t id, JournalState state, std::int64_t now);
   JournalEntry journal_entry(std::int64_t id) const;
   std::vector<JournalEntry> unfinished_reconfigurations() const;  // by id
+  std::optional<JournalEntry> unfinished_reconfiguration(JobId job_id) const;  // the job's one
   DoneReconfigurations done_reconfigurations(JobId job_id) const;
 
   // What morph status and morph explain show.

@@ -191,6 +191,39 @@ TEST_F(JobHistoriesTest, AJobRequeuedAfterItEndedIsReopenedNotForgotten) {
   EXPECT_TRUE(state.observations(11, 0, std::nullopt, 10).empty());
 }
 
+// The tracker takes a row that differs from what Slurm lists (another user, model, or an
+// end) for an earlier job under a reused id and forgets it, but never while morphd's
+// reconfiguration of the id is under way: its journal entry is all that releases a job
+// morphd held. The row stays as it is until the entry ends; then the job starts afresh.
+// (A row the journal wrote first, in a round whose tracking failed, held uid 0: the
+// tracker deleted it, entry and all, and the held job was never released.)
+TEST_F(JobHistoriesTest, AJobWhoseReconfigurationIsUnderWayIsNeverForgotten) {
+  store::StateStore state = store::StateStore::open(db());
+  const std::string from = test::gpt2_record(kEight, Sla::best_effort);
+  state.record_job({11, "gpt2-1.5b", 16, Sla::best_effort, 0, 900, std::nullopt});  // uid 0: not Slurm's 1000
+  const std::int64_t entry =
+      state.journal_begin(11, store::ReconfigurationPath::requeue, from, test::gpt2_record(kPipelined), 950);
+  for (const store::JournalState s :
+       {store::JournalState::signalled, store::JournalState::requeued, store::JournalState::held})
+    state.journal_advance(entry, s, 960);
+  const SlurmJob held = test::pending_job(11, kEight);
+  JobTracker tracker(state);
+  tracker.track(at(1000, {held}));
+  ASSERT_EQ(state.unfinished_reconfigurations().size(), 1u);
+  EXPECT_EQ(state.unfinished_reconfigurations()[0].id, entry);
+  EXPECT_EQ(state.unfinished_reconfigurations()[0].state, store::JournalState::held);
+  ASSERT_TRUE(state.job(11));
+  JobTracker(state).track(at(1010, {held}));  // a restarted morphd leaves it too
+  ASSERT_EQ(state.unfinished_reconfigurations().size(), 1u);
+
+  state.journal_advance(entry, store::JournalState::rolled_back, 1020);
+  tracker.track(at(1030, {held}));
+  ASSERT_TRUE(state.job(11));
+  EXPECT_EQ(state.job(11)->user_uid, 1000u);
+  EXPECT_EQ(state.job(11)->submitted_at, 100);
+  EXPECT_FALSE(state.done_reconfigurations(11).last_at);
+}
+
 // An adaptive job's batches come from its first report, then from what it reported
 // since: 30,000 iterations (more than any window of newest reports) give all 300
 // adaptation steps, 1,000 more add 10, and a history kept across rounds reads as one

@@ -77,6 +77,7 @@ TEST_F(SchedulerTest, AWaitingJobIsRecordedOnceWithItsAlternatives) {
   ASSERT_EQ(journal_.decisions().size(), 1u);
   const DecisionNote& wait = journal_.decisions()[0];
   EXPECT_EQ(wait.job, 12u);
+  EXPECT_EQ(wait.user_uid, 1000u);  // Slurm's, for a job the journal records first
   EXPECT_EQ(wait.action, "wait");
   EXPECT_EQ(wait.reason.rfind("wait: its best configuration, ", 0), 0u) << wait.reason;
   ASSERT_FALSE(wait.alternatives.empty());
@@ -89,6 +90,7 @@ TEST_F(SchedulerTest, AWaitingJobIsRecordedOnceWithItsAlternatives) {
   ASSERT_EQ(journal_.decisions().size(), 2u);
   const DecisionNote& start = journal_.decisions()[1];
   EXPECT_EQ(start.job, 12u);
+  EXPECT_EQ(start.user_uid, 1000u);
   EXPECT_EQ(start.action, "start");
   ASSERT_FALSE(start.alternatives.empty());
   EXPECT_EQ(start.alternatives[0].loss, policy::Loss::none);

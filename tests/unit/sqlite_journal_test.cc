@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
+#include "daemon/job_tracker.h"
 #include "daemon/reconfigurer.h"
 #include "daemon/sqlite_journal.h"
 #include "libmorph/record/job_record.h"
@@ -82,6 +84,68 @@ TEST(SqliteJournal, RemembersTheLastReasonAcrossARestart) {
     EXPECT_EQ(state.decisions(9)[0].action, "wait");
     EXPECT_EQ(state.decisions(9)[0].alternatives_json, "[]");
   }
+  fs::remove(db);
+  fs::remove(db.string() + "-wal");
+  fs::remove(db.string() + "-shm");
+}
+
+// A job the journal records first (the round's tracking failed: the database busy a
+// moment) is recorded with its user, so that the job tracker takes it for the same job,
+// not for an earlier one under a reused id: its history stays, the journal's too. (It
+// was recorded as uid 0's: the tracker forgot it, with the entry of a requeue under way,
+// and the job stayed held for ever.)
+TEST(SqliteJournal, AJobItRecordsFirstKeepsItsHistoryWhenTheTrackerSeesIt) {
+  const fs::path db = fs::temp_directory_path() / ("morph-first-" + std::to_string(::getpid()) + ".db");
+  fs::remove(db);
+  store::StateStore state = store::StateStore::open(db.string());
+  SqliteJournal journal(state);
+  JobTracker tracker(state);
+  Slurm slurm;
+  slurm.state.admin_comment = record(2);
+  Reconfigurer reconfigurer(slurm, journal, {}, nullptr);
+  Reconfiguration change{7, Path::requeue, record(2), record(4), "grow: 2 -> 4 GPUs"};
+  change.user_uid = slurm.state.user_id;
+  reconfigurer.start(change, 100);
+  slurm.state.phase = JobPhase::pending;  // the job saved, exited 75 and was requeued
+  slurm.state.eligible_time_s = 220;       // it may start again at its BeginTime
+  reconfigurer.advance_all(101);
+  ASSERT_TRUE(slurm.state.held);
+  ASSERT_TRUE(state.job(7));
+  EXPECT_EQ(state.job(7)->user_uid, 1000u);
+
+  ClusterSnapshot snapshot;
+  snapshot.jobs = {slurm.state};
+  snapshot.now_s = 103;
+  tracker.track(snapshot);  // the next round
+  EXPECT_EQ(reconfigurer.busy(), std::set<std::uint32_t>{7});
+  reconfigurer.advance_all(230);
+  EXPECT_FALSE(slurm.state.held);
+  EXPECT_TRUE(reconfigurer.busy().empty());
+  EXPECT_EQ(journal.done(7).restarts, 1);
+  snapshot.now_s = 240;
+  JobTracker(state).track(snapshot);  // a restarted morphd keeps it all too
+  EXPECT_EQ(journal.done(7).restarts, 1);
+  EXPECT_EQ(state.decisions(7).size(), 1u);
+  fs::remove(db);
+  fs::remove(db.string() + "-wal");
+  fs::remove(db.string() + "-shm");
+}
+
+// The reasons the journal holds in memory are those of the jobs Slurm lists: one that
+// Slurm no longer lists is dropped, and read again from the database if asked.
+TEST(SqliteJournal, ForgetsTheReasonsOfJobsSlurmNoLongerLists) {
+  const fs::path db = fs::temp_directory_path() / ("morph-forget-" + std::to_string(::getpid()) + ".db");
+  fs::remove(db);
+  store::StateStore state = store::StateStore::open(db.string());
+  SqliteJournal journal(state);
+  journal.record_decision({8, "wait", "wait: no room", {}, 50, 1000}, record(2));
+  journal.record_decision({9, "wait", "wait: no room", {}, 50, 1000}, record(2));
+  ASSERT_TRUE(state.job(9));
+  EXPECT_EQ(state.job(9)->user_uid, 1000u);
+  journal.forget_jobs_except({9});
+  EXPECT_EQ(journal.reasons_in_memory(), 1u);
+  EXPECT_EQ(journal.last_reason(9), "wait: no room");
+  EXPECT_EQ(journal.last_reason(8), "wait: no room");  // from the database
   fs::remove(db);
   fs::remove(db.string() + "-wal");
   fs::remove(db.string() + "-shm");

@@ -518,6 +518,32 @@ TEST_F(StateStoreTest, SizeCapsAreReplacedAsAWholeAndGoWithTheirJob) {
   EXPECT_TRUE(store.size_caps().empty());
 }
 
+// A job whose reconfiguration is unfinished is never forgotten: its journal entry is
+// what releases a job morphd held. Refused naming the entry, nothing removed; once the
+// entry ends, the job goes with all its rows.
+TEST_F(StateStoreTest, AJobIsNotForgottenWhileItsReconfigurationIsUnfinished) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_job(job(4));
+  store.record_plan(plan(4, 100, 10));
+  EXPECT_FALSE(store.unfinished_reconfiguration(4));
+  const auto id = store.journal_begin(4, ReconfigurationPath::requeue, "a", "b", 100);
+  for (const JournalState s : {JournalState::signalled, JournalState::requeued, JournalState::held})
+    store.journal_advance(id, s, 110);
+  ASSERT_TRUE(store.unfinished_reconfiguration(4));
+  EXPECT_EQ(store.unfinished_reconfiguration(4)->id, id);
+  const std::string error = error_of([&] { store.forget_job(4); });
+  EXPECT_CONTAINS(error, db_path_ + ": forget job 4: its reconfiguration, journal entry " + std::to_string(id) +
+                             " (requeue), is still at held");
+  ASSERT_TRUE(store.job(4));
+  EXPECT_EQ(store.job_timeline(4).size(), 1u);
+  EXPECT_EQ(store.unfinished_reconfigurations().size(), 1u);
+  store.journal_advance(id, JournalState::rolled_back, 120);
+  EXPECT_FALSE(store.unfinished_reconfiguration(4));
+  store.forget_job(4);
+  EXPECT_FALSE(store.job(4));
+  EXPECT_TRUE(store.job_timeline(4).empty());
+}
+
 // morph forget: a model's rows of one source and its refit points go, in one transaction;
 // its other fits and the other models' points stay.
 TEST_F(StateStoreTest, ForgettingAModelKeepsItsOtherFitsAndTheOtherModels) {

@@ -279,6 +279,8 @@ TEST_F(DaemonView, EachDecisionTakesTheCheapestPathThatReachesIt) {
       oracle, &skipped);
   ASSERT_EQ(plans.size(), 2u);
   EXPECT_EQ(plans[0].path, Path::inplace);
+  EXPECT_EQ(plans[0].user_uid, 1000u);  // Slurm's, for a job the journal records first
+  EXPECT_EQ(plans[1].user_uid, 1001u);
   EXPECT_EQ(parse_admin_comment(plans[0].to_record).current.plan.pp, 2);
   EXPECT_GT(parse_admin_comment(plans[0].to_record).current.iter_ms, 0);
   EXPECT_EQ(plans[1].path, Path::start);
