@@ -67,25 +67,54 @@ json index_json(const CheckpointIndex& index) {
           {"files", std::move(files)}};
 }
 
-// Every tensor of every file is one the layout places on its rank.
-void check_no_stray_tensors(const CheckpointIndex& index, const std::vector<SafetensorsHeader>& headers,
-                            const std::string& path) {
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
+  return s + "]";
+}
+
+// Every file holds exactly the tensors the layout places on its rank, of their dtypes and
+// shapes. Checked from their declarations alone, before any rank's segments are computed
+// (one per row of a row-parallel shard), so a file that does not fit is refused cheaply.
+void check_file_tensors(const CheckpointIndex& index, const std::vector<SafetensorsHeader>& headers,
+                        const std::string& path) {
   if (static_cast<int>(headers.size()) != index.layout.ranks())
     throw Error(fmt::format("{}: {} ranks need {} files, {} given", path, to_string(index.layout),
                             index.layout.ranks(), headers.size()));
-  std::map<std::pair<int, int>, std::set<std::string>> placed;  // (tp, pp) -> the names its ranks hold
+  const std::string layout = to_string(index.layout);
+  struct Placed {
+    std::vector<TensorDecl> decls;  // in file order
+    std::map<std::string, const TensorDecl*> by_name;
+  };
+  std::map<std::pair<int, int>, Placed> placed;  // (tp, pp) -> what its ranks hold
   for (int r = 0; r < index.layout.ranks(); ++r) {
     const RankCoords c = coords_of(index.layout, r);
-    auto [names, fresh] = placed.try_emplace({c.tp, c.pp});
+    auto [group, fresh] = placed.try_emplace({c.tp, c.pp});
+    Placed& p = group->second;
     if (fresh) {
-      const DataParallelTensors group = data_parallel_tensors(index.spec, index.layout, c.tp, c.pp);
-      for (const LocalTensor& t : group.replicated) names->second.insert(t.decl.name);
-      for (const ZeroPartition& z : group.partitioned) names->second.insert(z.decl.name);
+      p.decls = data_parallel_decls(index.spec, index.layout, c.tp, c.pp);
+      for (const TensorDecl& d : p.decls) p.by_name.emplace(d.name, &d);
     }
-    for (const TensorEntry& e : headers[static_cast<std::size_t>(r)].tensors)
-      if (names->second.count(e.name) == 0)
+    const SafetensorsHeader& header = headers[static_cast<std::size_t>(r)];
+    const std::string file = rank_file_name(r);
+    for (const TensorEntry& e : header.tensors) {
+      const auto it = p.by_name.find(e.name);
+      if (it == p.by_name.end())
         throw Error(fmt::format("{}: {} holds tensor {}, which the spec does not place on rank {} under {}", path,
-                                rank_file_name(r), quote(e.name), r, to_string(index.layout)));
+                                file, quote(e.name), r, layout));
+      const TensorDecl& d = *it->second;
+      if (e.dtype != d.dtype || e.shape != d.shape)  // worded as plan_reshard() words it
+        throw Error(fmt::format("{}: {}: old rank {} under {}: tensor {} is {} {} in its file; the layout needs {} {}",
+                                path, file, r, layout, quote(e.name), dtype_name(e.dtype), shape_text(e.shape),
+                                dtype_name(d.dtype), shape_text(d.shape)));
+    }
+    if (header.tensors.size() == p.decls.size()) continue;
+    for (const TensorDecl& d : p.decls)
+      if (header.find(d.name) == nullptr)
+        throw Error(fmt::format("{}: {}: old rank {} under {}: tensor {} is missing from its file", path, file, r,
+                                layout, quote(d.name)));
+    throw Error(fmt::format("{}: {}: old rank {} under {}: its file holds {} tensors, the layout places {} on it", path,
+                            file, r, layout, header.tensors.size(), p.decls.size()));
   }
 }
 
@@ -104,34 +133,81 @@ void sync_directory(const std::string& dir) {
 
 namespace {
 
+// Deeper than any index.json Morph writes (the spec's shapes are 5 levels down) with room
+// for a trainer's own values. nlohmann parses iteratively, but copies and compares
+// recursively: 100,000 levels overflowed the stack.
+constexpr int kMaxIndexNesting = 64;
+
+// A pass over the text before the DOM is built: refuses nesting deeper than
+// kMaxIndexNesting, and leaves syntax errors to the parse that follows.
+class NestingCheck final : public nlohmann::json_sax<json> {
+ public:
+  explicit NestingCheck(const std::string& path) : path_(path) {}
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return enter(); }
+  bool end_object() override { return leave(); }
+  bool start_array(std::size_t) override { return enter(); }
+  bool end_array() override { return leave(); }
+  bool key(string_t&) override { return true; }
+  bool parse_error(std::size_t, const std::string&, const json::exception&) override { return false; }
+
+ private:
+  bool enter() {
+    if (++depth_ > kMaxIndexNesting)
+      throw Error(fmt::format("{}: JSON nested deeper than {} levels", path_, kMaxIndexNesting));
+    return true;
+  }
+  bool leave() {
+    --depth_;
+    return true;
+  }
+
+  const std::string& path_;
+  int depth_ = 0;
+};
+
+// Member `key` of `j`, or null when `j` is no object or has none: a reference, not a copy.
+const json& member(const json& j, const char* key) {
+  static const json kNull;
+  const auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
 // The index in `j`, read from `path`; every error names `path`.
 CheckpointIndex index_from_json(const json& j, const std::string& path) {
-  const json& format = j.is_object() ? j.value("format", json()) : json();
+  const json& format = member(j, "format");
   if (!format.is_string() || format.get<std::string>() != kCheckpointFormat || !j.contains("layout"))
     throw Error(fmt::format("{}: not a {} index", path, kCheckpointFormat));
   CheckpointIndex index;
   index.layout = layout_from_json(j.at("layout"), path);
   try {  // the spec's own checks and the layout's do not know the file
-    index.spec = state_spec_from_json(j.value("spec", json()), path + ": spec");
+    index.spec = state_spec_from_json(member(j, "spec"), path + ": spec");
     check_layout(index.spec, index.layout);
   } catch (const Error& e) {
     if (std::string_view(e.what()).starts_with(path)) throw;
     throw Error(fmt::format("{}: {}", path, e.what()));
   }
-  const json& progress = j.value("progress", json::object());
-  if (!progress.is_object() || !progress.value("step", json()).is_number_unsigned() ||
-      !progress.value("samples", json()).is_number_unsigned())
+  const json& progress = member(j, "progress");
+  if (!progress.is_object() || !member(progress, "step").is_number_unsigned() ||
+      !member(progress, "samples").is_number_unsigned())
     throw Error(path + ": progress must hold unsigned step and samples");
   index.progress = {progress.at("step").get<std::uint64_t>(), progress.at("samples").get<std::uint64_t>()};
-  index.trainer = j.value("trainer", json::object());
-  const json& files = j.value("files", json());
+  index.trainer = j.contains("trainer") ? j.at("trainer") : json::object();
+  const json& files = member(j, "files");
   if (!files.is_array() || static_cast<int>(files.size()) != index.layout.ranks())
     throw Error(fmt::format("{}: {} ranks need {} files", path, to_string(index.layout), index.layout.ranks()));
   for (std::size_t r = 0; r < files.size(); ++r) {
     const json& f = files[r];
     const std::string what = fmt::format("{}: files[{}]", path, r);
-    if (!f.is_object() || !f.value("rank", json()).is_number_integer() || !f.value("file", json()).is_string() ||
-        !f.value("bytes", json()).is_number_unsigned() || !f.value("xxh3", json()).is_string())
+    if (!f.is_object() || !member(f, "rank").is_number_integer() || !member(f, "file").is_string() ||
+        !member(f, "bytes").is_number_unsigned() || !member(f, "xxh3").is_string())
       throw Error(what + ": needs rank, file, bytes and xxh3");
     CheckpointFile cf{f.at("rank").get<int>(), f.at("file").get<std::string>(), f.at("bytes").get<std::uint64_t>(),
                       parse_hex(f.at("xxh3").get<std::string>(), what)};
@@ -159,7 +235,10 @@ CheckpointIndex index_from_json(const json& j, const std::string& path) {
 CheckpointIndex read_index(const std::string& dir) {
   const std::string path = (fs::path(dir) / "index.json").string();
   try {
-    return index_from_json(json::parse(read_text_file(path, "checkpoint index")), path);
+    const std::string text = read_text_file(path, "checkpoint index");
+    NestingCheck nesting(path);
+    json::sax_parse(text, &nesting);
+    return index_from_json(json::parse(text), path);
   } catch (const json::exception& e) {  // not JSON, or a member of another type than the format's
     throw Error(fmt::format("{}: {}", path, e.what()));
   }
@@ -185,7 +264,7 @@ void verify_contents(const std::string& dir, const CheckpointIndex& index,
                      const std::vector<SafetensorsHeader>& headers) {
   const std::string path = (fs::path(dir) / "index.json").string();
   check_layers(index.spec, path + ": spec");
-  check_no_stray_tensors(index, headers, path);
+  check_file_tensors(index, headers, path);
 }
 
 std::string stage_folder(const std::string& dir) {

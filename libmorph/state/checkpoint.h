@@ -41,7 +41,9 @@ struct CheckpointIndex {
 
 std::string rank_file_name(int rank);
 
-// Reads and checks index.json of `dir` (files must match the layout's ranks).
+// Reads and checks index.json of `dir` (files must match the layout's ranks). Throws
+// morph::Error naming the file when it is no regular file, not JSON, nested deeper than
+// 64 levels (refused before it is built) or of the wrong shape.
 CheckpointIndex read_index(const std::string& dir);
 // Every file's size, and with `checksums` its content (`threads` files at a time, 0: one
 // per core), against the index.
@@ -49,9 +51,10 @@ void verify_files(const std::string& dir, const CheckpointIndex& index, bool che
 
 // The index's spec against `headers` (one per file, in rank order): its layers as
 // check_layers() sees them (read_index() refuses such a spec already; an index built in
-// memory may not have been read), and a file may hold only the tensors the layout places
-// on its rank (that none is missing, and their shapes, plan_reshard checks). A lying index
-// is an error naming index.json, the field and the values found.
+// memory may not have been read), and each file holds exactly the tensors the layout
+// places on its rank, of their dtypes and shapes (checked from the layout's declarations,
+// before any segment is computed). A lying index is an error naming index.json, the file
+// or field and the values found.
 void verify_contents(const std::string& dir, const CheckpointIndex& index,
                      const std::vector<SafetensorsHeader>& headers);
 

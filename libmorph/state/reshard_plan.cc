@@ -232,6 +232,10 @@ void Planner::add_sources(const std::vector<SafetensorsHeader>& headers) {
         const int rank = rank_of(from_, {dp, tp, pp});
         const SafetensorsHeader& header = headers[static_cast<std::size_t>(rank)];
         const std::size_t alike = group.replicated.size();
+        // Each tensor is looked up by name: one more in the file would go unseen.
+        if (header.tensors.size() != alike + group.partitioned.size())
+          throw Error(fmt::format("old rank {} under {}: its file holds {} tensors, the layout places {} on it", rank,
+                                  to_string(from_), header.tensors.size(), alike + group.partitioned.size()));
         for (std::size_t i = 0; i < alike; ++i)
           copies[{tp, i, checked_offset(header, rank, i, group.replicated[i].decl)}].push_back(rank);
         for (std::size_t k = 0; k < group.partitioned.size(); ++k) {

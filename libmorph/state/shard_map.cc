@@ -158,13 +158,18 @@ std::vector<Segment> ZeroPartition::chunk(const StateSpec& spec, const Layout& l
   return out;
 }
 
-DataParallelTensors data_parallel_tensors(const StateSpec& spec, const Layout& layout, int tp, int pp) {
+namespace {
+
+// data_parallel_tensors(), with the replicated tensors' segments only `with_segments`.
+DataParallelTensors group_tensors(const StateSpec& spec, const Layout& layout, int tp, int pp, bool with_segments) {
   std::vector<int> owned;
   for (std::size_t i = 0; i < spec.params.size(); ++i)
     if (stage_owns(spec, layout, spec.params[i], pp)) owned.push_back(static_cast<int>(i));
 
   auto shard = [&](int param, int state) {
-    return tp_shard(spec, spec.params[static_cast<std::size_t>(param)], global_id(spec, param, state), tp, layout.tp);
+    const ParamSpec& p = spec.params[static_cast<std::size_t>(param)];
+    if (!with_segments) return Shard{shard_shape(spec, p, layout.tp), {}};
+    return tp_shard(spec, p, global_id(spec, param, state), tp, layout.tp);
   };
   auto flattened = [&](int state) {  // the global tensors whose shards a ZeRO partition flattens
     std::vector<int> globals;
@@ -201,6 +206,20 @@ DataParallelTensors data_parallel_tensors(const StateSpec& spec, const Layout& l
       out.partitioned.push_back(zero_partition(spec, layout, "optim." + state, spec.optimizer_dtype, flattened(k), tp));
     }
   }
+  return out;
+}
+
+}  // namespace
+
+DataParallelTensors data_parallel_tensors(const StateSpec& spec, const Layout& layout, int tp, int pp) {
+  return group_tensors(spec, layout, tp, pp, true);
+}
+
+std::vector<TensorDecl> data_parallel_decls(const StateSpec& spec, const Layout& layout, int tp, int pp) {
+  DataParallelTensors group = group_tensors(spec, layout, tp, pp, false);
+  std::vector<TensorDecl> out;
+  for (LocalTensor& t : group.replicated) out.push_back(std::move(t.decl));
+  for (ZeroPartition& z : group.partitioned) out.push_back(std::move(z.decl));
   return out;
 }
 

@@ -68,6 +68,10 @@ struct DataParallelTensors {
   std::vector<ZeroPartition> partitioned;
 };
 DataParallelTensors data_parallel_tensors(const StateSpec& spec, const Layout& layout, int tp, int pp);
+// The names, dtypes and shapes of those tensors, in file order, without their segments
+// (a row-parallel shard has one per row): what every file of the coordinate must hold,
+// found at the cost of the coordinate's parameters, not of their rows.
+std::vector<TensorDecl> data_parallel_decls(const StateSpec& spec, const Layout& layout, int tp, int pp);
 
 // The tensors rank `rank` stores, in file order. check_layout() must have passed.
 std::vector<LocalTensor> rank_tensors(const StateSpec& spec, const Layout& layout, int rank);

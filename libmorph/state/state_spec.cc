@@ -6,6 +6,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <regex>
 #pragma GCC diagnostic pop
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -71,6 +72,43 @@ std::uint64_t ParamSpec::elements() const {
 
 namespace {
 
+// The names of the tensors a layout stores (shard_map.h) are all distinct: no optimizer
+// state named twice, and no parameter whose name is another tensor's. Under ZeRO 0 a
+// file holds <param> and optim.<state>.<param>; under ZeRO 1 and 2 <param> and
+// optim.<state>; under ZeRO 3 params.flat and optim.<state>, distinct once the states
+// are. Parameter names are checked distinct by check_params().
+void check_tensor_names(const StateSpec& s) {
+  std::set<std::string> states;
+  for (const std::string& state : s.optimizer) {
+    if (state.empty()) throw Error("state: an optimizer state has no name");
+    if (!states.insert(state).second) throw Error(fmt::format("state: optimizer state {} appears twice", quote(state)));
+  }
+  // A tensor stored under `name`: the parameter `param` itself (state -1) or its state `state`.
+  struct Owner {
+    std::size_t param = 0;
+    int state = -1;
+  };
+  auto text = [&](const Owner& o) {
+    const std::string& param = s.params[o.param].name;
+    if (o.state < 0) return fmt::format("parameter {}", quote(param));
+    return fmt::format("state {} of parameter {}", quote(s.optimizer[static_cast<std::size_t>(o.state)]), quote(param));
+  };
+  std::map<std::string, Owner> zero0;  // ZeRO 0: every parameter and each of its states
+  for (std::size_t i = 0; i < s.params.size(); ++i) zero0.emplace(s.params[i].name, Owner{i, -1});
+  for (std::size_t i = 0; i < s.params.size(); ++i)
+    for (std::size_t k = 0; k < s.optimizer.size(); ++k) {
+      const Owner owner{i, static_cast<int>(k)};
+      const auto [it, fresh] = zero0.emplace(fmt::format("optim.{}.{}", s.optimizer[k], s.params[i].name), owner);
+      if (!fresh)
+        throw Error(fmt::format("state: tensor {} is both {} and {} under ZeRO 0", quote(it->first), text(it->second),
+                                text(owner)));
+    }
+  for (const std::string& state : s.optimizer)  // ZeRO 1 and 2: the parameters and each state's partition
+    if (const auto it = zero0.find("optim." + state); it != zero0.end() && it->second.state < 0)
+      throw Error(fmt::format("state: tensor {} is both {} and the partition of state {} under ZeRO 1 and 2",
+                              quote(it->first), text(it->second), quote(state)));
+}
+
 // The fields of `s` and of each parameter, alone.
 void check_params(const StateSpec& s) {
   if (s.layers < 1) throw Error(fmt::format("state: {} layers; at least 1 is needed", s.layers));
@@ -95,6 +133,7 @@ void check_params(const StateSpec& s) {
       throw Error(fmt::format("{}: layer {} is not in [0, {})", what, p.layer, s.layers));
     if (!names.insert(p.name).second) throw Error(what + ": appears twice");
   }
+  check_tensor_names(s);
 }
 
 // The numbers in `name`, its runs of digits without leading zeros ("layers.03.w": "3").

@@ -1,34 +1,59 @@
 #include "libmorph/util/text_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "libmorph/util/error.h"
 
 namespace morph {
+namespace {
 
+// What a file of mode `mode` is, for a message refusing it.
+const char* kind_of(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a special file";
+}
+
+}  // namespace
+
+// Opened without blocking (a FIFO with no writer would wait forever) and read only when
+// fstat(2) of the opened file says it is a regular file: no FIFO, socket or device.
 std::string read_text_file(const std::string& path, std::string_view what, std::size_t max_bytes) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw Error(fmt::format("{}: {}: no such file", what, path));
-  if (std::filesystem::is_directory(status)) throw Error(fmt::format("{}: {}: is a folder, not a file", what, path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: {}: cannot open: {}", what, path, std::strerror(errno)));
-  std::ostringstream buffer;
-  char chunk[1 << 16];
-  std::size_t total = 0;
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    total += static_cast<std::size_t>(in.gcount());
-    if (total > max_bytes) throw Error(fmt::format("{}: {}: larger than {} bytes", what, path, max_bytes));
-    buffer.write(chunk, in.gcount());
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) throw Error(fmt::format("{}: {}: no such file", what, path));
+    throw Error(fmt::format("{}: {}: cannot open: {}", what, path, std::strerror(errno)));
   }
-  if (in.bad()) throw Error(fmt::format("{}: {}: read error", what, path));
-  return buffer.str();
+  auto fail = [&](const std::string& message) {
+    ::close(fd);
+    throw Error(message);
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail(fmt::format("{}: {}: {}", what, path, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) fail(fmt::format("{}: {}: is a folder, not a file", what, path));
+  if (!S_ISREG(st.st_mode)) fail(fmt::format("{}: {}: is {}, not a regular file", what, path, kind_of(st.st_mode)));
+  std::string text;
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(fmt::format("{}: {}: read error: {}", what, path, std::strerror(errno)));
+    if (n == 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > max_bytes)
+      fail(fmt::format("{}: {}: larger than {} bytes", what, path, max_bytes));
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace morph

@@ -1,5 +1,6 @@
-// Reading a whole text file, with errors that name the path: missing, a folder,
-// unreadable, or larger than `max_bytes`.
+// Reading a whole text file, with errors that name the path: missing, a folder or
+// anything else but a regular file (a FIFO, a socket, a device: refused without waiting
+// on it), unreadable, or larger than `max_bytes`.
 #pragma once
 
 #include <cstddef>

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "libmorph/launch/checkpoint_choice.h"
 #include "libmorph/launch/metrics_line.h"
 #include "libmorph/util/error.h"
@@ -100,6 +102,15 @@ TEST_F(CheckpointChoice, TheNewestCommittedCheckpointAndWhetherItNeedsAReshard) 
   std::ofstream(dir_ / "step_9.partial.lock") << "";  // nor is its writer's lock file
   write("step_11", two, 11);
   std::ofstream(dir_ / "step_11" / "index.json") << R"({"format": 1})";  // damaged: skipped, not fatal
+  // Nested 100,000 deep (200 KB): it crashed the choice (review of the state code); skipped.
+  write("step_15", two, 15);
+  {
+    nlohmann::json index = nlohmann::json::parse(std::ifstream(dir_ / "step_15" / "index.json"));
+    index["trainer"] = {{"seed", "NESTED"}};
+    std::string text = index.dump();
+    text.replace(text.find("\"NESTED\""), 8, std::string(100000, '[') + std::string(100000, ']'));
+    std::ofstream(dir_ / "step_15" / "index.json") << text;
+  }
   // Entries that cannot be read are skipped too: a link to itself (stat fails, even as
   // root) and a folder without permissions (for a user).
   fs::create_directory_symlink(dir_ / "step_12", dir_ / "step_12");

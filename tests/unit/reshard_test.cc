@@ -587,6 +587,79 @@ TEST(Reshard, AnIndexWhoseSpecLiesAboutItsTensorsIsRefusedAndNothingIsWritten) {
   expect_refused(dir, "dropped", Layout{2, 1, 1, 0}, "rank_00000.safetensors holds tensor 'layers.1.");
 }
 
+// Review of the state code: the planner looked each tensor a rank needs up by name, so a
+// file holding more passed (with colliding names, one tensor served two). Its count must
+// be the layout's.
+TEST(Reshard, AnOldFileHoldingMoreTensorsThanItsRankNeedsIsRefused) {
+  const StateSpec spec = test::gpt_spec({});
+  ScratchDir dir;
+  const Layout a{2, 1, 1, 0};
+  test::write_synthetic_checkpoint(dir / "a", spec, a);
+  std::vector<SafetensorsHeader> headers = read_headers(dir / "a", read_index(dir / "a"), true);
+  const std::size_t needed = rank_tensors(spec, a, 1).size();
+  ASSERT_EQ(headers[1].tensors.size(), needed);
+  TensorEntry stray = headers[1].tensors.back();
+  stray.name = "stray";
+  stray.begin = stray.end;
+  headers[1].tensors.push_back(stray);
+  try {
+    plan_reshard(spec, a, headers, Layout{1, 1, 1, 0});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), fmt::format("old rank 1 under dp=2,tp=1,pp=1,zero=0: its file holds {} tensors, "
+                                                 "the layout places {} on it",
+                                                 needed + 1, needed));
+  }
+}
+
+// The tensors of each file against those the layout places on its rank, names, dtypes and
+// shapes, before any rank's segments are computed: a row-parallel weight of 4 million rows
+// at tp=2 is 4 million segments per shard, which a file of another shape no longer costs.
+TEST(Checkpoint, FileTensorsOfAnotherShapeOrDtypeOrMissingAreRefusedNamingTheFile) {
+  const StateSpec spec = test::gpt_spec({});
+  ScratchDir dir;
+  const Layout a{2, 1, 1, 0};
+  test::write_synthetic_checkpoint(dir / "a", spec, a);
+  const CheckpointIndex index = read_index(dir / "a");
+  const std::vector<SafetensorsHeader> good = read_headers(dir / "a", index, true);
+  const std::string where = dir / "a/index.json: rank_00001.safetensors: old rank 1 under dp=2,tp=1,pp=1,zero=0: "
+                                  "tensor 'embedding.position_embeddings.weight' ";
+  auto error_of = [&](const std::function<void(SafetensorsHeader&)>& edit) {
+    std::vector<SafetensorsHeader> headers = good;
+    edit(headers[1]);
+    try {
+      verify_contents(dir / "a", index, headers);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of([](SafetensorsHeader&) {}), "no error");
+  EXPECT_EQ(error_of([](SafetensorsHeader& h) { h.tensors[1].shape = {16, 8}; }),
+            where + "is F64 [16, 8] in its file; the layout needs F64 [8, 16]");
+  EXPECT_EQ(error_of([](SafetensorsHeader& h) { h.tensors[1].dtype = Dtype::f32; }),
+            where + "is F32 [8, 16] in its file; the layout needs F64 [8, 16]");
+  EXPECT_EQ(error_of([](SafetensorsHeader& h) { h.tensors.erase(h.tensors.begin() + 1); }),
+            where + "is missing from its file");
+
+  // A long row-parallel weight whose files hold another shape: refused before its rows are
+  // cut into segments.
+  CheckpointIndex rows;
+  rows.layout = Layout{1, 2, 1, 0};
+  rows.spec.layers = 1;
+  rows.spec.params = {{"x", {std::int64_t{1} << 22, 2}, Dtype::i8, Split::row, Stage::first, -1}};
+  SafetensorsHeader narrow;
+  narrow.tensors = {{"x", Dtype::i8, {1, 1}, 0, 1}};
+  try {
+    verify_contents(dir / "rows", rows, {narrow, narrow});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir / "rows/index.json: rank_00000.safetensors: old rank 0 under "
+                                           "dp=1,tp=2,pp=1,zero=0: tensor 'x' is I8 [1, 1] in its file; the layout "
+                                           "needs I8 [4194304, 1]");
+  }
+}
+
 // An index.json of the wrong shape is a morph::Error naming the file (the launcher skips
 // such a checkpoint rather than aborting), whichever member is wrong.
 TEST(Checkpoint, AMalformedIndexIsAnErrorNamingItsFile) {
@@ -605,6 +678,11 @@ TEST(Checkpoint, AMalformedIndexIsAnErrorNamingItsFile) {
       {[](nlohmann::json& j) { j["layout"]["tp"] = 3; }, "does not divide"},
       {[](nlohmann::json& j) { j["progress"] = 7; }, "progress must hold unsigned step and samples"},
       {[](nlohmann::json& j) { j["spec"]["params"][0]["shape"] = {1LL << 36, 2}; }, "more than the"},
+      {[](nlohmann::json& j) {  // two parameters that ZeRO 0 stores as one tensor
+         j["spec"]["params"][0]["name"] = "w";
+         j["spec"]["params"][1]["name"] = "optim.exp_avg.w";
+       },
+       "state: tensor 'optim.exp_avg.w' is both parameter 'optim.exp_avg.w' and state 'exp_avg' of parameter 'w'"},
   };
   for (const auto& [edit, expected] : cases) {
     std::ofstream(dir / "a/index.json") << good;

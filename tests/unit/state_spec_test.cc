@@ -126,8 +126,8 @@ TEST(StateSpec, JsonRoundTripAndValidation) {
   EXPECT_THROW(s.validate(), Error);
 }
 
-// The message validate() gives for a spec that lies about its layers, else "" (none).
-std::string layers_error(const StateSpec& s) {
+// The message validate() gives for `s`, else "" (none).
+std::string validate_error(const StateSpec& s) {
   try {
     s.validate();
   } catch (const Error& e) {
@@ -147,20 +147,20 @@ TEST(StateSpec, ItsLayersMustBeTheLayersItsTensorsHold) {
     s.params.push_back({"head", {10, 4}, Dtype::f32, Split::vocab, Stage::last, -1});
     return s;
   };
-  EXPECT_EQ(layers_error(spec(2)), "");
-  EXPECT_EQ(layers_error(spec(3)), "state: spec.layers=3 but the tensors hold layers 0-1");
+  EXPECT_EQ(validate_error(spec(2)), "");
+  EXPECT_EQ(validate_error(spec(3)), "state: spec.layers=3 but the tensors hold layers 0-1");
   StateSpec gap = spec(3);
   gap.params[1].layer = 2;
   gap.params[1].name = "layers.2.w";
-  EXPECT_EQ(layers_error(gap), "state: spec.layers=3 but no tensor holds layer 1");
+  EXPECT_EQ(validate_error(gap), "state: spec.layers=3 but no tensor holds layer 1");
   StateSpec swapped = spec(2);
   swapped.params.push_back({"layers.1.b", {8}, Dtype::f32, Split::column, Stage::layer, 0});
-  EXPECT_EQ(layers_error(swapped), "state: spec.params[3].layer=0 but its name 'layers.1.b' does not contain 0");
+  EXPECT_EQ(validate_error(swapped), "state: spec.params[3].layer=0 but its name 'layers.1.b' does not contain 0");
   StateSpec no_layer = spec(2);
   no_layer.params.erase(no_layer.params.begin(), no_layer.params.begin() + 2);
-  EXPECT_EQ(layers_error(no_layer), "state: spec.layers=2 but no tensor belongs to a layer");
+  EXPECT_EQ(validate_error(no_layer), "state: spec.layers=2 but no tensor belongs to a layer");
   no_layer.layers = 1;
-  EXPECT_EQ(layers_error(no_layer), "");
+  EXPECT_EQ(validate_error(no_layer), "");
   // The spec of an index.json names the file and the field.
   try {
     state_spec_from_json(to_json(spec(3)), "ckpt/step_3/index.json: spec");
@@ -177,6 +177,32 @@ TEST(StateSpec, ItsLayersMustBeTheLayersItsTensorsHold) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "state: spec.layers=3 but the tensors hold layers 0-1");
   }
+}
+
+// Review of the state code: with parameters "w" and "optim.m.w" and optimizer ["m"], the
+// second parameter and w's state "m" are both tensor "optim.m.w" under ZeRO 0; a file of
+// three tensors passed, both read from one, and a reshard wrote the wrong data. Names
+// that any layout would store twice are refused, naming both tensors.
+TEST(StateSpec, TensorNamesALayoutWouldStoreTwiceAreRefusedNamingBoth) {
+  auto spec = [](std::vector<std::string> names, std::vector<std::string> optimizer) {
+    StateSpec s;
+    s.layers = 1;
+    s.optimizer = std::move(optimizer);
+    for (std::string& name : names)
+      s.params.push_back({std::move(name), {4}, Dtype::f64, Split::replicated, Stage::first, -1});
+    return s;
+  };
+  EXPECT_EQ(validate_error(spec({"w", "optim.m.w"}, {"m"})),
+            "state: tensor 'optim.m.w' is both parameter 'optim.m.w' and state 'm' of parameter 'w' under ZeRO 0");
+  EXPECT_EQ(validate_error(spec({"w"}, {"m", "v", "m"})), "state: optimizer state 'm' appears twice");
+  EXPECT_EQ(validate_error(spec({"w", "optim.v"}, {"m", "v"})),
+            "state: tensor 'optim.v' is both parameter 'optim.v' and the partition of state 'v' under ZeRO 1 and 2");
+  EXPECT_EQ(validate_error(spec({"b.c", "c"}, {"a", "a.b"})),
+            "state: tensor 'optim.a.b.c' is both state 'a' of parameter 'b.c' and state 'a.b' of parameter 'c' under "
+            "ZeRO 0");
+  EXPECT_EQ(validate_error(spec({"w"}, {""})), "state: an optimizer state has no name");
+  // Names no layout stores together: ZeRO 3 keeps no parameter's own name.
+  EXPECT_EQ(validate_error(spec({"params.flat", "optim.w"}, {"m"})), "");
 }
 
 }  // namespace
