@@ -45,6 +45,10 @@ struct SlurmJob {
   // it runs in; empty: none.
   std::vector<std::string> reservations = {};
   bool held_by_user = false;  // held, and by its user (JobHeldUser): morphd never releases it
+  // Running, with a step `morphrun --driver` started (named launch::kDriverStepName) since
+  // its start: its batch step is the driver, which catches the checkpoint signal.
+  // SlurmClient::snapshot() reads it; a single job's read and the tests' fakes leave true.
+  bool driver = true;
 };
 
 // A reservation (scontrol show reservation): from start to end only its jobs may start on

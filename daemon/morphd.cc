@@ -34,7 +34,7 @@
 #include "daemon/store/state_store.h"
 #include "daemon/store/writer_lock.h"
 #include "libmorph/config/morph_conf.h"
-#include "libmorph/launch/requeue_exit.h"
+#include "libmorph/launch/driver_contract.h"
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/policy/policy.h"
@@ -135,13 +135,13 @@ std::vector<std::string> need_restart(const morph::MorphConfig& before, const mo
 
 int run(const Options& o) {
   check_user();
-  check_requeue_exit(o.dry_run);
   const std::string conf_path = morph::morph_conf_path(o.config_path);
   const morph::MorphConfig first = morph::load_morph_conf(conf_path);  // what a reload cannot change
   const std::string state_path = !o.state_path.empty() ? o.state_path : first.state_database;
   // Before the other files: a second morphd is refused first of all.
   const morph::store::WriterLock lock = morph::store::WriterLock::acquire(
       state_path, "stop it, or give this morphd a database of its own (--state)");
+  check_requeue_exit(o.dry_run);
   std::unique_ptr<Loaded> loaded = Loaded::with(first);  // SIGHUP loads them again
 
   morph::daemon::SlurmClient slurm;

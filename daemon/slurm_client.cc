@@ -7,10 +7,12 @@ extern "C" {
 
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <string_view>
 
 #include "daemon/node_state.h"
 #include "daemon/pending_reason.h"
+#include "libmorph/launch/driver_contract.h"
 #include "libmorph/record/job_record.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/hostlist.h"
@@ -131,6 +133,9 @@ struct SlurmClient::Messages {
   reserve_info_msg_t* reservations = nullptr;
   std::vector<SlurmReservation> reservations_read;  // of `reservations`, converted when they change
   std::optional<bool> without_accounting;  // read once slurmctld answers
+  // Running Morph jobs whose run showed the driver's step: job id -> that run's start time.
+  std::map<std::uint32_t, double> drivers;
+  double steps_read_s = 0;  // when the steps were last read
 };
 
 bool SlurmClient::without_accounting() {
@@ -214,7 +219,41 @@ std::optional<ClusterSnapshot> SlurmClient::snapshot(bool* changed, std::string*
   const bool locking = without_accounting();
   for (uint32_t i = 0; i < messages_->jobs->record_count; ++i)
     s.jobs.push_back(job_of(messages_->jobs->job_array[i], locking));
+  if (mark_drivers(s)) *changed = true;  // a job morphd may now move
   return s;
+}
+
+// A run that showed the driver's step stays under it until the job is requeued (its
+// start time changes), so the steps are read (one RPC for all) only while some running
+// Morph job has not shown one, and at most every kStepsReadS: until then it is not
+// marked, and morphd leaves it where it runs. True when a job was marked for the first time.
+bool SlurmClient::mark_drivers(ClusterSnapshot& s) {
+  constexpr double kStepsReadS = 5;
+  std::map<std::uint32_t, double>& seen = messages_->drivers;
+  std::map<std::uint32_t, double> kept, running;  // marked before; running Morph jobs not marked yet
+  for (SlurmJob& j : s.jobs) {
+    j.driver = false;
+    if ((j.phase != JobPhase::running && j.phase != JobPhase::finishing) || !is_job_record(j.admin_comment)) continue;
+    const auto it = seen.find(j.id);
+    j.driver = it != seen.end() && it->second == j.start_time_s;
+    (j.driver ? kept : running)[j.id] = j.start_time_s;
+  }
+  seen = std::move(kept);
+  if (running.empty() || s.now_s - messages_->steps_read_s < kStepsReadS) return false;
+  messages_->steps_read_s = s.now_s;
+  job_step_info_response_msg_t* steps = nullptr;
+  if (slurm_get_job_steps(0, NO_VAL, NO_VAL, &steps, SHOW_ALL) != SLURM_SUCCESS || steps == nullptr) return false;
+  for (uint32_t i = 0; i < steps->job_step_count; ++i) {
+    const job_step_info_t& step = steps->job_steps[i];
+    const auto job = running.find(step.step_id.job_id);
+    if (job != running.end() && step.name != nullptr && launch::kDriverStepName == step.name)
+      seen[job->first] = job->second;
+  }
+  slurm_free_job_step_info_response_msg(steps);
+  bool marked = false;
+  for (SlurmJob& j : s.jobs)
+    if (running.count(j.id) && seen.count(j.id)) marked = j.driver = true;
+  return marked;
 }
 
 std::optional<unsigned> SlurmClient::slurm_user_id() {

@@ -37,6 +37,8 @@ class SlurmClient : public SlurmOps {
  private:
   // AccountingStorageType=accounting_storage/none (false while slurmctld does not answer).
   bool without_accounting();
+  // Sets SlurmJob::driver of `s`'s jobs; true when one is marked for the first time.
+  bool mark_drivers(ClusterSnapshot& s);
 
   struct Messages;
   Messages* messages_;  // the last node and job messages, kept for update times

@@ -281,6 +281,13 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
       continue;
     }
     const JobRecord& r = tracked.record;
+    // Only morphrun --driver catches the checkpoint signal and follows a new record: a
+    // batch script that has not exec'd it yet, or runs its trainer otherwise, would die of
+    // the signal (its default action). Its GPUs stay taken where it runs.
+    if ((j.phase == JobPhase::running || j.phase == JobPhase::finishing) && !j.driver) {
+      out.skipped.push_back(fmt::format("job {}: shows no step of morphrun --driver (yet): left where it runs", id));
+      continue;
+    }
     policy::JobState s;
     s.id = id;
     MorphRequest bounds = r.request;

@@ -233,9 +233,13 @@ class Driver {
       unsetenv(name);
   }
 
+  // morphd signals only jobs with a step of this name: their batch step is this driver,
+  // which catches the checkpoint signal (driver_contract.h).
+  static std::string step_name() { return fmt::format("--job-name={}", launch::kDriverStepName); }
+
   std::vector<std::string> srun(const Current& c) const {
     const Placement& p = c.record.current;
-    std::vector<std::string> argv{"srun", "--kill-on-bad-exit=1", "-N", std::to_string(p.nodes), "-n",
+    std::vector<std::string> argv{"srun", "--kill-on-bad-exit=1", step_name(), "-N", std::to_string(p.nodes), "-n",
                                   std::to_string(p.nodes * p.gpus_per_node),
                                   fmt::format("--ntasks-per-node={}", p.gpus_per_node)};
     if (o_.srun_mpi != "none") argv.push_back("--mpi=" + o_.srun_mpi);
@@ -247,6 +251,9 @@ class Driver {
   // script's older copy) and know that a driver restarts them.
   std::vector<std::pair<std::string, std::string>> record_env(const Current& c) const {
     std::vector<std::pair<std::string, std::string>> env{{"MORPH_DRIVER", "1"}};
+    // srun gives the step's tasks its name (step_name()) as SLURM_JOB_NAME: morphrun's
+    // task mode gives the trainer the job's back.
+    if (const char* name = std::getenv("SLURM_JOB_NAME"); name != nullptr) env.emplace_back("MORPH_JOB_NAME", name);
     if (c.has_record) {
       env.emplace_back("MORPH_RECORD", c.admin_comment);
       env.emplace_back("MORPH_RECORD_JOB", std::to_string(job_id_));
@@ -265,7 +272,7 @@ class Driver {
     step.argv = srun(c);
     // Without an MPI plugin every task would be a world of its own writing the same
     // copy: one task does it all.
-    if (o_.srun_mpi == "none") step.argv = {"srun", "--kill-on-bad-exit=1", "-N", "1", "-n", "1"};
+    if (o_.srun_mpi == "none") step.argv = {"srun", "--kill-on-bad-exit=1", step_name(), "-N", "1", "-n", "1"};
     for (const std::string& a : {reshard_, std::string("--from"), choice->newest, std::string("--to"), choice->resume,
                                  std::string("--layout"), state::to_string(layout)})
       step.argv.push_back(a);

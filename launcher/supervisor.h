@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "libmorph/launch/requeue_exit.h"
+#include "libmorph/launch/driver_contract.h"
 
 namespace morph::launcher {
 

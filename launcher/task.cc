@@ -104,6 +104,10 @@ std::string signal_name(int signal) {
 }  // namespace
 
 int run_task(const Options& o) {
+  // Under morphrun --driver srun named the step, which SLURM_JOB_NAME says in its tasks:
+  // the trainer sees the job's own name, as without the driver.
+  if (const char* job_name = std::getenv("MORPH_JOB_NAME"); job_name != nullptr)
+    setenv("SLURM_JOB_NAME", job_name, 1);
   const Environment env = launch::process_environment();
   const MorphConfig config = load_launcher_config(o.config_path);
   block_supervised_signals(config.checkpoint_signal);

@@ -137,7 +137,7 @@ libmorph_libmorph_launch_la_SOURCES = \
 	%reldir%/launch/render_context.h \
 	%reldir%/launch/placeholders.h %reldir%/launch/placeholders.cc \
 	%reldir%/launch/precision.h %reldir%/launch/precision.cc \
-	%reldir%/launch/requeue_exit.h %reldir%/launch/requeue_exit.cc \
+	%reldir%/launch/driver_contract.h %reldir%/launch/driver_contract.cc \
 	%reldir%/launch/predicate.h %reldir%/launch/predicate.cc \
 	%reldir%/launch/template.h %reldir%/launch/template.cc \
 	%reldir%/launch/framework.h %reldir%/launch/framework.cc

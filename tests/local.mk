@@ -79,7 +79,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/step_plan_test.cc \
 	%reldir%/unit/framework_test.cc \
 	%reldir%/unit/precision_test.cc \
-	%reldir%/unit/requeue_exit_test.cc \
+	%reldir%/unit/driver_contract_test.cc \
 	%reldir%/unit/cpu_binding_test.cc \
 	%reldir%/unit/hetero_support.h %reldir%/unit/jabas_reference_solver.h \
 	%reldir%/unit/jabas_profile_test.cc \

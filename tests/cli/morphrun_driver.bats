@@ -78,9 +78,13 @@ ends_with() {
 @test "with --mpi none one task reshards (each task would be a world of its own writing the same copy)" {
   "$MORPH_BUILDDIR/tests/cli/make_checkpoint" "$W/ckpt/step_7" dp=2,tp=1,pp=1,zero=0 4 256 4096
   record 1 1 >"$FAKE_ADMIN"
-  STEPS=3 driver --mpi none
+  SLURM_JOB_NAME=train-gpt STEPS=3 driver --mpi none
   ends_with 0
   grep -q -- "-N 1 -n 1 .*morph-reshard-mpi" "$W/steps.log" || fail "$(cat "$W/steps.log")"
+  # Every step it starts carries the name by which morphd knows the job runs under a driver;
+  # the trainer still sees the job's own name (srun gives the tasks the step's).
+  [ "$(grep -c -- "--job-name=morphrun-driver " "$W/steps.log")" -eq "$(wc -l <"$W/steps.log")" ] || fail "$(cat "$W/steps.log")"
+  grep -q "trainer rank=0 .* job_name=train-gpt " "$W/out" || fail "$(cat "$W/out")"
   ! grep -q "reshard committed exit" "$W/metrics" || fail "$(cat "$W/out")"
   grep -q "start layout=dp=2,tp=1,pp=1,zero=1" "$W/metrics"
 }

@@ -520,3 +520,22 @@ PY
   "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >"$WORK/morphd.log" 2>&1 || fail "$(cat "$WORK/morphd.log")"
   ! grep -q "RequeueExit" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
 }
+
+@test "a Morph job whose batch script does not run morphrun --driver is never signalled: morphd leaves it where it runs" {
+  rm -f "$WORK/morphd.log"
+  # A best-effort job that morphd would grow onto free GPUs (a requeue, test 5), had its
+  # batch shell a driver to catch the checkpoint signal: an untrapped bash dies of it.
+  mkdir -p "$WORK/plain"
+  printf '#!/bin/bash\nsleep 600\n' >"$WORK/plain/job.sh"
+  chmod 755 "$WORK/plain/job.sh"
+  local p
+  p=$(submit plain --morph-sla=best-effort --morph-gpus=1-4)
+  wait_state "$p" RUNNING 60
+  start_morphd
+  wait_grep "$WORK/morphd.log" "job $p: shows no step of morphrun --driver (yet): left where it runs" 30 3
+  stop_morphd
+  ! grep -q "job $p: requeue\|job $p: preempt" "$WORK/morphd.log" || fail "$(cat "$WORK/morphd.log")"
+  [ "$(job_field "$p" JobState)" = RUNNING ] || fail "job $p is $(job_field "$p" JobState)"
+  [ "$(job_field "$p" Restarts)" = 0 ]
+  scancel "$p"
+}

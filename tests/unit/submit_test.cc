@@ -831,11 +831,12 @@ TEST(HandlerPartitions, AJobIsSizedOnItsPartitionsNodes) {
   // Partition= is checked against it as against the type's own name.
   for (const char* spelling : {"a100", "A100"}) {
     plugin::SubmitInput typed;
-    typed.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=32",
-                       fmt::format("MORPH_REQUEST_GPU_TYPE={}", spelling)};
+    const std::string type = fmt::format("MORPH_REQUEST_GPU_TYPE={}", spelling);  // spank_env holds views
+    typed.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=32", type};
     const plugin::SubmitOutput sized = handler.submit(typed);
     ASSERT_EQ(sized.verdict, plugin::Verdict::accept) << sized.message;
-    EXPECT_EQ(parse_admin_comment(sized.request.admin_comment).request.gpu_types, std::vector<std::string>{"a100-80g"});
+    EXPECT_EQ(parse_admin_comment(sized.request.admin_comment).request.gpu_types, std::vector<std::string>{"a100-80g"})
+        << sized.request.admin_comment;
     move.current_admin_comment = sized.request.admin_comment;
     move.update.partition = "volta";
     moved = handler.modify(move);

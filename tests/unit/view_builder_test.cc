@@ -171,6 +171,32 @@ TEST_F(DaemonView, ARunningJobLeftOutOfTheViewKeepsItsGpusTaken) {
   EXPECT_EQ(resized.view.nodes.size(), 3u);
 }
 
+// morphd signals only a job whose batch step is morphrun --driver (SlurmJob::driver: it
+// started a step of its name); until then a running Morph job is left where it runs.
+TEST_F(DaemonView, ARunningJobWithoutItsDriverIsLeftWhereItRuns) {
+  ClusterSnapshot s = snapshot();
+  s.nodes = {{"a100-1", true, 8}, {"a100-2", true, 0}, {"v100-1", true, 0}};
+  s.jobs = {SlurmJob{11, 1000, JobPhase::running, false, record("a100-80g", 1, 8, test::make_plan(8, 1, 1, 1, 1, 2)),
+                     {"a100-1"}, 100, 200, 0, 0}};
+  s.jobs[0].driver = false;
+  const BuiltView b = build_view(s, context_);
+  EXPECT_TRUE(b.view.jobs.empty());
+  ASSERT_EQ(b.view.nodes.size(), 2u) << "its node's 8 GPUs stay taken";
+  EXPECT_EQ(b.view.nodes[0].name, "a100-2");
+  const std::string said = fmt::format("{}", fmt::join(b.skipped, "\n"));
+  EXPECT_NE(said.find("job 11: shows no step of morphrun --driver (yet): left where it runs"), std::string::npos)
+      << said;
+  s.jobs[0].driver = true;
+  const BuiltView driven = build_view(s, context_);
+  ASSERT_EQ(driven.view.jobs.size(), 1u);
+  EXPECT_EQ(driven.view.nodes.size(), 3u);
+  // A pending job has no driver yet and is planned all the same.
+  s.jobs[0].phase = JobPhase::pending;
+  s.jobs[0].nodes.clear();
+  s.jobs[0].driver = false;
+  EXPECT_EQ(build_view(s, context_).view.jobs.size(), 1u);
+}
+
 // slurmctld gives a job's GPUs back when it ends, before its epilog finishes
 // (deallocate_nodes calls select_g_job_fini): gres_used leaves out a completing job,
 // which the view still counts on its nodes. Another user's GPUs on the node stay taken.

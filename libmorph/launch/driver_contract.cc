@@ -1,4 +1,4 @@
-#include "libmorph/launch/requeue_exit.h"
+#include "libmorph/launch/driver_contract.h"
 
 #include <charconv>
 
