@@ -41,7 +41,7 @@ MpiReshardResult reshard_over_mpi(MPI_Comm comm, const std::string& from, const 
     std::vector<int> ranks;
     for (int r = me; r < layout.ranks(); r += size) ranks.push_back(r);
     planner = std::make_unique<FilePlanner>(index->spec, index->layout, old->headers(), layout, RankNodes{}, ranks);
-    if (me == 0) stage = std::make_unique<CheckpointStage>(to);
+    if (me == 0) stage = std::make_unique<CheckpointStage>(to, from);
   } catch (const std::exception& e) {
     result.message = e.what();
   }

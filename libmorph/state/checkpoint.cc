@@ -310,7 +310,7 @@ int lock_stage(const std::string& lock, const std::string& dir) {
 
 }  // namespace
 
-CheckpointStage::CheckpointStage(std::string dir)
+CheckpointStage::CheckpointStage(std::string dir, const std::string& source)
     : dir_(std::move(dir)), stage_(stage_folder(dir_)), lock_(stage_lock_file(dir_)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
   std::error_code ec;
@@ -321,6 +321,10 @@ CheckpointStage::CheckpointStage(std::string dir)
   lock_fd_ = lock_stage(lock_, dir_);
   try {
     if (fs::exists(dir_)) throw Error(fmt::format("{}: already exists; a checkpoint is never overwritten", dir_));
+    if (!source.empty() && fs::equivalent(source, stage_, ec))
+      throw Error(fmt::format("{}: is the staging folder of {}, which would be cleared before it is read; give the new "
+                              "checkpoint another name",
+                              source, dir_));
     fs::remove_all(stage_, ec);
     if (ec) throw Error(fmt::format("{}: cannot remove a partial checkpoint: {}", stage_, ec.message()));
     if (!fs::create_directories(stage_, ec) || ec)

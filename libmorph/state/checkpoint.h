@@ -70,9 +70,10 @@ std::string stage_lock_file(const std::string& dir);
 // instead of removing a live stage.
 class CheckpointStage {
  public:
-  // `dir` must not exist; a "<dir>.partial" left by a crash is removed. Throws
+  // `dir` must not exist; a "<dir>.partial" left by a crash is removed, unless it is the
+  // checkpoint `source` the new one is made from (`--from X.partial --to X`). Throws
   // morph::Error when another process is writing `dir`.
-  explicit CheckpointStage(std::string dir);
+  explicit CheckpointStage(std::string dir, const std::string& source = {});
   ~CheckpointStage();  // removes the stage when not committed, and the lock file
   CheckpointStage(const CheckpointStage&) = delete;
   CheckpointStage& operator=(const CheckpointStage&) = delete;

@@ -232,7 +232,7 @@ ReshardSummary reshard_checkpoint(const std::string& from, const std::string& to
   const OldCheckpoint old(from, index);
   if (options.verify) old.verify_checksums(options.threads);
   const FilePlanner planner(index.spec, index.layout, old.headers(), layout, options.nodes);
-  CheckpointStage stage(to);
+  CheckpointStage stage(to, from);
   BuiltFiles built = build_files(planner, old, stage.path(), options.threads);
   ReshardSummary summary;
   summary.from = index.layout;

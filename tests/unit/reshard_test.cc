@@ -490,6 +490,16 @@ TEST(Reshard, MismatchedLayoutsAndBadTargetsAreClearErrors) {
   EXPECT_THROW(plan_reshard(spec, Layout{2, 2, 1, 1}, headers, Layout{1, 1, 9, 0}), Error);  // more stages than layers
   EXPECT_THROW(reshard_checkpoint(dir / "a", dir / "a", Layout{1, 1, 1, 0}), Error);         // never overwrite
   EXPECT_FALSE(fs::exists(dir / "a.partial"));
+  // A checkpoint named like the stage of the new one: clearing the stage would delete it.
+  fs::rename(dir / "a", dir / "c.partial");
+  try {
+    reshard_checkpoint(dir / "c.partial", dir / "c", Layout{1, 1, 1, 0});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is the staging folder of"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::exists(dir / "c.partial/index.json"));
+  EXPECT_FALSE(fs::exists(dir / "c"));
 }
 
 TEST(Reshard, ACorruptedOldFileIsRefusedAndNothingIsWritten) {
