@@ -110,8 +110,13 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       if (!as_planned) return refuse("its record changed meanwhile");
       if (c.path == Path::start && !pending(*job)) return refuse("it is no longer pending");
       if (c.path != Path::start && !running(*job)) return refuse("it is no longer running");
-      if (const std::string error = slurm_.set_record(c.job, c.to_record, c.path == Path::start); !error.empty())
-        return refuse(error);
+      if (const std::string error = slurm_.set_record(c.job, c.to_record, c.path == Path::start); !error.empty()) {
+        // slurmctld may have made the update and lost its answer: a record-only one (in
+        // place, shrink) is read back and tried again the next rounds, so that the driver's
+        // restart is counted; a pending job's, which slurmctld may refuse for good, ends here.
+        if (c.path == Path::start) return refuse(error);
+        return retry("the record update", error, e.updated_s);
+      }
       move(e, Step::updated, now_s);
       return true;
     }

@@ -92,6 +92,38 @@ TEST_F(ReconfigurerTest, InPlaceAndShrinkOnlyRewriteTheRecord) {
   EXPECT_EQ(journal.done(7).restarts, 2);
 }
 
+// A record-only update whose answer was lost took effect: read back the next round, the
+// restart it makes the driver do is counted; one that failed is tried again.
+TEST_F(ReconfigurerTest, AnInPlaceUpdateThatTimesOutIsReadBackOrTriedAgain) {
+  Reconfigurer r = fresh();
+  slurm.timing_out = {"update"};
+  slurm.lost = true;  // made, but morphd hears a timeout
+  r.start(change(Path::inplace), 0);
+  EXPECT_EQ(step_of(1), Step::planned);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 new");
+  r.advance_all(10);
+  EXPECT_EQ(step_of(1), Step::done);
+  EXPECT_EQ(slurm.updates, 1);
+  EXPECT_EQ(journal.done(7).restarts, 1);
+
+  slurm.jobs[7].admin_comment = "morph:v1 old";
+  slurm.lost = false;  // not made
+  r.start(change(Path::shrink), 20);
+  EXPECT_EQ(step_of(2), Step::planned);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 old");
+  slurm.timing_out.clear();
+  r.advance_all(30);
+  EXPECT_EQ(step_of(2), Step::done);
+  EXPECT_EQ(slurm.updates, 3);
+  EXPECT_EQ(journal.done(7).restarts, 2);
+  // A pending job's update that fails is given up at once: slurmctld may refuse it for good.
+  slurm.jobs[7].admin_comment = "morph:v1 old";
+  slurm.jobs[7].phase = JobPhase::pending;
+  slurm.timing_out = {"update"};
+  r.start(change(Path::start), 40);
+  EXPECT_EQ(step_of(3), Step::rolled_back);
+}
+
 TEST_F(ReconfigurerTest, RequeueWaitsForTheCheckpointThenHoldsUpdatesReleases) {
   Reconfigurer r = fresh();
   r.start(change(Path::requeue), 0);
