@@ -40,6 +40,11 @@ struct PlanSearch {
 // empty when it can.
 std::string structure_violation(const Workload& workload, const Allocation& allocation, const ExecutionPlan& plan);
 
+// Whether some (d, t, p) split of `gpus` GPUs, `gpus_per_node` on every node, keeps the
+// structural rules of structure_violation; O(divisor pairs of gpus), no allocation built:
+// sizing at submission skips the node counts where none does.
+bool any_valid_shape(const Workload& workload, int gpus, int gpus_per_node, unsigned features);
+
 // Why `plan` cannot run `workload` on `allocation` (structure first, then memory), or
 // empty when it can.
 std::string plan_violation(const Workload& workload, const Allocation& allocation, const ExecutionPlan& plan,

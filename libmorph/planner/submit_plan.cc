@@ -224,6 +224,7 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
       const int g = nodes * gpus_per_node;
       if (g < request.gpus_min || g > max_gpus || nodes < min_nodes || nodes > max_nodes) return;
       if (cpus_per_gpu > 0 && gpus_per_node * cpus_per_gpu > node.cpus) return;
+      if (!any_valid_shape(w, g, gpus_per_node, options.features)) return;  // most node counts of a large cluster
       std::optional<Candidate> c = evaluate(node, nodes, gpus_per_node, &closest);
       if (!c) return;
       any = true;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -115,11 +116,11 @@ std::string outside_bounds(const AppProfile& a, int gpus, int nodes) {
     if (max == 0) return fmt::format("{} or more {}", min, unit);
     return min == max ? fmt::format("{} {}", min, unit) : fmt::format("{}-{} {}", min, max, unit);
   };
-  const std::string where = fmt::format("{} GPU{} on {} node{}", gpus, gpus == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+  auto where = [&] { return fmt::format("{} GPU{} on {} node{}", gpus, gpus == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s"); };
   if (gpus < a.min_gpus || (a.max_gpus > 0 && gpus > a.max_gpus))
-    return fmt::format("{}: outside the job's {}", where, range(a.min_gpus, a.max_gpus, "GPU"));
+    return fmt::format("{}: outside the job's {}", where(), range(a.min_gpus, a.max_gpus, "GPU"));
   if (nodes < a.min_nodes || (a.max_nodes > 0 && nodes > a.max_nodes))
-    return fmt::format("{}: outside the job's {}", where, range(a.min_nodes, a.max_nodes, "node"));
+    return fmt::format("{}: outside the job's {}", where(), range(a.min_nodes, a.max_nodes, "node"));
   return {};
 }
 
@@ -184,27 +185,46 @@ MemoryOptions PlanOracle::memory(const AppProfile& a) const {
   return m;
 }
 
+std::string PlanOracle::refusal(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
+                                const Shape& shape) const {
+  const AppProfile& a = app(job.app);
+  const int gpus = shape.total();
+  if (std::string why = outside_bounds(a, gpus, static_cast<int>(shape.gpus.size())); !why.empty()) return why;
+  if (uniform_nodes_ && std::adjacent_find(shape.gpus.begin(), shape.gpus.end(), std::not_equal_to<>()) != shape.gpus.end())
+    return "Slurm gives every node of a job the same number of GPUs";
+  const std::string& type = nodes.at(static_cast<std::size_t>(shape.node)).gpu.name;
+  if (!a.gpu_types.empty() && std::find(a.gpu_types.begin(), a.gpu_types.end(), type) == a.gpu_types.end())
+    return fmt::format("{} is not among the job's GPU types", type);
+  if (std::string why = beyond_partitions(a, type, static_cast<int>(shape.gpus.size())); !why.empty()) return why;
+  switch (freedom) {
+    case PlanFreedom::any: {
+      // The user's own plan on its own count is searched whatever the structural rules say.
+      if (admissible_ && gpus == job.requested_plan.gpus()) return {};
+      int node_gcd = 0;
+      for (int g : shape.gpus) node_gcd = std::gcd(node_gcd, g);
+      return any_valid_shape(a.workload, gpus, node_gcd, a.features) ? std::string() : "no plan fits";
+    }
+    case PlanFreedom::scale_dp: {
+      ExecutionPlan scaled;
+      return scale_dp(job.requested_plan, gpus, a.workload.global_batch, &scaled)
+                 ? std::string()
+                 : "the requested plan does not scale to this GPU count";
+    }
+    case PlanFreedom::exact:
+      return gpus == job.requested_plan.gpus() ? std::string() : "the requested plan needs its own GPU count";
+  }
+  return {};
+}
+
 PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
                               const Shape& shape, double host_bytes_per_gpu_limit) {
   ++stats_.searches;
+  PlanChoice c;
+  c.reason = refusal(job, freedom, nodes, shape);
+  if (!c.reason.empty()) return c;
   const AppProfile& a = app(job.app);
   const Allocation alloc = allocation_of(nodes, shape);
   const int gpus = shape.total();
-  PlanChoice c;
-  c.reason = outside_bounds(a, gpus, static_cast<int>(shape.gpus.size()));
-  if (!c.reason.empty()) return c;
-  if (uniform_nodes_ && std::adjacent_find(shape.gpus.begin(), shape.gpus.end(), std::not_equal_to<>()) != shape.gpus.end()) {
-    c.reason = "Slurm gives every node of a job the same number of GPUs";
-    return c;
-  }
-  if (const std::string& type = nodes.at(static_cast<std::size_t>(shape.node)).gpu.name;
-      !a.gpu_types.empty() && std::find(a.gpu_types.begin(), a.gpu_types.end(), type) == a.gpu_types.end()) {
-    c.reason = fmt::format("{} is not among the job's GPU types", type);
-    return c;
-  }
-  c.reason = beyond_partitions(a, nodes.at(static_cast<std::size_t>(shape.node)).gpu.name,
-                               static_cast<int>(shape.gpus.size()));
-  if (!c.reason.empty()) return c;
   // `plan` runs here unless the memory model (when asked) or the free host memory refuse it.
   auto admitted = [&](const ExecutionPlan& plan) {
     return !admissible_ || (plan == job.requested_plan) ||
@@ -257,10 +277,7 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
     }
     case PlanFreedom::scale_dp: {
       ExecutionPlan p;
-      if (!scale_dp(job.requested_plan, gpus, a.workload.global_batch, &p)) {
-        c.reason = "the requested plan does not scale to this GPU count";
-        return c;
-      }
+      scale_dp(job.requested_plan, gpus, a.workload.global_batch, &p);  // refusal() checked it scales
       // The user's plan ran, and more replicas of it never need more memory per GPU: only
       // fewer replicas are re-cut and checked against the memory model.
       const bool trusted = p.dp >= job.requested_plan.dp;
@@ -269,10 +286,6 @@ PlanChoice PlanOracle::search(const JobState& job, PlanFreedom freedom, const st
       return c;
     }
     case PlanFreedom::exact: {
-      if (gpus != job.requested_plan.gpus()) {
-        c.reason = "the requested plan needs its own GPU count";
-        return c;
-      }
       // The user's own plan ran where they asked for it, at most on the GPUs with the
       // most memory: on a type with less, the memory model decides whether it fits.
       const double here = nodes.at(static_cast<std::size_t>(shape.node)).gpu.memory_bytes;
@@ -381,7 +394,9 @@ const JobCurve& PlanOracle::curve(const JobState& job, PlanFreedom freedom, bool
   double envelope = 0;
   for (int g = 1; g <= max_gpus; ++g) {
     if (!resize && g != requested) continue;
-    const double r = best(job, freedom, nodes, packed_shape(nodes, node, g)).rate();
+    const Shape shape = packed_shape(nodes, node, g);
+    if (!refusal(job, freedom, nodes, shape).empty()) continue;  // most counts of a large cluster: no search
+    const double r = best(job, freedom, nodes, shape).rate();
     c.rate[static_cast<std::size_t>(g)] = r;
     if (r > envelope * (1 + 1e-9)) {
       c.useful.push_back(g);

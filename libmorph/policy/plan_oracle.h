@@ -165,6 +165,12 @@ class PlanOracle {
   PlanKey plan_key(const JobState& job, PlanFreedom freedom) const;
   std::string type_key(const std::vector<NodeState>& nodes, int node) const;
   int capacity(const JobState& job, const std::vector<NodeState>& nodes, int node) const;
+  // Why `shape` runs no plan of `job` under `freedom`, decided without building an
+  // allocation or searching (the job's bounds, uniform nodes, its GPU types and
+  // partitions, GPU counts no plan splits), or empty: a curve weighs every count up to
+  // MaxGpusPerJob, and on a large cluster most of them are refused here.
+  std::string refusal(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
+                      const Shape& shape) const;
   PlanChoice search(const JobState& job, PlanFreedom freedom, const std::vector<NodeState>& nodes,
                     const Shape& shape, double host_bytes_per_gpu_limit);
   MemoryOptions memory(const AppProfile& a) const;

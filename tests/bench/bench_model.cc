@@ -1,8 +1,10 @@
-// Benchmarks of the performance model: one fit of the fifteen parameters on seven points,
-// and plan enumeration plus prediction on allocations of two GPU types. Ends with the
-// summary lines of `make bench-model`:
+// Benchmarks of the performance model: one fit of the parameters on seven points, plan
+// enumeration plus prediction on allocations of two GPU types, and the sizing of one
+// submission (job_submit_morph's work under slurmctld's lock) on clusters of 64 to 2,000
+// nodes. Ends with the summary lines of `make bench-model`:
 //   fit: ms=<median ms for one fit>
 //   plan: gpus=1024 ms=<median ms>
+//   submit: nodes=2000 ms=<median ms>
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -15,6 +17,8 @@
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/fit.h"
 #include "libmorph/planner/plan_search.h"
+#include "libmorph/planner/submit_plan.h"
+#include "libmorph/request/morph_request.h"
 #include "median_reporter.h"
 
 namespace morph {
@@ -85,6 +89,32 @@ void BM_PlanSearch(benchmark::State& state) {
 BENCHMARK(BM_PlanSearch)->RangeMultiplier(4)->Range(16, 1024)->Unit(benchmark::kMillisecond)
     ->Repetitions(7)->ReportAggregatesOnly(true);
 
+// One plan-agnostic submission (LLaMA-2-7B, global batch 512) on N DGX A100 nodes with
+// MaxGpusPerJob covering all of them: every GPU count on one node and every node count
+// is weighed (Frenzy's sizing, decide_submission).
+void BM_SubmitSizing(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const MorphConfig c = parse_morph_conf(
+      fmt::format("GpuType=a100-80g MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 "
+                  "PcieBandwidthGBps=24\n"
+                  "NodeType=dgx Gpu=a100-80g Gpus=8 Cpus=128 MemoryGiB=2048 NetworkBandwidthGBps=100 Nics=8\n"
+                  "NodeName=a[1-{0}] NodeType=dgx\nMaxGpusPerJob={1}\n",
+                  nodes, 8 * nodes),
+      "bench.conf");
+  const PerfStore perf;
+  MorphRequest request;
+  set_morph_option(request, "model", "llama2-7b");
+  set_morph_option(request, "batch", "512");
+  std::string chosen;
+  for (auto _ : state) {
+    const SubmitDecision d = decide_submission(SubmitContext{c, catalog(), perf}, request, std::nullopt);
+    chosen = d.accepted ? brief(d.record.current.plan) : d.reason;
+  }
+  state.SetLabel(fmt::format("{} GPUs: {}", 8 * nodes, chosen));
+}
+BENCHMARK(BM_SubmitSizing)->Arg(64)->Arg(512)->Arg(2000)->Unit(benchmark::kMillisecond)
+    ->Repetitions(7)->ReportAggregatesOnly(true);
+
 }  // namespace
 }  // namespace morph
 
@@ -95,5 +125,7 @@ int main(int argc, char** argv) {
     if (name.rfind("BM_Fit7Points", 0) == 0) std::printf("fit: ms=%.3f\n", ms);
   for (const auto& [name, ms] : *medians)
     if (name.rfind("BM_PlanSearch/1024", 0) == 0) std::printf("plan: gpus=1024 ms=%.3f\n", ms);
+  for (const auto& [name, ms] : *medians)
+    if (name.rfind("BM_SubmitSizing/2000", 0) == 0) std::printf("submit: nodes=2000 ms=%.3f\n", ms);
   return 0;
 }

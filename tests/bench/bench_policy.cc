@@ -4,8 +4,10 @@
 // lines of `make bench-policy`:
 //   round: gpus=<G> jobs=<J> ms=<median ms for one round>
 //   round-all-pending: gpus=<G> jobs=<J> ms=<median ms when every job waits>
+//   first-curves: nodes=2000 apps=6 ms=<median ms for the six curves on a cold oracle>
 //   simulation: workload=base jobs=<N> s=<median s for sim::simulate>
-// and the targets: a round within 10 ms, 100 ms and 1 s, the simulation within 5 s.
+// and the targets: a round within 10 ms, 100 ms and 1 s, the six first curves at 2,000
+// nodes within 1 s, the simulation within 5 s.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -221,6 +223,32 @@ BENCHMARK(BM_MorphlingRoundAllPending)->Args({2048, 5120})->Iterations(10)->Unit
 BENCHMARK(BM_MorphlingRoundAllPending)->Args({16384, 40000})->Iterations(2)->Unit(benchmark::kMillisecond)
     ->Repetitions(5)->ReportAggregatesOnly(true);
 
+// The sensitivity curves of the six applications on a cold oracle, as morphd draws them
+// after a start or a refit, with MaxGpusPerJob covering the whole cluster of N A800 nodes
+// (every count up to it is weighed; morphd's uniform nodes).
+void BM_FirstCurves(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const std::vector<policy::NodeState> view = policy::nodes_from_spec(fmt::format("{}x8xa800", nodes), config().cluster, "bench");
+  std::mt19937 rng(7);
+  const std::vector<JobState> jobs = synthetic_jobs(rng, 0, 60, 0, 1);
+  long searches = 0;
+  for (auto _ : state) {
+    PlanOracle oracle(synthetic_profiles(), config().memory, 8 * nodes);
+    oracle.require_uniform_nodes();
+    std::map<std::string, bool> drawn;
+    for (const JobState& j : jobs)
+      if (!drawn[j.app]) {
+        drawn[j.app] = true;
+        benchmark::DoNotOptimize(oracle.curve(j, policy::PlanFreedom::any, true, view, 0));
+      }
+    searches = oracle.stats().searches;
+  }
+  state.counters["searches"] = static_cast<double>(searches);
+  state.SetLabel(fmt::format("{}x8xa800, MaxGpusPerJob={}", nodes, 8 * nodes));
+}
+BENCHMARK(BM_FirstCurves)->Arg(64)->Arg(512)->Arg(2000)->Unit(benchmark::kMillisecond)->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+
 // ---------------------------------------------------------------------------------------
 // The base simulation of the artifact (`morph simulate --workload .../workload-base.csv
 // --truth .../traces --policy morphling --cluster 8x8xa800 --restart-penalty 260
@@ -337,6 +365,10 @@ int main(int argc, char** argv) {
     if (it == medians.end()) continue;
     std::printf("round-all-pending: gpus=%d jobs=%d ms=%.3f\n", gpus, jobs, it->second);
     target(fmt::format("all-pending round gpus={}", gpus), it->second, limit_ms, "ms");
+  }
+  if (auto it = medians.find("BM_FirstCurves/2000"); it != medians.end()) {
+    std::printf("first-curves: nodes=2000 apps=6 ms=%.3f\n", it->second);
+    target("first curves nodes=2000", it->second, 1000, "ms");
   }
   if (!simulate) {
     std::printf("simulation: skipped: artifact not found at %s\n", morph::artifact_dir().c_str());

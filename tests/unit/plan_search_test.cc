@@ -69,6 +69,43 @@ TEST(PlanSearch, TpMustDivideTheKeyValueHeads) {
   EXPECT_TRUE(tp4);  // 4 divides both
 }
 
+// Sizing prunes node counts with any_valid_shape; it must say yes exactly where some
+// (d, t, p) split passes structure_violation, the rules search_plans applies.
+TEST(PlanSearch, AnyValidShapeAgreesWithTheStructuralRules) {
+  const Cluster& cluster = test::test_cluster();
+  const NodeType& node = *cluster.find_node_type("bignode");
+  Workload gqa = workload(28, 28, 512);
+  gqa.model.kv_heads = 4;
+  int valid = 0, invalid = 0;
+  for (const Workload& base : {workload(32, 32, 512), workload(24, 16, 96), gqa})
+    for (std::int64_t batch : {base.global_batch, std::int64_t{7}, std::int64_t{1}})
+      for (unsigned features : {unsigned{kAllFeatures}, kAllFeatures & ~kFeatureTensor, kAllFeatures & ~kFeaturePipeline,
+                                kAllFeatures & ~(kFeatureTensor | kFeaturePipeline)})
+        for (int gpus_per_node : {1, 3, 4, 6, 8})
+          for (int nodes = 1; nodes <= (gpus_per_node == 8 ? 40 : 6); ++nodes) {
+            Workload w = base;
+            w.global_batch = batch;
+            const int gpus = nodes * gpus_per_node;
+            const Allocation a = uniform_allocation(cluster, node, nodes, gpus_per_node);
+            bool brute = false;
+            for (int t = 1; t <= gpus; ++t)
+              for (int p = 1; t * p <= gpus; ++p) {
+                if (gpus % (t * p) != 0 || (t > 1 && !(features & kFeatureTensor)) ||
+                    (p > 1 && !(features & kFeaturePipeline)))
+                  continue;
+                ExecutionPlan plan = test::make_plan(gpus / (t * p), t, p, 1, 1, 1);
+                if (batch % plan.dp == 0) plan.ga_steps = static_cast<int>(batch / plan.dp);
+                brute = brute || structure_violation(w, a, plan).empty();
+              }
+            EXPECT_EQ(any_valid_shape(w, gpus, gpus_per_node, features), brute)
+                << w.model.layers << " layers, batch " << batch << ", " << nodes << " x " << gpus_per_node
+                << ", features " << features;
+            (brute ? valid : invalid)++;
+          }
+  EXPECT_GT(valid, 100);  // both answers are exercised
+  EXPECT_GT(invalid, 100);
+}
+
 TEST(PlanSearch, PrimeGpuCountAndSingleGpu) {
   const Allocation seven = parse_gpus_spec("7xbig", test::test_cluster(), "--gpus");
   const PlanSearch s = search_plans(workload(7, 16, 14), seven, kPerf, PlanSearchOptions{});

@@ -2,6 +2,7 @@
 // small hand-made cluster where the right decision is known.
 #include <gtest/gtest.h>
 
+#include "libmorph/planner/plan_search.h"
 #include "libmorph/policy/assignment.h"
 #include "libmorph/policy/policy.h"
 #include "libmorph/policy/restart_cost.h"
@@ -226,6 +227,34 @@ TEST(Morphling, MinimumDemandIsTheFewestGpusThatMatchTheRequest) {
     if (fewer < m) {
       EXPECT_LT(c.at(fewer), oracle.requested_rate(g, nodes, 0));
     }
+}
+
+// A curve weighs every GPU count up to MaxGpusPerJob; on a large cluster it searches only
+// the counts that some plan splits (the app's batch 64 and 8 layers: powers of two), and
+// its rates are those of a plain plan search wherever it skipped one.
+TEST(PlanOracle, ACurveSearchesOnlyTheCountsAPlanCanSplit) {
+  const policy::AppProfile app{test::app_workload(), PerfModel{ForwardModel{0, 10, 1}, PerfParams{}}};
+  PlanOracle oracle({{"m", app}}, MemoryOptions{}, 512);
+  oracle.require_uniform_nodes();
+  const auto nodes = test::nodes("64x8xbig");
+  const JobState j = job("j", Sla::best_effort, 8, 1e6);
+  const JobCurve& c = oracle.curve(j, PlanFreedom::any, true, nodes, 0);
+  ASSERT_EQ(c.rate.size(), 513u);
+  EXPECT_LE(oracle.stats().searches, 10);  // 1, 2, 4, ..., 512: 10 counts of 512
+  const NodeType& type = nodes[0].type;
+  int fast = 0;
+  for (int g = 1; g <= 512; ++g) {
+    if (g > 8 && g % 8 != 0) {
+      EXPECT_EQ(c.at(g), 0) << g << " GPUs: nodes with different counts";
+      continue;
+    }
+    const Allocation a = uniform_allocation(test::policy_cluster(), type, g > 8 ? g / 8 : 1, g > 8 ? 8 : g);
+    const PlanSearch s = search_plans(app.workload, a, app.perf, PlanSearchOptions{});
+    const double rate = s.feasible.empty() ? 0 : 1e3 / s.feasible.front().time.iter_ms;
+    EXPECT_NEAR(c.at(g), rate, 1e-9 * rate) << g << " GPUs";
+    fast += rate > 0;
+  }
+  EXPECT_GE(fast, 7);  // 1 .. 64 GPUs run a plan; beyond the batch of 64 none does
 }
 
 // SortBySlope / GetLowestSlopeOverMinJob: a job with much work left gains little per GPU,
