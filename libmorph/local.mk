@@ -25,6 +25,7 @@ libmorph_libmorph_base_la_SOURCES = \
 	%reldir%/util/hostlist.h %reldir%/util/hostlist.cc \
 	%reldir%/util/host_port.h %reldir%/util/host_port.cc \
 	%reldir%/util/text_file.h %reldir%/util/text_file.cc \
+	%reldir%/util/json_depth.h \
 	%reldir%/util/median.h %reldir%/util/median.cc \
 	%reldir%/model/model_spec.h %reldir%/model/model_spec.cc \
 	%reldir%/model/catalog.h %reldir%/model/catalog.cc \

@@ -384,7 +384,7 @@ EXTRA_DIST += %reldir%/fuzz/safetensors_fuzz.cc %reldir%/fuzz/safetensors.dict %
 CLEANFILES += %reldir%/fuzz/safetensors_fuzz
 if HAVE_FUZZER
 %reldir%/fuzz/safetensors_fuzz: $(safetensors_fuzz_sources) $(srcdir)/libmorph/state/safetensors.h \
-		$(srcdir)/libmorph/state/dtype.h
+		$(srcdir)/libmorph/state/dtype.h $(srcdir)/libmorph/util/json_depth.h
 	@$(MKDIR_P) %reldir%/fuzz
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -I$(top_srcdir) -I$(top_builddir) $(JSON_CFLAGS) $(FMT_CFLAGS) \
 		$(safetensors_fuzz_sources) $(FMT_LIBS) -o $@

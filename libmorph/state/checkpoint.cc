@@ -20,6 +20,7 @@
 #include "libmorph/state/parallel.h"
 #include "libmorph/state/shard_map.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/json_depth.h"
 #include "libmorph/util/parse.h"
 #include "libmorph/util/text_file.h"
 
@@ -65,12 +66,6 @@ json index_json(const CheckpointIndex& index) {
           {"trainer", index.trainer},
           {"spec", to_json(index.spec)},
           {"files", std::move(files)}};
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
-  return s + "]";
 }
 
 // Every file holds exactly the tensors the layout places on its rank, of their dtypes and
@@ -138,41 +133,6 @@ namespace {
 // recursively: 100,000 levels overflowed the stack.
 constexpr int kMaxIndexNesting = 64;
 
-// A pass over the text before the DOM is built: refuses nesting deeper than
-// kMaxIndexNesting, and leaves syntax errors to the parse that follows.
-class NestingCheck final : public nlohmann::json_sax<json> {
- public:
-  explicit NestingCheck(const std::string& path) : path_(path) {}
-
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return enter(); }
-  bool end_object() override { return leave(); }
-  bool start_array(std::size_t) override { return enter(); }
-  bool end_array() override { return leave(); }
-  bool key(string_t&) override { return true; }
-  bool parse_error(std::size_t, const std::string&, const json::exception&) override { return false; }
-
- private:
-  bool enter() {
-    if (++depth_ > kMaxIndexNesting)
-      throw Error(fmt::format("{}: JSON nested deeper than {} levels", path_, kMaxIndexNesting));
-    return true;
-  }
-  bool leave() {
-    --depth_;
-    return true;
-  }
-
-  const std::string& path_;
-  int depth_ = 0;
-};
-
 // Member `key` of `j`, or null when `j` is no object or has none: a reference, not a copy.
 const json& member(const json& j, const char* key) {
   static const json kNull;
@@ -236,7 +196,8 @@ CheckpointIndex read_index(const std::string& dir) {
   const std::string path = (fs::path(dir) / "index.json").string();
   try {
     const std::string text = read_text_file(path, "checkpoint index");
-    NestingCheck nesting(path);
+    JsonDepthCheck<json> nesting(kMaxIndexNesting,
+                                 fmt::format("{}: JSON nested deeper than {} levels", path, kMaxIndexNesting));
     json::sax_parse(text, &nesting);
     return index_from_json(json::parse(text), path);
   } catch (const json::exception& e) {  // not JSON, or a member of another type than the format's

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/state/safetensors.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
@@ -56,12 +57,6 @@ struct Coverage {
     }
   }
 };
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
-  return s + "]";
-}
 
 // Node names as small numbers, for the choice of copies and the byte counts.
 class NodeTable {

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "libmorph/util/error.h"
+#include "libmorph/util/json_depth.h"
 #include "libmorph/util/parse.h"
 
 namespace morph::state {
@@ -42,18 +43,6 @@ std::string name_text(std::string_view name) {
                                      [](char c) { return std::isprint(static_cast<unsigned char>(c)) != 0; });
   if (printable && name.size() <= kMaxVerbatim) return fmt::format("'{}'", name);
   return quote(name);
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i == kMaxShapeDimsShown) {
-      out += fmt::format(", ... ({} dims)", shape.size());
-      break;
-    }
-    out += fmt::format("{}{}", i == 0 ? "" : ", ", shape[i]);
-  }
-  return out + "]";
 }
 
 // Text for a message that may echo hostile input (nlohmann's messages quote the bad
@@ -108,19 +97,11 @@ std::uint64_t header_length(std::span<const std::uint8_t> prefix, std::uint64_t 
 // A first pass over the header text that rejects duplicate keys (nlohmann's DOM keeps the
 // last) and nesting deeper than a header has. (A parser callback could do this, but
 // nlohmann's callback parser rescans the parent object at each object's end: quadratic.)
-class HeaderKeyCheck final : public nlohmann::json_sax<Json> {
+class HeaderKeyCheck final : public JsonDepthCheck<Json> {
  public:
-  explicit HeaderKeyCheck(std::string_view what) : what_(what) {}
+  explicit HeaderKeyCheck(std::string_view what)
+      : JsonDepthCheck(kMaxJsonNesting, fmt::format("{}: header JSON is nested too deeply", what)), what_(what) {}
 
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_array(std::size_t) override { return enter(); }
-  bool end_array() override { return leave(); }
   bool start_object(std::size_t) override {
     objects_.push_back(OpenObject{{}, last_key_});
     return enter();
@@ -135,7 +116,7 @@ class HeaderKeyCheck final : public nlohmann::json_sax<Json> {
     if (objects_.size() == 1) throw Error(fmt::format("{}: duplicate tensor name {}", what_, name_text(key)));
     throw Error(fmt::format("{}: duplicate key {} in {}", what_, name_text(key), name_text(objects_.back().owner)));
   }
-  bool parse_error(std::size_t, const std::string&, const Json::exception& e) override {
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
     throw Error(fmt::format("{}: header is not valid JSON: {}", what_, printable_text(e.what(), kMaxJsonErrorChars)));
   }
 
@@ -145,19 +126,9 @@ class HeaderKeyCheck final : public nlohmann::json_sax<Json> {
     std::string owner;           // the key this object is the value of
   };
 
-  bool enter() {
-    if (++depth_ > kMaxJsonNesting) throw Error(fmt::format("{}: header JSON is nested too deeply", what_));
-    return true;
-  }
-  bool leave() {
-    --depth_;
-    return true;
-  }
-
   std::string_view what_;
   std::vector<OpenObject> objects_;
   std::string last_key_;
-  int depth_ = 0;
 };
 
 Json parse_json(std::string_view text, std::string_view what) {
@@ -369,6 +340,18 @@ std::string header_bytes(const SafetensorsHeader& header, const std::string& pat
 }
 
 }  // namespace
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i == kMaxShapeDimsShown) {
+      out += fmt::format(", ... ({} dims)", shape.size());
+      break;
+    }
+    out += fmt::format("{}{}", i == 0 ? "" : ", ", shape[i]);
+  }
+  return out + "]";
+}
 
 std::uint64_t TensorEntry::elements() const {
   std::uint64_t count = 1;

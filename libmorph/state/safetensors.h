@@ -38,6 +38,9 @@ struct SafetensorsHeader {
   const TensorEntry* find(std::string_view name) const;
 };
 
+// "[4096, 1024]" (at most 8 dims shown), as errors name a tensor's shape.
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
 // Largest header accepted (the reference implementation's limit).
 constexpr std::uint64_t kMaxHeaderBytes = 100u << 20;
 
