@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -104,6 +105,16 @@ void finish_jobs(morph::store::StateStore& state, const morph::daemon::ClusterSn
   for (const morph::daemon::SlurmJob& j : snapshot.jobs) alive[j.id] = j.phase != morph::daemon::JobPhase::done;
   for (const morph::store::JobId job : state.unfinished_jobs())
     if (!(alive.count(job) && alive.at(job))) state.finish_job(job, static_cast<std::int64_t>(snapshot.now_s));
+}
+
+// PurgeJobsAfterDays: what is recorded of jobs that ended `after_s` ago goes, a bounded
+// number a round so that one round never holds the database long.
+void purge_ended_jobs(morph::store::StateStore& state, double after_s, double now_s) {
+  constexpr int kJobsPerRound = 1000;
+  const int purged = state.purge_ended_jobs(static_cast<std::int64_t>(std::floor(now_s - after_s)), kJobsPerRound);
+  if (purged > 0)
+    log_line(fmt::format("purged what is recorded of {} job{} that ended over {:g} day{} ago (PurgeJobsAfterDays)",
+                         purged, purged == 1 ? "" : "s", after_s / 86400, after_s == 86400 ? "" : "s"));
 }
 
 // What morphd reads from files: morph.conf, the model catalog and the fitted models.
@@ -287,6 +298,8 @@ int run(const Options& o) {
           attempt("recording the refits (kept for the next round)",
                   [&] { refits.store(state, loaded->config.policy.refit_point_max_age_s); });
           attempt("recording the finished jobs", [&] { finish_jobs(state, *snapshot); });
+          if (const double after_s = loaded->config.purge_jobs_after_s; after_s > 0)
+            attempt("purging the jobs that ended long ago", [&] { purge_ended_jobs(state, after_s, snapshot->now_s); });
           attempt("recording the size caps", [&] {
             if (std::vector<morph::store::SizeCapRow> caps = scheduler.size_caps().rows(); caps != caps_recorded) {
               state.replace_size_caps(caps);

@@ -143,8 +143,15 @@ CREATE INDEX journal_by_job_state ON journal (job_id, state);
 CREATE INDEX journal_open_by_id ON journal (id) WHERE state NOT IN ('done', 'rolled_back');
 )sql";
 
+// v7: the jobs that ended, by their end, for the purge of each round (PurgeJobsAfterDays,
+// StateStore::purge_ended_jobs), which would otherwise scan every job ever recorded.
+constexpr const char* kSchemaV7 = R"sql(
+CREATE INDEX jobs_by_end ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+)sql";
+
 constexpr std::array kMigrations = {Migration{1, kSchemaV1}, Migration{2, kSchemaV2}, Migration{3, kSchemaV3},
-                                    Migration{4, kSchemaV4}, Migration{5, kSchemaV5}, Migration{6, kSchemaV6}};
+                                    Migration{4, kSchemaV4}, Migration{5, kSchemaV5}, Migration{6, kSchemaV6},
+                                    Migration{7, kSchemaV7}};
 
 }  // namespace
 

@@ -143,9 +143,29 @@ void StateStore::forget_job(JobId job_id) {
     throw Error(fmt::format("{}: {}: its reconfiguration, journal entry {} ({}), is still at {}; the job is kept "
                             "until the entry is done or rolled back",
                             path(), operation, e->id, to_string(e->path), to_string(e->state)));
+  delete_job_rows(job_id, operation);
+  transaction.commit();
+}
+
+void StateStore::delete_job_rows(JobId job_id, const std::string& operation) {
   for (const char* table : {"size_caps", "job_waits", "job_plans", "observations", "decisions", "journal", "jobs"})
     db_.prepare(fmt::format("DELETE FROM {} WHERE job_id = ?1", table), operation).bind_int(1, job_id).run();
+}
+
+int StateStore::purge_ended_jobs(std::int64_t ended_before, int limit) {
+  const std::string operation = fmt::format("purge the jobs that ended before {}", ended_before);
+  Transaction transaction(db_, Transaction::Kind::write, operation);
+  Statement ended = db_.prepare(
+      "SELECT job_id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ?1 AND NOT EXISTS "
+      "(SELECT 1 FROM journal WHERE journal.job_id = jobs.job_id AND state NOT IN ('done', 'rolled_back')) "
+      "ORDER BY finished_at, job_id LIMIT ?2",
+      operation);
+  ended.bind_int(1, ended_before).bind_int(2, limit);
+  std::vector<JobId> jobs;
+  while (ended.step()) jobs.push_back(static_cast<JobId>(ended.column_int(0)));
+  for (const JobId job : jobs) delete_job_rows(job, operation);
   transaction.commit();
+  return static_cast<int>(jobs.size());
 }
 
 void StateStore::record_waits(std::span<const JobWait> waits) {

@@ -57,6 +57,10 @@ class StateStore {
   // nothing, while the job has an unfinished reconfiguration: its entry is what releases
   // a job morphd held.
   void forget_job(JobId job_id);
+  // Removes all that is recorded of at most `limit` jobs that ended before `ended_before`,
+  // the longest ended first, in one transaction (PurgeJobsAfterDays); a job with an
+  // unfinished reconfiguration is kept, as by forget_job. Returns how many went.
+  int purge_ended_jobs(std::int64_t ended_before, int limit);
   std::optional<JobRow> job(JobId job_id) const;
   std::vector<JobId> unfinished_jobs() const;  // recorded without an end, by id
   void record_plan(const PlanPeriod& plan);  // the job must be recorded; until_time is ignored
@@ -112,6 +116,7 @@ class StateStore {
 
  private:
   explicit StateStore(Database db) : db_(std::move(db)) {}
+  void delete_job_rows(JobId job_id, const std::string& operation);  // inside the caller's transaction
   Database db_;
 };
 

@@ -133,6 +133,7 @@ void parse_globals(Record r, MorphConfig& c) {
   set_number("UnknownLengthPriorSeconds", c.policy.unknown_length_prior_s, 1, 1e9);
   set_number("RefitErrorThreshold", c.policy.refit_error_threshold, 0, 10);
   set_number("RefitPointMaxAgeDays", c.policy.refit_point_max_age_s, 0, 3650, 86400);
+  set_number("PurgeJobsAfterDays", c.purge_jobs_after_s, 0, 36500, 86400);
   set_number("CheckpointTimeoutSeconds", c.checkpoint_timeout_s, 1, 1e6);
   set_number("DriverPollSeconds", c.driver_poll_s, 0.1, 3600);
   if (auto v = r.take("MaxGpusPerJob"))

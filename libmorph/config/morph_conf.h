@@ -48,6 +48,7 @@ struct MorphConfig {
   std::string model_catalog;        // ModelCatalog=: the catalog the plugins use ("" : installed)
   std::string perf_model_dir;       // PerfModelDir=: fitted models (morph fit --save)
   std::string state_database = "/var/lib/morph/morph.db";  // StateDatabase=: morphd's SQLite state
+  double purge_jobs_after_s = 0;    // PurgeJobsAfterDays=: morphd drops an ended job's rows this much later (0: never)
   int checkpoint_signal = 12;       // CheckpointSignal=: SIGUSR2; SIGUSR1 is refused
   double checkpoint_timeout_s = 300;  // CheckpointTimeoutSeconds=: how long morphrun waits for a save
   double driver_poll_s = 10;          // DriverPollSeconds=: how often morphrun --driver reads the job's record

@@ -145,9 +145,9 @@ setup_file() {
   local before
   before=$(sha256sum <"$old")
   morph status --state "$old"
-  assert_morph_error "$old: the state database has schema version 2, older than this Morph's 6"
+  assert_morph_error "$old: the state database has schema version 2, older than this Morph's 7"
   morph models --state "$old"
-  assert_morph_error "older than this Morph's 6"
+  assert_morph_error "older than this Morph's 7"
   [ "$(sha256sum <"$old")" = "$before" ] || fail "morph changed $old"
 }
 

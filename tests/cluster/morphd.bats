@@ -539,3 +539,36 @@ PY
   [ "$(job_field "$p" Restarts)" = 0 ]
   scancel "$p"
 }
+
+@test "PurgeJobsAfterDays: morphd drops what it recorded of jobs that ended longer ago, and keeps the others" {
+  rm -f "$WORK/morphd.log"
+  cp "$WORK/morph.conf" "$WORK/morph.conf.orig"
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once --dry-run >>"$WORK/morphd.log" 2>&1  # the schema
+  # Two jobs Slurm no longer lists, as an earlier morphd recorded them: one ended two days
+  # ago, one an hour ago.
+  python3 - "$MORPH_TESTCLUSTER_DIR/morph.db" <<'PY'
+import sqlite3, sys, time
+now = int(time.time())
+with sqlite3.connect(sys.argv[1]) as db:
+    for job, ended in ((900001, now - 2 * 86400), (900002, now - 3600)):
+        db.execute("INSERT INTO jobs VALUES (?, 'bert-336m', 64, 'best-effort', 0, ?, ?)", (job, ended - 600, ended))
+        db.execute("INSERT INTO job_plans (job_id, from_time, record, gpu_type, nodes, gpus_per_node, "
+                   "predicted_samples_per_s) VALUES (?, ?, 'morph:v1', 'a100-80g', 1, 4, 10)", (job, ended - 500))
+        db.execute("INSERT INTO decisions (time, job_id, action, reason, alternatives_json) "
+                   "VALUES (?, ?, 'start', 'free GPUs', '[]')", (ended - 500, job))
+PY
+  echo "PurgeJobsAfterDays=1" >>"$WORK/morph.conf"
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once >>"$WORK/morphd.log" 2>&1 || fail "$(cat "$WORK/morphd.log")"
+  grep -q "purged what is recorded of 1 job that ended over 1 day ago (PurgeJobsAfterDays)" "$WORK/morphd.log" ||
+    fail "$(cat "$WORK/morphd.log")"
+  local left
+  left=$(python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(" ".join("%s:%d" % (t, db.execute("SELECT COUNT(*) FROM %s WHERE job_id >= 900001" % t).fetchone()[0])
+               for t in ("jobs", "job_plans", "decisions")))' "$MORPH_TESTCLUSTER_DIR/morph.db")
+  [ "$left" = "jobs:1 job_plans:1 decisions:1" ] || fail "left: $left"
+  # Without the setting nothing goes.
+  mv "$WORK/morph.conf.orig" "$WORK/morph.conf"
+  "$MORPH_BUILDDIR/daemon/morphd" -D --once >>"$WORK/morphd.log" 2>&1 || fail "$(cat "$WORK/morphd.log")"
+  [ "$(grep -c "purged" "$WORK/morphd.log")" -eq 1 ] || fail "$(cat "$WORK/morphd.log")"
+}

@@ -101,6 +101,13 @@ TEST(MorphConf, RefitPointMaxAgeIsGivenInDaysAndOffByDefault) {
   EXPECT_NE(error_of("RefitPointMaxAgeDays=-1\n").find("RefitPointMaxAgeDays"), std::string::npos);
 }
 
+TEST(MorphConf, PurgeJobsAfterIsGivenInDaysAndOffByDefault) {
+  EXPECT_DOUBLE_EQ(parse_morph_conf("", "m").purge_jobs_after_s, 0);
+  EXPECT_DOUBLE_EQ(parse_morph_conf("PurgeJobsAfterDays=90\n", "m").purge_jobs_after_s, 90 * 86400.0);
+  EXPECT_NE(error_of("PurgeJobsAfterDays=-1\n").find("PurgeJobsAfterDays"), std::string::npos);
+  EXPECT_NE(error_of("PurgeJobsAfterDays=forever\n").find("PurgeJobsAfterDays"), std::string::npos);
+}
+
 TEST(MorphConf, RestartBackoffIsOnUnlessSaidNo) {
   EXPECT_TRUE(parse_morph_conf("", "m").policy.restart_backoff);
   EXPECT_FALSE(parse_morph_conf("RestartBackoff=no\n", "m").policy.restart_backoff);

@@ -74,7 +74,7 @@ class StateStoreTest : public ::testing::Test {
 
 TEST_F(StateStoreTest, CreatesAPrivateWriteAheadLoggedDatabase) {
   StateStore store = StateStore::open(db_path_);
-  EXPECT_EQ(store.schema_version(), 6);
+  EXPECT_EQ(store.schema_version(), 7);
   store.record_job(job(1));
   struct stat st {};
   ASSERT_EQ(::stat(db_path_.c_str(), &st), 0);
@@ -377,13 +377,13 @@ std::string query_plan(const std::string& path, const std::string& query) {
   return plan;
 }
 
-constexpr Migration kFakeV7{7, R"sql(
+constexpr Migration kFakeV8{8, R"sql(
 ALTER TABLE jobs ADD COLUMN partition TEXT NOT NULL DEFAULT 'gpu';
 CREATE TABLE node_events (id INTEGER PRIMARY KEY, node TEXT NOT NULL, time INTEGER NOT NULL);
 )sql"};
 
 TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
-  ASSERT_EQ(schema_migrations().size(), 6u);
+  ASSERT_EQ(schema_migrations().size(), 7u);
   {
     StateStore v1 = StateStore::open(db_path_, schema_migrations().first(1));
     EXPECT_EQ(v1.schema_version(), 1);
@@ -435,7 +435,7 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
       "WHERE state NOT IN ('done', 'rolled_back') ORDER BY id";
   EXPECT_CONTAINS(query_plan(db_path_, done_query), "SCAN journal");  // the whole journal, every round
   {
-    StateStore v6 = StateStore::open(db_path_);  // this Morph's version 6: the journal's indexes
+    StateStore v6 = StateStore::open(db_path_, schema_migrations().first(6));  // the journal's indexes
     EXPECT_EQ(v6.schema_version(), 6);
     ASSERT_EQ(v6.unfinished_reconfigurations().size(), 1u);
     EXPECT_EQ(v6.unfinished_reconfigurations()[0].state, JournalState::updated);
@@ -447,30 +447,41 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
   }
   EXPECT_CONTAINS(query_plan(db_path_, done_query), "SEARCH journal USING INDEX journal_by_job_state");
   EXPECT_CONTAINS(query_plan(db_path_, unfinished_query), "SCAN journal USING INDEX journal_open_by_id");
-  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2],
-                                 schema_migrations()[3], schema_migrations()[4], schema_migrations()[5], kFakeV7};
+  const std::string ended_query = "SELECT job_id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < 5";
+  EXPECT_CONTAINS(query_plan(db_path_, ended_query), "SCAN jobs");  // every job ever recorded, every round
   {
-    StateStore v7 = StateStore::open(db_path_, migrations);
+    StateStore v7 = StateStore::open(db_path_);  // this Morph's version 7: the jobs by their end
     EXPECT_EQ(v7.schema_version(), 7);
-    EXPECT_EQ(v7.size_caps(), (std::vector<SizeCapRow>{{21, 4, 0, false}}));
-    ASSERT_TRUE(v7.job(21));
-    EXPECT_EQ(v7.job(21)->global_batch, 512);
-    EXPECT_EQ(v7.job_timeline(21).size(), 1u);
-    EXPECT_TRUE(v7.unfinished_reconfigurations().empty());
-    EXPECT_EQ(v7.done_reconfigurations(21).restarts, 1);
-    ASSERT_TRUE(v7.job_wait(21));
-    EXPECT_DOUBLE_EQ(v7.job_wait(21)->waited_s, 30);
-    EXPECT_EQ(v7.refit_points().size(), 1u);
-    v7.record_job(job(22));  // the new column's default fills in
+    v7.finish_job(21, 200);
+    EXPECT_EQ(v7.purge_ended_jobs(100, 10), 0);
+  }
+  EXPECT_CONTAINS(query_plan(db_path_, ended_query), "SEARCH jobs USING COVERING INDEX jobs_by_end");
+  const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2],
+                                 schema_migrations()[3], schema_migrations()[4], schema_migrations()[5],
+                                 schema_migrations()[6], kFakeV8};
+  {
+    StateStore v8 = StateStore::open(db_path_, migrations);
+    EXPECT_EQ(v8.schema_version(), 8);
+    EXPECT_EQ(v8.size_caps(), (std::vector<SizeCapRow>{{21, 4, 0, false}}));
+    ASSERT_TRUE(v8.job(21));
+    EXPECT_EQ(v8.job(21)->global_batch, 512);
+    EXPECT_EQ(v8.job(21)->finished_at, 200);
+    EXPECT_EQ(v8.job_timeline(21).size(), 1u);
+    EXPECT_TRUE(v8.unfinished_reconfigurations().empty());
+    EXPECT_EQ(v8.done_reconfigurations(21).restarts, 1);
+    ASSERT_TRUE(v8.job_wait(21));
+    EXPECT_DOUBLE_EQ(v8.job_wait(21)->waited_s, 30);
+    EXPECT_EQ(v8.refit_points().size(), 1u);
+    v8.record_job(job(22));  // the new column's default fills in
   }
   {
     StateStore again = StateStore::open(db_path_, migrations);  // nothing left to apply
     EXPECT_EQ(again.all_timelines().size(), 2u);
   }
-  // This Morph knows version 6: a database written by a newer one is refused.
+  // This Morph knows version 7: a database written by a newer one is refused.
   const std::string error = error_of([&] { StateStore::open(db_path_); });
   EXPECT_CONTAINS(error, db_path_);
-  EXPECT_CONTAINS(error, "schema version 7, newer than the 6 this Morph knows");
+  EXPECT_CONTAINS(error, "schema version 8, newer than the 7 this Morph knows");
   EXPECT_CONTAINS(error, "written by a newer morphd: run that version, or set StateDatabase= to another file");
 }
 
@@ -483,22 +494,23 @@ TEST_F(StateStoreTest, ReadOnlyOpeningNeverMigratesNorWrites) {
   { StateStore::open(db_path_, schema_migrations().first(2)).record_job(job(31)); }
   const std::string older = error_of([&] { StateStore::open_read_only(db_path_); });
   EXPECT_CONTAINS(older, db_path_);
-  EXPECT_CONTAINS(older, "schema version 2, older than this Morph's 6");
+  EXPECT_CONTAINS(older, "schema version 2, older than this Morph's 7");
   // Still version 2: the refusal changed nothing.
   EXPECT_EQ(StateStore::open_read_only(db_path_, schema_migrations().first(2)).schema_version(), 2);
   { StateStore::open(db_path_); }  // morphd of this version migrates it
   StateStore reader = StateStore::open_read_only(db_path_);
-  EXPECT_EQ(reader.schema_version(), 6);
+  EXPECT_EQ(reader.schema_version(), 7);
   ASSERT_TRUE(reader.job(31));
   EXPECT_EQ(reader.job(31)->global_batch, 512);
   EXPECT_CONTAINS(error_of([&] { reader.record_job(job(32)); }), "readonly");
   EXPECT_FALSE(StateStore::open(db_path_).job(32));
   const std::array migrations = {schema_migrations()[0], schema_migrations()[1], schema_migrations()[2],
-                                 schema_migrations()[3], schema_migrations()[4], schema_migrations()[5], kFakeV7};
+                                 schema_migrations()[3], schema_migrations()[4], schema_migrations()[5],
+                                 schema_migrations()[6], kFakeV8};
   { StateStore::open(db_path_, migrations); }
   const std::string newer = error_of([&] { StateStore::open_read_only(db_path_); });
   EXPECT_CONTAINS(newer, db_path_);
-  EXPECT_CONTAINS(newer, "schema version 7, newer than the 6 this Morph knows");
+  EXPECT_CONTAINS(newer, "schema version 8, newer than the 7 this Morph knows");
   EXPECT_CONTAINS(newer, "written by a newer morphd: read it with that version's morph");
   EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only((dir_ / "none.db").string()); }),
                   "No such file or directory");
@@ -567,6 +579,58 @@ TEST_F(StateStoreTest, ForgettingAModelKeepsItsOtherFitsAndTheOtherModels) {
   EXPECT_EQ(store.refit_points()[0].model, "bert-336m");
   const StateStore::Forgotten again = store.forget_learnt("gpt2-1.5b", "online");
   EXPECT_EQ(again.fitted_params + again.refit_points, 0);
+}
+
+// PurgeJobsAfterDays: the jobs that ended before the cutoff go with every row of theirs,
+// the longest ended first and at most `limit` at once; a live job, one that ended later,
+// and one whose reconfiguration is unfinished stay, as do the refit's points.
+TEST_F(StateStoreTest, PurgingEndedJobsTakesTheirRowsAndLeavesTheRest) {
+  StateStore store = StateStore::open(db_path_);
+  for (JobId id : {1, 2, 3, 4, 5}) {
+    store.record_job(job(id));
+    store.record_plan(plan(id, 100, 10));
+    store.record_observations(std::array{Observation{id, 110, 1, 1.0, 512, "d4"}});
+    store.record_decision({0, 105, id, "start", "free GPUs", "[]"});
+  }
+  store.record_waits(std::vector<JobWait>{{1, 5, 100, false}, {2, 5, 100, false}});
+  store.replace_size_caps(std::vector<SizeCapRow>{{1, 4, 0, false}});
+  store.journal_advance(store.journal_begin(1, ReconfigurationPath::inplace, "a", "b", 100), JournalState::done, 101);
+  store.journal_begin(3, ReconfigurationPath::requeue, "a", "b", 120);  // unfinished
+  store.finish_job(1, 200);
+  store.finish_job(2, 150);
+  store.finish_job(3, 160);
+  store.finish_job(4, 900);  // ended after the cutoff; 5 lives
+  store.record_refit_points(std::vector<RefitPointRow>{refit_point("1", 0.5, 110)}, 16);
+
+  EXPECT_EQ(store.purge_ended_jobs(500, 1), 1);  // the longest ended: 2
+  EXPECT_FALSE(store.job(2));
+  EXPECT_TRUE(store.job(1));
+  EXPECT_EQ(store.purge_ended_jobs(500, 10), 1);  // 1; 3 has an unfinished reconfiguration
+  for (JobId gone : {1, 2}) {
+    EXPECT_FALSE(store.job(gone)) << gone;
+    EXPECT_TRUE(store.job_timeline(gone).empty()) << gone;
+    EXPECT_TRUE(store.observations(gone, 0, std::nullopt, 10).empty()) << gone;
+    EXPECT_FALSE(store.job_wait(gone)) << gone;
+    EXPECT_EQ(store.done_reconfigurations(gone).restarts, 0) << gone;
+  }
+  EXPECT_TRUE(store.size_caps().empty());
+  for (JobId kept : {3, 4, 5}) {
+    ASSERT_TRUE(store.job(kept)) << kept;
+    EXPECT_EQ(store.job_timeline(kept).size(), 1u) << kept;
+    EXPECT_EQ(store.observations(kept, 0, std::nullopt, 10).size(), 1u) << kept;
+  }
+  EXPECT_EQ(store.unfinished_reconfigurations().size(), 1u);
+  EXPECT_EQ(store.refit_points().size(), 1u);  // the model's evidence has its own age limit
+  EXPECT_EQ(store.purge_ended_jobs(500, 10), 0);
+  EXPECT_EQ(store.purge_ended_jobs(1000, 10), 1);  // 4 now
+  // The purge's query, as state_store.cc phrases it, finds its jobs and their open entries by index.
+  const std::string plan = query_plan(
+      db_path_,
+      "SELECT job_id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < 5 AND NOT EXISTS "
+      "(SELECT 1 FROM journal WHERE journal.job_id = jobs.job_id AND state NOT IN ('done', 'rolled_back')) "
+      "ORDER BY finished_at, job_id LIMIT 3");
+  EXPECT_CONTAINS(plan, "SEARCH jobs USING COVERING INDEX jobs_by_end");
+  EXPECT_CONTAINS(plan, "SEARCH journal USING INDEX");
 }
 
 // One morphd per state database (writer_lock.h): the second is refused with the first
