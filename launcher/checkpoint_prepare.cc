@@ -9,8 +9,10 @@
 
 #include "launcher/mpi_reshard.h"
 #include "launcher/pmi_env.h"
+#include "launcher/step_choice.h"
 #include "libmorph/state/reshard_exec.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
 
 namespace morph::launcher {
 namespace {
@@ -35,14 +37,27 @@ void reshard_in_step(const Options& o, const launch::CheckpointChoice& choice, c
   if (me == 0) std::fprintf(stderr, "morphrun: resharded %s\n", r.message.c_str());
 }
 
+// A Slurm task variable as a number; `fallback` when it is not set.
+long task_variable(const launch::Environment& env, const char* name, long fallback) {
+  const auto it = env.find(name);
+  return it == env.end() ? fallback : parse_int(it->second, name, 0, 0xffffffffLL);
+}
+
 }  // namespace
 
 std::optional<launch::CheckpointChoice> prepare_checkpoint(const Options& o, const launch::Environment& env,
                                                            const std::string& model, const state::Layout& layout,
-                                                           bool in_slurm_step) {
+                                                           bool in_slurm_step, double wait_s) {
   if (const auto chosen = env.find(launch::kCheckpointChoiceVariable); chosen != env.end())
     return launch::chosen_checkpoint(chosen->second, layout, model);
-  std::optional<launch::CheckpointChoice> choice = launch::choose_checkpoint(o.checkpoint_dir, layout, model);
+  std::optional<launch::CheckpointChoice> choice =
+      in_slurm_step && task_variable(env, "SLURM_STEP_NUM_TASKS", 1) > 1
+          ? step_checkpoint_choice(o.checkpoint_dir,
+                                   {static_cast<std::uint32_t>(task_variable(env, "SLURM_JOB_ID", 0)),
+                                    static_cast<int>(task_variable(env, "SLURM_RESTART_COUNT", 0)),
+                                    static_cast<std::uint32_t>(task_variable(env, "SLURM_STEP_ID", 0))},
+                                   static_cast<int>(task_variable(env, "SLURM_PROCID", 0)), layout, model, wait_s)
+          : launch::choose_checkpoint(o.checkpoint_dir, layout, model);
   if (!choice || !choice->needs_reshard) return choice;
   if (in_slurm_step && o.mpi_trainer)
     throw Error(fmt::format("checkpoint {} is in layout {} and the plan needs {}; with --mpi-trainer the trainer "

@@ -15,12 +15,14 @@ namespace morph::launcher {
 
 // nullopt: no checkpoint yet (a fresh start). Under morphrun --driver, the one its
 // environment names (launch::kCheckpointChoiceVariable: the driver chose and resharded it
-// for every task of the step), never resharded here. Throws morph::Error: another model's
-// checkpoint, a layout the checkpoint cannot take, a failed reshard, or a reshard an MPI
-// trainer's step cannot do (--mpi-trainer: the trainer owns the step's PMIx rank, so
-// morphrun --driver reshards in a step of its own).
+// for every task of the step), never resharded here. In a step of several tasks without
+// it, task 0's choice (step_choice.h), which the others wait up to `wait_s` for. Throws
+// morph::Error: another model's checkpoint, a layout the checkpoint cannot take, a
+// failed reshard, a reshard an MPI trainer's step cannot do (--mpi-trainer: the trainer
+// owns the step's PMIx rank, so morphrun --driver reshards in a step of its own), or no
+// choice from task 0 in time.
 std::optional<launch::CheckpointChoice> prepare_checkpoint(const Options& o, const launch::Environment& env,
                                                            const std::string& model, const state::Layout& layout,
-                                                           bool in_slurm_step);
+                                                           bool in_slurm_step, double wait_s);
 
 }  // namespace morph::launcher

@@ -15,6 +15,7 @@ launcher_morphrun_SOURCES = \
 	%reldir%/morph_config.h %reldir%/morph_config.cc \
 	%reldir%/supervisor.h %reldir%/supervisor.cc \
 	%reldir%/save_request.h %reldir%/save_request.cc \
+	%reldir%/step_choice.h %reldir%/step_choice.cc \
 	%reldir%/binding.h %reldir%/binding.cc \
 	%reldir%/master_addr.h %reldir%/master_addr.cc \
 	%reldir%/checkpoint_prepare.h %reldir%/checkpoint_prepare.cc \

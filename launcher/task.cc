@@ -131,7 +131,8 @@ int run_task(const Options& o) {
                                                               framework_dirs(o));
   std::optional<launch::CheckpointChoice> checkpoint;
   if (!o.checkpoint_dir.empty())
-    checkpoint = prepare_checkpoint(o, env, record.request.model, state::layout_of(source.plan), slurm);
+    checkpoint = prepare_checkpoint(o, env, record.request.model, state::layout_of(source.plan), slurm,
+                                    config.checkpoint_timeout_s);
 
   // A private folder for the metrics FIFOs and generated files.
   std::string scratch = fmt::format("{}/morphrun.XXXXXX", std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");

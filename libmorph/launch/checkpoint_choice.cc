@@ -19,6 +19,23 @@ void check_model(const CheckpointChoice& choice, const std::string& model) {
                             recorded->get<std::string>(), model));
 }
 
+// `choice` (its folder and index read) checked for the job and given what it resumes from:
+// itself, or its copy resharded to `layout` when that differs.
+CheckpointChoice resume_plan(CheckpointChoice choice, const state::Layout& layout, const std::string& model) {
+  check_model(choice, model);
+  choice.needs_reshard = choice.index.layout != layout;
+  if (choice.needs_reshard) {
+    try {
+      state::check_layout(choice.index.spec, layout);
+    } catch (const Error& e) {
+      throw Error(fmt::format("checkpoint {} cannot be resharded to {}: {}", choice.newest, state::to_string(layout),
+                              e.what()));
+    }
+  }
+  choice.resume = choice.needs_reshard ? resharded_name(choice.newest, layout) : choice.newest;
+  return choice;
+}
+
 }  // namespace
 
 std::string resharded_name(const std::string& checkpoint, const state::Layout& l) {
@@ -51,18 +68,13 @@ std::optional<CheckpointChoice> choose_checkpoint(const std::string& dir, const 
   }
   if (ec) throw Error(fmt::format("--checkpoint {}: cannot list it: {}", dir, ec.message()));
   if (!best) return std::nullopt;
-  check_model(*best, model);
-  best->needs_reshard = best->index.layout != layout;
-  if (best->needs_reshard) {
-    try {
-      state::check_layout(best->index.spec, layout);
-    } catch (const Error& e) {
-      throw Error(fmt::format("checkpoint {} cannot be resharded to {}: {}", best->newest, state::to_string(layout),
-                              e.what()));
-    }
-  }
-  best->resume = best->needs_reshard ? resharded_name(best->newest, layout) : best->newest;
-  return best;
+  return resume_plan(std::move(*best), layout, model);
+}
+
+std::optional<CheckpointChoice> choice_of(const std::string& checkpoint, const state::Layout& layout,
+                                          const std::string& model) {
+  if (checkpoint.empty()) return std::nullopt;
+  return resume_plan(CheckpointChoice{checkpoint, state::read_index(checkpoint), false, {}}, layout, model);
 }
 
 std::optional<CheckpointChoice> chosen_checkpoint(const std::string& checkpoint, const state::Layout& layout,

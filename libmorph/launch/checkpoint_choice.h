@@ -30,6 +30,13 @@ std::string resharded_name(const std::string& checkpoint, const state::Layout& l
 std::optional<CheckpointChoice> choose_checkpoint(const std::string& dir, const state::Layout& layout,
                                                   const std::string& model);
 
+// The choice of `checkpoint` ("": none) as choose_checkpoint() makes it for the folder it
+// finds newest: resharded when its layout is not `layout`. Under a plain srun step every
+// task takes task 0's folder so (launcher/step_choice.h). Throws morph::Error: no
+// committed checkpoint there, another model's, or a layout it cannot take.
+std::optional<CheckpointChoice> choice_of(const std::string& checkpoint, const state::Layout& layout,
+                                          const std::string& model);
+
 // morphrun --driver chooses (and reshards) once for the whole step and tells its tasks
 // in this variable: the checkpoint folder, already in the plan's layout, or "" for a
 // fresh start. Each task choosing on its own could disagree with another on NFS, where a

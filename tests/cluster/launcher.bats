@@ -114,12 +114,15 @@ EOS
   # The trainer owns the step's MPI world: only morphrun --driver may reshard for it.
   run timeout 60 srun -N2 --ntasks-per-node=2 --mpi=pmix -p gpu "$MORPHRUN" --plan dp=4 --mpi-trainer --checkpoint "$ck" -- true
   [ "$status" -eq 78 ] && [[ $output == *"morphrun --driver"* ]] || fail "$output"
+  rm -f "$ck"/.morph-choice.*
   run timeout 120 "$MORPH_SRCDIR/tests/cluster/mpi_init_retry" \
     srun -l -N2 --ntasks-per-node=2 --mpi=pmix -p gpu "$MORPHRUN" --plan dp=4 --checkpoint "$ck" -- \
     sh -c 'echo "load=$MORPH_CHECKPOINT"'
   [ "$status" -eq 0 ] || fail "$output"
   [[ $output == *"resharded $ck/step_7 (dp=1,tp=1,pp=1,zero=0) -> $ck/step_7.dp4-tp1-pp1-z0"*"on 4 processes"* ]] || fail "$output"
   [ "$(grep -c "load=$ck/step_7.dp4-tp1-pp1-z0" <<<"$output")" -eq 4 ]
+  # Task 0 chose for the step's four tasks (launcher/step_choice.h): its choice is in the folder.
+  grep -qx "$ck/step_7" <(tail -n +2 "$ck"/.morph-choice.*) || fail "no choice of task 0: $(ls -A "$ck")"
   "$MORPH_BUILDDIR/tools/morph/morph" reshard --from "$ck/step_7.dp4-tp1-pp1-z0" --to "$ck/back" --layout dp=1 >/dev/null
   cmp "$ck/step_7/rank_00000.safetensors" "$ck/back/rank_00000.safetensors"
   run timeout 60 srun -l -N2 --ntasks-per-node=1 -p gpu "$MORPHRUN" --per-node --plan dp=2,tp=2 -- \
