@@ -70,6 +70,11 @@ void validate_plan_shape(const ExecutionPlan& p, std::string_view what) {
     throw Error(fmt::format("{}: mb={} pipeline micro-batches need pp>1 (use ga= instead)", what, p.micro_batches));
   if (static_cast<std::int64_t>(p.dp) * p.tp * p.pp > kMaxSize)
     throw Error(fmt::format("{}: dp*tp*pp is larger than {}", what, kMaxSize));
+  // The global batch, factor by factor: each below 2^20, so no product overflows before it is checked.
+  std::int64_t batch = 1;
+  for (int factor : {p.dp, p.ga_steps, p.micro_batches, p.micro_batch_size})
+    if ((batch *= factor) > MORPH_MAX_BATCH)
+      throw Error(fmt::format("{}: dp*ga*mb*mbs (the global batch) is larger than {}", what, MORPH_MAX_BATCH));
 }
 
 ExecutionPlan parse_plan(std::string_view text, std::string_view what) {

@@ -115,13 +115,7 @@ Placement take_placement(Fields& f, const std::string& prefix, const BatchBounds
   if (x.gpus() != p.gpus())
     throw Error(fmt::format("{}: {}plan uses {} GPUs, the placement {} ({} nodes x {})", kWhat, prefix, x.gpus(),
                             p.gpus(), p.nodes, p.gpus_per_node));
-  // dp x ga x mb x mbs exceeds 64 bits within the fields' limits (global_batch() would overflow).
-  std::int64_t samples = x.dp;
-  for (const int factor : {x.ga_steps, x.micro_batches, x.micro_batch_size})
-    if (__builtin_mul_overflow(samples, factor, &samples))
-      throw Error(fmt::format("{}: {}dp x {}ga x {}mb x {}mbs is beyond 2^63 samples per iteration", kWhat, prefix,
-                              prefix, prefix, prefix));
-  if (!batch.holds(x.global_batch()))
+  if (!batch.holds(x.global_batch()))  // validate_plan_shape bounded it: no overflow
     throw Error(fmt::format("{}: {}plan processes {} samples per iteration, the batch is {}", kWhat, prefix,
                             x.global_batch(), batch.text()));
   return p;

@@ -93,6 +93,16 @@ TEST(Plan, ParseRejectsUnknownMissingDuplicateAndInvalid) {
   EXPECT_THROW(parse_plan("dp=1 tp=1 pp=2 zero=2 offload=0 gc=0 ga=1 mb=1 mbs=1", "plan"), Error);  // ZeRO-2 + PP
   EXPECT_THROW(parse_plan("dp=1 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=4 mbs=1", "plan"), Error);  // mb needs PP
   EXPECT_THROW(parse_plan("dp=1 tp=1 pp=1 zero=0 offload=maybe gc=0 ga=1 mb=1 mbs=1", "plan"), Error);
+  // Factors each in range whose product, the global batch, is not: 2^64 + 4 wrapped to 4
+  // in 64 bits (a review's row of `morph fit --points`).
+  try {
+    parse_plan("dp=27905 tp=1 pp=2 zero=0 offload=0 gc=0 ga=769546 mb=98954 mbs=8681", "plan");
+    FAIL() << "a global batch of 2^64 + 4 was taken";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "plan: dp*ga*mb*mbs (the global batch) is larger than 1073741824");
+  }
+  EXPECT_EQ(parse_plan("dp=1024 tp=1 pp=2 zero=0 offload=0 gc=0 ga=1 mb=1024 mbs=1024", "plan").global_batch(),
+            std::int64_t{1} << 30);  // the largest batch a request may have
 }
 
 }  // namespace
