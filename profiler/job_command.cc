@@ -18,6 +18,7 @@
 #include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/perf/profile_sampling.h"
+#include "libmorph/request/limits.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 #include "profiler/commands.h"
@@ -100,6 +101,11 @@ Setup make_setup(const Context& context, const JobArgs& args) {
   }
   s.allocation.gpus_per_node = args.gpus_per_node > 0 ? args.gpus_per_node : env_int("SLURM_GPUS_ON_NODE");
   if (s.allocation.gpus_per_node == 0) s.allocation.gpus_per_node = s.node->gpus;
+  // Before any run: the fit reads the runs back on nodes of this type.
+  if (s.allocation.gpus_per_node > s.node->gpus)
+    throw Error(fmt::format("job: {} GPUs per node ({}) but NodeType {} has {}", s.allocation.gpus_per_node,
+                            args.gpus_per_node > 0 ? "--gpus-per-node" : "SLURM_GPUS_ON_NODE", s.node->name,
+                            s.node->gpus));
   ArtifactWorkload& w = s.workload;
   w.name = w.profile = s.model.name;
   w.model = args.model;  // a catalog name or an inline spec, as fit_workload resolves it
@@ -263,7 +269,7 @@ void add_job_command(command_line::Command& app, Context& context) {
   cmd.option("--nodes", args->nodes, "nodes (default $SLURM_JOB_NUM_NODES)").range(1, kMaxProfileNodes);
   cmd.option("--gpus-per-node", args->gpus_per_node,
              "GPUs per node (default $SLURM_GPUS_ON_NODE or the node type's)")
-      .range(1, 64);
+      .range(1, MORPH_MAX_GPUS_PER_NODE);
   cmd.option("--node-type", args->node_type, "morph.conf NodeType (default: the Node record of the job's node)");
   cmd.option("--catalog", args->catalog, "models.json (default $MORPH_CATALOG or the installed one)");
   cmd.option("--morphrun", args->morphrun, "morphrun to start").show_default();

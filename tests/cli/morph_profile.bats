@@ -164,4 +164,11 @@ TINY=layers=4,hidden=16,heads=4,seq=8,vocab=52,name=morph-trainer-mlp
   assert_profile_error "holds only" "7 are needed"
   profile job --dry-run --model "$TINY" --batch 32 --node-type no-such-type -- x
   assert_profile_error --node-type no-such-type
+  # More GPUs on a node than its type has: refused before the runs, not at the final fit.
+  profile job --dry-run --model "$TINY" --batch 32 --nodes 1 --gpus-per-node 16 --node-type dgx-a100 -- x
+  assert_profile_error "16 GPUs per node (--gpus-per-node) but NodeType dgx-a100 has 8"
+  export SLURM_GPUS_ON_NODE=16
+  profile job --dry-run --model "$TINY" --batch 32 --nodes 1 --node-type dgx-a100 -- x
+  unset SLURM_GPUS_ON_NODE
+  assert_profile_error "16 GPUs per node (SLURM_GPUS_ON_NODE) but NodeType dgx-a100 has 8"
 }
