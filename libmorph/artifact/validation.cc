@@ -127,6 +127,7 @@ WorkloadValidation fit_workload(const std::string& profile_dir, const std::vecto
     samples.push_back({critical_path_samples(w.profile_global_batch, r.plan),
                        (forward_measured ? r.forward_ms : r.iter_ms / 3) * flop_ratio});
   v.forward = fit_forward_model(samples, reference_speed);
+  v.forward.seq_len = w.seq_len;  // what a saved model is scaled from (ForwardModel::at_sequence)
 
   for (const std::string& file : trace_files) {
     for (ArtifactRow& r : read_trace(file, w, spec, config.cluster)) {

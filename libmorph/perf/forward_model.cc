@@ -57,6 +57,14 @@ ForwardModel fit_forward_model(std::span<const ForwardSample> samples, double re
   return model;
 }
 
+ForwardModel ForwardModel::at_sequence(const ModelSpec& model, std::int64_t seq) const {
+  ForwardModel f = *this;
+  if (seq_len <= 0 || seq <= 0 || seq == seq_len) return f;
+  f.per_sample_ms *= forward_flops_per_sample(model, seq) / forward_flops_per_sample(model, seq_len);
+  f.seq_len = seq;
+  return f;
+}
+
 ForwardModel estimate_forward_model(const ModelSpec& model, std::int64_t seq_len, const GpuType& gpu,
                                     double efficiency) {
   if (!(gpu.peak_tflops > 0) || !(efficiency > 0))
@@ -64,6 +72,7 @@ ForwardModel estimate_forward_model(const ModelSpec& model, std::int64_t seq_len
   ForwardModel f;
   f.reference_speed = gpu.speed;
   f.per_sample_ms = forward_flops_per_sample(model, seq_len) / (gpu.peak_tflops * 1e12 * efficiency) * 1e3;
+  f.seq_len = seq_len;
   return f;
 }
 

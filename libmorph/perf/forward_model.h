@@ -14,12 +14,17 @@ struct ForwardModel {
   double intercept_ms = 0;       // per iteration, independent of the batch
   double per_sample_ms = 0;      // one sample through the whole model
   double reference_speed = 1.0;  // GpuType::speed of the GPU the profile ran on
+  std::int64_t seq_len = 0;      // the sequence length its samples had (0: not recorded)
 
   // Forward time of one iteration that pushes `samples` whole-model samples through the
   // critical path of one GPU of relative speed `gpu_speed`.
   double forward_ms(double samples, double gpu_speed) const {
     return (intercept_ms + per_sample_ms * samples) * reference_speed / gpu_speed;
   }
+  // The same model for samples of `seq` tokens: the time per sample scaled by the forward
+  // FLOPs per sample at `seq` over those at seq_len (A.1's linear scaling, by work); as it
+  // is when seq_len was not recorded or is `seq`.
+  ForwardModel at_sequence(const ModelSpec& model, std::int64_t seq) const;
 };
 
 struct ForwardSample {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "libmorph/perf/fit_evidence.h"
+#include "libmorph/request/limits.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/text_file.h"
 
@@ -48,6 +49,7 @@ std::string perf_model_to_json(const std::string& model, const PerfModel& perf) 
   j["forward"] = {{"intercept_ms", perf.forward.intercept_ms},
                   {"per_sample_ms", perf.forward.per_sample_ms},
                   {"reference_speed", perf.forward.reference_speed}};
+  if (perf.forward.seq_len > 0) j["forward"]["seq_len"] = perf.forward.seq_len;
   j["params"] = params_to_json(perf.params);
   if (perf.evidence && !perf.evidence->empty()) j["evidence"] = evidence_to_json(*perf.evidence);
   if (perf.prior.weight > 0) j["prior"] = {{"weight", perf.prior.weight}, {"centre", params_to_json(perf.prior.centre)}};
@@ -65,6 +67,12 @@ PerfModel perf_model_from_json(const std::string& text, const std::string& what,
     perf.forward.reference_speed = j.at("forward").at("reference_speed").get<double>();
     if (!(perf.forward.per_sample_ms > 0) || perf.forward.intercept_ms < 0 || !(perf.forward.reference_speed > 0))
       throw Error(fmt::format("{}: the forward model must be positive", what));
+    // Optional: models saved before it are taken at any sequence length, as they were.
+    if (const auto& forward = j.at("forward"); forward.contains("seq_len")) {
+      perf.forward.seq_len = forward.at("seq_len").get<std::int64_t>();
+      if (perf.forward.seq_len < 1 || perf.forward.seq_len > MORPH_MAX_SEQ)
+        throw Error(fmt::format("{}: forward: seq_len {} is outside [1, {}]", what, perf.forward.seq_len, MORPH_MAX_SEQ));
+    }
     perf.params = params_from_json(j.at("params"), what);
     // Optional: models saved before it, and estimates, refit on what jobs report alone.
     if (j.contains("evidence"))
@@ -102,7 +110,11 @@ PerfStore PerfStore::load_dir(const std::string& dir) {
 
 PerfModel PerfStore::model_for(const ModelSpec& model, std::int64_t seq_len, const GpuType& gpu,
                                double efficiency) const {
-  if (auto it = fitted_.find(model.name); it != fitted_.end()) return it->second;
+  if (auto it = fitted_.find(model.name); it != fitted_.end()) {
+    PerfModel perf = it->second;
+    perf.forward = perf.forward.at_sequence(model, seq_len);  // fitted at another length: scaled by FLOPs
+    return perf;
+  }
   return PerfModel{estimate_forward_model(model, seq_len, gpu, efficiency), PerfParams{}};
 }
 

@@ -22,7 +22,9 @@ class PerfStore {
   // Every *.json of `dir` ("" loads nothing). Throws on an unreadable or malformed file.
   static PerfStore load_dir(const std::string& dir);
 
-  // The fitted model of `model`, or the estimate at `efficiency` of `gpu`'s peak.
+  // The fitted model of `model` for sequences of `seq_len` (its forward time scaled by
+  // FLOPs when it was fitted at another length), or the estimate at `efficiency` of
+  // `gpu`'s peak.
   PerfModel model_for(const ModelSpec& model, std::int64_t seq_len, const GpuType& gpu, double efficiency) const;
   bool has(const std::string& model) const { return fitted_.count(model) > 0; }
   std::size_t size() const { return fitted_.size(); }  // fitted models

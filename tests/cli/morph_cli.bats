@@ -509,6 +509,14 @@ write_cluster() {
     || { show_run; fail "expected 7 points with a signed error"; }
 }
 
+@test "fit --profile DIR/ --extra: a trailing slash finds the traces as without it" {
+  require_artifact
+  morph fit --profile "$ARTIFACT/profile/bert/" --extra 3
+  assert_ok
+  [[ "${lines[0]}" == *": bert-336m with global batch 32, 10 measured points (including 3 trace rows)" ]] ||
+    { show_run; fail "bad title"; }
+}
+
 @test "fit --json: params has the 17 parameters and points the measured points" {
   require_artifact
   require_jq
@@ -545,6 +553,20 @@ write_cluster() {
 
   morph plan --perf "$saved" --model gpt2-1.5b --batch 256 --gpus 8xa800
   assert_morph_error --perf "$saved" 'fitted for bert-336m' gpt2-1.5b
+
+  # The sequence length it was fitted at is saved; a job of another length is predicted
+  # from the forward time scaled by its FLOPs (twice the tokens: more than twice the time).
+  jq_true "$saved" '.forward.seq_len == 512'
+  local at512 at1024
+  morph plan --perf "$saved" --model bert-336m --batch 256 --gpus 8xa800 --seq 512
+  assert_ok
+  [[ "$output" != *"scaled by FLOPs"* ]] || { show_run; fail "scaled at its own length"; }
+  at512=$(awk '$1 == 1 { print $NF }' <<<"$output")  # samples/s of the best plan
+  morph plan --perf "$saved" --model bert-336m --batch 256 --gpus 8xa800 --seq 1024
+  assert_ok
+  [[ "$output" == *"fitted at sequence length 512, forward time scaled by FLOPs to 1024"* ]] || { show_run; fail; }
+  at1024=$(awk '$1 == 1 { print $NF }' <<<"$output")
+  awk -v a="$at512" -v b="$at1024" 'BEGIN { exit !(b < a) }' || { show_run; fail "1024 tokens not slower: $at512 -> $at1024 samples/s"; }
 }
 
 @test "plan --perf loads a model saved with the 7 appendix parameters only (bandwidth factors at 1)" {
@@ -803,6 +825,19 @@ JSON
   awk 'NR > 1 && $3 < prev { bad = 1 } $2 > $3 + 0.005 { bad = 1 } { prev = $3 } END { exit bad }' <<<"$rows" \
     || { show_run; fail "the envelope decreases or falls below the throughput"; }
   grep -qE '^16 +2x8xa100-80g +dp=' <<<"$output" || { show_run; fail "16 GPUs should be 2x8xa100-80g with a plan"; }
+}
+
+@test "curve without --perf estimates the forward time at --config's ComputeEfficiency, as plan does" {
+  local cluster conf
+  cluster=$(write_cluster)
+  conf="$BATS_TEST_TMPDIR/efficiency.conf"
+  sed 's/^ComputeEfficiency=.*/ComputeEfficiency=0.2/' "$MORPH_SRCDIR/etc/morph.conf" >"$conf"
+  morph --config "$conf" curve --model gpt2-1.5b --batch 64 --cluster "$cluster" --max-gpus 1
+  assert_ok
+  [[ $output == *"forward from FLOPs at 20% of a100-80g peak"* ]] || { show_run; fail "not --config's efficiency"; }
+  morph --config "$conf" plan --model gpt2-1.5b --batch 64 --gpus 1xa100
+  assert_ok
+  [[ $output == *"at 20% of a100-80g peak"* ]] || { show_run; fail "plan: not --config's efficiency"; }
 }
 
 @test "curve --json: 16 points with a non-decreasing envelope" {

@@ -185,6 +185,37 @@ write_workload() {
   fi
 }
 
+@test "simulate: a class of jobs none of which finished has no JCT, not 0 s, and no ratio" {
+  require_artifact
+  # A guaranteed job of 128 GPUs on 64 never runs; the small one finishes.
+  morph simulate --workload "$(write_workload big,0,100,vit,128,16,0,p2t1d64,100,1 small,10,100,bert,2,16,0,ga,100,0)" \
+    --truth "$ARTIFACT/traces" --policy all
+  [ "$status" -eq 0 ] || fail "exit status $status" "$output"
+  local fifo
+  fifo=$(grep -E '^fifo ' <<<"$output")
+  # policy, avg JCT h (ratio), P99 JCT h (ratio), guar. avg h: "-", with no "(0.00x)"
+  [ "$(awk '{ print $6 }' <<<"$fifo")" = "-" ] || fail "guaranteed JCT of fifo: $fifo" "$output"
+  [[ "$output" != *"0.00 (0.00x)"* ]] || fail "a 0 s JCT or its ratio was printed" "$output"
+  if command -v jq >/dev/null; then
+    morph --json simulate --workload "$BATS_TEST_TMPDIR/w.csv" --truth "$ARTIFACT/traces" --policy fifo
+    jq -e '.policies[0].guaranteed | .finished == 0 and .avg_jct_s == null and .p99_jct_s == null' <<<"$output" \
+      >/dev/null || fail "--json gave a JCT" "$(jq -c '.policies[0].guaranteed' <<<"$output")"
+    jq -e '.policies[0].best_effort | .finished == 1 and .avg_jct_s > 0' <<<"$output" >/dev/null ||
+      fail "the small job" "$(jq -c '.policies[0].best_effort' <<<"$output")"
+  fi
+}
+
+@test "simulate --truth with a trailing slash finds the profiles beside it, as without" {
+  require_artifact
+  require_jq
+  local w
+  w=$(write_workload small,10,100,bert,2,16,0,ga,100,0)
+  morph --json simulate --workload "$w" --truth "$ARTIFACT/traces/" --policy fifo
+  assert_ok
+  jq -e '.models.bert | startswith("fitted on")' <<<"$output" >/dev/null ||
+    fail "not fitted: $(jq -c .models <<<"$output")"
+}
+
 @test "simulate: a restart penalty of zero cannot make morphling slower" {
   require_artifact
   morph simulate --workload "$(workload base)" --truth "$ARTIFACT/traces" --restart-penalty 0

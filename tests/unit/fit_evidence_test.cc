@@ -1,11 +1,19 @@
 #include "libmorph/perf/fit_evidence.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "libmorph/model/catalog.h"
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/util/error.h"
+#include "test_support.h"
 
 namespace morph {
 namespace {
@@ -88,6 +96,34 @@ TEST(FitEvidence, AModelWithoutEvidenceLoadsWithNone) {
   EXPECT_EQ(perf_model_from_json(json, "test", nullptr).evidence, nullptr);
   // Nor does an empty evidence list get written.
   EXPECT_EQ(perf_model_to_json("bert-336m", model_with({})).find("evidence"), std::string::npos);
+}
+
+// The sequence length a model was fitted at is saved, and PerfModelDir's model is scaled
+// to a job's: a model fitted at 2048 tokens predicts a 4096-token job by its FLOPs. A file
+// saved before the field loads as it was, used at any length.
+TEST(PerfStore, AModelFittedAtOneSequenceLengthIsScaledToAJobsOther) {
+  PerfModel saved = model_with({});
+  saved.forward = ForwardModel{1.0, 4.0, 1.0, 2048};
+  const std::string text = perf_model_to_json("llama2-7b", saved);
+  EXPECT_EQ(perf_model_from_json(text, "test", nullptr).forward.seq_len, 2048);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("morph-perf-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "llama2-7b.json") << text;
+  const PerfStore store = PerfStore::load_dir(dir.string());
+  const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
+  const ModelSpec& llama = *catalog.find("llama2-7b");
+  const GpuType gpu{"g", {}, 80, 1.0, 312, IntraLink::nvlink, 1, 1};
+  EXPECT_DOUBLE_EQ(store.model_for(llama, 2048, gpu, 0.4).forward.per_sample_ms, 4.0);
+  EXPECT_DOUBLE_EQ(store.model_for(llama, 4096, gpu, 0.4).forward.per_sample_ms,
+                   4.0 * forward_flops_per_sample(llama, 4096) / forward_flops_per_sample(llama, 2048));
+  EXPECT_GT(store.model_for(llama, 4096, gpu, 0.4).forward.per_sample_ms, 8.0);  // attention grows faster than s
+  nlohmann::json old = nlohmann::json::parse(text);
+  old["forward"].erase("seq_len");
+  std::ofstream(dir / "llama2-7b.json") << old.dump();
+  EXPECT_DOUBLE_EQ(PerfStore::load_dir(dir.string()).model_for(llama, 4096, gpu, 0.4).forward.per_sample_ms, 4.0);
+  old["forward"]["seq_len"] = 0;
+  EXPECT_THROW(perf_model_from_json(old.dump(), "m.json", nullptr), Error);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FitEvidence, BadPointsAreNamed) {

@@ -214,6 +214,29 @@ TEST(ForwardModel, FlopEstimate) {
   const GpuType gpu{"g", {}, 1, 1.0, 1.0, IntraLink::nvlink, 1, 1};  // 1 TFLOPS
   // (2*528*8 + 4*2*64*4) FLOPs at 50% of 1e12 FLOP/s, in ms
   EXPECT_DOUBLE_EQ(estimate_forward_model(m, 8, gpu, 0.5).per_sample_ms, 10496.0 / 0.5e12 * 1e3);
+  EXPECT_EQ(estimate_forward_model(m, 8, gpu, 0.5).seq_len, 8);
+}
+
+// A forward model measured at one sequence length, used at another: the time per sample
+// follows the FLOPs per sample (2Ws + 4ls^2h: 10496 at s=8, 2*528*16 + 4*2*256*4 = 25088
+// at s=16); the intercept and the reference GPU stay. Without a recorded length, as it is.
+TEST(ForwardModel, AtAnotherSequenceLengthTheTimePerSampleFollowsTheFlops) {
+  const ModelSpec m{"m", 2, 4, 2, 8, 10, 528};
+  const ForwardModel at8{2.0, 3.0, 1.5, 8};
+  const ForwardModel at16 = at8.at_sequence(m, 16);
+  EXPECT_DOUBLE_EQ(at16.per_sample_ms, 3.0 * 25088 / 10496);
+  EXPECT_DOUBLE_EQ(at16.intercept_ms, 2.0);
+  EXPECT_DOUBLE_EQ(at16.reference_speed, 1.5);
+  EXPECT_EQ(at16.seq_len, 16);
+  EXPECT_DOUBLE_EQ(at16.at_sequence(m, 8).per_sample_ms, 3.0);  // and back
+  EXPECT_DOUBLE_EQ(at8.at_sequence(m, 8).per_sample_ms, 3.0);
+  const ForwardModel unknown{2.0, 3.0, 1.5, 0};
+  EXPECT_DOUBLE_EQ(unknown.at_sequence(m, 16).per_sample_ms, 3.0);
+  EXPECT_EQ(unknown.at_sequence(m, 16).seq_len, 0);
+  // The FLOP estimate at 16 is the estimate at 8 carried to 16.
+  const GpuType gpu{"g", {}, 1, 1.0, 1.0, IntraLink::nvlink, 1, 1};
+  EXPECT_DOUBLE_EQ(estimate_forward_model(m, 8, gpu, 0.5).at_sequence(m, 16).per_sample_ms,
+                   estimate_forward_model(m, 16, gpu, 0.5).per_sample_ms);
 }
 
 }  // namespace

@@ -34,6 +34,11 @@ const Catalog& Context::catalog() {
   return *catalog_;
 }
 
+std::filesystem::path option_folder(const std::string& path) {
+  std::filesystem::path p = std::filesystem::absolute(path).lexically_normal();
+  return p.has_filename() ? p : p.parent_path();
+}
+
 PerfModel load_perf_model(const std::string& path, std::string* model_name) {
   return perf_model_from_json(read_text_file(path, "--perf"), "--perf: " + path, model_name);
 }

@@ -2,6 +2,7 @@
 // located from flags, the environment, or the installed defaults.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -25,6 +26,10 @@ struct Context {
   std::optional<MorphConfig> config_;
   std::optional<Catalog> catalog_;
 };
+
+// The folder an option names, absolute and without a trailing slash, so that its parents
+// are the folders above it ("traces/" as a shell completes it, like "traces").
+std::filesystem::path option_folder(const std::string& path);
 
 // A performance model saved by morph fit --save.
 PerfModel load_perf_model(const std::string& path, std::string* model_name);

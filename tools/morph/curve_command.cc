@@ -66,7 +66,9 @@ void run_curve(Context& context, const CurveArgs& args) {
     const GpuType& gpu = cluster.gpu_of(*node);
     int max_gpus = cluster.nodes().empty() ? kDefaultMaxGpus : capacity[node->name];
     if (args.max_gpus > 0) max_gpus = std::min(max_gpus, args.max_gpus);
-    const ResolvedPerf perf = resolve_perf(args.perf_file, w, gpu, cluster_config.compute_efficiency, context.catalog());
+    // Without --perf, the configuration's efficiency (--config), not the cluster file's, as morph(1) says.
+    const double efficiency = args.perf_file.empty() ? context.config().compute_efficiency : 0;
+    const ResolvedPerf perf = resolve_perf(args.perf_file, w, gpu, efficiency, context.catalog());
     std::vector<CurvePoint> curve;
     if (args.resource == "gpu") {
       curve = gpu_curve(w, cluster, *node, max_gpus, perf.perf, options);

@@ -1,5 +1,6 @@
 // morph fit: fit the iteration-time model to a profile folder (--profile), or refit a
 // saved model to observed iteration times (--warm-start, Morphling §4).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -72,26 +73,27 @@ void run_fit(Context& context, const FitArgs& args) {
   context.resolve_paths();
   namespace fs = std::filesystem;
   if (std::error_code ec; !fs::is_directory(args.profile, ec)) throw Error(fmt::format("--profile: {} is not a folder", quote(args.profile)));
-  const fs::path dir = fs::path(args.profile).lexically_normal();
-  const std::string name = (dir.filename().empty() ? dir.parent_path() : dir).filename().string();
+  const fs::path dir = option_folder(args.profile);
+  const std::string name = dir.filename().string();
+  const std::string shown = fs::path(args.profile).lexically_normal().string();  // as given
   const ArtifactSpec spec = load_artifact_spec(context.spec_path);
   const ArtifactWorkload w = workload_for(context, args, spec, name);
   std::vector<std::string> traces;
   if (args.extra > 0) {
-    const fs::path root = fs::absolute(dir).parent_path().parent_path();
+    const fs::path root = dir.parent_path().parent_path();
     for (const std::string& t : w.traces) traces.push_back((root / "traces" / t / "placements.csv").string());
     if (traces.empty())
       throw Error(fmt::format("--extra: no traces are known for {}; --extra needs the artifact layout", quote(name)));
   }
   ValidationOptions options;
   options.extra_rows = args.extra;
-  const WorkloadValidation v = fit_workload(dir.string(), traces, w, spec, context.catalog(), context.config(), options);
+  const WorkloadValidation v = fit_workload(args.profile, traces, w, spec, context.catalog(), context.config(), options);
   if (!args.save.empty()) save_model(args.save, v.model.name, fitted_perf_model(v));
 
   const auto k = v.fit.params.to_array();
   const auto& info = perf_param_info();
   if (context.json) {
-    nlohmann::json j{{"profile", dir.string()}, {"model", v.model.name}, {"global_batch", w.global_batch},
+    nlohmann::json j{{"profile", shown}, {"model", v.model.name}, {"global_batch", w.global_batch},
                      {"fitted", v.fitted}, {"rmsle", v.fit.rmsle}, {"converged", v.fit.converged},
                      {"notes", v.notes}};
     j["forward"] = {{"intercept_ms", v.forward.intercept_ms}, {"per_sample_ms", v.forward.per_sample_ms}};
@@ -106,9 +108,11 @@ void run_fit(Context& context, const FitArgs& args) {
     std::cout << j.dump(2) << '\n';
     return;
   }
-  std::cout << fmt::format("{}: {} with global batch {}, {} measured points{}\n", dir.string(), v.model.name,
+  // The trace rows the fit took: --extra at most, as many as the traces hold.
+  const auto extra = std::count_if(v.rows.begin(), v.rows.end(), [](const ValidatedRow& r) { return r.used_for_fit; });
+  std::cout << fmt::format("{}: {} with global batch {}, {} measured points{}\n", shown, v.model.name,
                            w.global_batch, v.points.size(),
-                           args.extra > 0 ? fmt::format(" (including {} trace rows)", args.extra) : "");
+                           extra > 0 ? fmt::format(" (including {} trace rows)", extra) : "");
   for (const std::string& note : v.notes) std::cout << "note: " << note << '\n';
   std::cout << fmt::format("forward: {:.2f} ms + {:.3f} ms per sample\n\n", v.forward.intercept_ms,
                            v.forward.per_sample_ms);
@@ -132,12 +136,14 @@ void run_refit(Context& context, const FitArgs& args) {
   if (args.points.empty()) throw Error("--warm-start: --points FILE is required (the observed iteration times)");
   if (args.batch == 0) throw Error("--warm-start: --batch is required (the global batch of the observed runs)");
   std::string model_name;
-  const PerfModel start = perf_model_from_json(read_text_file(args.warm_start, "--warm-start"),
-                                               "--warm-start: " + args.warm_start, &model_name);
+  PerfModel start = perf_model_from_json(read_text_file(args.warm_start, "--warm-start"),
+                                         "--warm-start: " + args.warm_start, &model_name);
   Workload w;
   w.model = context.catalog().resolve(model_name, fmt::format("--warm-start: {}: model", args.warm_start));
   w.global_batch = args.batch;
-  w.seq_len = args.seq > 0 ? args.seq : w.model.seq_len;
+  // The length the model was fitted at unless --seq says otherwise (then scaled by FLOPs).
+  w.seq_len = args.seq > 0 ? args.seq : start.forward.seq_len > 0 ? start.forward.seq_len : w.model.seq_len;
+  start.forward = start.forward.at_sequence(w.model, w.seq_len);
   const std::vector<ObservedIteration> observed =
       read_observed_iterations(args.points, "--points", context.config().cluster, w.global_batch);
   FitOptions options;

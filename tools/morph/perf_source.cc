@@ -16,7 +16,14 @@ ResolvedPerf resolve_perf(const std::string& perf_file, const Workload& workload
     const ModelSpec* fitted = catalog.find(fitted_for);
     if (to_lower(fitted != nullptr ? fitted->name : fitted_for) != to_lower(workload.model.name))
       throw Error(fmt::format("--perf: {} was fitted for {}, not {}", perf_file, fitted_for, workload.model.name));
-    r.description = fmt::format("performance model: {} ({})", perf_file, to_string(r.perf.params));
+    const std::int64_t fitted_seq = r.perf.forward.seq_len;
+    r.perf.forward = r.perf.forward.at_sequence(workload.model, workload.seq_len);
+    r.description = fmt::format("performance model: {}{} ({})", perf_file,
+                                fitted_seq > 0 && fitted_seq != workload.seq_len
+                                    ? fmt::format(", fitted at sequence length {}, forward time scaled by FLOPs to {}",
+                                                  fitted_seq, workload.seq_len)
+                                    : "",
+                                to_string(r.perf.params));
     return r;
   }
   const double efficiency = compute_efficiency;

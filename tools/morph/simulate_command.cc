@@ -61,13 +61,23 @@ std::map<std::string, int> parse_quotas(const std::vector<std::string>& items) {
 
 std::string hours(double s) { return fmt::format("{:.2f}", s / 3600); }
 
+// A figure over a class's finished jobs: none ("-", null) when none of them finished, where
+// an average of nothing would read as 0 s, the best of all.
+std::string over_finished(const sim::Summary& s, double value, const char* format = "{:.1f}") {
+  return s.finished > 0 ? fmt::format(fmt::runtime(format), value) : "-";
+}
+nlohmann::json finished_json(const sim::Summary& s, double value) {
+  return s.finished > 0 ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
 // A makespan ends with the last job: none while a job never finished (the figure would be
 // the last completion's, or 0 when none finished).
 bool makespan_known(const sim::Report& r) { return r.never_finished.empty(); }
 
 nlohmann::json summary_json(const sim::Summary& s) {
-  return {{"jobs", s.jobs}, {"finished", s.finished}, {"avg_jct_s", s.avg_jct_s}, {"p99_jct_s", s.p99_jct_s},
-          {"avg_queue_s", s.avg_queue_s}, {"avg_progress_s", s.avg_progress_s},
+  return {{"jobs", s.jobs}, {"finished", s.finished}, {"avg_jct_s", finished_json(s, s.avg_jct_s)},
+          {"p99_jct_s", finished_json(s, s.p99_jct_s)}, {"avg_queue_s", finished_json(s, s.avg_queue_s)},
+          {"avg_progress_s", finished_json(s, s.avg_progress_s)},
           {"restarts_per_job", s.restarts_per_job}, {"gpu_hours", s.gpu_hours}, {"slow_share", s.slow_share}};
 }
 
@@ -82,8 +92,9 @@ nlohmann::json report_json(const sim::Report& r) {
 }
 
 std::string last_line(const sim::Report& r) {
-  return fmt::format("policy={} avg_jct_s={:.1f} p99_jct_s={:.1f} makespan_s={}", r.policy, r.all.avg_jct_s,
-                     r.all.p99_jct_s, makespan_known(r) ? fmt::format("{:.1f}", r.makespan_s) : "none");
+  auto figure = [&](double v) { return r.all.finished > 0 ? fmt::format("{:.1f}", v) : std::string("none"); };
+  return fmt::format("policy={} avg_jct_s={} p99_jct_s={} makespan_s={}", r.policy, figure(r.all.avg_jct_s),
+                     figure(r.all.p99_jct_s), makespan_known(r) ? fmt::format("{:.1f}", r.makespan_s) : "none");
 }
 
 std::string speeds_line(const sim::Report& r) {
@@ -98,9 +109,8 @@ void print_one(const sim::Report& r) {
            "GPU-hours"});
   auto row = [&](const char* name, const sim::Summary& s) {
     if (s.jobs == 0) return;
-    t.add({name, std::to_string(s.jobs), std::to_string(s.finished), fmt::format("{:.1f}", s.avg_jct_s),
-           fmt::format("{:.1f}", s.p99_jct_s), fmt::format("{:.1f}", s.avg_queue_s),
-           fmt::format("{:.1f}", s.avg_progress_s),
+    t.add({name, std::to_string(s.jobs), std::to_string(s.finished), over_finished(s, s.avg_jct_s),
+           over_finished(s, s.p99_jct_s), over_finished(s, s.avg_queue_s), over_finished(s, s.avg_progress_s),
            fmt::format("{:.2f}", s.restarts_per_job), fmt::format("{:.1f}", s.gpu_hours)});
   };
   row("all", r.all);
@@ -123,18 +133,23 @@ void print_comparison(const std::vector<sim::Report>& reports) {
   std::vector<std::string> header{"policy", "avg JCT h", "P99 JCT h", "makespan h", "restarts/job", "predicted %"};
   if (split) header.insert(header.begin() + 3, {"guar. avg h", "BE avg h", "guar. slow %"});
   Table t(header);
+  // Hours over a class's finished jobs, with the ratio to the first policy's where both have some.
+  auto against = [](const sim::Summary& s, double x, const sim::Summary& first, double to) {
+    if (s.finished == 0) return std::string("-");
+    return hours(x) + (first.finished > 0 && to > 0 ? fmt::format(" ({:.2f}x)", x / to) : std::string());
+  };
   auto ratio = [](double x, double to) { return to > 0 ? fmt::format(" ({:.2f}x)", x / to) : std::string(); };
   for (const sim::Report& r : reports) {
-    std::vector<std::string> row{r.policy, hours(r.all.avg_jct_s) + ratio(r.all.avg_jct_s, base.all.avg_jct_s),
-                                 hours(r.all.p99_jct_s) + ratio(r.all.p99_jct_s, base.all.p99_jct_s),
+    std::vector<std::string> row{r.policy, against(r.all, r.all.avg_jct_s, base.all, base.all.avg_jct_s),
+                                 against(r.all, r.all.p99_jct_s, base.all, base.all.p99_jct_s),
                                  !makespan_known(r) ? fmt::format("- ({} unfinished)", r.never_finished.size())
                                  : makespan_known(base) ? hours(r.makespan_s) + ratio(r.makespan_s, base.makespan_s)
                                                         : hours(r.makespan_s),
                                  fmt::format("{:.2f}", r.all.restarts_per_job),
                                  fmt::format("{:.1f}", 100 * r.predicted_share)};
     if (split)
-      row.insert(row.begin() + 3, {hours(r.guaranteed.avg_jct_s) + ratio(r.guaranteed.avg_jct_s, base.guaranteed.avg_jct_s),
-                                   hours(r.best_effort.avg_jct_s) + ratio(r.best_effort.avg_jct_s, base.best_effort.avg_jct_s),
+      row.insert(row.begin() + 3, {against(r.guaranteed, r.guaranteed.avg_jct_s, base.guaranteed, base.guaranteed.avg_jct_s),
+                                   against(r.best_effort, r.best_effort.avg_jct_s, base.best_effort, base.best_effort.avg_jct_s),
                                    fmt::format("{:.1f}", 100 * r.guaranteed.slow_share)});
     t.add(std::move(row));
   }
@@ -170,7 +185,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   std::string artifact_dir;
   if (!args.truth.empty()) {
     if (std::error_code ec; !fs::is_directory(args.truth, ec)) throw Error(fmt::format("--truth: {} is not a folder", quote(args.truth)));
-    const fs::path parent = fs::path(args.truth).lexically_normal().parent_path();
+    const fs::path parent = option_folder(args.truth).parent_path();
     if (std::error_code ec; fs::is_directory(parent / "profile", ec)) artifact_dir = parent.string();
   }
   const ArtifactSpec spec = load_artifact_spec(context.spec_path);
@@ -309,7 +324,9 @@ void run_simulate(Context& context, const SimulateArgs& args) {
                                    : fmt::format("speeds: {} measured configurations from {}, {} elsewhere\n",
                                                  truth.size(), args.truth,
                                                  in_sample_world ? "models fitted on every trace row (which no policy sees)"
-                                                                 : "the fitted model"))
+                                                 : artifact_dir.empty()
+                                                     ? "the policies' models (no profile folder beside --truth: none fitted)"
+                                                     : "the fitted model"))
             << '\n';
   if (reports.size() == 1) {
     print_one(reports.front());
