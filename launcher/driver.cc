@@ -237,11 +237,23 @@ class Driver {
   // which catches the checkpoint signal (driver_contract.h).
   static std::string step_name() { return fmt::format("--job-name={}", launch::kDriverStepName); }
 
+  // srun and the options every step of the driver takes: its name, and under a job's
+  // --export=NONE (or a list) the variables the driver passes its tasks.
+  static std::vector<std::string> srun_start() {
+    std::vector<std::string> argv{"srun", "--kill-on-bad-exit=1", step_name()};
+    const char* job_export = std::getenv("SLURM_EXPORT_ENV");
+    if (const std::string e = launch::step_export(job_export != nullptr ? job_export : ""); !e.empty())
+      argv.push_back("--export=" + e);
+    return argv;
+  }
+
   std::vector<std::string> srun(const Current& c) const {
     const Placement& p = c.record.current;
-    std::vector<std::string> argv{"srun", "--kill-on-bad-exit=1", step_name(), "-N", std::to_string(p.nodes), "-n",
-                                  std::to_string(p.nodes * p.gpus_per_node),
-                                  fmt::format("--ntasks-per-node={}", p.gpus_per_node)};
+    std::vector<std::string> argv = srun_start();
+    for (const std::string& a : {std::string("-N"), std::to_string(p.nodes), std::string("-n"),
+                                 std::to_string(p.nodes * p.gpus_per_node),
+                                 fmt::format("--ntasks-per-node={}", p.gpus_per_node)})
+      argv.push_back(a);
     if (o_.srun_mpi != "none") argv.push_back("--mpi=" + o_.srun_mpi);
     if (p.cpus_per_gpu > 0) argv.push_back(fmt::format("--cpus-per-task={}", p.cpus_per_gpu));
     return argv;
@@ -272,7 +284,10 @@ class Driver {
     step.argv = srun(c);
     // Without an MPI plugin every task would be a world of its own writing the same
     // copy: one task does it all.
-    if (o_.srun_mpi == "none") step.argv = {"srun", "--kill-on-bad-exit=1", step_name(), "-N", "1", "-n", "1"};
+    if (o_.srun_mpi == "none") {
+      step.argv = srun_start();
+      for (const char* a : {"-N", "1", "-n", "1"}) step.argv.emplace_back(a);
+    }
     for (const std::string& a : {reshard_, std::string("--from"), choice->newest, std::string("--to"), choice->resume,
                                  std::string("--layout"), state::to_string(layout)})
       step.argv.push_back(a);

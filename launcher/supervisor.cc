@@ -162,6 +162,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
 
   SupervisorResult result;
   bool checkpoint_asked = false, terminating = false, killed = false;
+  int saved = 0;  // children that ended with a checkpoint after one was asked for
   std::optional<Clock::time_point> deadline;  // when the next escalation is due
   const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.tick_s));
   const Clock::time_point ready_by =
@@ -233,13 +234,16 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
       c.running = false;
       c.status = status;
       const int code = exit_code_of(status);
-      const bool saved = checkpoint_asked && (code == 0 || code == kExitRequeue);
-      if (code != 0 && !saved && !terminating && checkpoint_asked)
+      // A trainer that exits 0 without the signal ever reaching it finished its training;
+      // one asked through a request (the driver's steps) or that exits 75 saved.
+      const bool saved_one = checkpoint_asked && (code == kExitRequeue || (code == 0 && (!by_signal || c.signalled)));
+      saved += saved_one;
+      if (code != 0 && !saved_one && !terminating && checkpoint_asked)
         terminate(SIGTERM, Outcome::timed_out, kExitRequeue,
                   fmt::format("the trainer (pid {}) ended with {} after the checkpoint signal; the job resumes from "
                               "its last committed checkpoint",
                               c.pid, code));
-      else if (code != 0 && !saved && !terminating)
+      else if (code != 0 && !saved_one && !terminating)
         terminate(SIGTERM, Outcome::failed, code,
                   fmt::format("the trainer (pid {}) {} {}", c.pid, WIFSIGNALED(status) ? "was killed by signal" : "exited with",
                               WIFSIGNALED(status) ? WTERMSIG(status) : code));
@@ -274,9 +278,9 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
     if (c.fifo_keep >= 0) close(c.fifo_keep);
   }
   close(sfd);
-  if (!terminating) {
-    result.outcome = checkpoint_asked ? Outcome::checkpointed : Outcome::finished;
-    result.exit_code = checkpoint_asked ? kExitRequeue : 0;
+  if (!terminating) {  // every child ended with 0 or a save: checkpointed when one saved
+    result.outcome = saved > 0 ? Outcome::checkpointed : Outcome::finished;
+    result.exit_code = saved > 0 ? kExitRequeue : 0;
   }
   return result;
 }

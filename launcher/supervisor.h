@@ -51,7 +51,7 @@ struct SupervisorOptions {
 
 enum class Outcome {
   finished,      // every child exited 0
-  checkpointed,  // a checkpoint was asked for and every child exited 0 (or 75) after it
+  checkpointed,  // a checkpoint was asked for, a child saved (exit 75, or 0 after the signal or request), none failed
   timed_out,     // the checkpoint signal came and the children did not exit in time, or failed
   failed,        // a child exited non-zero or was killed
   terminated,    // SIGTERM/SIGINT/SIGHUP came

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include <fmt/format.h>
+
 #include "libmorph/util/parse.h"
 
 namespace morph::launch {
@@ -24,6 +26,19 @@ bool requeue_exit_lists(std::string_view requeue_exit, int code) {
       if (low <= code && code <= high) return true;
   }
   return false;
+}
+
+std::string step_export(std::string_view job_export) {
+  std::string out;
+  for (std::string_view item : split(job_export, ',')) {
+    const std::string word = to_upper(std::string(trim(item)));
+    if (word == "ALL") return {};
+    if (word.empty() || word == "NONE" || word == "NIL") continue;
+    out += fmt::format("{}{}", out.empty() ? "" : ",", trim(item));
+  }
+  if (trim(job_export).empty()) return {};
+  for (std::string_view name : kDriverStepVariables) out += fmt::format("{}{}", out.empty() ? "" : ",", name);
+  return out;
 }
 
 }  // namespace morph::launch

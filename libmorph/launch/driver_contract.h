@@ -6,6 +6,8 @@
 // sees which jobs run under it: it signals no other.
 #pragma once
 
+#include <array>
+#include <string>
 #include <string_view>
 
 namespace morph::launch {
@@ -16,5 +18,20 @@ inline constexpr std::string_view kDriverStepName = "morphrun-driver";  // srun 
 // Whether slurm.conf's RequeueExit value ("75", "1-9,75", "" when unset) lists `code`.
 // Items Slurm would not read (not a number or a range) list nothing.
 bool requeue_exit_lists(std::string_view requeue_exit, int code = kExitRequeue);
+
+// The variables the driver's step tasks read from their environment: those the driver sets
+// for them (MORPH_DRIVER, the record, the checkpoint choice, the save request, the job's
+// name) and the launcher's own settings the batch script may have exported.
+inline constexpr std::array<std::string_view, 8> kDriverStepVariables = {
+    "MORPH_DRIVER", "MORPH_JOB_NAME", "MORPH_RECORD", "MORPH_RECORD_JOB", "MORPH_CHECKPOINT_CHOICE",
+    "MORPH_SAVE_REQUEST", "MORPH_CONF", "MORPH_FRAMEWORKS"};
+
+// srun's --export value for a driver step, "" to leave srun's default. sbatch --export
+// (or SBATCH_EXPORT) leaves its choice in SLURM_EXPORT_ENV, which srun then defaults to:
+// NONE, or a list, would strip the variables the driver passes its tasks, and a step
+// that finished would read as one that never ran. Unset or with ALL: "". Else the job's
+// list (none for NONE or NIL) with kDriverStepVariables added by name, so that srun takes
+// their values from its environment (a record holds commas, which a list would split).
+std::string step_export(std::string_view job_export);
 
 }  // namespace morph::launch

@@ -301,6 +301,17 @@ PY
   [ "$rc" -eq 75 ]
 }
 
+@test "a trainer that finishes before the checkpoint signal could reach it ends the job (0), not a requeue" {
+  # No metrics line: the signal waits for the trainer to be ready, which finishes first.
+  "$MORPHRUN" --plan dp=1 -- sh -c 'touch '"$W"'/up; sleep 2; echo done >'"$W"'/done' &
+  local pid=$! rc=0
+  for _ in $(seq 100); do [ -e "$W/up" ] && break; sleep 0.05; done
+  kill -USR2 "$pid"
+  wait "$pid" || rc=$?
+  [ "$(cat "$W/done")" = done ] || fail "the trainer was stopped"
+  [ "$rc" -eq 0 ] || fail "morphrun exited $rc"
+}
+
 # mpi_trainer: sets `trainer` to the reference trainer for mpirun as root (Open MPI wants
 # it said; LeakSanitizer cannot attribute what Open MPI keeps until exit), or skips.
 mpi_trainer() {

@@ -131,3 +131,13 @@ ends_with() {
   ends_with 0
   [ "$(grep -c "choice= load=none$" "$W/out")" -eq 2 ] || fail "$(cat "$W/out")"
 }
+
+@test "under sbatch --export=NONE or a list the driver's steps still get what it passes its tasks (--export)" {
+  record 1 0 >"$FAKE_ADMIN"
+  # The job exports STEPS alone: srun would strip MORPH_DRIVER, the record and the choice.
+  SLURM_EXPORT_ENV=STEPS STEPS=2 driver
+  ends_with 0
+  grep -q -- "--export=STEPS,MORPH_DRIVER,MORPH_JOB_NAME,MORPH_RECORD,MORPH_RECORD_JOB,MORPH_CHECKPOINT_CHOICE,MORPH_SAVE_REQUEST,MORPH_CONF,MORPH_FRAMEWORKS " \
+    "$W/steps.log" || fail "$(cat "$W/steps.log")"
+  [ "$(grep -c "choice= load=none$" "$W/out")" -eq 2 ] || fail "$(cat "$W/out")"
+}

@@ -1,5 +1,7 @@
 #include "libmorph/launch/driver_contract.h"
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace morph::launch {
@@ -25,6 +27,21 @@ TEST(RequeueExit, UnsetOtherCodesAndWhatSlurmWouldNotReadListNothing) {
   EXPECT_FALSE(requeue_exit_lists("-75"));
   EXPECT_FALSE(requeue_exit_lists("a-z,75-"));
   EXPECT_TRUE(requeue_exit_lists("12", 12));
+}
+
+// sbatch --export=NONE (SLURM_EXPORT_ENV=NONE) or a list would strip what the driver
+// passes its steps' tasks: their srun names those variables; ALL or unset needs nothing.
+TEST(StepExport, AddsTheDriversVariablesUnlessTheJobExportsAll) {
+  const std::string ours =
+      "MORPH_DRIVER,MORPH_JOB_NAME,MORPH_RECORD,MORPH_RECORD_JOB,MORPH_CHECKPOINT_CHOICE,MORPH_SAVE_REQUEST,"
+      "MORPH_CONF,MORPH_FRAMEWORKS";
+  EXPECT_EQ(step_export(""), "");
+  EXPECT_EQ(step_export("ALL"), "");
+  EXPECT_EQ(step_export("all,FOO=1"), "");
+  EXPECT_EQ(step_export("NONE"), ours);
+  EXPECT_EQ(step_export("NIL"), ours);
+  EXPECT_EQ(step_export("PATH,HOME"), "PATH,HOME," + ours);
+  EXPECT_EQ(step_export("NONE,FOO=bar"), "FOO=bar," + ours);
 }
 
 }  // namespace
