@@ -163,6 +163,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
   SupervisorResult result;
   bool checkpoint_asked = false, terminating = false, killed = false;
   int saved = 0;  // children that ended with a checkpoint after one was asked for
+  bool stopped_while_saving = false;  // a stop signal came during the save, which went on
   std::optional<Clock::time_point> deadline;  // when the next escalation is due
   const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.tick_s));
   const Clock::time_point ready_by =
@@ -221,6 +222,13 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
       if (signal == o.checkpoint_signal) {
         if (o.on_checkpoint_signal) o.on_checkpoint_signal();
         if (o.forward_checkpoint_signal) ask_checkpoint();
+      } else if (checkpoint_asked && !terminating && !stopped_while_saving) {
+        // Told to stop while the trainers save: srun --kill-on-bad-exit stops the other
+        // tasks of a step once one of them saved and exited 75 (Slurm's own checkpoint
+        // signal, --signal=USR2@...), as scancel does. The save goes on, bounded by
+        // CheckpointTimeoutSeconds and slurmstepd's SIGKILL, and a second signal ends it.
+        stopped_while_saving = true;
+        std::fprintf(stderr, "morphrun: %s received while the trainer saves: the save goes on\n", strsignal(signal));
       } else {
         terminate(SIGTERM, Outcome::terminated, 128 + signal,
                   fmt::format("{} received: the trainer was stopped", strsignal(signal)));

@@ -301,6 +301,20 @@ PY
   [ "$rc" -eq 75 ]
 }
 
+@test "SIGTERM while the trainer saves (srun --kill-on-bad-exit after another rank exited 75): the save goes on, 75" {
+  "$MORPHRUN" --plan dp=1 -- sh -c 'trap "sleep 1; echo saved >'"$W"'/saved; exit 0" USR2; echo "1 0.1 8" >"$MORPH_METRICS";
+    touch '"$W"'/up; while :; do sleep 0.05; done' 2>"$W/err" &
+  local pid=$! rc=0
+  for _ in $(seq 100); do [ -e "$W/up" ] && break; sleep 0.05; done
+  kill -USR2 "$pid"
+  sleep 0.3
+  kill -TERM "$pid"
+  wait "$pid" || rc=$?
+  [ "$(cat "$W/saved" 2>/dev/null)" = saved ] || fail "the save was cut: $(cat "$W/err")"
+  [ "$rc" -eq 75 ] || fail "morphrun exited $rc: $(cat "$W/err")"
+  grep -q "Terminated received while the trainer saves: the save goes on" "$W/err" || fail "$(cat "$W/err")"
+}
+
 @test "a trainer that finishes before the checkpoint signal could reach it ends the job (0), not a requeue" {
   # No metrics line: the signal waits for the trainer to be ready, which finishes first.
   "$MORPHRUN" --plan dp=1 -- sh -c 'touch '"$W"'/up; sleep 2; echo done >'"$W"'/done' &
