@@ -14,6 +14,7 @@ launcher_morphrun_SOURCES = \
 	%reldir%/options.h %reldir%/options.cc \
 	%reldir%/morph_config.h %reldir%/morph_config.cc \
 	%reldir%/supervisor.h %reldir%/supervisor.cc \
+	%reldir%/marker_files.h %reldir%/marker_files.cc \
 	%reldir%/save_request.h %reldir%/save_request.cc \
 	%reldir%/step_choice.h %reldir%/step_choice.cc \
 	%reldir%/binding.h %reldir%/binding.cc \

@@ -6,9 +6,10 @@
 #include <fstream>
 #include <random>
 #include <system_error>
-#include <vector>
 
 #include <fmt/format.h>
+
+#include "launcher/marker_files.h"
 
 namespace morph::launcher {
 
@@ -34,13 +35,8 @@ std::string new_step_token() {
 
 void clear_save_requests(const std::string& checkpoint_dir, std::uint32_t job_id) {
   const std::string prefix = job_prefix(job_id);
-  std::vector<std::string> requests;  // removed after the listing, which a removal could disturb
-  std::error_code ec;
-  for (fs::directory_iterator it(checkpoint_dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name == prefix || name.starts_with(prefix + ".")) requests.push_back(it->path().string());
-  }
-  for (const std::string& request : requests) clear_save_request(request);
+  remove_marker_files(checkpoint_dir,
+                      [&](const std::string& name) { return name == prefix || name.starts_with(prefix + "."); });
 }
 
 bool request_save(const std::string& path, std::string* error) {

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <system_error>
 #include <thread>
-#include <vector>
 
 #include <fmt/format.h>
 
+#include "launcher/marker_files.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/text_file.h"
 
@@ -39,12 +39,8 @@ void publish_step_choice(const std::string& checkpoint_dir, const StepChoiceId& 
   std::error_code ec;
   fs::create_directories(checkpoint_dir, ec);
   // The job's earlier steps and runs published theirs here: no task reads them now.
-  const std::string prefix = job_prefix(id.job_id);
-  std::vector<fs::path> stale;  // removed after the listing, which a removal could disturb
-  for (fs::directory_iterator it(checkpoint_dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().filename().string().starts_with(prefix) && it->path() != fs::path(path))
-      stale.push_back(it->path());
-  for (const fs::path& p : stale) fs::remove(p, ec);
+  const std::string prefix = job_prefix(id.job_id), name = fs::path(path).filename().string();
+  remove_marker_files(checkpoint_dir, [&](const std::string& file) { return file.starts_with(prefix) && file != name; });
 
   const std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
   {

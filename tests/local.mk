@@ -95,6 +95,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/profile_conf_test.cc \
 	%reldir%/unit/pmi_env_test.cc launcher/pmi_env.h launcher/pmi_env.cc \
 	%reldir%/unit/save_request_test.cc launcher/save_request.h launcher/save_request.cc \
+	launcher/marker_files.h launcher/marker_files.cc \
 	%reldir%/unit/step_choice_test.cc launcher/step_choice.h launcher/step_choice.cc \
 	profiler/size_sweep.h profiler/size_sweep.cc \
 	profiler/bus_bandwidth.h profiler/bus_bandwidth.cc \
