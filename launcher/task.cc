@@ -157,7 +157,7 @@ int run_task(const Options& o) {
   }
 
   const std::string master = master_address(step.nodes.front(), slurm);
-  const int port = launch::master_port(step.job_id, step.step_id);
+  const int port = launch::master_port(step.job_id, step.step_id, config.master_ports);
   const std::vector<launch::RankBinding> bindings = step_bindings(step, env);
   std::vector<ChildSpec> children;
   int rank0_child = -1;

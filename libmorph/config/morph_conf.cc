@@ -114,6 +114,17 @@ NodeType parse_node_type(Record r, const std::string& name, const Cluster& clust
   return n;
 }
 
+// MasterPorts=LOW-HIGH: room for one job's 8 concurrent steps at least.
+launch::PortRange parse_port_range(const std::string& text, const std::string& what) {
+  const std::size_t dash = text.find('-');
+  if (dash == std::string::npos) throw Error(fmt::format("{}: {} is not LOW-HIGH", what, quote(text)));
+  launch::PortRange range;
+  range.low = static_cast<int>(parse_int(std::string_view(text).substr(0, dash), what, 1024, 65535));
+  range.high = static_cast<int>(parse_int(std::string_view(text).substr(dash + 1), what, 1024, 65535));
+  if (range.high - range.low + 1 < 8)
+    throw Error(fmt::format("{}: {} holds fewer than 8 ports, one per concurrent step of a job", what, quote(text)));
+  return range;
+}
 
 void parse_globals(Record r, MorphConfig& c) {
   auto set_number = [&](std::string_view key, double& target, double min, double max, double scale = 1) {
@@ -148,6 +159,7 @@ void parse_globals(Record r, MorphConfig& c) {
     parse_host_port(*v, fmt::format("{}: MorphdAddress", r.where()));
     c.morphd_address = *v;
   }
+  if (auto v = r.take("MasterPorts")) c.master_ports = parse_port_range(*v, fmt::format("{}: MasterPorts", r.where()));
   if (auto v = r.take("CheckpointSignal")) c.checkpoint_signal = parse_checkpoint_signal(*v, r.where());
   if (auto v = r.take("MaxMicroBatchSize"))
     c.max_micro_batch_size = static_cast<int>(parse_int(*v, fmt::format("{}: MaxMicroBatchSize", r.where()), 0, 1 << 20));

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "libmorph/cluster/cluster.h"
+#include "libmorph/launch/port_range.h"
 #include "libmorph/memory/memory_model.h"
 #include "libmorph/policy/restart_cost.h"
 
@@ -52,6 +53,7 @@ struct MorphConfig {
   int checkpoint_signal = 12;       // CheckpointSignal=: SIGUSR2; SIGUSR1 is refused
   double checkpoint_timeout_s = 300;  // CheckpointTimeoutSeconds=: how long morphrun waits for a save
   double driver_poll_s = 10;          // DriverPollSeconds=: how often morphrun --driver reads the job's record
+  launch::PortRange master_ports;     // MasterPorts=LOW-HIGH: the steps' MASTER_PORT
   std::string morphd_address;         // MorphdAddress=HOST:PORT: where morphrun reports iterations ("": nowhere)
   // GpuTypeBy=gres|feature: how job_submit_morph asks Slurm for a GPU type, a typed GRES
   // (gres:gpu:a100-80g:8) or an untyped one with the node type's first Features= as a

@@ -25,9 +25,10 @@ RankBatch rank_batch(const Placement& p, const std::string& gpu_type) {
   return {x.micro_batch_size, g->workers, g->ga_steps};
 }
 
-int master_port(std::uint32_t job_id, std::uint32_t step_id) {
+int master_port(std::uint32_t job_id, std::uint32_t step_id, const PortRange& ports) {
   if (step_id >= 0xfffffff0u) step_id = 0;  // SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT, ...
-  return kFirstMasterPort + static_cast<int>(job_id % 3750) * 8 + static_cast<int>(step_id % 8);
+  const auto jobs = static_cast<std::uint32_t>((ports.high - ports.low + 1) / 8);  // >= 1 (morph.conf)
+  return ports.low + static_cast<int>(job_id % jobs) * 8 + static_cast<int>(step_id % 8);
 }
 
 std::string rank_gpu(const StepLayout& step, int local) {

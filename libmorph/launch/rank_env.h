@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "libmorph/launch/port_range.h"
 #include "libmorph/launch/step_layout.h"
 #include "libmorph/plan/plan.h"
 #include "libmorph/record/job_record.h"
@@ -20,11 +21,11 @@ struct RankCoordinates {
 };
 RankCoordinates rank_coordinates(const ExecutionPlan& plan, int rank);
 
-// The rendezvous port of a step: kFirstMasterPort + (job_id mod 3750)*8 + (step_id mod 8),
-// so that concurrent jobs on a node (within 3750 job ids) and up to 8 concurrent steps of
-// a job never share a port; the batch and extern steps count as step 0.
-inline constexpr int kFirstMasterPort = 20000;
-int master_port(std::uint32_t job_id, std::uint32_t step_id);
+// The rendezvous port of a step, from morph.conf's MasterPorts=LOW-HIGH:
+// LOW + (job_id mod J)*8 + (step_id mod 8) with J = (HIGH-LOW+1)/8, so that concurrent jobs
+// on a node (within J job ids) and up to 8 concurrent steps of a job never share a port;
+// the batch and extern steps count as step 0.
+int master_port(std::uint32_t job_id, std::uint32_t step_id, const PortRange& ports);
 
 // CUDA_VISIBLE_DEVICES of local rank `local`: the node's GPU at that index when the step
 // sees one per rank, the one GPU when the task sees only its own, else the index itself

@@ -108,6 +108,20 @@ TEST(MorphConf, PurgeJobsAfterIsGivenInDaysAndOffByDefault) {
   EXPECT_NE(error_of("PurgeJobsAfterDays=forever\n").find("PurgeJobsAfterDays"), std::string::npos);
 }
 
+TEST(MorphConf, MasterPortsAreARangeOfAtLeastEightBelowTheEphemeralPorts) {
+  const launch::PortRange fallback = parse_morph_conf("", "m").master_ports;
+  EXPECT_EQ(fallback.low, 20000);
+  EXPECT_EQ(fallback.high, 32767);
+  const launch::PortRange given = parse_morph_conf("MasterPorts=29500-29599\n", "m").master_ports;
+  EXPECT_EQ(given.low, 29500);
+  EXPECT_EQ(given.high, 29599);
+  EXPECT_NE(error_of("MasterPorts=29500\n").find("MasterPorts: '29500' is not LOW-HIGH"), std::string::npos);
+  EXPECT_NE(error_of("MasterPorts=29500-29506\n").find("fewer than 8 ports"), std::string::npos);
+  EXPECT_NE(error_of("MasterPorts=29600-29500\n").find("fewer than 8 ports"), std::string::npos);
+  EXPECT_NE(error_of("MasterPorts=80-1000\n").find("MasterPorts"), std::string::npos);
+  EXPECT_NE(error_of("MasterPorts=30000-70000\n").find("MasterPorts"), std::string::npos);
+}
+
 TEST(MorphConf, RestartBackoffIsOnUnlessSaidNo) {
   EXPECT_TRUE(parse_morph_conf("", "m").policy.restart_backoff);
   EXPECT_FALSE(parse_morph_conf("RestartBackoff=no\n", "m").policy.restart_backoff);

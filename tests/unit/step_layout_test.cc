@@ -42,14 +42,14 @@ TEST(StepLayout, EveryTaskOfASrunStepGetsAConsistentRankEnvironment) {
     const int rank = step.ranks.front();
     ranks.insert(rank);
     const auto env =
-        launch::rank_environment(plan, step, rank, {"10.0.0.1", launch::master_port(42, 3), 8, {16, 2, 3}});
+        launch::rank_environment(plan, step, rank, {"10.0.0.1", launch::master_port(42, 3, {}), 8, {16, 2, 3}});
     EXPECT_EQ(value(env, "RANK"), std::to_string(task));
     EXPECT_EQ(value(env, "LOCAL_RANK"), std::to_string(task % 2));
     EXPECT_EQ(value(env, "WORLD_SIZE"), "4");
     EXPECT_EQ(value(env, "LOCAL_WORLD_SIZE"), "2");
     EXPECT_EQ(value(env, "GROUP_RANK"), std::to_string(task / 2));
     EXPECT_EQ(value(env, "MASTER_ADDR"), "10.0.0.1");
-    EXPECT_EQ(value(env, "MASTER_PORT"), std::to_string(launch::kFirstMasterPort + 42 * 8 + 3));
+    EXPECT_EQ(value(env, "MASTER_PORT"), std::to_string(20000 + 42 * 8 + 3));
     EXPECT_EQ(value(env, "OMP_NUM_THREADS"), "8");
     EXPECT_EQ(value(env, "MORPH_TP_RANK"), std::to_string(task % 2));  // TP innermost
     EXPECT_EQ(value(env, "MORPH_DP_RANK"), std::to_string(task / 2));
@@ -142,15 +142,20 @@ TEST(StepLayout, OutsideSlurmAHostListPlacesTheRanks) {
 }
 
 TEST(MasterPort, DiffersBetweenJobsAndConcurrentStepsAndStaysInRange) {
+  const launch::PortRange fallback;  // 20000-32767: 1,596 jobs of 8 steps
   std::set<int> ports;
-  for (std::uint32_t job = 1000; job < 1100; ++job)
-    for (std::uint32_t step = 0; step < 8; ++step) ports.insert(launch::master_port(job, step));
-  EXPECT_EQ(ports.size(), 800u);
-  EXPECT_EQ(launch::master_port(7, 0xfffffffbu), launch::master_port(7, 0));  // the batch step
-  for (std::uint32_t job : {1u, 3749u, 3750u, 0x7fffffffu}) {
-    EXPECT_GE(launch::master_port(job, 7), launch::kFirstMasterPort);
-    EXPECT_LT(launch::master_port(job, 7), 65536);
-  }
+  for (std::uint32_t job = 1000; job < 2596; ++job)
+    for (std::uint32_t step = 0; step < 8; ++step) ports.insert(launch::master_port(job, step, fallback));
+  EXPECT_EQ(ports.size(), 1596u * 8);
+  EXPECT_EQ(launch::master_port(7, 0xfffffffbu, fallback), launch::master_port(7, 0, fallback));  // the batch step
+  for (const launch::PortRange range : {fallback, launch::PortRange{29500, 29507}, launch::PortRange{60000, 65535}})
+    for (std::uint32_t job : {1u, 1595u, 1596u, 0x7fffffffu, 0xffffffffu})
+      for (std::uint32_t step : {0u, 7u, 8u, 0xfffffffdu}) {
+        EXPECT_GE(launch::master_port(job, step, range), range.low);
+        EXPECT_LE(launch::master_port(job, step, range), range.high);
+      }
+  // A range that is not a multiple of 8 leaves its last ports unused rather than overflowing.
+  EXPECT_EQ(launch::master_port(1, 7, {29500, 29514}), 29507);
 }
 
 TEST(PlanSource, TheRecordIsTheAuthorityAndPlanServesOutsideAMorphJob) {
