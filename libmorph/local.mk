@@ -131,6 +131,7 @@ libmorph_libmorph_state_la_LIBADD = $(XXHASH_LIBS) $(FMT_LIBS) -lpthread
 libmorph_libmorph_launch_la_SOURCES = \
 	%reldir%/launch/step_layout.h %reldir%/launch/step_layout.cc \
 	%reldir%/launch/plan_source.h %reldir%/launch/plan_source.cc \
+	%reldir%/launch/port_range.h \
 	%reldir%/launch/rank_env.h %reldir%/launch/rank_env.cc \
 	%reldir%/launch/cpu_binding.h %reldir%/launch/cpu_binding.cc \
 	%reldir%/launch/checkpoint_choice.h %reldir%/launch/checkpoint_choice.cc \
