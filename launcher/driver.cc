@@ -23,6 +23,7 @@
 #include "libmorph/state/layout.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
+#include "libmorph/util/text_file.h"
 
 namespace morph::launcher {
 namespace {
@@ -428,8 +429,12 @@ class Driver {
   // "# TIME EVENT" in the job's metrics file and on stderr.
   void event(const std::string& what) const {
     const std::string line = fmt::format("# {:.3f} {}", unix_now(), what);
-    std::ofstream(metrics_, std::ios::app) << line << '\n';
     std::fprintf(stderr, "morphrun: %s\n", what.c_str());
+    try {
+      append_text_line(metrics_, line, "the job's metrics file");
+    } catch (const Error& e) {
+      std::fprintf(stderr, "morphrun: %s\n", e.what());
+    }
   }
 
   const Options& o_;

@@ -32,6 +32,7 @@
 #include "libmorph/state/layout.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
+#include "libmorph/util/text_file.h"
 
 namespace morph::launcher {
 namespace {
@@ -198,8 +199,7 @@ int run_task(const Options& o) {
       if (!m) return;
       report.queue(*m, layout);
       if (metrics_file.empty()) return;
-      std::ofstream out(metrics_file, std::ios::app);
-      out << launch::format_metrics_record(unix_now(), *m, layout) << '\n';
+      append_text_line(metrics_file, launch::format_metrics_record(unix_now(), *m, layout), "the job's metrics file");
     } catch (const Error& e) {
       if (!warned) std::fprintf(stderr, "morphrun: MORPH_METRICS: %s (reported once)\n", e.what());
       warned = true;
@@ -218,8 +218,13 @@ int run_task(const Options& o) {
   const SupervisorResult result = supervise(children, supervision);
   report.flush();
   // For morphrun --driver: a step whose tasks never ran (srun exits 0 when no task could launch).
-  if (!metrics_file.empty() && env.count("MORPH_DRIVER"))
-    std::ofstream(metrics_file, std::ios::app) << fmt::format("# {:.3f} ranks exit={}\n", unix_now(), result.exit_code);
+  if (!metrics_file.empty() && env.count("MORPH_DRIVER")) try {
+      append_text_line(metrics_file, fmt::format("# {:.3f} ranks exit={}", unix_now(), result.exit_code),
+                       "the job's metrics file");
+    } catch (const Error& e) {
+      std::fprintf(stderr, "morphrun: %s; morphrun --driver will take this step for one whose tasks never ran\n",
+                   e.what());
+    }
   if (!result.message.empty()) std::fprintf(stderr, "morphrun: %s\n", result.message.c_str());
   if (result.outcome == Outcome::checkpointed && step.ranks.front() == 0)
     std::fprintf(stderr, "morphrun: checkpoint saved; exiting with %d %s\n", kExitRequeue,

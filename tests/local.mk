@@ -23,6 +23,7 @@ tests_unit_unit_tests_LDADD = daemon/libmorph_daemon.la libmorph/libmorph.la $(G
 tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/test_support.h \
 	%reldir%/unit/parse_test.cc \
+	%reldir%/unit/text_file_test.cc \
 	%reldir%/unit/step_layout_test.cc \
 	%reldir%/unit/view_builder_test.cc \
 	%reldir%/unit/reservations_test.cc \

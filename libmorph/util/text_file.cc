@@ -56,4 +56,19 @@ std::string read_text_file(const std::string& path, std::string_view what, std::
   return text;
 }
 
+void append_text_line(const std::string& path, std::string_view line, std::string_view what) {
+  const std::string text = fmt::format("{}\n", line);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("cannot open {} ({}) to append to it: {}", path, what, std::strerror(errno)));
+  ssize_t written;
+  do written = ::write(fd, text.data(), text.size());
+  while (written < 0 && errno == EINTR);
+  const int write_errno = errno;
+  ::close(fd);
+  if (written < 0)
+    throw Error(fmt::format("cannot append to {} ({}): {}", path, what, std::strerror(write_errno)));
+  if (static_cast<std::size_t>(written) != text.size())
+    throw Error(fmt::format("cannot append to {} ({}): wrote {} of {} bytes", path, what, written, text.size()));
+}
+
 }  // namespace morph

@@ -11,4 +11,9 @@ namespace morph {
 
 std::string read_text_file(const std::string& path, std::string_view what, std::size_t max_bytes = 256u << 20);
 
+// Appends `line` and a newline to the file (created 0644 when missing) in one write(2) on an
+// O_APPEND descriptor, so that the lines of several processes never interleave on a local file
+// system. A failure (no space, no permission, a short write) throws an Error naming the path.
+void append_text_line(const std::string& path, std::string_view line, std::string_view what);
+
 }  // namespace morph
