@@ -43,6 +43,7 @@ libmorph_libmorph_base_la_SOURCES = \
 	%reldir%/request/gpu_tres.h %reldir%/request/gpu_tres.cc \
 	%reldir%/record/gpu_groups.h %reldir%/record/gpu_groups.cc \
 	%reldir%/record/job_record.h %reldir%/record/job_record.cc \
+	%reldir%/record/task_variables.h \
 	%reldir%/record/plan_env.h %reldir%/record/plan_env.cc
 libmorph_libmorph_base_la_LIBADD = $(FMT_LIBS)
 

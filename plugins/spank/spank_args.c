@@ -49,6 +49,12 @@ int morph_spank_parse_args(int argc, char **argv, struct morph_spank_args *args)
       slurm_error("morph: plugstack.conf: %.*s= needs a path", (int)key, arg);
       return -1;
     }
+    /* Relative, a path would depend on the working directory of each client, and helper=
+     * would have dlopen(3) search LD_LIBRARY_PATH inside a root slurmstepd. */
+    if (eq[1] != '/') {
+      slurm_error("morph: plugstack.conf: %.*s=%.256s is not an absolute path", (int)key, arg, eq + 1);
+      return -1;
+    }
     strcpy(target, eq + 1);
   }
   return 0;

@@ -16,7 +16,7 @@ static int helper_path(char *path, size_t size) {
   if (morph_spank.args.helper[0] != '\0') return snprintf(path, size, "%s", morph_spank.args.helper) < (int)size ? 0 : -1;
   if (dladdr(&morph_spank, &self) == 0 || self.dli_fname == NULL) return -1;
   slash = strrchr(self.dli_fname, '/');
-  if (slash == NULL) return snprintf(path, size, "spank_morph_helper.so") < (int)size ? 0 : -1;
+  if (slash == NULL || self.dli_fname[0] != '/') return -1; /* never a search of the library path */
   return snprintf(path, size, "%.*s/spank_morph_helper.so", (int)(slash - self.dli_fname), self.dli_fname) < (int)size
              ? 0
              : -1;

@@ -9,13 +9,18 @@ SPANK_PLUGIN(morph, 1)
 struct morph_spank_state morph_spank;
 
 int slurm_spank_init(spank_t sp, int ac, char **av) {
-  if (morph_spank_parse_args(ac, av, &morph_spank.args) != 0) return -1;
+  if (morph_spank_parse_args(ac, av, &morph_spank.args) != 0) {
+    /* In slurmstepd a failure would fail every step of every job, Morph's or not, and
+     * drain the node: Morph jobs alone fail, each task saying why (spank_remote.c). */
+    if (spank_context() != S_CTX_REMOTE) return -1;
+    morph_spank.bad_args = 1;
+  }
   switch (spank_context()) {
     case S_CTX_LOCAL:
       if (morph_spank_register_options(sp) != 0) return -1;
       return morph_spank_srun_defaults();
     case S_CTX_ALLOCATOR:
-      morph_spank_note_inherited();
+      morph_spank_forget_surrounding_job();
       return morph_spank_register_options(sp);
     case S_CTX_REMOTE:
       return morph_spank_register_options(sp);
@@ -55,8 +60,6 @@ int slurm_spank_exit(spank_t sp, int ac, char **av) {
   for (i = 0; i < MORPH_MAX_OPTIONS; ++i) {
     free(morph_spank.values[i]);
     morph_spank.values[i] = NULL;
-    free(morph_spank.inherited[i]);
-    morph_spank.inherited[i] = NULL;
   }
   morph_spank.any_option = 0;
   return 0;

@@ -26,9 +26,8 @@ struct morph_spank_state {
   struct morph_spank_args args;
   char *values[MORPH_MAX_OPTIONS]; /* by index of morph_option_table; NULL when not given */
   int any_option;
-  /* sbatch, salloc inside a job: the job's own options, which Slurm passes on to them in
-   * its environment (SLURM_SPANK__SLURM_SPANK_OPTION_morph_*); NULL when absent. */
-  char *inherited[MORPH_MAX_OPTIONS];
+  /* slurmstepd: plugstack.conf's arguments were refused (logged); Morph jobs do not start. */
+  int bad_args;
   /* slurmstepd: why this step's tasks do not start, and their exit code (75: requeue). */
   char plan_error[1024];
   int plan_exit;
@@ -44,9 +43,10 @@ int morph_spank_parse_args(int argc, char **argv, struct morph_spank_args *args)
 int morph_spank_register_options(spank_t sp);
 
 /* spank_client.c: sbatch, salloc, srun: check and hand the request to slurmctld.
- * morph_spank_note_inherited() keeps what the environment holds before Slurm reads it. */
+ * morph_spank_forget_surrounding_job(): sbatch and salloc inside a job drop that job's
+ * options and plan from their environment before Slurm reads it. */
 int morph_spank_submit(spank_t sp);
-void morph_spank_note_inherited(void);
+void morph_spank_forget_surrounding_job(void);
 
 /* spank_srun.c: srun inside a Morph allocation: one task per GPU and the plan, as
  * defaults of srun's own environment (before srun reads it). */

@@ -28,8 +28,15 @@ static int is_morph_job(spank_t sp) {
 int morph_spank_export_plan(spank_t sp) {
   export_fn export_plan;
   if (!is_morph_job(sp)) return 0;
-  export_plan = (export_fn)morph_spank_helper_function("morph_helper_export_plan");
   morph_spank.plan_error[0] = '\0';
+  if (morph_spank.bad_args) {
+    snprintf(morph_spank.plan_error, sizeof morph_spank.plan_error,
+             "morph: plugstack.conf gives spank_morph arguments this node refuses (see slurmd's log)");
+    morph_spank.plan_exit = 78;
+    spank_setenv(sp, "MORPH_PLAN_ERROR", morph_spank.plan_error, 1);
+    return 0;
+  }
+  export_plan = (export_fn)morph_spank_helper_function("morph_helper_export_plan");
   if (export_plan == NULL) {
     snprintf(morph_spank.plan_error, sizeof morph_spank.plan_error,
              "morph: spank_morph_helper.so cannot be loaded on this node (see slurmd's log)");

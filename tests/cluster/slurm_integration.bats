@@ -401,6 +401,9 @@ expect_env_matches_record() {
   echo "required $MORPH_BUILDDIR/plugins/.libs/spank_morph.so colour=blue" >"$BATS_TEST_TMPDIR/plugstack.conf"
   SLURM_CONF=$conf run sbatch --morph-model=gpt2 --morph-batch=8 "$JOBS/env.sh"
   assert_refused "unknown argument 'colour=blue'"
+  echo "required $MORPH_BUILDDIR/plugins/.libs/spank_morph.so conf=etc/morph.conf" >"$BATS_TEST_TMPDIR/plugstack.conf"
+  SLURM_CONF=$conf run sbatch --morph-model=gpt2 --morph-batch=8 "$JOBS/env.sh"
+  assert_refused "conf=etc/morph.conf is not an absolute path"
 }
 
 @test "a 4 KB option value is refused without being echoed" {
@@ -694,6 +697,28 @@ expect_env_matches_record() {
   [ -z "$(drained_nodes)" ]
 }
 
+@test "plugstack.conf arguments slurmstepd refuses fail Morph jobs with 78 and a reason, not every job of the node" {
+  # A failing slurm_spank_init in slurmstepd fails every step on the node, plain jobs too.
+  submit -H --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
+  [ "$status" -eq 0 ]
+  local morph=$job plain
+  submit -H --wrap 'echo plain ran'
+  [ "$status" -eq 0 ]
+  plain=$job
+  cp "$MORPH_TESTCLUSTER_DIR/plugstack.conf" "$MORPH_TESTCLUSTER_DIR/plugstack.conf.orig"
+  sed -i 's|spank_morph.so$|spank_morph.so plan_tries=many|' "$MORPH_TESTCLUSTER_DIR/plugstack.conf"
+  scontrol release "$morph" "$plain"
+  local ended=0
+  wait_state "$plain" COMPLETED && wait_state "$morph" FAILED || ended=1
+  mv "$MORPH_TESTCLUSTER_DIR/plugstack.conf.orig" "$MORPH_TESTCLUSTER_DIR/plugstack.conf"
+  [ "$ended" = 0 ]
+  grep -q "plain ran" "$JOBS/$plain.out"
+  grep -q "morph: plugstack.conf gives spank_morph arguments this node refuses" "$JOBS/$morph.out" ||
+    fail "$(cat "$JOBS/$morph.out")"
+  [ "$(job_field "$morph" ExitCode)" = 78:0 ]
+  [ -z "$(drained_nodes)" ]
+}
+
 @test "issue 10 (2): a job start costs slurmctld one plan read, whatever its steps and nodes" {
   cat >"$JOBS/steps.sh" <<'EOF'
 #!/bin/bash
@@ -738,7 +763,16 @@ EOF
   # (SLURM_SPANK__SLURM_SPANK_OPTION_morph_*): they are not the nested job's. A script
   # that submits itself again gives them in its #SBATCH lines, with the same values: it
   # stays a Morph job (it became a plain one until 2026-12-03). A nested Morph job takes
-  # none of the surrounding job's options (it took those it left out: --morph-iterations).
+  # none of the surrounding job's options (it took those it left out: --morph-iterations),
+  # also when sbatch reads its script from standard input (the surrounding job's options
+  # overrode its #SBATCH lines, and being equal to them made it a plain job), and no plain
+  # job sees the surrounding job's plan (MORPH_PLAN, MORPH_RECORD, ...).
+  cat >"$JOBS/piped.sh" <<'EOF'
+#!/bin/sh
+#SBATCH --morph-model=gpt2-1.5b
+#SBATCH --morph-batch=64
+echo "MORPH_PLAN=$MORPH_PLAN"
+EOF
   cat >"$JOBS/again.sh" <<'EOF'
 #!/bin/sh
 #SBATCH --morph-model=llama2-7b
@@ -748,7 +782,8 @@ echo "MORPH_PLAN=$MORPH_PLAN"
 EOF
   cat >"$JOBS/nested.sh" <<EOF
 #!/bin/sh
-sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" --wrap 'env | grep -E "SLURM_SPANK_" | sort; echo plain ok' >"$JOBS/\$SLURM_JOB_ID.plain"
+sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" --wrap 'env | grep -E "SLURM_SPANK_|^MORPH_(PLAN|DP|TP|GA|MODEL|GLOBAL_BATCH|RECORD)" | sort; echo plain ok' >"$JOBS/\$SLURM_JOB_ID.plain"
+sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" <"$JOBS/piped.sh" >"$JOBS/\$SLURM_JOB_ID.piped"
 sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" --morph-model=gpt2-1.5b --morph-batch=32 --wrap 'echo "MORPH_PLAN=\$MORPH_PLAN"' >"$JOBS/\$SLURM_JOB_ID.morph"
 sbatch --parsable -D "$JOBS" -o "$JOBS/%j.out" "$JOBS/again.sh" >"$JOBS/\$SLURM_JOB_ID.again"
 EOF
@@ -757,9 +792,13 @@ EOF
   [ "$status" -eq 0 ]
   [ "$(record_value "$job" iterations)" = 1000 ] || fail "$(job_record "$job")"
   wait_state "$job" COMPLETED
-  local plain morph again
+  local plain morph again piped
   plain=$(cat "$JOBS/$job.plain") morph=$(cat "$JOBS/$job.morph") again=$(cat "$JOBS/$job.again")
-  [ -n "$plain" ] && [ -n "$morph" ] && [ -n "$again" ] || fail "$(cat "$JOBS/$job.out")"
+  piped=$(cat "$JOBS/$job.piped")
+  [ -n "$plain" ] && [ -n "$morph" ] && [ -n "$again" ] && [ -n "$piped" ] || fail "$(cat "$JOBS/$job.out")"
+  [ "$(record_value "$piped" model)" = gpt2-1.5b ] && [ "$(record_value "$piped" batch)" = 64 ] &&
+    [ -z "$(record_value "$piped" iterations)" ] ||
+    fail "a script read from standard input took the surrounding job's options: $(job_record "$piped")"
   [ "$(record_value "$again" model)" = llama2-7b ] && [ "$(record_value "$again" batch)" = 512 ] ||
     fail "the resubmitted script is not a Morph job: $(job_record "$again")"
   [ -z "$(record_value "$again" iterations)" ] && [ -z "$(record_value "$morph" iterations)" ] ||
@@ -773,6 +812,8 @@ EOF
   [ -z "$(job_record "$plain")" ] || fail "the plain job has a record: $(job_record "$plain")"
   [ "$(record_value "$morph" model)" = gpt2-1.5b ] && [ "$(record_value "$morph" batch)" = 32 ] || fail "$(job_record "$morph")"
   grep -q "^MORPH_PLAN=dp=" "$JOBS/$morph.out" || fail "$(cat "$JOBS/$morph.out")"
+  wait_state "$piped" COMPLETED
+  grep -q "^MORPH_PLAN=dp=" "$JOBS/$piped.out" || fail "$(cat "$JOBS/$piped.out")"
 }
 
 @test "a Morph job inside an adaptive-batch Morph job sees no MORPH_ADAPTIVE_BATCH of the surrounding job" {

@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
+#include <set>
+#include <string>
 
 #include "libmorph/cluster/cluster.h"
 #include "libmorph/launch/rank_env.h"
 #include "libmorph/record/job_record.h"
 #include "libmorph/record/plan_env.h"
+#include "libmorph/record/task_variables.h"
 #include "libmorph/util/error.h"
 
 namespace morph {
@@ -137,6 +141,20 @@ TEST(JobRecordGroups, RoundTripAndChecks) {
   homogeneous.current.plan.ga_steps = 2;
   EXPECT_EQ(to_admin_comment(homogeneous).find("groups="), std::string::npos);
   EXPECT_EQ(parse_admin_comment(to_admin_comment(homogeneous)), homogeneous);
+}
+
+TEST(PlanEnv, EveryVariableOfAPlanIsATaskVariable) {
+  // What plan_environment sets for some record, and what it leaves out for this one: every
+  // name it can give. The C list spank_morph drops in a nested sbatch must be exactly those
+  // and the three the plugin adds.
+  const JobRecord r = hetero_record();
+  std::set<std::string> given;
+  for (const auto& [name, value] : plan_environment(r)) given.insert(name);
+  for (const std::string& name : plan_variables_not_set(r)) given.insert(name);
+  given.insert({"MORPH_RECORD", "MORPH_RECORD_JOB", "MORPH_PLAN_ERROR"});
+  const char* const listed[] = {MORPH_TASK_VARIABLES};
+  EXPECT_EQ(std::set<std::string>(std::begin(listed), std::end(listed)), given);
+  EXPECT_EQ(std::size(listed), given.size());  // no name twice
 }
 
 TEST(JobRecordGroups, EnvironmentAndRankBatches) {

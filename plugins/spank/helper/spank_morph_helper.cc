@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -48,6 +49,7 @@ morph::plugin::JobLoader slurm_loader(uint32_t job_id) {
       *error = slurm_strerror(slurm_get_errno());
       return std::nullopt;
     }
+    const std::unique_ptr<job_info_msg_t, void (*)(job_info_msg_t*)> owned(info, slurm_free_job_info_msg);
     std::optional<JobView> job;
     for (uint32_t i = 0; i < info->record_count; ++i) {
       const slurm_job_info_t& j = info->job_array[i];
@@ -55,7 +57,6 @@ morph::plugin::JobLoader slurm_loader(uint32_t job_id) {
       job = JobView{j.admin_comment != nullptr ? j.admin_comment : "", static_cast<int>(j.num_nodes),
                     j.tres_per_node != nullptr ? j.tres_per_node : ""};
     }
-    slurm_free_job_info_msg(info);
     if (!job) *error = "slurmctld does not know the job";
     return job;
   };
@@ -81,7 +82,7 @@ int export_plan(spank_t sp, int tries, char* error, size_t error_size) {
   if (spank_get_item(sp, S_JOB_ID, &step.job_id) != ESPANK_SUCCESS ||
       spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) {
     std::snprintf(error, error_size, "morph: cannot tell which job step this is");
-    return morph::plugin::kExitRetry;
+    return morph::plugin::kExitRefuse;
   }
   const bool interactive = step_id == SLURM_INTERACTIVE_STEP;
   step.reads_controller = step_id == SLURM_BATCH_SCRIPT || interactive;
@@ -106,12 +107,12 @@ int export_plan(spank_t sp, int tries, char* error, size_t error_size) {
   for (const auto& [name, value] : plan.env)
     if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS) {
       std::snprintf(error, error_size, "morph: job %u: cannot set %s for its tasks", step.job_id, name.c_str());
-      return morph::plugin::kExitRetry;
+      return morph::plugin::kExitRefuse;
     }
   for (const std::string& name : plan.unset)
     if (spank_unsetenv(sp, name.c_str()) != ESPANK_SUCCESS) {
       std::snprintf(error, error_size, "morph: job %u: cannot unset %s for its tasks", step.job_id, name.c_str());
-      return morph::plugin::kExitRetry;
+      return morph::plugin::kExitRefuse;
     }
   return 0;
 }
@@ -149,8 +150,10 @@ void check_request(const char* const* values, const std::string& catalog, const 
 
 }  // namespace
 
+// Only slurmctld's silence is worth a requeue (75): a failure here, local and repeatable
+// (an exception, a SPANK call refused), would requeue the job for ever; it exits 78.
 extern "C" int morph_helper_export_plan(spank_t sp, int tries, char* error, size_t error_size) {
-  return morph::plugin::guarded("export_plan", morph::plugin::kExitRetry,
+  return morph::plugin::guarded("export_plan", morph::plugin::kExitRefuse,
                                 [&] { return export_plan(sp, tries, error, error_size); });
 }
 
