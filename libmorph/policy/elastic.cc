@@ -237,12 +237,17 @@ double Round::completion_value(const Item& it, double rate, double restart) cons
   return 1.0 / (it.remaining / rate + restart);
 }
 
-// One step down the curve, never below the minimum; -1 when the job cannot shrink.
+// One step down the curve, never below the minimum; -1 when the job cannot shrink. A job
+// holding GPUs on nodes it may only stay on (JobState::nodes_kept) shrinks there only
+// without a requeue (whole nodes, Slurm keeping the rest): requeued, it could start
+// nowhere it runs now, and would lose its GPUs for another job's gain.
 int Round::shrink_target(Item& it) {
   if (it.type < 0 || it.gpus <= 0) return -1;
   const int m = min_gpus(it, it.type);
   if (it.gpus <= m) return -1;
-  return std::max(curve(it, it.type).previous(it.gpus), m);
+  const int to = std::max(curve(it, it.type).previous(it.gpus), m);
+  if (it.type == it.current_type && kept_gpus(it.job) > 0 && path_to(it, it.type, to) == ChangePath::requeue) return -1;
+  return to;
 }
 
 void Round::push_victim(std::size_t i) {
@@ -927,26 +932,35 @@ std::vector<Decision> Round::place() {
     if (x.gpus != y.gpus) return x.gpus > y.gpus;
     return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
   });
-  // A job that changes GPU type goes first, onto exactly the GPUs it moved for (on fewer
-  // it may be worth less than where it is); failing that it stays where it runs, before
-  // another job can take the GPUs the round freed there.
-  for (std::size_t i : moving) {
-    const Item& it = items_[i];
-    if (it.changed_type && it.extra_type < 0 && !assignment_.start(i, it.type, it.gpus)) assignment_.keep(i);
-  }
-  for (std::size_t i : moving) {
-    Item& it = items_[i];
-    if (it.changed_type && it.extra_type < 0) continue;
-    if (it.extra_type >= 0 && assignment_.start_hetero(i, it.type, it.gpus, it.extra_type, it.extra_gpus)) continue;
-    if (start_down_curve(it) ? learns_promise_spread(it) : it.guaranteed || it.overdue) {
-      assignment_.release(i);
-      if (!defragment(it, held)) start_down_curve(it);
+  // Guaranteed and overdue jobs are placed before all others (the sort put them first):
+  // a best-effort job changing type must not take the GPUs one of them runs on. In each
+  // class, a job that changes GPU type goes first, onto exactly the GPUs it moved for (on
+  // fewer it may be worth less than where it is); failing that it stays where it runs,
+  // before another job can take the GPUs the round freed there. A running job the round
+  // meant to give GPUs, placed nowhere, keeps those it has where nobody took them, before
+  // the next class is placed: a preemption would gain nobody anything.
+  const auto first_other = std::find_if(moving.begin(), moving.end(), [&](std::size_t i) {
+    return !(items_[i].guaranteed || items_[i].overdue);
+  });
+  auto place_class = [&](std::vector<std::size_t>::const_iterator from, std::vector<std::size_t>::const_iterator to) {
+    for (auto i = from; i != to; ++i) {
+      const Item& it = items_[*i];
+      if (it.changed_type && it.extra_type < 0 && !assignment_.start(*i, it.type, it.gpus)) assignment_.keep(*i);
     }
-  }
-  // A running job the round meant to give GPUs, placed nowhere, keeps those it has where
-  // nobody took them: a preemption would gain nobody anything.
-  for (std::size_t i : moving)
-    if (!assignment_.placed(i) && view_.jobs[i].running()) assignment_.keep(i);
+    for (auto i = from; i != to; ++i) {
+      Item& it = items_[*i];
+      if (it.changed_type && it.extra_type < 0) continue;
+      if (it.extra_type >= 0 && assignment_.start_hetero(*i, it.type, it.gpus, it.extra_type, it.extra_gpus)) continue;
+      if (start_down_curve(it) ? learns_promise_spread(it) : it.guaranteed || it.overdue) {
+        assignment_.release(*i);
+        if (!defragment(it, held)) start_down_curve(it);
+      }
+    }
+    for (auto i = from; i != to; ++i)
+      if (!assignment_.placed(*i) && view_.jobs[*i].running()) assignment_.keep(*i);
+  };
+  place_class(moving.begin(), first_other);
+  place_class(first_other, moving.end());
   assignment_.grant_spare_cpus();
   return assignment_.decisions();
 }

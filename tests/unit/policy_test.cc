@@ -213,6 +213,79 @@ TEST(Guarantee, MinimumDemandIsMeasuredAgainstThePromise) {
   EXPECT_EQ(oracle.min_gpus(g, PlanFreedom::any, true, nodes, 0), 8);
 }
 
+// A best-effort job moving to another GPU type was placed before the guaranteed jobs and
+// took the one node a guaranteed job may run on, preempting it, with another node free.
+TEST(Guarantee, AJobChangingTypeNeverTakesTheGpusOfAGuaranteedOne) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig+1x4xsmall");
+  v.now_s = 10000;
+  JobState g = running(job("g", Sla::guaranteed, 1, 1e5), 0);
+  g.nodes_allowed = {true, false, false};  // its partition: the first big node only
+  observe_iteration(g, oracle.predict_s(g, g.current.plan, v.nodes, g.current.slices), true);
+  JobState b = running(job("b", Sla::best_effort, 4, 1e5), 2);  // on the small node: it moves to big
+  b.current.slices[0].cpus = 16;
+  v.jobs = {g, b};
+  for (const char* policy : {"morphling", "morphling-r"}) {
+    const std::vector<Decision> d = round(policy, v, oracle);
+    const JobAllocation& kept = target_of(d, "g");
+    ASSERT_FALSE(kept.empty()) << policy << ": the guaranteed job was preempted";
+    EXPECT_EQ(kept.slices.front().node, 0) << policy;
+    const JobAllocation& moved = target_of(d, "b");
+    ASSERT_FALSE(moved.empty()) << policy;
+    EXPECT_EQ(v.nodes[static_cast<std::size_t>(moved.slices.front().node)].gpu.name, "big") << policy;
+    int on_first = 0;
+    for (const Slice& s : moved.slices) on_first += s.node == 0 ? s.gpus : 0;
+    EXPECT_LE(on_first + kept.gpus(), 8) << policy;
+  }
+}
+
+// An overdue job on a node it may only stay on was shrunk while the round made room for a
+// guaranteed job: from 2 GPUs to 1 is a requeue, which could start it nowhere it runs, so
+// it lost its GPUs to the others (a case a reviewer's fuzzer found).
+TEST(Morphling, AnOverdueJobOnANodeItMayOnlyStayOnIsNotShrunkIntoARequeue) {
+  PlanOracle oracle = test::make_oracle();
+  oracle.require_uniform_nodes();
+  ClusterView v;
+  v.nodes = test::nodes("4x4xsmall");
+  v.now_s = 10000;
+  v.payback_s = 0;
+  v.starvation_limit_s = 3000;
+  v.heterogeneous_jobs = true;
+  auto with = [](JobState j, double submit_s, double attained, double waited_s) {
+    j.submit_time_s = submit_s;
+    j.attained_iterations = attained;
+    j.waited_s = waited_s;
+    return j;
+  };
+  JobState a = with(running(job("a", Sla::best_effort, 4, 0), 0), 1080, 6, 898);
+  a.current.slices[0].cpus = 16;
+  a.restarts = 1;
+  a.measured_iteration_s = 0.680163;
+  a.planned_iteration_s = 0.971661;
+  JobState b = with(running(job("b", Sla::best_effort, 4, 0), 3), 4315, 164, 2417);
+  b.current.slices[0].cpus = 16;
+  b.measured_iteration_s = 0.485831;
+  b.planned_iteration_s = 0.971661;
+  JobState c = with(job("c", Sla::best_effort, 4, 1e5), 4784, 949, 76);
+  JobState g = with(job("g", Sla::guaranteed, 8, 0), 4332, 75, 1765);
+  g.restarts = 1;
+  g.nodes_allowed = {false, true, true, true};
+  JobState late = with(running(job("late", Sla::best_effort, 2, 1e5), 2), 4626, 836, 3751);
+  late.last_restart_s = 9900;
+  late.measured_iteration_s = 1.73763;
+  late.planned_iteration_s = 1.93069;
+  late.nodes_allowed = {false, true, true, true};
+  late.nodes_kept = {false, false, true, false};  // drained: it may stay there, not start there
+  JobState e = with(job("e", Sla::best_effort, 1, 0), 3249, 624, 2531);
+  v.jobs = {a, b, c, g, late, e};
+  ASSERT_TRUE(overdue(v.jobs[4], v));
+  const std::vector<Decision> d = round("morphling", v, oracle);
+  const JobAllocation& kept = target_of(d, "late");
+  ASSERT_FALSE(kept.empty()) << "the overdue job was preempted";
+  EXPECT_EQ(kept.slices.front().node, 2);
+}
+
 TEST(Morphling, MinimumDemandIsTheFewestGpusThatMatchTheRequest) {
   PlanOracle oracle = test::make_oracle();
   const auto nodes = test::nodes("1x8xbig");
