@@ -70,15 +70,18 @@ std::vector<Decision> AntMan::schedule(const ClusterView& view, PlanOracle& orac
   std::vector<bool> reserved(static_cast<std::size_t>(a.pool().types()), false);  // for an overdue job
   for (std::size_t i : waiting) {
     const JobState& j = view.jobs[i];
-    const int type = rigid_type(a, oracle, i);
-    if (type < 0) continue;
+    const std::vector<int> types = rigid_types(a, oracle, i);
+    if (types.empty()) continue;
     const int gpus = j.requested_plan.gpus();
     const bool quota_holds = j.sla == Sla::guaranteed && within_quota(j, gpus);
-    if (rank(j) == 2 || (j.sla == Sla::guaranteed && !quota_holds && !overdue(j, view))) {
-      if (!reserved[static_cast<std::size_t>(type)]) a.start(i, type, gpus);
-      continue;
-    }
-    // Preempt best-effort jobs on this type until the guaranteed job fits; undo if it never does.
+    // On any type with room and no overdue job waiting for it, before anyone is preempted.
+    const bool started_free = std::any_of(types.begin(), types.end(), [&](int type) {
+      return !reserved[static_cast<std::size_t>(type)] && a.start(i, type, gpus);
+    });
+    if (started_free && quota_holds) used[j.tenant] += gpus;
+    if (started_free || rank(j) == 2 || (j.sla == Sla::guaranteed && !quota_holds && !overdue(j, view))) continue;
+    // Preempt best-effort jobs on its first type until the guaranteed job fits; undo if it never does.
+    const int type = types.front();
     std::vector<std::size_t> evicted;
     bool started = a.start(i, type, gpus);
     for (std::size_t k : opportunistic) {

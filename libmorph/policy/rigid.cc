@@ -8,15 +8,21 @@
 
 namespace morph::policy {
 
-int rigid_type(const Assignment& a, PlanOracle& oracle, std::size_t job) {
-  const JobState& j = a.view().jobs[job];
+std::vector<int> rigid_types(const Assignment& a, PlanOracle& oracle, std::size_t job) {
+  const ClusterView& v = a.view();
+  const JobState& j = v.jobs[job];
   const int gpus = j.requested_plan.gpus();
+  std::vector<int> capacity(static_cast<std::size_t>(a.pool().types()), 0);  // in its partitions
+  for (std::size_t n = 0; n < v.nodes.size(); ++n)
+    if (j.nodes_allowed.empty() || j.nodes_allowed[n])
+      capacity[static_cast<std::size_t>(a.pool().type_of(static_cast<int>(n)))] += v.nodes[n].type.gpus;
+  std::vector<int> types;
   for (int type : a.pool().types_by_memory()) {
-    if (a.pool().capacity(type) < gpus) continue;
-    const Shape shape = packed_shape(a.view().nodes, a.pool().any_node_of(type), gpus);
-    if (oracle.best(j, PlanFreedom::exact, a.view().nodes, shape).feasible) return type;
+    if (capacity[static_cast<std::size_t>(type)] < gpus) continue;
+    const Shape shape = packed_shape(v.nodes, a.pool().any_node_of(type), gpus);
+    if (oracle.best(j, PlanFreedom::exact, v.nodes, shape).feasible) types.push_back(type);
   }
-  return -1;
+  return types;
 }
 
 double rigid_time_left(const Assignment& a, PlanOracle& oracle, std::size_t job) {
@@ -60,11 +66,17 @@ std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle
     return gpus;
   };
   for (std::size_t i : waiting) {
-    const int type = rigid_type(a, oracle, i);
-    if (type < 0) continue;  // can never run here; it does not block the queue
+    const std::vector<int> types = rigid_types(a, oracle, i);
+    if (types.empty()) continue;  // can never run here; it does not block the queue
     const int gpus = view.jobs[i].requested_plan.gpus();
-    if (reserved_type != type) {
-      if (a.start(i, type, gpus) || reserved_type >= 0) continue;
+    // Off the reserved type, any type with room now; on it, only as a backfill (below).
+    if (std::any_of(types.begin(), types.end(),
+                    [&](int type) { return type != reserved_type && a.start(i, type, gpus); }))
+      continue;
+    const bool reserved_fits = std::find(types.begin(), types.end(), reserved_type) != types.end();
+    if (reserved_type >= 0 && !reserved_fits) continue;
+    const int type = reserved_type >= 0 ? reserved_type : types.front();
+    if (reserved_type < 0) {
       // The first job that does not fit: reserve for it when enough GPUs free up.
       const std::vector<bool>& allowed = view.jobs[i].nodes_allowed;
       reserved_nodes.assign(view.nodes.size(), false);
@@ -117,7 +129,7 @@ std::vector<Decision> backfill_round(const ClusterView& view, PlanOracle& oracle
 bool rigid_steady(const ClusterView& view, PlanOracle& oracle) {
   const Assignment a(view, oracle, PlanFreedom::exact, CpuRule::requested);
   for (std::size_t i = 0; i < view.jobs.size(); ++i)
-    if (!view.jobs[i].running() && rigid_type(a, oracle, i) >= 0) return false;
+    if (!view.jobs[i].running() && !rigid_types(a, oracle, i).empty()) return false;
   return true;
 }
 

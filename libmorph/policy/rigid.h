@@ -3,14 +3,17 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "libmorph/policy/assignment.h"
 
 namespace morph::policy {
 
-// The GPU type a rigid job runs on: by HAS, the tightest whose nodes can host its request
-// with its plan; -1 when none can.
-int rigid_type(const Assignment& a, PlanOracle& oracle, std::size_t job);
+// The GPU types a rigid job can ever run on, the tightest memory first (HAS): those whose
+// nodes in its partitions (JobState::nodes_allowed) hold its request with its plan. A
+// rigid job starts on the first of them with room now (as Slurm places a GPU request of
+// no type, or Frenzy's next feasible plan), and waits for the first when none has.
+std::vector<int> rigid_types(const Assignment& a, PlanOracle& oracle, std::size_t job);
 
 // Seconds until a job of `a` frees its GPUs: running ones from their (re)start and
 // remaining work, ones started this round from the restart penalty on.

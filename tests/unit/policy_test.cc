@@ -795,6 +795,46 @@ TEST(Fifo, ARequestGoesOnlyWhereTheMemoryModelFitsIt) {
   }
 }
 
+// A rigid request goes on the tightest type with room now, not only on the tightest type
+// that could ever hold it: FIFO and Synergy left two jobs waiting and AntMan preempted a
+// best-effort job while a whole node of another type was idle.
+TEST(Rigid, ARequestStartsOnAnotherTypeWhileItsFirstIsBusy) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x4xsmall+1x8xbig");
+  v.now_s = 1000;
+  JobState busy = running(job("busy", Sla::best_effort, 4, 1e6), 0);
+  busy.current.slices[0].cpus = 16;
+  v.jobs = {busy, job("g", Sla::guaranteed, 4, 1e6, 10), job("b", Sla::best_effort, 4, 1e6, 20)};
+  for (const char* policy : {"fifo", "synergy", "antman"}) {
+    const std::vector<Decision> d = round(policy, v, oracle);
+    EXPECT_EQ(target_of(d, "busy"), busy.current) << policy << ": the running job was moved or preempted";
+    for (const char* id : {"g", "b"}) {
+      const JobAllocation& a = target_of(d, id);
+      ASSERT_FALSE(a.empty()) << policy << ": " << id << " waits beside 8 idle GPUs";
+      EXPECT_EQ(v.nodes[static_cast<std::size_t>(a.slices.front().node)].gpu.name, "big") << policy;
+    }
+  }
+}
+
+// A job its partitions cannot hold (16 GPUs on one 8-GPU node) never runs: it must not take
+// the one EASY reservation, which the next blocked job needs to keep a long job from
+// starting ahead of it.
+TEST(Fifo, AJobItsPartitionsCannotHoldTakesNoReservation) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("2x8xbig");
+  v.now_s = 100;
+  JobState never = job("never", Sla::best_effort, 16, 1e6, 0);
+  never.nodes_allowed = {true, false};
+  v.jobs = {running(job("r0", Sla::best_effort, 4, 1000), 0), running(job("r1", Sla::best_effort, 4, 1000), 1), never,
+            job("next", Sla::best_effort, 16, 1000, 1), job("long", Sla::best_effort, 4, 1e7, 2)};
+  const std::vector<Decision> d = round("fifo", v, oracle);
+  EXPECT_TRUE(target_of(d, "never").empty());
+  EXPECT_TRUE(target_of(d, "next").empty());
+  EXPECT_TRUE(target_of(d, "long").empty()) << "a long job started ahead of the blocked one";
+}
+
 TEST(Fifo, BackfillsOnlyWhatDoesNotDelayTheHeadOfTheQueue) {
   PlanOracle oracle = test::make_oracle();
   ClusterView v;
