@@ -37,7 +37,8 @@ double slurm_time_limit_s(double duration_s) {
 void declare_lengths(std::vector<SimJob>& jobs, JobLength length) {
   for (SimJob& j : jobs) {
     j.state.declared_iterations = length == JobLength::exact ? j.steps : 0;
-    j.state.time_limit_s = length == JobLength::declared ? slurm_time_limit_s(j.duration_s) : 0;
+    // A row of duration 0 does not say its run time: no limit a user would have given.
+    j.state.time_limit_s = length == JobLength::declared && j.duration_s > 0 ? slurm_time_limit_s(j.duration_s) : 0;
   }
 }
 

@@ -25,7 +25,8 @@ const char* to_string(JobLength length);
 // then whole weeks. Users over-declare: a limit is at least the run time.
 double slurm_time_limit_s(double duration_s);
 
-// Sets what each job's policy view knows of its length under `length`.
+// Sets what each job's policy view knows of its length under `length` (declared: a time
+// limit from the workload's duration, none where that is 0, unknown).
 void declare_lengths(std::vector<SimJob>& jobs, JobLength length);
 
 }  // namespace morph::sim

@@ -49,15 +49,17 @@ TraceTruth TraceTruth::load(const std::string& dir, const std::map<std::string, 
 void TraceTruth::add(const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
                      const std::vector<int>& gpus_per_node, double seconds) {
   // Codes are normalised through the plan, so that "ga" and "111" name one thing.
-  const std::string code = artifact_code(plan);
-  if (!code.empty()) seconds_[{app, gpu_type, code + "/" + placement_code(gpus_per_node)}] = seconds;
+  // A plan or placement the artifact's codes cannot name (a node of 10 GPUs or more) has
+  // no key: under an empty code all of them would be one measurement.
+  const std::string code = artifact_code(plan), placement = placement_code(gpus_per_node);
+  if (!code.empty() && !placement.empty()) seconds_[{app, gpu_type, code + "/" + placement}] = seconds;
 }
 
 double TraceTruth::lookup(const std::string& app, const std::string& gpu_type, const ExecutionPlan& plan,
                           const std::vector<int>& gpus_per_node) const {
-  const std::string code = artifact_code(plan);
-  if (code.empty()) return 0;
-  auto it = seconds_.find({measured_app(app), gpu_type, code + "/" + placement_code(gpus_per_node)});
+  const std::string code = artifact_code(plan), placement = placement_code(gpus_per_node);
+  if (code.empty() || placement.empty()) return 0;
+  auto it = seconds_.find({measured_app(app), gpu_type, code + "/" + placement});
   return it == seconds_.end() ? 0 : it->second;
 }
 

@@ -73,6 +73,9 @@ TEST(KnownLength, ModesSetWhatThePolicySeesAndNamesBadValues) {
   sim::declare_lengths(jobs, sim::JobLength::declared);
   EXPECT_EQ(jobs[0].state.declared_iterations, 0);
   EXPECT_EQ(jobs[0].state.time_limit_s, 1800);
+  jobs[0].duration_s = 0;  // a row that does not say: no limit, not 15 minutes
+  sim::declare_lengths(jobs, sim::JobLength::declared);
+  EXPECT_EQ(jobs[0].state.time_limit_s, 0);
   sim::declare_lengths(jobs, sim::JobLength::unknown);
   EXPECT_EQ(jobs[0].state.declared_iterations, 0);
   EXPECT_EQ(jobs[0].state.time_limit_s, 0);

@@ -320,6 +320,19 @@ TEST(Simulator, TracesGiveSpeedsOnlyOnTheGpuTypeTheyMeasured) {
   }
 }
 
+// The artifact's placement codes name nodes of 1 to 9 GPUs: a 16-GPU measurement was
+// stored under an empty code and answered every lookup on 10 GPUs per node or more.
+TEST(Simulator, TracesOfNodesTheirCodesCannotNameAreNotMeasurementsOfOthers) {
+  const JobState j = job("solo", Sla::best_effort, 16, 100, 0);
+  TraceTruth truth;
+  truth.add("m", "big", j.requested_plan, {16}, 1.0);
+  EXPECT_EQ(truth.lookup("m", "big", j.requested_plan, {16}), 0);
+  EXPECT_EQ(truth.lookup("m", "big", j.requested_plan, {12, 12}), 0);
+  EXPECT_EQ(truth.lookup("m", "big", j.requested_plan, {10}), 0);
+  truth.add("m", "big", j.requested_plan, {8, 8}, 2.0);
+  EXPECT_EQ(truth.lookup("m", "big", j.requested_plan, {8, 8}), 2.0);
+}
+
 TEST(Simulator, TheWorldsModelGivesTheSpeedsTheTracesLack) {
   const JobState j = job("solo", Sla::best_effort, 4, 1000, 0);
   const double model_s = requested_iteration_s(j);
