@@ -2,7 +2,8 @@
 // the samples of every iteration (morphrun's metrics, morphd's observations). The batch
 // controller (batch_controller.h) changes the batch only after iterations p, 2p, ..., so
 // every change begins at an iteration k·p + 1 and p is the greatest common divisor of
-// (change − 1) over the changes seen. This is the history JABAS's forecaster reads
+// (change − 1) over the changes seen, but for a few off that grid (batch_trajectory.cc).
+// This is the history JABAS's forecaster reads
 // (seed 004 §6.2: "the GBS at each adaptation step").
 #pragma once
 
@@ -16,6 +17,9 @@ struct StepBatch {
   std::int64_t step = 0;   // 1-based iteration number
   std::int64_t batch = 0;  // samples that iteration trained
 };
+
+// The most adaptation steps a trajectory holds: the latest ones.
+inline constexpr std::int64_t kMaxAdaptationSteps = 1 << 14;
 
 struct BatchTrajectory {
   std::int64_t interval = 0;    // p; 0 when the batch never changed (no change, no p)

@@ -63,6 +63,28 @@ TEST(BatchTrajectory, AStepRedoneAfterARestartCountsAsReportedLast) {
   EXPECT_EQ(t.batches, run.batches);
 }
 
+// A change off the grid of p (a run resumed from a checkpoint between adaptation steps)
+// brought the gcd of all changes down to 1: a history of one entry per iteration, every
+// 10 iterations read as an epoch, seconds of work for morphd each round.
+TEST(BatchTrajectory, AFewChangesOffTheGridKeepTheInterval) {
+  ControllerRun run = controller_run(60, 10, 3);
+  run.reported[100].batch += 7;  // step 101 trained another batch than its neighbours
+  run.reported[101].batch += 7;  // and 102; back at 103, a change off the grid (102 = 10k + 2)
+  const BatchTrajectory t = batch_trajectory(run.reported);
+  EXPECT_EQ(t.interval, 10);
+  ASSERT_EQ(t.batches.size(), run.batches.size());
+  EXPECT_EQ(t.batches[10], run.batches[10] + 7);  // step 101 opens adaptation step 11
+  for (std::size_t k = 0; k < run.batches.size(); ++k) {
+    if (k != 10) EXPECT_EQ(t.batches[k], run.batches[k]) << k;
+  }
+  // The reviewer's case: changes at 101, 150 and 151 (gcd 1) and one report at 10^7.
+  const BatchTrajectory few = batch_trajectory({{1, 64}, {101, 70}, {150, 32}, {151, 70}, {10'000'000, 70}});
+  EXPECT_EQ(few.interval, 1);  // three changes: no majority to trust over the gcd
+  EXPECT_EQ(static_cast<std::int64_t>(few.batches.size()), kMaxAdaptationSteps);  // only the latest
+  EXPECT_EQ(few.first, 10'000'000 - kMaxAdaptationSteps + 1);
+  EXPECT_EQ(few.batches.back(), 70);
+}
+
 TEST(BatchTrajectory, AnUnchangedBatchHasNoInterval) {
   const BatchTrajectory t = batch_trajectory({{1, 64}, {2, 64}, {3, 64}});
   EXPECT_EQ(t.interval, 0);
