@@ -75,7 +75,9 @@ TEST(BatchTrajectory, AFewChangesOffTheGridKeepTheInterval) {
   ASSERT_EQ(t.batches.size(), run.batches.size());
   EXPECT_EQ(t.batches[10], run.batches[10] + 7);  // step 101 opens adaptation step 11
   for (std::size_t k = 0; k < run.batches.size(); ++k) {
-    if (k != 10) EXPECT_EQ(t.batches[k], run.batches[k]) << k;
+    if (k != 10) {
+      EXPECT_EQ(t.batches[k], run.batches[k]) << k;
+    }
   }
   // The reviewer's case: changes at 101, 150 and 151 (gcd 1) and one report at 10^7.
   const BatchTrajectory few = batch_trajectory({{1, 64}, {101, 70}, {150, 32}, {151, 70}, {10'000'000, 70}});
