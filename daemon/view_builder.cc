@@ -181,6 +181,27 @@ std::string app_key(const MorphRequest& r) {
 
 namespace {
 
+// The CPUs a running job holds come from its record (cpus_per_gpu), and may be more than
+// the view gives its node: a share of a node that other jobs use has its GPUs' part of
+// the CPUs, and morph.conf's Cpus= may be below what Slurm gave. The policies cannot hold
+// more than a node has (NodePool refuses, and the round failed for every job): the
+// running jobs' CPUs there are scaled down to fit. A job kept where it runs keeps its
+// record; one the policy moves gets CPUs it places.
+void fit_cpus_to_nodes(policy::ClusterView& v, std::vector<std::string>& skipped) {
+  std::vector<long> held(v.nodes.size(), 0);
+  for (const policy::JobState& j : v.jobs)
+    for (const policy::Slice& s : j.current.slices) held[static_cast<std::size_t>(s.node)] += s.cpus;
+  for (std::size_t n = 0; n < v.nodes.size(); ++n) {
+    const long capacity = v.nodes[n].type.cpus;
+    if (held[n] <= capacity) continue;
+    skipped.push_back(fmt::format("node {}: its Morph jobs' records hold {} CPUs, the view {}: scaled down to fit",
+                                  v.nodes[n].name, held[n], capacity));
+    for (policy::JobState& j : v.jobs)
+      for (policy::Slice& s : j.current.slices)
+        if (static_cast<std::size_t>(s.node) == n) s.cpus = static_cast<int>(s.cpus * capacity / held[n]);
+  }
+}
+
 // One pass of build_view. The GPUs of the running jobs in `taken` are other jobs' (they
 // are left out of the view); `left_out` gets the running jobs this pass counted as
 // Morph's on their nodes yet left out of the view.
@@ -468,6 +489,7 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
     v.jobs.push_back(std::move(s));
     counted.erase(j.id);
   }
+  fit_cpus_to_nodes(v, out.skipped);
   *left_out = std::move(counted);
   return out;
 }

@@ -798,6 +798,30 @@ TEST_F(DaemonView, ANodeOthersPartlyUseKeepsItsNodeType) {
   EXPECT_FALSE(policy::on_fewest_nodes(halves.view.nodes, halves.view.jobs[0].current));
 }
 
+// A job on a node others partly use, with more CPUs per GPU than the node's share: the view
+// gave the share 16 of 32 CPUs while the record held 24, and every policy's round threw
+// ("slice ... exceeds what is free") for the whole cluster, round after round.
+TEST_F(DaemonView, AJobHoldingMoreCpusThanItsShareOfANodeDoesNotFailTheRound) {
+  ClusterSnapshot s = snapshot();
+  s.nodes = {{"a100-1", true, 0}, {"a100-2", true, 8}, {"v100-1", true, 0}};  // another user's 4 on a100-2
+  JobRecord r = parse_admin_comment(record("a100-80g", 1, 4, test::make_plan(4, 1, 1, 1, 1, 4)));
+  r.current.cpus_per_gpu = 6;
+  s.jobs = {SlurmJob{11, 1000, JobPhase::running, false, to_admin_comment(r), {"a100-2"}, 100, 200, 0, 0}};
+  const BuiltView b = build_view(s, context_);
+  ASSERT_EQ(b.view.jobs.size(), 1u) << fmt::format("{}", fmt::join(b.skipped, "\n"));
+  EXPECT_EQ(b.view.nodes[1].type.cpus, 16);
+  EXPECT_EQ(b.view.jobs[0].current.slices[0].cpus, 16);
+  EXPECT_NE(std::find(b.skipped.begin(), b.skipped.end(),
+                      "node a100-2: its Morph jobs' records hold 24 CPUs, the view 16: scaled down to fit"),
+            b.skipped.end())
+      << fmt::format("{}", fmt::join(b.skipped, "\n"));
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  for (const std::string& name : policy::policy_names()) {
+    std::vector<policy::Decision> d;
+    EXPECT_NO_THROW(d = policy::make_policy(name)->schedule(b.view, oracle)) << name;
+  }
+}
+
 // A guaranteed job's promise is its request on the nodes it asked for, counted in the
 // GPUs those nodes have, not in what other users' jobs leave of them this round: on
 // the whole of a100-2 while another user holds half of a100-1 it learns its promise;
