@@ -8,6 +8,7 @@
 #include "libmorph/perf/iteration_time.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/median.h"
+#include "libmorph/util/parse.h"
 
 namespace morph::policy {
 
@@ -38,11 +39,16 @@ void ModelRefitter::set_options(RefitOptions options) {
 
 void ModelRefitter::observe(const ClusterView& view, const std::map<std::string, AppProfile>& apps) {
   for (const JobState& job : view.jobs) {
-    if (!job.running() || job.measured_iteration_s <= 0) continue;
+    // NaN and infinity fail this too: no such point ever reaches a median.
+    if (!job.running() || !(job.measured_iteration_s > 0) || !std::isfinite(job.measured_iteration_s)) continue;
     // A job spanning two GPU types runs at its slowest group's pace (hetero_plan.h): not a
     // point of the one-type model the refit fits.
     if (!job.current.groups.empty()) continue;
-    const AppProfile& app = apps.at(job.app);
+    const auto known = apps.find(job.app);
+    if (known == apps.end())
+      throw Error(fmt::format("model refit: job {} is of application {}, which the view has no model of", job.id,
+                              quote(job.app)));
+    const AppProfile& app = known->second;
     // A job that adapts its batch ran other batches than its plan's: scaled to it
     // (daemon/view_builder.h), its iterations estimate the plan's time, they do not measure it.
     if (app.adaptive_batch) continue;

@@ -130,6 +130,25 @@ TEST_F(ModelRefitTest, AMeasurementTenTimesOffTheModelIsLeftOut) {
   EXPECT_TRUE(refits(both, 0.10).empty());
 }
 
+// A NaN iteration time is no point (it broke the median's ordering), and a job of an
+// application the view has no model of is named, not "map::at".
+TEST_F(ModelRefitTest, ANanMeasurementIsNoPointAndAnUnknownApplicationIsNamed) {
+  BuiltView built = build_view(two_jobs(), context_, reporting(1.5));
+  built.view.jobs[0].measured_iteration_s = std::nan("");
+  ModelRefitter refitter(RefitOptions{.error_threshold = 0.10});
+  const std::vector<ModelRefit> r = refit_round(refitter, built);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].configurations.size(), 1u);  // job 12's alone
+  for (const auto& point : refitter.learned()) EXPECT_TRUE(std::isfinite(point.iteration_s));
+  built.view.jobs[1].app = "no-such-app";
+  try {
+    refit_round(refitter, built);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "model refit: job 12 is of application 'no-such-app', which the view has no model of");
+  }
+}
+
 // A job spanning two GPU types (issue 15) runs at its slowest group's pace: its reports
 // are no point of the one-type model. Only job 12's configuration is refitted.
 TEST_F(ModelRefitTest, AJobSpanningTwoGpuTypesIsNotAPointOfTheRefit) {
