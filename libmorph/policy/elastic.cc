@@ -978,6 +978,24 @@ std::vector<Decision> Round::run() {
 // shrinks only for another one's growth.
 bool Round::steady() {
   init();
+  // A running guaranteed job its tenant's quota no longer holds is demoted by the round
+  // (schedule_minimums(): running jobs count first, oldest first), and may then move.
+  if (!view_.quota_gpus.empty()) {
+    std::vector<std::size_t> running;
+    for (const Item& it : items_)
+      if (it.guaranteed && view_.jobs[it.job].running()) running.push_back(it.job);
+    std::stable_sort(running.begin(), running.end(), [&](std::size_t a, std::size_t b) {
+      return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
+    });
+    std::map<std::string, long> used;
+    for (std::size_t i : running) {
+      const JobState& j = view_.jobs[i];
+      const int m = min_gpus(items_[i], items_[i].current_type);
+      const auto quota = view_.quota_gpus.find(j.tenant);
+      if (quota != view_.quota_gpus.end() && used[j.tenant] + m > quota->second) return false;
+      used[j.tenant] += m;
+    }
+  }
   std::vector<int> jobs_on_type(static_cast<std::size_t>(pool().types()), 0);
   for (const Item& it : items_)
     if (it.current_type >= 0) ++jobs_on_type[static_cast<std::size_t>(it.current_type)];

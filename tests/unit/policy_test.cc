@@ -964,6 +964,27 @@ TEST(Steady, NotWhileARunningJobCouldMoveToAFasterFreeType) {
   for (const char* name : {"morphling", "sia"}) EXPECT_TRUE(make_policy(name)->steady(v, oracle)) << name;
 }
 
+// A running guaranteed job over its tenant's quota is demoted by the round and moves as
+// a best-effort job would (here onto the big node): steady() said nothing could change,
+// and the simulator skipped the rounds that would have moved it.
+TEST(Steady, NotWhileAGuaranteedJobIsOverItsTenantsQuota) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("1x4xsmall+1x8xbig");
+  v.now_s = 6000;
+  v.quota_gpus["default"] = 1;
+  JobState g = running(job("g", Sla::guaranteed, 2, 1e6), 0);
+  g.current.slices[0].cpus = 8;
+  v.jobs = {g};
+  for (const char* name : {"morphling", "morphling-r"}) {
+    const std::vector<Decision> d = round(name, v, oracle);
+    ASSERT_NE(target_of(d, "g"), g.current) << name << ": the round should move the demoted job";
+    EXPECT_FALSE(make_policy(name)->steady(v, oracle)) << name;
+  }
+  v.quota_gpus["default"] = 2;  // within its quota it stays on its request
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "g"), g.current);
+}
+
 TEST(Policies, UnknownNameListsTheKnownOnes) {
   try {
     make_policy("tiresias");
