@@ -57,7 +57,7 @@ HeteroConfig best_hetero_config(const JabasProfile& profile, const std::vector<c
     // Two identical groups of M workers each: B = 2 * B_L * M
     if (global_batch % (2 * lbs) != 0) continue;
     const std::int64_t m = global_batch / (2 * lbs);
-    if (m < best.gpus / 2 || m > (1 << 26)) continue;
+    if (m < best.gpus / 2 || m > kMaxGroupWorkers) continue;
     const std::vector<GpuIterationModel> models = server_models(profile, servers, lbs);
     const WorkerSplit split = solve_worker_split(gpu_kinds(models, servers, static_cast<int>(m)), static_cast<int>(m));
     if (!split.feasible() || (best.feasible() && split.iter_ms >= best.iter_ms)) continue;
@@ -87,6 +87,28 @@ std::vector<HeteroConfig> hetero_configs(const JabasProfile& profile, std::int64
   if (count > kMaxHeteroServers)
     throw Error(fmt::format("{}: {} servers are more than the {} whose subsets morph searches", profile.dir, count,
                             kMaxHeteroServers));
+  // The search costs about M = B / (2 B_L) steps per GPU pair of each server set, and
+  // each pair is in half the sets: bounded, so that a large --batch or many servers get an
+  // answer or this error, not hours.
+  int smallest = 0;
+  std::int64_t pairs = 0;
+  for (const JabasServer& s : profile.servers) {
+    pairs += s.gpus / 2;
+    if (!s.by_local_batch.empty() && (smallest == 0 || s.by_local_batch.begin()->first < smallest))
+      smallest = s.by_local_batch.begin()->first;
+  }
+  const std::int64_t per_worker = (std::int64_t{1} << (count - 1)) * std::max<std::int64_t>(1, pairs);
+  const std::int64_t most_workers = smallest > 0 ? global_batch / (2 * smallest) : 0;
+  if (most_workers > kMaxGroupWorkers)
+    throw Error(fmt::format("batch {}: the search would weigh up to {} workers per group (batch / (2 x local batch "
+                            "{})), more than {}; give a smaller batch",
+                            global_batch, most_workers, smallest, kMaxGroupWorkers));
+  if (most_workers > kMaxHeteroWork / per_worker)
+    throw Error(fmt::format("batch {}: the search would weigh up to {} workers per group (batch / (2 x local batch "
+                            "{})) for each of {} GPU pairs in {} server sets, more than {} steps; give a smaller "
+                            "batch or fewer servers",
+                            global_batch, most_workers, smallest, pairs,
+                            (std::int64_t{1} << count) - 1, kMaxHeteroWork));
   std::vector<HeteroConfig> out;
   for (std::uint32_t bits = 1; bits < (1u << count); ++bits) {
     std::vector<const JabasServer*> servers;

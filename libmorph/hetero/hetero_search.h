@@ -57,6 +57,12 @@ HeteroConfig best_hetero_config(const JabasProfile& profile, const std::vector<c
 // Every non-empty set of the profile's servers (the bits of 1 .. 2^S - 1 over servers by
 // name); at most kMaxHeteroServers servers.
 constexpr int kMaxHeteroServers = 16;
+// The most workers per group M a configuration may have (its solver's time and memory grow
+// with M: 2^30 samples at B_L = 16 took 40 s and 640 MB); more is an error.
+constexpr std::int64_t kMaxGroupWorkers = std::int64_t{1} << 20;
+// The most steps hetero_configs() takes, workers per group times GPU pairs times the server
+// sets each pair is in (about a second); more is an error.
+constexpr std::int64_t kMaxHeteroWork = std::int64_t{1} << 27;
 std::vector<HeteroConfig> hetero_configs(const JabasProfile& profile, std::int64_t global_batch);
 
 }  // namespace morph

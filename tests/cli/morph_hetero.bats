@@ -52,6 +52,17 @@ scratch_profile() {
   assert_morph_error "--batch" "100" "out of reach"
 }
 
+@test "hetero: a batch whose search would take minutes is refused at once, naming the bound" {
+  # 2^30 samples took 40 s and 640 MB before the bound; 2^27 is over it too.
+  require_profile
+  for batch in 1073741824 134217728; do
+    morph hetero --profile "$PROFILE" --batch "$batch"
+    assert_morph_error "batch $batch" "workers per group" "more than 1048576" "smaller batch"
+  done
+  morph hetero --profile "$PROFILE" --batch 4096
+  [ "$status" -eq 0 ]
+}
+
 @test "hetero: a missing folder or file is named" {
   require_profile
   morph hetero --profile "$BATS_TEST_TMPDIR/nothing" --batch 256
