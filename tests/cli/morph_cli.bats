@@ -459,6 +459,9 @@ write_cluster() {
 @test "bad input: a bounded number that is NaN is refused naming the flag" {
   morph simulate --workload "$BATS_TEST_TMPDIR/none.csv" --interval nan
   assert_morph_error --interval 'not a finite number'
+  # Below morph.conf's smallest SchedulingIntervalSeconds: a day's replay took hours.
+  morph simulate --workload "$BATS_TEST_TMPDIR/none.csv" --interval 0.001
+  assert_morph_error --interval 'not in range 1.000000'
 }
 
 @test "bad input: --perf that is not JSON" {

@@ -371,7 +371,7 @@ void add_simulate_command(command_line::Command& app, Context& context) {
              "waits of running, as under morphd; no: at once (default: morph.conf RestartBackoff, yes)")
       .one_of({"yes", "no"});
   cmd.option("--interval", args->interval_s, "seconds between scheduling rounds (default: morph.conf)")
-      .range(1e-3, 1e6);
+      .range(1.0, 1e6);
   cmd.option("--quota", args->quotas, "guaranteed GPUs of a tenant, TENANT=GPUS (repeatable)");
   cmd.option("--fit-rows", args->fit_rows, "trace rows added to each profile when fitting the models")
       .show_default()
