@@ -108,6 +108,20 @@ TEST_F(StepPlanTest, AControllerThatNeverAnswersMeansRequeueNotAFailedLaunch) {
   EXPECT_TRUE(p.env.empty());
 }
 
+// srun blocks SIGINT while its plugins initialise: with slurmctld down, a Ctrl-C waited
+// through every try (about 47 s by default). A pending signal ends the tries at once.
+TEST_F(StepPlanTest, AnInterruptEndsTheTriesAtOnce) {
+  controller.failures = 100;
+  RetryPolicy retry{4, std::chrono::milliseconds(1000)};
+  int asked = 0;
+  retry.interrupted = [&] { return ++asked >= 2; };  // Ctrl-C during the first pause
+  const StepPlan p = step_plan(batch, controller.loader(), retry, pauses.sleeper());
+  EXPECT_EQ(p.failure, PlanFailure::retry);
+  EXPECT_EQ(controller.calls, 2);
+  EXPECT_EQ(pauses.ms, (std::vector<long>{1000}));
+  EXPECT_NE(p.message.find("interrupted"), std::string::npos) << p.message;
+}
+
 TEST_F(StepPlanTest, NoRecordOrABadOneIsRefusedWithExit78) {
   controller.job.admin_comment = "";
   StepPlan p = step_plan(batch, controller.loader(), {}, pauses.sleeper());

@@ -4,6 +4,7 @@
 // request against the catalog and morph.conf in the client. Every entry point is C; no
 // exception leaves it.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -123,7 +124,14 @@ int srun_defaults(uint32_t job_id, int tries, char* error, size_t error_size) {
   morph::plugin::StepContext step;
   step.job_id = job_id;
   step.reads_controller = true;
-  StepPlan plan = morph::plugin::step_plan(step, slurm_loader(job_id), retry_policy(tries), sleep_for);
+  morph::plugin::RetryPolicy retry = retry_policy(tries);
+  retry.interrupted = [] {  // srun blocks these until its plugins are loaded: a Ctrl-C waits
+    sigset_t pending;
+    if (sigpending(&pending) != 0) return false;
+    return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1 ||
+           sigismember(&pending, SIGHUP) == 1;
+  };
+  StepPlan plan = morph::plugin::step_plan(step, slurm_loader(job_id), retry, sleep_for);
   if (plan.failure != PlanFailure::none) {
     std::snprintf(error, error_size, "%s", plan.message.c_str());
     return -1;

@@ -32,6 +32,10 @@ std::optional<JobView> load_with_retries(const JobLoader& load, const RetryPolic
   for (int attempt = 1; attempt <= tries; ++attempt) {
     if (std::optional<JobView> job = load(last_error)) return job;
     if (attempt == tries) break;
+    if (retry.interrupted && retry.interrupted()) {
+      *last_error += "; interrupted";
+      break;
+    }
     sleep(pause);
     *waited += pause;
     pause = std::min(pause * 2, retry.max_backoff);

@@ -39,6 +39,9 @@ struct RetryPolicy {
   int tries = 4;                                   // plan_tries= in plugstack.conf
   std::chrono::milliseconds first_backoff{1000};   // doubled after each failure
   std::chrono::milliseconds max_backoff{8000};
+  // Asked before each pause: true gives up at once (srun, which blocks SIGINT while its
+  // plugins initialise, has a Ctrl-C pending). Empty: never.
+  std::function<bool()> interrupted = {};
 };
 
 struct StepContext {
