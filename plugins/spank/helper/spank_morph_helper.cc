@@ -71,10 +71,17 @@ morph::plugin::RetryPolicy retry_policy(int tries) {
   return retry;
 }
 
+// A variable of the step's environment ("" when unset). A record longer than the buffer
+// (an inline model, many GPU groups) is read again in a larger one: taken for absent, it
+// made every node of the step read slurmctld.
 std::string step_env(spank_t sp, const char* name) {
-  std::vector<char> value(8192);
-  if (spank_getenv(sp, name, value.data(), static_cast<int>(value.size())) != ESPANK_SUCCESS) return {};
-  return value.data();
+  for (std::size_t size = 8192; size <= (1u << 20); size *= 4) {
+    std::vector<char> value(size);
+    const spank_err_t rc = spank_getenv(sp, name, value.data(), static_cast<int>(value.size()));
+    if (rc == ESPANK_SUCCESS) return value.data();
+    if (rc != ESPANK_NOSPACE) return {};
+  }
+  return {};
 }
 
 int export_plan(spank_t sp, int tries, char* error, size_t error_size) {
