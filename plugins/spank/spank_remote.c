@@ -56,7 +56,12 @@ int morph_spank_export_plan(spank_t sp) {
 int morph_spank_task_check(spank_t sp) {
   (void)sp;
   if (morph_spank.plan_exit == 0) return 0;
-  fprintf(stderr, "%s\n", morph_spank.plan_error);
-  fflush(stderr);
+  /* The task's process, forked from a threaded slurmstepd: write(2), not stdio. */
+  morph_spank.plan_error[sizeof morph_spank.plan_error - 2] = '\0';
+  strcat(morph_spank.plan_error, "\n");
+  {
+    const ssize_t written = write(STDERR_FILENO, morph_spank.plan_error, strlen(morph_spank.plan_error));
+    (void)written; /* nothing more to say if stderr is gone */
+  }
   _exit(morph_spank.plan_exit);
 }
