@@ -261,9 +261,9 @@ class Driver {
   }
 
   // The step's tasks get the record the driver read (spank_morph prefers it to the batch
-  // script's older copy) and know that a driver restarts them.
+  // script's older copy) and know that this job's driver restarts them (own_driver_variables()).
   std::vector<std::pair<std::string, std::string>> record_env(const Current& c) const {
-    std::vector<std::pair<std::string, std::string>> env{{"MORPH_DRIVER", "1"}};
+    std::vector<std::pair<std::string, std::string>> env{{"MORPH_DRIVER", std::to_string(job_id_)}};
     // srun gives the step's tasks its name (step_name()) as SLURM_JOB_NAME: morphrun's
     // task mode gives the trainer the job's back.
     if (const char* name = std::getenv("SLURM_JOB_NAME"); name != nullptr) env.emplace_back("MORPH_JOB_NAME", name);

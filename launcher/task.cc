@@ -22,6 +22,7 @@
 #include "launcher/morphd_report.h"
 #include "launcher/save_request.h"
 #include "launcher/supervisor.h"
+#include "libmorph/launch/driver_contract.h"
 #include "libmorph/launch/framework.h"
 #include "libmorph/launch/metrics_line.h"
 #include "libmorph/launch/plan_source.h"
@@ -107,9 +108,14 @@ std::string signal_name(int signal) {
 int run_task(const Options& o) {
   // Under morphrun --driver srun named the step, which SLURM_JOB_NAME says in its tasks:
   // the trainer sees the job's own name, as without the driver.
-  if (const char* job_name = std::getenv("MORPH_JOB_NAME"); job_name != nullptr)
-    setenv("SLURM_JOB_NAME", job_name, 1);
-  const Environment env = launch::process_environment();
+  const Environment inherited = launch::process_environment();
+  Environment env = launch::own_driver_variables(inherited);
+  for (const auto& [name, value] : inherited)  // another job's driver's: not for the trainer either
+    if (name.starts_with("MORPH_") && !env.count(name)) unsetenv(name.c_str());
+  if (const auto job_name = env.find("MORPH_JOB_NAME"); job_name != env.end()) {
+    setenv("SLURM_JOB_NAME", job_name->second.c_str(), 1);
+    env["SLURM_JOB_NAME"] = job_name->second;
+  }
   const MorphConfig config = load_launcher_config(o.config_path);
   block_supervised_signals(config.checkpoint_signal);
 

@@ -41,4 +41,12 @@ std::string step_export(std::string_view job_export) {
   return out;
 }
 
+std::map<std::string, std::string> own_driver_variables(std::map<std::string, std::string> env) {
+  const auto driver = env.find("MORPH_DRIVER"), job = env.find("SLURM_JOB_ID");
+  if (job == env.end() || (driver != env.end() && driver->second == job->second)) return env;
+  for (const char* name : {"MORPH_DRIVER", "MORPH_CHECKPOINT_CHOICE", "MORPH_SAVE_REQUEST", "MORPH_JOB_NAME"})
+    env.erase(name);
+  return env;
+}
+
 }  // namespace morph::launch

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,15 @@ bool requeue_exit_lists(std::string_view requeue_exit, int code = kExitRequeue);
 inline constexpr std::array<std::string_view, 8> kDriverStepVariables = {
     "MORPH_DRIVER", "MORPH_JOB_NAME", "MORPH_RECORD", "MORPH_RECORD_JOB", "MORPH_CHECKPOINT_CHOICE",
     "MORPH_SAVE_REQUEST", "MORPH_CONF", "MORPH_FRAMEWORKS"};
+
+// The environment of a driver step's task without what another job's driver set: the
+// driver sets MORPH_DRIVER to its job's id, and a job started from one of its trainers
+// (sbatch exports the environment) must not take that job's checkpoint choice, save
+// request, name or "driver" status for its own. MORPH_DRIVER, MORPH_CHECKPOINT_CHOICE,
+// MORPH_SAVE_REQUEST and MORPH_JOB_NAME go in a Slurm job unless MORPH_DRIVER is its
+// SLURM_JOB_ID (MORPH_RECORD has its own MORPH_RECORD_JOB); outside one, whoever set them
+// meant them.
+std::map<std::string, std::string> own_driver_variables(std::map<std::string, std::string> env);
 
 // srun's --export value for a driver step, "" to leave srun's default. sbatch --export
 // (or SBATCH_EXPORT) leaves its choice in SLURM_EXPORT_ENV, which srun then defaults to:

@@ -1,5 +1,6 @@
 #include "libmorph/launch/driver_contract.h"
 
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -27,6 +28,27 @@ TEST(RequeueExit, UnsetOtherCodesAndWhatSlurmWouldNotReadListNothing) {
   EXPECT_FALSE(requeue_exit_lists("-75"));
   EXPECT_FALSE(requeue_exit_lists("a-z,75-"));
   EXPECT_TRUE(requeue_exit_lists("12", 12));
+}
+
+// A job submitted from a trainer of a driver's step inherits what that driver set: its
+// morphrun would have resumed from the other job's checkpoint choice and watched its save
+// request. The driver's variables hold for the job whose id MORPH_DRIVER is.
+TEST(OwnDriverVariables, AnotherJobsDriverSetsNothingForThisOne) {
+  const std::map<std::string, std::string> from_driver = {
+      {"SLURM_JOB_ID", "41"},           {"MORPH_DRIVER", "41"},
+      {"MORPH_CHECKPOINT_CHOICE", "/c/step_10"}, {"MORPH_SAVE_REQUEST", "/c/.morph-save-request.41.00c0ffee00c0ffee"},
+      {"MORPH_JOB_NAME", "train"},      {"MORPH_CONF", "/etc/morph.conf"}};
+  EXPECT_EQ(own_driver_variables(from_driver), from_driver);
+  std::map<std::string, std::string> nested = from_driver;
+  nested["SLURM_JOB_ID"] = "42";
+  const std::map<std::string, std::string> kept = own_driver_variables(nested);
+  EXPECT_EQ(kept, (std::map<std::string, std::string>{{"SLURM_JOB_ID", "42"}, {"MORPH_CONF", "/etc/morph.conf"}}));
+  nested["MORPH_DRIVER"] = "1";  // a driver older than the job ids
+  EXPECT_EQ(own_driver_variables(nested).count("MORPH_CHECKPOINT_CHOICE"), 0u);
+  nested.erase("MORPH_DRIVER");  // set by hand in a job: no driver set it
+  EXPECT_EQ(own_driver_variables(nested).count("MORPH_SAVE_REQUEST"), 0u);
+  nested.erase("SLURM_JOB_ID");  // outside Slurm whoever set them meant them
+  EXPECT_EQ(own_driver_variables(nested), nested);
 }
 
 // sbatch --export=NONE (SLURM_EXPORT_ENV=NONE) or a list would strip what the driver
