@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 #include <hwloc.h>
@@ -104,9 +105,15 @@ void read_cpus_and_numa(hwloc_topology_t t, Topology& topo) {
 }
 
 // GPUs: display/3D PCI devices with a CUDA or NVML OS device, or NVIDIA ones without.
-// Returns, for the NVLink matrix, each GPU's NVML OS device.
+// Each is numbered by its CUDA device, else its NVML one, else in discovery order; where
+// that gives two GPUs one number (CUDA sees fewer GPUs than NVML, as under
+// CUDA_VISIBLE_DEVICES: cuda0 and another GPU's nvml0), NVML's numbers for all when each
+// GPU has one, else discovery order. Returns, for the NVLink matrix, each GPU's NVML OS
+// device and its number.
 std::map<hwloc_obj_t, int> read_gpus(hwloc_topology_t t, Topology& topo) {
-  std::map<hwloc_obj_t, int> nvml_objects;
+  std::vector<hwloc_obj_t> nvml_of;  // by GPU in discovery order
+  std::vector<int> nvml_numbers;
+  std::size_t first = topo.gpus.size();
   int next_index = 0;
   for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(t, pci)) != nullptr;) {
     if (!is_gpu_class(pci->attr->pcidev.class_id)) continue;
@@ -127,9 +134,22 @@ std::map<hwloc_obj_t, int> read_gpus(hwloc_topology_t t, Topology& topo) {
     gpu.pcie = pcie_link_from_speed(pci->attr->pcidev.linkspeed);
     gpu.pcie_switch = root_port(pci);
     locality(t, pci, gpu.cpus, gpu.numa_node);
-    if (nvml_obj != nullptr) nvml_objects[nvml_obj] = gpu.index;
+    nvml_of.push_back(nvml_obj);
+    nvml_numbers.push_back(nvml);
     topo.gpus.push_back(std::move(gpu));
   }
+  std::set<int> seen;
+  bool unique = true;
+  for (std::size_t i = first; i < topo.gpus.size(); ++i) unique = unique && seen.insert(topo.gpus[i].index).second;
+  if (!unique) {
+    const bool all_nvml = std::all_of(nvml_numbers.begin(), nvml_numbers.end(), [](int n) { return n >= 0; }) &&
+                          std::set<int>(nvml_numbers.begin(), nvml_numbers.end()).size() == nvml_numbers.size();
+    for (std::size_t i = first; i < topo.gpus.size(); ++i)
+      topo.gpus[i].index = all_nvml ? nvml_numbers[i - first] : static_cast<int>(i - first);
+  }
+  std::map<hwloc_obj_t, int> nvml_objects;
+  for (std::size_t i = first; i < topo.gpus.size(); ++i)
+    if (nvml_of[i - first] != nullptr) nvml_objects[nvml_of[i - first]] = topo.gpus[i].index;
   std::sort(topo.gpus.begin(), topo.gpus.end(), [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
   return nvml_objects;
 }

@@ -5,10 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "libmorph/util/error.h"
+#include "libmorph/util/text_file.h"
 #include "test_support.h"
 
 namespace morph::hw {
@@ -40,6 +44,31 @@ TEST(Topology, DgxA100HasEightNvSwitchedGpusOnGen4x16) {
   }
   EXPECT_EQ(t.gpus[0].cpus.front(), 0);
   EXPECT_EQ(t.gpus[4].cpus.front(), 64);
+}
+
+// CUDA sees one GPU of eight (CUDA_VISIBLE_DEVICES=3): GPU 3 is cuda0, the others have
+// only their NVML devices, and nvml0 is another GPU. Both were numbered 0; NVML's numbers
+// hold for every GPU then.
+TEST(Topology, GpusNumberedByCudaAndNvmlAtOnceDoNotShareANumber) {
+  const Topology whole = saved("dgx-a100.xml");
+  std::string xml = read_text_file(test::source_dir() + "/tests/profiler/dgx-a100.xml", "the topology");
+  for (int i = 0; i < 8; ++i) {
+    const std::string from = fmt::format("name=\"cuda{}\"", i);
+    const std::size_t at = xml.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    xml.replace(at, from.size(), i == 3 ? "name=\"cuda0\"" : fmt::format("name=\"hidden{}\"", i));
+  }
+  const std::string path = ::testing::TempDir() + "/one-cuda-gpu.xml";
+  {
+    std::ofstream out(path);
+    out << xml;
+  }
+  const Topology t = load_topology(path);
+  ASSERT_EQ(t.gpus.size(), 8u);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(t.gpus[static_cast<std::size_t>(i)].index, i);
+    EXPECT_EQ(t.gpus[static_cast<std::size_t>(i)].pci_bus_id, whole.gpus[static_cast<std::size_t>(i)].pci_bus_id) << i;
+  }
 }
 
 TEST(Topology, DgxA100HcasSitBesideTwoGpusEach) {
