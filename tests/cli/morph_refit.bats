@@ -333,3 +333,18 @@ GOOD_PLAN='dp=8 tp=1 pp=1 zero=0 offload=0 gc=0 ga=1 mb=1 mbs=32'
   morph fit --warm-start "$model" --points "$file" --batch 256
   assert_morph_error header.csv 'no observed iterations'
 }
+
+@test "fit --warm-start: a model fitted inline is named again with --model, and only that model" {
+  local inline='layers=24,hidden=1024,heads=16,seq=512,vocab=30522' file="$BATS_TEST_TMPDIR/inline.json"
+  run --separate-stderr "$MORPH" fit --profile "$(write_profile)" --model "$inline" --batch 256 --save "$file"
+  [ "$status" -eq 0 ] || { show_run; fail "morph fit --model INLINE failed"; }
+  local points
+  points=$(write_points)
+  # In no catalog: the saved name alone cannot be resolved.
+  morph fit --warm-start "$file" --points "$points" --batch 256
+  assert_morph_error "--warm-start" "custom-l24-h1024"
+  morph fit --warm-start "$file" --points "$points" --batch 256 --model "$inline"
+  [ "$status" -eq 0 ] || { show_run; fail "--model INLINE did not refit"; }
+  morph fit --warm-start "$file" --points "$points" --batch 256 --model gpt2-1.5b
+  assert_morph_error "--model" "'gpt2-1.5b' is not the model $file was fitted for ('custom-l24-h1024"
+}

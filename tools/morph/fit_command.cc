@@ -139,7 +139,15 @@ void run_refit(Context& context, const FitArgs& args) {
   PerfModel start = perf_model_from_json(read_text_file(args.warm_start, "--warm-start"),
                                          "--warm-start: " + args.warm_start, &model_name);
   Workload w;
-  w.model = context.catalog().resolve(model_name, fmt::format("--warm-start: {}: model", args.warm_start));
+  // A model given inline (morph(1), MODELS) is in no catalog: --model gives it again.
+  if (args.model.empty()) {
+    w.model = context.catalog().resolve(model_name, fmt::format("--warm-start: {}: model", args.warm_start));
+  } else {
+    w.model = context.catalog().resolve(args.model, "--model");
+    if (w.model.name != model_name)
+      throw Error(fmt::format("--model: {} is not the model {} was fitted for ({})", quote(w.model.name),
+                              args.warm_start, quote(model_name)));
+  }
   w.global_batch = args.batch;
   // The length the model was fitted at unless --seq says otherwise (then scaled by FLOPs).
   w.seq_len = args.seq > 0 ? args.seq : start.forward.seq_len > 0 ? start.forward.seq_len : w.model.seq_len;
@@ -221,7 +229,9 @@ void add_fit_command(command_line::Command& app, Context& context) {
       .show_default()
       .range(0.0, 1e6)
       .needs(warm);
-  cmd.option("--model", args->model, "catalog model (default: from the artifact description)").excludes(warm);
+  cmd.option("--model", args->model,
+             "catalog model or inline specification (default: from the artifact description; with --warm-start, "
+             "the saved model's, which an inline model must give again)");
   cmd.option("--batch", args->batch, "global batch of the profiled (or observed) runs").check(request_check("batch"));
   cmd.option("--micro-batch", args->micro_batch, "micro-batch size of the profiled runs")
       .range(1, 1 << 20)
