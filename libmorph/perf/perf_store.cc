@@ -15,6 +15,7 @@
 namespace morph {
 namespace {
 
+constexpr double kMaxForwardMs = 1e9;  // a forward pass of 11 days: far past any real model
 constexpr std::size_t kFirstBandwidthFactor = 7;  // k_dp
 
 nlohmann::json params_to_json(const PerfParams& p) {
@@ -67,6 +68,13 @@ PerfModel perf_model_from_json(const std::string& text, const std::string& what,
     perf.forward.reference_speed = j.at("forward").at("reference_speed").get<double>();
     if (!(perf.forward.per_sample_ms > 0) || perf.forward.intercept_ms < 0 || !(perf.forward.reference_speed > 0))
       throw Error(fmt::format("{}: the forward model must be positive", what));
+    // Beyond these a prediction overflows to infinity, and inf - inf is NaN downstream.
+    if (!(perf.forward.intercept_ms <= kMaxForwardMs) || !(perf.forward.per_sample_ms <= kMaxForwardMs) ||
+        !(perf.forward.reference_speed <= 1e6))
+      throw Error(fmt::format("{}: forward: intercept_ms {:g} and per_sample_ms {:g} must be at most {:g} ms, "
+                              "reference_speed {:g} at most 1e6",
+                              what, perf.forward.intercept_ms, perf.forward.per_sample_ms, kMaxForwardMs,
+                              perf.forward.reference_speed));
     // Optional: models saved before it are taken at any sequence length, as they were.
     if (const auto& forward = j.at("forward"); forward.contains("seq_len")) {
       perf.forward.seq_len = forward.at("seq_len").get<std::int64_t>();

@@ -126,6 +126,24 @@ TEST(PerfStore, AModelFittedAtOneSequenceLengthIsScaledToAJobsOther) {
   std::filesystem::remove_all(dir);
 }
 
+// A forward time of 1e308 ms passed "must be positive" and made predictions infinite, and
+// then NaN (inf - inf) where they were compared.
+TEST(PerfStore, AForwardModelPastAnyRealOneIsRefusedNamingItsFields) {
+  PerfModel saved = model_with({});
+  saved.forward = ForwardModel{1.0, 4.0, 1.0, 2048};
+  for (const char* field : {"intercept_ms", "per_sample_ms", "reference_speed"}) {
+    nlohmann::json j = nlohmann::json::parse(perf_model_to_json("llama2-7b", saved));
+    j["forward"][field] = 1e308;
+    try {
+      perf_model_from_json(j.dump(), "m.json", nullptr);
+      ADD_FAILURE() << field << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("m.json: forward: intercept_ms"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(perf_model_from_json(perf_model_to_json("llama2-7b", saved), "m.json", nullptr));
+}
+
 TEST(FitEvidence, BadPointsAreNamed) {
   const nlohmann::json good = evidence_to_json({full_point()});
   auto message = [&](auto&& edit) {
