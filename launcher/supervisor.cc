@@ -62,9 +62,47 @@ struct Child {
   std::string pending;
 };
 
+// Under `srun --pty` morphrun's group has the terminal on its standard input: a trainer in
+// a group of its own would stop (SIGTTIN) at its first read of it, a debugger's prompt say.
+// The first child takes the terminal's foreground, the others read /dev/null; morphrun
+// takes the foreground back when supervise() returns.
+enum class TerminalRole { none, foreground, no_input };
+
+bool set_foreground(pid_t group) {
+  sigset_t ttou, old;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);  // a background group may then set it
+  sigprocmask(SIG_BLOCK, &ttou, &old);
+  const bool set = tcsetpgrp(STDIN_FILENO, group) == 0;
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  return set;
+}
+
+class Terminal {
+ public:
+  Terminal() : ours_(isatty(STDIN_FILENO) == 1 && tcgetpgrp(STDIN_FILENO) == getpgrp()) {}
+  ~Terminal() {
+    if (ours_) set_foreground(getpgrp());
+  }
+  Terminal(const Terminal&) = delete;
+  Terminal& operator=(const Terminal&) = delete;
+  TerminalRole role(std::size_t child) const {
+    return !ours_ ? TerminalRole::none : child == 0 ? TerminalRole::foreground : TerminalRole::no_input;
+  }
+
+ private:
+  bool ours_;
+};
+
 // In the child: its own group, killed with its parent, default signals, then exec.
-[[noreturn]] void exec_child(const ChildSpec& spec, pid_t parent) {
+[[noreturn]] void exec_child(const ChildSpec& spec, pid_t parent, TerminalRole terminal) {
   setpgid(0, 0);
+  if (terminal == TerminalRole::foreground) set_foreground(getpid());
+  if (terminal == TerminalRole::no_input)
+    if (const int null = open("/dev/null", O_RDONLY); null >= 0) {
+      dup2(null, STDIN_FILENO);
+      if (null != STDIN_FILENO) close(null);
+    }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // the parent died before prctl
   sigset_t none;
@@ -143,6 +181,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
 
   std::vector<Child> children(specs.size());
   const pid_t self = getpid();
+  const Terminal terminal;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     Child& c = children[i];
     if (!specs[i].metrics_fifo.empty()) {
@@ -154,7 +193,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
       signal_groups(children, SIGKILL);
       throw Error(fmt::format("fork: {}", std::strerror(errno)));
     }
-    if (c.pid == 0) exec_child(specs[i], self);
+    if (c.pid == 0) exec_child(specs[i], self, terminal.role(i));
     setpgid(c.pid, c.pid);  // also here: no window in which a signal misses the group
     c.running = true;
     c.ready = specs[i].metrics_fifo.empty();

@@ -112,6 +112,16 @@ record() {
   [ ! -e "$W/started" ]
 }
 
+@test "on a terminal (srun --pty) the first trainer reads it, the others read nothing, none stops" {
+  # A trainer in a process group of its own stopped (SIGTTIN) at its first read of the
+  # terminal, and morphrun waited for ever. script(1) gives morphrun a terminal.
+  command -v script >/dev/null || skip "no script(1) (bsdutils) to give morphrun a terminal"
+  run timeout 30 script -qec "$MORPHRUN --plan dp=2 -- sh -c 'read x; echo rank\$RANK-got-\$x'" /dev/null <<<"hello"
+  [ "$status" -eq 0 ] || fail "status $status (124: a trainer stopped on the terminal): $output"
+  [[ $output == *"rank0-got-hello"* ]] || fail "$output"
+  [[ $output == *"rank1-got-"* && $output != *"rank1-got-hello"* ]] || fail "$output"
+}
+
 @test "the checkpoint signal reaches every rank, morphrun waits for the save and exits 75" {
   "$MORPHRUN" --plan dp=2 -- sh -c 'trap "echo saved-$RANK >>'"$W"'/saves; exit 0" USR2; echo "1 0.1 8" >"$MORPH_METRICS"; touch '"$W"'/up-$RANK; while :; do sleep 0.05; done' &
   local pid=$!
