@@ -65,6 +65,17 @@ int morph_spank_submit(spank_t sp) {
   int i;
   if (!morph_spank.any_option) {
     if (spank_context() == S_CTX_ALLOCATOR) forget_surrounding_request(sp);
+    /* srun making an allocation of its own copied every SLURM_SPANK_* variable of its
+     * environment into the new job's (init_spank_env, before this plugin ran), and its
+     * tasks get that environment: a request set there by hand would make a Morph job
+     * that srun itself cannot size, or tasks that take theirs for one. */
+    if (spank_context() == S_CTX_LOCAL && getenv("SLURM_JOB_ID") == NULL)
+      for (i = 0; i < morph_option_count; ++i) {
+        char name[64];
+        spank_job_control_unsetenv(sp, morph_option_table[i].env);
+        snprintf(name, sizeof name, "SLURM_SPANK_%s", morph_option_table[i].env);
+        unsetenv(name);
+      }
     return 0;
   }
   if (spank_context() == S_CTX_LOCAL) {

@@ -897,6 +897,15 @@ EOF
   [ "$(grep -c '^task [01]/2 cpus=4 plan=' <<<"$output")" -eq 2 ] || { echo "$output" >&2; false; }
   run timeout 60 srun --morph-model=gpt2-1.5b --morph-batch=16 true
   assert_refused "srun cannot size a job itself" "salloc --morph-"
+  # Nor does a request set by hand in srun's environment, which srun copies into the job
+  # it makes before the plugin runs: the job is a plain one.
+  run timeout 60 env SLURM_SPANK_MORPH_REQUEST_MODEL=gpt2-1.5b SLURM_SPANK_MORPH_REQUEST_BATCH=16 \
+    srun -N1 bash -c 'echo "job=$SLURM_JOB_ID request=${SLURM_SPANK_MORPH_REQUEST_MODEL:-none}"'
+  [ "$status" -eq 0 ] || { echo "$output" >&2; false; }
+  grep -q "request=none" <<<"$output" || { echo "$output" >&2; false; }
+  local plain
+  plain=$(sed -n 's/^job=\([0-9]*\) .*/\1/p' <<<"$output")
+  [ -n "$plain" ] && [ -z "$(job_record "$plain")" ] || { echo "$output; record: $(job_record "$plain")" >&2; false; }
 }
 
 @test "issue 10 (7): user options are honoured by sizing or refused, never left to make a job unschedulable" {
