@@ -897,6 +897,9 @@ EOF
   [ "$(grep -c '^task [01]/2 cpus=4 plan=' <<<"$output")" -eq 2 ] || { echo "$output" >&2; false; }
   run timeout 60 srun --morph-model=gpt2-1.5b --morph-batch=16 true
   assert_refused "srun cannot size a job itself" "salloc --morph-"
+  # A heterogeneous job runs the plugin once per component, the options staying set.
+  run sbatch --morph-model=gpt2-1.5b --morph-batch=16 -o /dev/null --wrap true : -n1 --wrap true
+  assert_refused "cannot be given to a heterogeneous job"
   # Nor does a request set by hand in srun's environment, which srun copies into the job
   # it makes before the plugin runs: the job is a plain one.
   run timeout 60 env SLURM_SPANK_MORPH_REQUEST_MODEL=gpt2-1.5b SLURM_SPANK_MORPH_REQUEST_BATCH=16 \
