@@ -105,6 +105,8 @@ class Round {
   void init();
   void configure(Item& it, const JobState& job);
   void release_request(Item& it);
+  bool within_quota(const std::map<std::string, long>& used, const JobState& job, int gpus) const;
+  std::vector<std::pair<std::size_t, bool>> running_within_quota(std::map<std::string, long>& used);
   void schedule_minimums();
   void schedule_by_slope();
   bool movable(const Item& it) const;
@@ -576,44 +578,60 @@ void Round::release_request(Item& it) {
 // are privileged while their minimums fit in its GPU quota, running jobs first; the
 // others are best-effort for this round: they run only where their slope earns it and
 // may be preempted.
+bool Round::within_quota(const std::map<std::string, long>& used, const JobState& job, int gpus) const {
+  const auto quota = view_.quota_gpus.find(job.tenant);
+  if (quota == view_.quota_gpus.end()) return true;
+  const auto taken = used.find(job.tenant);
+  return (taken == used.end() ? 0 : taken->second) + gpus <= quota->second;
+}
+
+// The running guaranteed jobs, oldest first, each with whether its tenant's quota still
+// holds its minimum on its type after the older ones' (those it holds count in `used`).
+std::vector<std::pair<std::size_t, bool>> Round::running_within_quota(std::map<std::string, long>& used) {
+  std::vector<std::size_t> running;
+  for (const Item& it : items_)
+    if (it.guaranteed && view_.jobs[it.job].running()) running.push_back(it.job);
+  std::stable_sort(running.begin(), running.end(), [&](std::size_t a, std::size_t b) {
+    return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
+  });
+  std::vector<std::pair<std::size_t, bool>> out;
+  for (std::size_t i : running) {
+    const JobState& j = view_.jobs[i];
+    const int m = min_gpus(items_[i], items_[i].current_type);
+    const bool held = within_quota(used, j, m);
+    if (held) used[j.tenant] += m;
+    out.emplace_back(i, held);
+  }
+  return out;
+}
+
 void Round::schedule_minimums() {
   std::map<std::string, long> used;
-  auto within_quota = [&](const JobState& j, int gpus) {
-    auto quota = view_.quota_gpus.find(j.tenant);
-    return quota == view_.quota_gpus.end() || used[j.tenant] + gpus <= quota->second;
-  };
   auto demote = [&](Item& it) {
     it.guaranteed = false;
     std::fill(it.min.begin(), it.min.end(), -1);
     push_victim(it.job);
   };
-  auto by_submission = [&](std::vector<std::size_t>& jobs) {
-    std::stable_sort(jobs.begin(), jobs.end(), [&](std::size_t a, std::size_t b) {
-      return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
-    });
-  };
-  std::vector<std::size_t> running, waiting;
-  for (const Item& it : items_) {
-    const bool running_now = view_.jobs[it.job].running();
-    if (running_now && it.guaranteed) running.push_back(it.job);
-    if (!running_now && (it.guaranteed || it.overdue || options_.admit_at_minimum)) waiting.push_back(it.job);
-  }
-  by_submission(running);
-  by_submission(waiting);
+  std::vector<std::size_t> waiting;
+  for (const Item& it : items_)
+    if (!view_.jobs[it.job].running() && (it.guaranteed || it.overdue || options_.admit_at_minimum))
+      waiting.push_back(it.job);
+  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) {
+    return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
+  });
   // Overdue jobs first, longest waiting first: nothing submitted later may take their GPUs.
   std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) {
     if (items_[a].overdue != items_[b].overdue) return items_[a].overdue;
     return items_[a].overdue && view_.jobs[a].waited_s > view_.jobs[b].waited_s;
   });
-  for (std::size_t i : running) {
+  for (const auto& [i, privileged] : running_within_quota(used)) {
     Item& it = items_[i];
-    const int m = min_gpus(it, it.current_type);
-    if (!within_quota(view_.jobs[i], m)) {
+    if (!privileged) {
       demote(it);
       continue;
     }
-    used[view_.jobs[i].tenant] += m;
-    if (it.gpus < m) grow(i, it.current_type, true);  // its minimum rose (a new promise, or held to its request)
+    // Its minimum rose (a new promise, or held to its request).
+    if (it.gpus < min_gpus(it, it.current_type)) grow(i, it.current_type, true);
   }
   for (std::size_t i : waiting) {
     Item& it = items_[i];
@@ -623,7 +641,7 @@ void Round::schedule_minimums() {
     for (int type : admission_types(it)) {
       if (curve(it, type).useful.empty()) continue;
       const int m = min_gpus(it, type);
-      if (it.guaranteed && !within_quota(j, m)) continue;
+      if (it.guaranteed && !within_quota(used, j, m)) continue;
       over_quota = false;
       if (grow(i, type, true)) {
         if (it.guaranteed) used[j.tenant] += m;
@@ -981,20 +999,9 @@ bool Round::steady() {
   // A running guaranteed job its tenant's quota no longer holds is demoted by the round
   // (schedule_minimums(): running jobs count first, oldest first), and may then move.
   if (!view_.quota_gpus.empty()) {
-    std::vector<std::size_t> running;
-    for (const Item& it : items_)
-      if (it.guaranteed && view_.jobs[it.job].running()) running.push_back(it.job);
-    std::stable_sort(running.begin(), running.end(), [&](std::size_t a, std::size_t b) {
-      return view_.jobs[a].submit_time_s < view_.jobs[b].submit_time_s;
-    });
     std::map<std::string, long> used;
-    for (std::size_t i : running) {
-      const JobState& j = view_.jobs[i];
-      const int m = min_gpus(items_[i], items_[i].current_type);
-      const auto quota = view_.quota_gpus.find(j.tenant);
-      if (quota != view_.quota_gpus.end() && used[j.tenant] + m > quota->second) return false;
-      used[j.tenant] += m;
-    }
+    for (const auto& [i, privileged] : running_within_quota(used))
+      if (!privileged) return false;
   }
   std::vector<int> jobs_on_type(static_cast<std::size_t>(pool().types()), 0);
   for (const Item& it : items_)
