@@ -24,6 +24,12 @@ static void option_variable(int i, const char *prefix, char *name, size_t size) 
     if (*c == '-') *c = '_';
 }
 
+/* Where a job's tasks, and the commands they run, see its request for option i:
+ * "SLURM_SPANK_MORPH_REQUEST_MODEL" (the job control environment, with Slurm's prefix). */
+static void request_variable(int i, char *name, size_t size) {
+  snprintf(name, size, "SLURM_SPANK_%s", morph_option_table[i].env);
+}
+
 /* sbatch and salloc inside a job: Slurm passes the job's own options on to them in the
  * environment (SLURM_SPANK__SLURM_SPANK_OPTION_morph_*) and reads them after the #SBATCH
  * lines, over those (_opt_env after _opt_batch_script in sbatch/opt.c). They are never the
@@ -43,7 +49,7 @@ void morph_spank_forget_surrounding_job(void) {
     unsetenv(name);
     option_variable(i, "", name, sizeof name);
     unsetenv(name);
-    snprintf(name, sizeof name, "SLURM_SPANK_%s", morph_option_table[i].env);
+    request_variable(i, name, sizeof name);
     unsetenv(name);
   }
   for (v = 0; v < sizeof task_variables / sizeof task_variables[0]; ++v) unsetenv(task_variables[v]);
@@ -73,7 +79,7 @@ int morph_spank_submit(spank_t sp) {
       for (i = 0; i < morph_option_count; ++i) {
         char name[64];
         spank_job_control_unsetenv(sp, morph_option_table[i].env);
-        snprintf(name, sizeof name, "SLURM_SPANK_%s", morph_option_table[i].env);
+        request_variable(i, name, sizeof name);
         unsetenv(name);
       }
     return 0;
@@ -90,7 +96,7 @@ int morph_spank_submit(spank_t sp) {
       char name[64];
       const char *job_value;
       if (morph_spank.values[i] == NULL) continue;
-      snprintf(name, sizeof name, "SLURM_SPANK_%s", morph_option_table[i].env);
+      request_variable(i, name, sizeof name);
       job_value = getenv(name);
       if (job_value == NULL || strcmp(job_value, morph_spank.values[i]) != 0) {
         slurm_error("morph: --morph-%s: srun runs a step of job %.20s, which is already sized; its steps get its "
