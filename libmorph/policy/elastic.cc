@@ -953,21 +953,30 @@ std::vector<Decision> Round::place() {
   // Guaranteed and overdue jobs are placed before all others (the sort put them first):
   // a best-effort job changing type must not take the GPUs one of them runs on. In each
   // class, a job that changes GPU type goes first, onto exactly the GPUs it moved for (on
-  // fewer it may be worth less than where it is); failing that it stays where it runs,
-  // before another job can take the GPUs the round freed there. A running job the round
+  // fewer it may be worth less than where it is), around the GPUs its class's other running
+  // jobs hold where it can (pass 1 budgeted counts per type, not cells: a job that may only
+  // stay where it is must keep its own); failing that it stays where it runs, before
+  // another job can take the GPUs the round freed there. A running job the round
   // meant to give GPUs, placed nowhere, keeps those it has where nobody took them, before
   // the next class is placed: a preemption would gain nobody anything.
   const auto first_other = std::find_if(moving.begin(), moving.end(), [&](std::size_t i) {
     return !(items_[i].guaranteed || items_[i].overdue);
   });
+  const auto changes_type = [&](std::size_t i) { return items_[i].changed_type && items_[i].extra_type < 0; };
   auto place_class = [&](std::vector<std::size_t>::const_iterator from, std::vector<std::size_t>::const_iterator to) {
+    std::vector<std::size_t> shielded, unplaced;
+    if (std::any_of(from, to, changes_type))
+      for (auto i = from; i != to; ++i)
+        if (!changes_type(*i) && view_.jobs[*i].running() && !assignment_.placed(*i) && assignment_.keep(*i))
+          shielded.push_back(*i);
+    for (auto i = from; i != to; ++i)
+      if (changes_type(*i) && !assignment_.start(*i, items_[*i].type, items_[*i].gpus)) unplaced.push_back(*i);
+    for (std::size_t i : shielded) assignment_.release(i);
+    for (std::size_t i : unplaced)
+      if (!assignment_.start(i, items_[i].type, items_[i].gpus)) assignment_.keep(i);
     for (auto i = from; i != to; ++i) {
-      const Item& it = items_[*i];
-      if (it.changed_type && it.extra_type < 0 && !assignment_.start(*i, it.type, it.gpus)) assignment_.keep(*i);
-    }
-    for (auto i = from; i != to; ++i) {
+      if (changes_type(*i)) continue;
       Item& it = items_[*i];
-      if (it.changed_type && it.extra_type < 0) continue;
       if (it.extra_type >= 0 && assignment_.start_hetero(*i, it.type, it.gpus, it.extra_type, it.extra_gpus)) continue;
       if (start_down_curve(it) ? learns_promise_spread(it) : it.guaranteed || it.overdue) {
         assignment_.release(*i);

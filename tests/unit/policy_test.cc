@@ -286,6 +286,55 @@ TEST(Morphling, AnOverdueJobOnANodeItMayOnlyStayOnIsNotShrunkIntoARequeue) {
   EXPECT_EQ(kept.slices.front().node, 2);
 }
 
+// Two overdue jobs: "mover" changes to the big GPUs, and best fit would put it on the
+// node where "late", drained there, may only stay; two other big nodes have room.
+TEST(Morphling, AnOverdueJobChangingTypeLeavesAnotherTheNodeItMayOnlyStayOn) {
+  PlanOracle oracle = test::make_oracle();
+  oracle.require_uniform_nodes();
+  ClusterView v;
+  v.nodes = test::nodes("3x8xbig+1x4xsmall");
+  v.now_s = 10000;
+  v.payback_s = 0;
+  v.starvation_limit_s = 3000;
+  v.heterogeneous_jobs = true;
+  auto with = [](JobState j, double submit_s, double attained, double waited_s) {
+    j.submit_time_s = submit_s;
+    j.attained_iterations = attained;
+    j.waited_s = waited_s;
+    return j;
+  };
+  JobState locked = with(running(job("locked", Sla::best_effort, 4, 0), 0), 61, 622, 938);
+  locked.restarts = 2;
+  locked.last_restart_s = 9900;
+  locked.record_locked = true;
+  locked.measured_iteration_s = 0.245144;
+  locked.planned_iteration_s = 0.490289;
+  locked.nodes_allowed = {true, true, true, false};
+  JobState late = with(running(job("late", Sla::best_effort, 1, 1e5), 0), 2114, 697, 3745);
+  late.measured_iteration_s = 1.54407;
+  late.planned_iteration_s = 1.93009;
+  late.nodes_allowed = {true, false, false, true};
+  late.nodes_kept = {true, false, false, false};  // drained: it may stay there, not start there
+  JobState mover = with(running(job("mover", Sla::best_effort, 4, 1e5), 3), 4338, 609, 3395);
+  mover.current.slices[0].cpus = 16;
+  mover.restarts = 2;
+  mover.measured_iteration_s = 0.971661;
+  JobState e = with(job("e", Sla::best_effort, 1, 0), 858, 740, 121);
+  e.nodes_allowed = {true, true, false, false};
+  JobState g = with(job("g", Sla::guaranteed, 4, 1e5), 1599, 631, 2550);
+  g.nodes_allowed = {false, true, true, false};
+  v.jobs = {locked, late, mover, e, g};
+  ASSERT_TRUE(overdue(v.jobs[1], v));
+  ASSERT_TRUE(overdue(v.jobs[2], v));
+  const std::vector<Decision> d = round("morphling", v, oracle);
+  const JobAllocation& kept = target_of(d, "late");
+  ASSERT_FALSE(kept.empty()) << "the overdue job was preempted";
+  EXPECT_EQ(kept.slices.front().node, 0);
+  const JobAllocation& moved = target_of(d, "mover");
+  ASSERT_FALSE(moved.empty());
+  EXPECT_NE(moved.slices.front().node, 3) << "the type changer stayed on the small node";
+}
+
 TEST(Morphling, MinimumDemandIsTheFewestGpusThatMatchTheRequest) {
   PlanOracle oracle = test::make_oracle();
   const auto nodes = test::nodes("1x8xbig");
