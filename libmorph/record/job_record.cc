@@ -25,6 +25,16 @@ void append_placement(std::string& out, const Placement& p, std::string_view pre
   if (p.heterogeneous()) out += fmt::format(" {}groups={}", prefix, to_string(p.groups));
 }
 
+// A value the record keeps as the user gave it (--gres, --constraint): one word, or a space
+// in it would make the rest of it keys of the record that no check has seen.
+const std::string& record_word(std::string_view key, const std::string& value, std::string_view what) {
+  const bool word = !value.empty() && std::none_of(value.begin(), value.end(), [](char c) {
+    return static_cast<unsigned char>(c) <= ' ' || c == '\x7f';
+  });
+  if (!word) throw Error(fmt::format("{}: {}={} is not {} (one word without spaces)", kWhat, key, quote(value), what));
+  return value;
+}
+
 class Fields {
  public:
   explicit Fields(std::map<std::string, std::string> values) : values_(std::move(values)) {}
@@ -70,7 +80,7 @@ void check_groups(const Placement& p, const std::string& prefix, const BatchBoun
   int nodes = 0;
   std::int64_t samples = 0;
   for (const GpuGroup& g : p.groups) {
-    nodes += g.nodes;  // each at most MORPH_MAX_NODES, and at most a few groups
+    nodes += g.nodes;  // each at most MORPH_MAX_NODES, in at most MORPH_MAX_GPU_GROUPS groups
     // nodes x gpus_per_node x mbs x workers x ga exceeds 64 bits within the fields' limits.
     std::int64_t group_samples = 0;
     if (__builtin_mul_overflow(std::int64_t{g.nodes} * p.gpus_per_node, g.samples_per_gpu(x.micro_batch_size),
@@ -149,10 +159,11 @@ std::string to_admin_comment(const JobRecord& r) {
       q.baseline_plan.empty() ? "-" : q.baseline_plan);
   append_placement(out, r.current, "");
   if (r.baseline) append_placement(out, *r.baseline, "base_");
-  if (!r.other_gres.empty()) out += fmt::format(" other_gres={}", r.other_gres);
+  if (!r.other_gres.empty()) out += fmt::format(" other_gres={}", record_word("other_gres", r.other_gres, "a GRES list"));
   if (q.iterations > 0) out += fmt::format(" iterations={}", q.iterations);
   if (q.adaptive_batch()) out += fmt::format(" adaptive_batch={}:{}", q.adaptive_min, q.adaptive_max);
-  if (!r.constraint.empty()) out += fmt::format(" constraint={}", r.constraint);
+  if (!r.constraint.empty())
+    out += fmt::format(" constraint={}", record_word("constraint", r.constraint, "a feature expression"));
   if (r.memory_mb_per_node > 0) out += fmt::format(" mem_mb={}", r.memory_mb_per_node);
   if (r.min_cpus_per_node > 0) out += fmt::format(" min_cpus={}", r.min_cpus_per_node);
   if (r.min_nodes > 0) out += fmt::format(" min_nodes={}", r.min_nodes);
@@ -199,17 +210,9 @@ JobRecord parse_admin_comment(std::string_view text) {
   const BatchBounds batch{q.global_batch, q.global_batch};
   r.current = take_placement(f, "", q.adaptive_batch() ? BatchBounds{q.adaptive_min, q.adaptive_max} : batch);
   if (f.has("base_type")) r.baseline = take_placement(f, "base_", batch);  // the user's own plan
-  if (f.has("other_gres")) {
-    r.other_gres = f.take("other_gres");
-    if (r.other_gres.empty() || r.other_gres.find_first_of(" \t") != std::string::npos)
-      throw Error(fmt::format("{}: other_gres={} is not a GRES list", kWhat, quote(r.other_gres)));
-  }
+  if (f.has("other_gres")) r.other_gres = record_word("other_gres", f.take("other_gres"), "a GRES list");
   if (f.has("iterations")) set_morph_option(q, "iterations", f.take("iterations"));
-  if (f.has("constraint")) {
-    r.constraint = f.take("constraint");
-    if (r.constraint.empty() || r.constraint.find_first_of(" \t") != std::string::npos)
-      throw Error(fmt::format("{}: constraint={} is not a feature expression", kWhat, quote(r.constraint)));
-  }
+  if (f.has("constraint")) r.constraint = record_word("constraint", f.take("constraint"), "a feature expression");
   if (f.has("mem_mb"))
     r.memory_mb_per_node = request_integer(fmt::format("{}: mem_mb", kWhat), f.take("mem_mb"), 1, MORPH_MAX_MEMORY_MB);
   if (f.has("min_cpus")) r.min_cpus_per_node = f.integer("min_cpus", 1, MORPH_MAX_MIN_CPUS);

@@ -109,6 +109,25 @@ TEST(JobRecord, TheUsersConstraintRoundTrips) {
   EXPECT_THROW(parse_admin_comment(text.substr(0, text.find(" constraint=")) + " constraint="), Error);
 }
 
+// The user's --gres and --constraint are one word each in the record: a space in them
+// would add keys (iterations=, min_nodes=, ...) that no check of the submission has seen.
+TEST(JobRecord, AUsersValueCannotAddKeysToTheRecord) {
+  JobRecord r = sample();
+  r.other_gres = "gres:shard:2 iterations=7 adaptive_batch=256:1024";
+  EXPECT_THROW(to_admin_comment(r), Error);
+  r = sample();
+  r.constraint = "ib min_cpus=64 min_nodes=2";
+  EXPECT_THROW(to_admin_comment(r), Error);
+  for (const char* bad : {"ib\tnvme", "ib\nnvme", "ib\x7fnvme"}) {
+    r.constraint = bad;
+    EXPECT_THROW(to_admin_comment(r), Error) << static_cast<int>(bad[2]);
+  }
+  r = sample();
+  r.other_gres = "gres:shard:2";
+  r.constraint = "ib&nvme";
+  EXPECT_EQ(parse_admin_comment(to_admin_comment(r)), r);
+}
+
 // The user's --mem and --mincpus travel as floors for every later plan's request.
 TEST(JobRecord, TheUsersMemoryAndCpuFloorsRoundTripAndAreChecked) {
   JobRecord r = sample();

@@ -196,6 +196,13 @@ TEST_F(Handler, RefusesBadRequestsWithAMessage) {
   out = handler.submit(in);
   EXPECT_EQ(out.verdict, plugin::Verdict::reject);
   EXPECT_NE(out.message.find("--morph-batch"), std::string::npos) << out.message;
+  // Other GRES with a space would add keys to the job's record past every check.
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2", "MORPH_REQUEST_BATCH=8"};
+  in.user.tres_per_node = "gres:shard:2 iterations=7 min_nodes=2";
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("other_gres='gres:shard:2 iterations=7 min_nodes=2' is not a GRES list"), std::string::npos)
+      << out.message;
 }
 
 TEST_F(Handler, WithoutItsConfigurationMorphJobsAreRefusedOthersPass) {
