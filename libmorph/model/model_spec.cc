@@ -74,8 +74,9 @@ ModelSpec parse_inline_model(std::string_view spec, std::string_view what) {
   char error[256];
   const std::string text(spec), label(what);
   morph_model_values v;
-  if (text.size() != spec.size() || morph_parse_model_spec(label.c_str(), text.c_str(), &v, error, sizeof error) != 0)
-    throw Error(text.size() != spec.size() ? fmt::format("{}: {} is not a model specification", what, quote(spec))
+  const bool nul = spec.find('\0') != std::string_view::npos;
+  if (nul || morph_parse_model_spec(label.c_str(), text.c_str(), &v, error, sizeof error) != 0)
+    throw Error(nul ? fmt::format("{}: {} is not a model specification", what, quote(spec))
                                            : std::string(error));
   ModelSpec m;
   m.name = v.name[0] != '\0' ? std::string(v.name) : fmt::format("custom-l{}-h{}", v.layers, v.hidden);

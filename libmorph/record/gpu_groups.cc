@@ -24,7 +24,11 @@ std::string to_string(const GpuGroups& groups) {
 GpuGroups parse_gpu_groups(std::string_view text, std::string_view what) {
   GpuGroups groups;
   std::set<std::string> types;
-  for (std::string_view item : split(text, ',')) {
+  const std::vector<std::string_view> items = split(text, ',');
+  if (items.size() > MORPH_MAX_GPU_GROUPS)
+    throw Error(fmt::format("{}: {} groups; a placement spans at most {} GPU types", what, items.size(),
+                            MORPH_MAX_GPU_GROUPS));
+  for (std::string_view item : items) {
     const std::vector<std::string_view> parts = split(item, ':');
     if (parts.size() != 4 || parts[0].empty())
       throw Error(fmt::format("{}: {} is not TYPE:nodes=N:workers=W:ga=A", what, quote(item)));

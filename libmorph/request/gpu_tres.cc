@@ -1,5 +1,6 @@
 #include "libmorph/request/gpu_tres.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -65,6 +66,11 @@ std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view wh
     } else {
       throw Error(fmt::format("{}: {} is not gres:gpu[:TYPE]:COUNT", what, quote(entry)));
     }
+    // Slurm's GRES type names: letters, digits, '_', '.', '-' ("+4", " 4" or "a100=2" is no type).
+    if (!std::all_of(g.type.begin(), g.type.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+        }))
+      throw Error(fmt::format("{}: {} is not gres:gpu[:TYPE]:COUNT", what, quote(entry)));
     if (found) throw Error(fmt::format("{}: more than one GPU request in {}", what, quote(tres)));
     found = g;
   }

@@ -25,6 +25,8 @@
 #define MORPH_MAX_NODES 65536
 #define MORPH_MAX_GPUS_PER_NODE 1024
 #define MORPH_MAX_CPUS_PER_GPU 4096
+/* A heterogeneous placement: the GPU types (groups) it spans. */
+#define MORPH_MAX_GPU_GROUPS 64
 
 /* The user's floors per node that a record keeps across replans: --mincpus (Slurm's
  * pn_min_cpus is 16 bits, below NO_VAL16) and --mem in MB (2^40 MB, far below the

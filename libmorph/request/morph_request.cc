@@ -15,6 +15,8 @@ namespace {
 void check(std::string_view name, std::string_view value) {
   char error[256];
   const std::string n(name), v(value);
+  if (value.find('\0') != std::string_view::npos)
+    throw Error(fmt::format("--morph-{}: {} holds a NUL byte", name, quote(value)));
   if (morph_check_option(n.c_str(), v.c_str(), error, sizeof error) != 0) throw Error(error);
 }
 
@@ -32,8 +34,9 @@ std::int64_t request_integer(std::string_view what, std::string_view text, std::
   char error[256];
   const std::string w(what), t(text);
   std::int64_t value = 0;
-  if (t.size() != text.size() || morph_parse_integer(w.c_str(), t.c_str(), min, max, &value, error, sizeof error) != 0)
-    throw Error(t.size() != text.size() ? fmt::format("{}: {} is not an integer", what, quote(text)) : error);
+  const bool nul = text.find('\0') != std::string_view::npos;
+  if (nul || morph_parse_integer(w.c_str(), t.c_str(), min, max, &value, error, sizeof error) != 0)
+    throw Error(nul ? fmt::format("{}: {} is not an integer", what, quote(text)) : error);
   return value;
 }
 

@@ -102,8 +102,8 @@ static int key_index(span key, const char *const keys[], int count) {
   return -1;
 }
 
-/* Decimal integer in [min, max], an optional leading '+'. A negative one is out of range
- * (no option takes one), not malformed. */
+/* Decimal integer in [min, max], an optional leading '+'. A negative one, "-0" too, is
+ * out of range (no option takes one), not malformed. */
 static int integer(span s, int64_t min, int64_t max, int64_t *out) {
   size_t i = 0;
   int64_t v = 0;
@@ -115,7 +115,7 @@ static int integer(span s, int64_t min, int64_t max, int64_t *out) {
     if (v > (INT64_MAX - (s.p[i] - '0')) / 10) return -2; /* overflow */
     v = v * 10 + (s.p[i] - '0');
   }
-  if ((negative && v > 0) || v < min || v > max) return -2;
+  if (negative || v < min || v > max) return -2;
   *out = v;
   return 0;
 }
@@ -143,7 +143,7 @@ static int decimal(span s, double *out) {
   memcpy(number, s.p, s.n);
   number[s.n] = '\0';
   *out = strtod(number, &end);
-  return isfinite(*out) ? 0 : -1;
+  return end == number + s.n && isfinite(*out) ? 0 : -1; /* all of it: a locale's comma stops strtod */
 }
 
 static int check_integer(const char *what, const char *key, span s, int64_t min, int64_t max, int64_t *out, char *error,

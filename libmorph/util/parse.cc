@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -97,6 +98,7 @@ std::vector<std::pair<std::string, std::string>> parse_key_values(std::string_vi
                                                                   char separator,
                                                                   std::string_view what) {
   std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::string, std::less<>> keys;
   for (std::string_view item : split(text, separator)) {
     item = trim(item);
     if (item.empty()) throw Error(fmt::format("{}: empty item in {}", what, quote(text)));
@@ -104,8 +106,7 @@ std::vector<std::pair<std::string, std::string>> parse_key_values(std::string_vi
     if (eq == std::string_view::npos || eq == 0)
       throw Error(fmt::format("{}: {} is not key=value", what, quote(item)));
     std::string key(trim(item.substr(0, eq)));
-    for (const auto& kv : out)
-      if (kv.first == key) throw Error(fmt::format("{}: {} given twice in {}", what, quote(key), quote(text)));
+    if (!keys.insert(key).second) throw Error(fmt::format("{}: {} given twice in {}", what, quote(key), quote(text)));
     out.emplace_back(std::move(key), std::string(trim(item.substr(eq + 1))));
   }
   return out;

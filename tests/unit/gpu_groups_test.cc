@@ -7,11 +7,14 @@
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "libmorph/cluster/cluster.h"
 #include "libmorph/launch/rank_env.h"
 #include "libmorph/record/job_record.h"
 #include "libmorph/record/plan_env.h"
 #include "libmorph/record/task_variables.h"
+#include "libmorph/request/limits.h"
 #include "libmorph/util/error.h"
 
 namespace morph {
@@ -67,6 +70,9 @@ TEST(GpuGroups, StrictParsingNamesTheProblem) {
   EXPECT_NE(error_of("a100:nodes=0:workers=1:ga=1,v100:nodes=1:workers=1:ga=1").find("a100 nodes"),
             std::string::npos);
   EXPECT_NE(error_of(":nodes=1:workers=1:ga=1,v100:nodes=1:workers=1:ga=1").find("not TYPE"), std::string::npos);
+  std::string many;
+  for (int i = 0; i <= MORPH_MAX_GPU_GROUPS; ++i) many += fmt::format("{}t{}:nodes=65536:workers=1:ga=1", i ? "," : "", i);
+  EXPECT_NE(error_of(many).find("at most 64 GPU types"), std::string::npos);
 }
 
 TEST(GpuGroups, SlurmConstraintUsesTheNodeFeature) {

@@ -25,6 +25,8 @@ TEST(ModelSpec, ParamsPerLayerAndFlops) {
 
 TEST(InlineModel, ParsesAndDefaultsParams) {
   const ModelSpec m = parse_inline_model("layers=32,hidden=4096,heads=32,seq=4096,vocab=32000", "--model");
+  EXPECT_THROW(parse_inline_model(std::string("layers=32,hidden=4096,heads=32,seq=4096,vocab=32000\0,x", 54), "--model"),
+               Error);
   EXPECT_EQ(m.layers, 32);
   EXPECT_EQ(m.seq_len, 4096);
   EXPECT_DOUBLE_EQ(m.params, frenzy_parameter_count(32, 4096, 32000));

@@ -72,6 +72,11 @@ TEST(MorphRequest, HostileEnvironmentIsRefused) {
   EXPECT_THROW(from_job_env({"MORPH_REQUEST_MODEL=gpt2", "MORPH_REQUEST_BATCH=1e400"}, a), Error);
   EXPECT_THROW(from_job_env({"MORPH_REQUEST_BATCH=8"}, b), Error);  // no model
   EXPECT_THROW(set_morph_option(b, "colour", "red"), Error);
+  // A NUL byte would end the value the C checks see: the rest would pass unchecked.
+  using namespace std::string_literals;
+  EXPECT_THROW(set_morph_option(b, "model", "gpt2\0$(reboot) x=y"s), Error);
+  EXPECT_THROW(request_integer("batch", "12\0junk"s, 1, 100), Error);
+  EXPECT_EQ(request_integer("batch", "12", 1, 100), 12);
 }
 
 TEST(GpuTres, ParsesSlurmsForms) {
@@ -87,6 +92,8 @@ TEST(GpuTres, ParsesSlurmsForms) {
   ASSERT_TRUE(g);
   EXPECT_EQ(g->type, "v100");
   EXPECT_EQ(gpu_tres("a100", 4), "gres:gpu:a100:4");
+  for (const char* bad : {"gres:gpu:+4", "gres/gpu:a100=2", "gres:gpu: 4", "gres:gpu:a 100:2"})
+    EXPECT_THROW(parse_gpu_tres(bad, "x"), Error) << bad;
 }
 
 // Slurm reads one word after "gpu" as a type of one GPU when it is not a number

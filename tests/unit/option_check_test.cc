@@ -140,10 +140,11 @@ TEST(OptionCheck, IntegersAreDecimalWithoutSpaces) {
   char error[256];
   EXPECT_EQ(morph_parse_integer("--batch", "+16", 1, 100, &v, error, sizeof error), 0);
   EXPECT_EQ(v, 16);
-  for (const char* bad : {" 16", "16 ", "0x10", "1e3", "16.0", "-16", ""}) {
+  for (const char* bad : {" 16", "16 ", "0x10", "1e3", "16.0", "-16", "-0", "+", ""}) {
     EXPECT_NE(morph_parse_integer("--batch", bad, 1, 100, &v, error, sizeof error), 0) << bad;
     EXPECT_EQ(std::string(error).rfind("--batch: ", 0), 0u) << error;
   }
+  EXPECT_NE(morph_parse_integer("--zero", "-0", 0, 3, &v, error, sizeof error), 0) << "no sign but '+'";
   EXPECT_NE(morph_parse_integer("--batch", "101", 1, 100, &v, error, sizeof error), 0);
   EXPECT_NE(std::string(error).find("out of range [1, 100]"), std::string::npos) << error;
 }

@@ -57,6 +57,7 @@ TEST(KeyValues, SplitsAndRejectsMissingEquals) {
   EXPECT_THROW(parse_key_values("a=1,b", ',', "spec"), Error);
   EXPECT_THROW(parse_key_values("a=1,,b=2", ',', "spec"), Error);
   EXPECT_THROW(parse_key_values("=1", ',', "spec"), Error);
+  EXPECT_THROW(parse_key_values("a=1,b=2,a=3", ',', "spec"), Error);
 }
 
 TEST(Hostlist, ExpandsRangesKeepingPadding) {
