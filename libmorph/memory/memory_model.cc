@@ -49,12 +49,16 @@ MemoryEstimate estimate_memory(const ModelSpec& m, std::int64_t seq_len, const E
 
   MemoryEstimate e;
   // ZeRO stage 1 partitions optimizer states by d, stage 2 also gradients, stage 3 also
-  // weights; ZeRO-Offload keeps optimizer states (and the update) in host memory.
+  // weights; ZeRO-Offload keeps optimizer states (and the update) in host memory, and
+  // moves each bucket of 16-bit gradients there as it is reduced: the GPU keeps its 16-bit
+  // weights and the buckets (the ZeRO-Offload paper's 2M on the GPU, 13B on one V100;
+  // DeepSpeed's estimate_zero2_model_states_mem_needs with cpu_offload).
   // Megatron's distributed optimizer (its ZeRO-1); without it, Frenzy's 20 bytes hold for
   // fp16 (20) and bf16 (18) alike.
   const bool megatron = options.states == StateLayout::megatron && p.zero_stage == 1;
   e.weights_bytes = params_gpu * kWeightBytes / (p.zero_stage >= 3 ? d : 1);
-  e.gradients_bytes = params_gpu * (megatron ? kFp32Bytes : kGradientBytes) / (p.zero_stage >= 2 ? d : 1);
+  e.gradients_bytes =
+      p.offload ? 0 : params_gpu * (megatron ? kFp32Bytes : kGradientBytes) / (p.zero_stage >= 2 ? d : 1);
   e.optimizer_bytes = p.offload ? 0 : params_gpu * (megatron ? kMegatronOptimizerBytes : kOptimizerBytes) /
                                           (p.zero_stage >= 1 ? d : 1);
   e.host_bytes_per_gpu = options.host_overhead_bytes_per_gpu +

@@ -105,6 +105,8 @@ TEST(MemoryModel, OffloadMovesOptimizerStatesToTheHost) {
   p.offload = true;
   const MemoryEstimate e = estimate_memory(small_model(), 512, p, options);
   EXPECT_DOUBLE_EQ(e.optimizer_bytes, 0);
+  EXPECT_DOUBLE_EQ(e.gradients_bytes, 0) << "16-bit gradients go to the host bucket by bucket";
+  EXPECT_DOUBLE_EQ(e.weights_bytes, 2 * kW);
   EXPECT_DOUBLE_EQ(e.host_bytes_per_gpu, 1000 + 18 * kW / 2);
 }
 
