@@ -128,6 +128,9 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
     return Candidate{&node, nodes, gpus_per_node, cpus_per_gpu, std::move(s.feasible.front())};
   };
 
+  std::map<std::string, std::string> excluded;
+  const std::map<std::string, int> available = usable_nodes(cluster, constraints, &excluded);
+
   // The baseline: the user's own GPUs, with the best plan that matches --morph-plan.
   std::optional<Candidate> baseline;
   if (user_gpus && constraints.partitions) {  // Slurm would refuse it, saying less
@@ -141,37 +144,46 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   }
   if (user_gpus) {
     // The first node type with the GPUs per node (and their -c CPUs) and as many nodes as
-    // asked: a baseline is a real allocation of this cluster (and -N is the user's, so it sizes nothing
-    // before it is checked against morph.conf).
-    auto listed = [&](const NodeType& n) -> long {
-      auto of_type = [&](const NodeRecord& r) { return r.node_type == n.name; };
-      if (constraints.partitions && !constraints.partitions->each.empty())  // Slurm runs it in one of them
-        return constraints.partitions->most_nodes(cluster.nodes(), of_type);
-      return std::count_if(cluster.nodes().begin(), cluster.nodes().end(), [&](const NodeRecord& r) {
-        return of_type(r) && (!constraints.partitions || constraints.partitions->holds(r.name));
-      });
-    };
+    // asked that the user's -w, -x, --constraint, partitions and --morph-gpu-type leave: a
+    // baseline is a real allocation of this cluster that Slurm could give the job (and -N is
+    // the user's, so it sizes nothing before it is checked against morph.conf).
     const NodeType* node = nullptr;
     long most = 0;
-    for (const NodeType& n : cluster.node_types())
-      if ((user_gpus->per_node.type.empty() || cluster.find_gpu_type(user_gpus->per_node.type) == &cluster.gpu_of(n)) &&
-          n.gpus >= user_gpus->per_node.count && user_gpus->per_node.count * cpus_per_gpu <= n.cpus) {
-        const long count = listed(n);
-        most = std::max(most, count);
-        if (count >= user_gpus->nodes) {
-          node = &n;
-          break;
-        }
+    std::string unusable;
+    for (const NodeType& n : cluster.node_types()) {
+      if ((!user_gpus->per_node.type.empty() && cluster.find_gpu_type(user_gpus->per_node.type) != &cluster.gpu_of(n)) ||
+          n.gpus < user_gpus->per_node.count || user_gpus->per_node.count * cpus_per_gpu > n.cpus)
+        continue;
+      const auto usable = available.find(n.name);
+      const std::string why = !allowed_type(request, cluster, n) ? "not among --morph-gpu-type"
+                              : usable == available.end()        ? excluded.at(n.name)
+                                                                 : std::string();
+      if (!why.empty()) {
+        unusable += fmt::format("; {}: {}", n.name, why);
+        continue;
       }
+      most = std::max<long>(most, usable->second);
+      if (usable->second >= user_gpus->nodes) {
+        node = &n;
+        break;
+      }
+    }
     if (node == nullptr) {
-      d.reason = fmt::format("no node type offers {} GPUs{} per node{} on {} nodes ({} {} such nodes)",
+      d.reason = fmt::format("no node type offers {} GPUs{} per node{} on {} nodes ({} {} such nodes{})",
                              user_gpus->per_node.count,
                              user_gpus->per_node.type.empty() ? "" : " of type " + user_gpus->per_node.type,
                              cpus_per_gpu > 0 ? fmt::format(" with {} CPUs each", cpus_per_gpu) : "",
                              user_gpus->nodes,
                              constraints.partitions ? "partition " + constraints.partitions->names + " has"
                                                     : std::string("morph.conf lists"),
-                             most);
+                             most, unusable);
+      return d;
+    }
+    if (user_gpus->nodes * user_gpus->per_node.count < request.gpus_min ||
+        (request.gpus_max > 0 && user_gpus->nodes * user_gpus->per_node.count > request.gpus_max)) {
+      d.reason = fmt::format("the requested {} GPUs are outside --morph-gpus={}-{}",
+                             user_gpus->nodes * user_gpus->per_node.count, request.gpus_min,
+                             request.gpus_max > 0 ? std::to_string(request.gpus_max) : std::string());
       return d;
     }
     const Allocation a = uniform_allocation(cluster, *node, user_gpus->nodes, user_gpus->per_node.count, cpus_per_gpu);
@@ -190,9 +202,6 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
     d.record.baseline = placement_of(*baseline);
   }
   const bool guaranteed = d.record.request.sla == Sla::guaranteed && baseline.has_value();
-
-  std::map<std::string, std::string> excluded;
-  const std::map<std::string, int> available = usable_nodes(cluster, constraints, &excluded);
   int max_gpus = ctx.config.max_gpus_per_job;
   if (request.gpus_max > 0) max_gpus = std::min(max_gpus, request.gpus_max);
   if (guaranteed) max_gpus = std::min(max_gpus, baseline->gpus());

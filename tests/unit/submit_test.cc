@@ -126,6 +126,41 @@ TEST_F(Submit, ABaselineOfMoreNodesThanTheClusterListsIsRefused) {
   EXPECT_FALSE(decide_submission(context, r, UserGpuRequest{GpuTres{"", 4}, 10'000'000}).accepted);
 }
 
+// The baseline is an allocation Slurm could give the job: on nodes its -x, --constraint
+// and --morph-gpu-type leave, of a GPU count within --morph-gpus. A guaranteed job whose
+// baseline was on excluded A100s was accepted there as its plan.
+TEST_F(Submit, ABaselineKeepsToTheUsersOwnConstraints) {
+  MorphRequest r = request("llama2-7b", "16");
+  set_morph_option(r, "sla", "guaranteed");
+  const UserGpuRequest eight{GpuTres{"", 8}, 1};
+  SubmitConstraints x;
+  x.excluded_nodes = {"a1"};
+  const SubmitDecision kept = decide_submission(context, r, eight, x);  // a2 is left
+  ASSERT_TRUE(kept.accepted) << kept.reason;
+  EXPECT_EQ(kept.record.baseline->gpu_type, "a100-80g");
+  x.excluded_nodes = {"a1", "a2"};
+  SubmitDecision d = decide_submission(context, r, eight, x);
+  EXPECT_FALSE(d.accepted) << d.message;
+  EXPECT_NE(d.reason.find("a: -x/--exclude excludes all its nodes"), std::string::npos) << d.reason;
+  SubmitConstraints volta;
+  volta.features = "volta";
+  d = decide_submission(context, r, eight, volta);
+  EXPECT_FALSE(d.accepted) << d.message;
+  EXPECT_NE(d.reason.find("a: its nodes lack --constraint=volta"), std::string::npos) << d.reason;
+  MorphRequest typed = r;
+  set_morph_option(typed, "gpu-type", "v100-32g");
+  d = decide_submission(context, typed, eight);
+  EXPECT_FALSE(d.accepted) << d.message;
+  EXPECT_NE(d.reason.find("a: not among --morph-gpu-type"), std::string::npos) << d.reason;
+  for (const char* bounds : {"16", "1-4"}) {
+    MorphRequest bounded = r;
+    set_morph_option(bounded, "gpus", bounds);
+    d = decide_submission(context, bounded, eight);
+    EXPECT_FALSE(d.accepted) << bounds << ": " << d.message;
+    EXPECT_NE(d.reason.find("the requested 8 GPUs are outside --morph-gpus="), std::string::npos) << d.reason;
+  }
+}
+
 // -N beyond a type's nodes leaves no plan to weigh there: the reason names -N (it said
 // "no plan fits on 1-8 GPUs"), -w's count or the partition's MinNodes, whichever it is.
 TEST_F(Submit, AFloorOfMoreNodesThanATypeHasIsNamed) {
