@@ -100,7 +100,7 @@ MemoryFit check_memory(const MemoryEstimate& e, const Allocation& allocation) {
     fit.host_bytes_per_node = std::max(fit.host_bytes_per_node, host);
     if (fit.fits && fit.gpu_bytes > n.gpu.memory_bytes) {
       fit.fits = false;
-      fit.reason = fmt::format("out of memory: {:.1f} GiB per GPU > {:.0f} GiB on {}", fit.gpu_bytes / kGiB,
+      fit.reason = fmt::format("out of memory: {:.1f} GiB per GPU > {:.4g} GiB on {}", fit.gpu_bytes / kGiB,
                                n.gpu.memory_bytes / kGiB, n.gpu.name);
     }
     if (fit.fits && host > n.node_type.host_memory_bytes) {
