@@ -27,6 +27,7 @@
 #include "libmorph/state/layout.h"
 #include "libmorph/state/shard_map.h"
 #include "libmorph/state/rank_file.h"
+#include "libmorph/state/safetensors.h"
 #include "libmorph/state/state_spec.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
@@ -192,7 +193,7 @@ bool same_dtype(const py::array& a, state::Dtype d) {
 }
 
 // The buffers of a rank's file tensors, taken from `arrays` under the GIL, so that the I/O
-// can run without it. Every array must be C-contiguous, of the tensor's dtype and size.
+// can run without it. Every array must be C-contiguous, of the tensor's dtype and shape.
 std::map<std::string, std::span<std::byte>> buffers(const state::StateSpec& spec, const state::Layout& layout, int rank,
                                                    const py::dict& arrays, bool writable) {
   std::map<std::string, std::span<std::byte>> out;
@@ -215,6 +216,12 @@ std::map<std::string, std::span<std::byte>> buffers(const state::StateSpec& spec
     if (!same_dtype(a, t.decl.dtype))
       throw Error(fmt::format("tensor {} has dtype {}{}, the checkpoint stores {}", quote(name), dtype,
                               dtype == "uint16" ? " (a torch.bfloat16's bits)" : "", state::dtype_name(t.decl.dtype)));
+    // The shape, not only the byte count: a transposed or flattened buffer would be split
+    // along the wrong axis by a reshard.
+    const std::vector<std::int64_t> shape(a.shape(), a.shape() + a.ndim());
+    if (shape != t.decl.shape)
+      throw Error(fmt::format("tensor {} has shape {}, the checkpoint stores {}", quote(name), state::shape_text(shape),
+                              state::shape_text(t.decl.shape)));
     if (writable && !a.writeable()) throw Error(fmt::format("tensor {} is read-only", quote(name)));
     void* data = writable ? a.mutable_data() : const_cast<void*>(a.data());
     out[name] = std::span<std::byte>(static_cast<std::byte*>(data), static_cast<std::size_t>(a.nbytes()));
@@ -395,7 +402,10 @@ PYBIND11_MODULE(_native, m) {
         if (stage < 0 || stage >= l.pp) throw Error(fmt::format("stage {} of {} pipeline stages", stage, l.pp));
         return std::make_pair(state::first_layer(s, l, stage), state::end_layer(s, l, stage));
       })
-      .def("padded_rows", [](const state::StateSpec& s, std::int64_t rows, int tp) { return state::padded_rows(s, rows, tp); })
+      .def("padded_rows", [](const state::StateSpec& s, std::int64_t rows, int tp) {
+        if (rows < 0 || tp < 1) throw Error(fmt::format("padded_rows({}, {}): want rows >= 0 and tp >= 1", rows, tp));
+        return state::padded_rows(s, rows, tp);
+      })
       .def("local_tensors", [](const state::StateSpec& s, const std::string& layout, int rank) {
         const state::Layout l = layout_arg(layout);
         state::check_layout(s, l);

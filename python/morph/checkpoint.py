@@ -20,6 +20,7 @@ buffers in place, without copies.
 from __future__ import annotations
 
 import json
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -169,8 +170,11 @@ def save(directory: str, *, step: int, samples: int, tensors: Mapping[str, Any],
     try:
         try:
             _native.check_world(layout, size)
-            try:
-                trainer_json = json.dumps(dict(trainer or {}))  # on every rank, before any file
+            for name, value in (("step", step), ("samples", samples)):  # index.json's integers
+                if not (isinstance(value, numbers.Integral) and 0 <= value < 2**63):
+                    raise MorphError(f"{name} {value!r}: want an integer, 0 <= {name} < 2**63")
+            try:  # on every rank, before any file; NaN and infinities are not JSON
+                trainer_json = json.dumps(dict(trainer or {}), allow_nan=False)
             except (TypeError, ValueError) as e:
                 raise MorphError(f"trainer: not JSON: {e}") from e
             if rank == 0:
@@ -190,7 +194,7 @@ def save(directory: str, *, step: int, samples: int, tensors: Mapping[str, Any],
         error = None
         try:
             if rank == 0:
-                stage.commit(spec._s, layout, step, samples, trainer_json, [e for e, _ in entries])
+                stage.commit(spec._s, layout, int(step), int(samples), trainer_json, [e for e, _ in entries])
         except Exception as e:  # pylint: disable=broad-except
             error = _message(e)
         _agree(gather, error)
@@ -211,10 +215,15 @@ def load(directory: str, *, spec: Spec, layout: str, tensors: Mapping[str, Any],
     ``spec.local_tensors(layout, rank)``) after checking that the checkpoint has this
     layout and this spec (another layout: reshard it first, ``morph reshard``; another
     model: refused) and that the file's size and checksum are those of the index. The
-    rank is torch.distributed's unless given. Raises MorphError naming what is wrong;
-    no tensor is written before every check passed."""
+    rank is torch.distributed's unless given, and then its world must have the layout's
+    ranks (as for :func:`save`). Raises MorphError naming what is wrong; no tensor is
+    written before every check passed."""
     if rank is None:
-        rank = _world()[0]
+        rank, size, _ = _world()
+        try:
+            _native.check_world(layout, size)
+        except MorphError as e:  # a process outside its world would read rank 0's file
+            raise MorphError(f"{e}: initialise torch.distributed first, or pass rank=") from None
     step, samples, trainer = _native.read_shard(directory, spec._s, layout, rank, _buffers(tensors))
     return Progress(step, samples, json.loads(trainer))
 

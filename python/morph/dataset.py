@@ -2,8 +2,9 @@
 
 One seeded permutation of the dataset per epoch, concatenated into one stream; global
 batch i is ``stream[i*B:(i+1)*B]``; DP rank r of d takes the contiguous block
-``[r*k, min((r+1)*k, B))`` of it, ``k = ceil(B / d)``. Progress is counted in samples,
-so a job resumed under another d sees the same global batches.
+``[r*k, min((r+1)*k, B))`` of it, ``k = ceil(B / d)``, so the last ranks' blocks may be
+short or empty even when d <= B (B = 24, d = 7: 4, 4, 4, 4, 4, 4, 0). Progress is counted
+in samples, so a job resumed under another d sees the same global batches.
 """
 from __future__ import annotations
 

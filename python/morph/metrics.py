@@ -12,6 +12,7 @@ from morph import _native
 from morph._native import MorphError
 
 _fifo: Optional[TextIO] = None
+_gone = False  # the FIFO failed (morphrun, its reader, is gone): nothing more is written
 
 
 def line(step: int, seconds: float, samples: int, loss: Optional[float] = None,
@@ -29,23 +30,35 @@ def report(step: int, seconds: float, samples: int, loss: Optional[float] = None
     report never stops training: an iteration timed at no time (a coarse clock), or at
     an infinite or NaN one, is not reported (False); a similarity :func:`line` refuses
     (NaN, as the cosine of a zero gradient) is left out; a loss it refuses (NaN or
-    infinite: a diverging run) is left out with the similarity that follows it."""
-    global _fifo
-    if not (math.isfinite(seconds) and seconds > 0):
+    infinite: a diverging run) is left out with the similarity that follows it. A step
+    or sample count that is not an integer from 0 to 2**64 - 1 is not reported (False),
+    nor is anything once the FIFO failed (its reader, morphrun, is gone)."""
+    global _fifo, _gone
+    if _gone or not (math.isfinite(seconds) and seconds > 0):
         return False
     for kept in ((loss, similarity), (loss, None), (None, None)):
         try:
             text = line(step, seconds, samples, *kept)
             break
-        except MorphError:
+        except (MorphError, TypeError):  # TypeError: a count the binding cannot take
             continue
     else:
         return False
-    if _fifo is None:
-        path = os.environ.get("MORPH_METRICS", "")
-        if not path:
-            return False
-        _fifo = open(path, "w", buffering=1)
-    _fifo.write(text + "\n")
-    _fifo.flush()
+    try:
+        if _fifo is None:
+            path = os.environ.get("MORPH_METRICS", "")
+            if not path:
+                return False
+            _fifo = open(path, "w", buffering=1)
+        _fifo.write(text + "\n")
+        _fifo.flush()
+    except OSError:
+        _gone = True
+        if _fifo is not None:
+            try:
+                _fifo.close()
+            except OSError:  # its unwritten line fails again
+                pass
+            _fifo = None
+        return False
     return True

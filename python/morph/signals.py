@@ -3,14 +3,24 @@ training loop polls: morphrun forwards it when the job is to be checkpointed (a 
 or a requeue); the loop finishes its step, saves and exits 0."""
 from __future__ import annotations
 
+import atexit
 import os
 import signal as _signal
-from typing import Optional
+from typing import Optional, Set
 
 from morph import _native
 
 _requested = False
 _installed: Optional[int] = None
+_caught: Set[int] = set()
+
+
+def _ignore_at_exit() -> None:
+    """CPython resets the signals it catches to their default action as the interpreter
+    shuts down: a checkpoint signal then would kill a trainer that finished its work
+    (morphrun would see a failure and requeue it). From here on the signal is ignored."""
+    for number in _caught:
+        _signal.signal(number, _signal.SIG_IGN)
 
 
 def _handler(signum, frame):  # noqa: ARG001
@@ -25,6 +35,9 @@ def install(name: Optional[str] = None) -> int:
     global _installed
     number = _native.signal_number(name or os.environ.get("MORPH_CHECKPOINT_SIGNAL", "") or "SIGUSR2")
     _signal.signal(number, _handler)
+    if not _caught:
+        atexit.register(_ignore_at_exit)
+    _caught.add(number)
     _installed = number
     return number
 

@@ -5,6 +5,7 @@ import os
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 import numpy as np
 
@@ -62,6 +63,10 @@ class CheckpointTest(unittest.TestCase):
         self.assertEqual(self.spec.layer_range("dp=1,tp=1,pp=2,zero=0", 1), (1, 2))
         with self.assertRaisesRegex(morph.MorphError, "stage"):
             self.spec.check_layout("dp=1,tp=1,pp=3,zero=0")  # 3 stages, 2 layers
+        self.assertEqual(self.spec.padded_rows(50, 2), 56)
+        for tp in (0, -1):  # 0 divided by zero in libmorph (SIGFPE), -1 gave 44
+            with self.assertRaisesRegex(morph.MorphError, f"padded_rows.50, {tp}.: want rows >= 0 and tp >= 1"):
+                self.spec.padded_rows(50, tp)
 
     def test_round_trip_in_place(self):
         tensors = filled(self.spec, ONE)
@@ -89,12 +94,23 @@ class CheckpointTest(unittest.TestCase):
             self.save(bad, directory=other)
         self.assertEqual(sorted(os.listdir(self.tmp.name)), ["step_3"])
 
-    def test_a_trainer_field_that_is_not_json_is_refused_before_any_file(self):
+    def test_a_trainer_field_that_is_not_json_or_a_bad_progress_is_refused_before_any_file(self):
         # On every rank before any write (it was json.dumps on rank 0 at the commit: a
         # TypeError there alone, the other ranks waiting for it in the next collective).
-        with self.assertRaisesRegex(morph.MorphError, "trainer: not JSON"):
-            morph.checkpoint.save(self.dir, step=3, samples=48, tensors=filled(self.spec, ONE), spec=self.spec,
-                                  layout=ONE, trainer={"seed": object()})
+        # NaN passed json.dumps and a negative or 64-bit count the Python side, to fail at
+        # the commit after every rank had written its file.
+        cases = [(dict(trainer={"seed": object()}), "trainer: not JSON"),
+                 (dict(trainer={"lr": float("nan")}), "trainer: not JSON: Out of range float"),
+                 (dict(trainer={"lr": float("inf")}), "trainer: not JSON: Out of range float"),
+                 (dict(step=-1), r"step -1: want an integer, 0 <= step < 2\*\*63"),
+                 (dict(step=1.5), "step 1.5: want an integer"),
+                 (dict(samples=2**64), "samples 18446744073709551616: want an integer")]
+        for kw, message in cases:
+            with self.subTest(message=message), mock.patch.object(morph.checkpoint._native, "write_shard") as write, \
+                    self.assertRaisesRegex(morph.MorphError, message):
+                morph.checkpoint.save(self.dir, tensors=filled(self.spec, ONE), spec=self.spec, layout=ONE,
+                                      **dict(dict(step=3, samples=48), **kw))
+            write.assert_not_called()
         self.assertEqual(os.listdir(self.tmp.name), [])
 
     def test_buffers_must_be_what_the_file_stores(self):
@@ -102,7 +118,11 @@ class CheckpointTest(unittest.TestCase):
         cases = [
             ("output_layer.weight", base["output_layer.weight"].astype(np.float32), "dtype float32.*F64"),
             ("output_layer.weight", np.asfortranarray(base["output_layer.weight"]), "not contiguous"),
-            ("output_layer.weight", base["output_layer.weight"][:10], "bytes"),
+            ("output_layer.weight", base["output_layer.weight"][:10], r"shape \[10, 16\], the checkpoint stores \[52, 16\]"),
+            # Only the byte count was checked: a transposed weight went to the file as it was.
+            ("layers.0.mlp.dense_h_to_4h.weight", base["layers.0.mlp.dense_h_to_4h.weight"].T.copy(),
+             r"shape \[16, 64\], the checkpoint stores \[64, 16\]"),
+            ("layers.0.mlp.dense_4h_to_h.bias", np.zeros((2, 8)), r"shape \[2, 8\], the checkpoint stores \[16\]"),
             ("output_layer.weight", [[0.0]], "NumPy array or a CPU torch.Tensor"),
             # Its bytes would go to the file as they are (it was written and read back swapped).
             ("output_layer.weight", base["output_layer.weight"].astype(">f8"), "byte order"),
@@ -110,6 +130,10 @@ class CheckpointTest(unittest.TestCase):
         for i, (name, value, message) in enumerate(cases):
             with self.subTest(message=message), self.assertRaisesRegex(morph.MorphError, message):
                 self.save(dict(base, **{name: value}), directory=os.path.join(self.tmp.name, f"bad_{i}"))
+        self.save(base)
+        flat = dict(zeros(self.spec, ONE), **{"layers.0.mlp.dense_h_to_4h.weight": np.zeros(1024)})
+        with self.assertRaisesRegex(morph.MorphError, r"shape \[1024\], the checkpoint stores \[64, 16\]"):
+            morph.checkpoint.load(self.dir, spec=self.spec, layout=ONE, tensors=flat)
 
     def test_a_failed_save_whose_error_is_kept_does_not_lock_its_retry(self):
         # The stage lived on in the traceback's frame: its lock refused the retry ("another
@@ -147,7 +171,7 @@ class CheckpointTest(unittest.TestCase):
         two = "dp=1,tp=2,pp=1,zero=0"
         untouched = zeros(self.spec, two, 0)
         with self.assertRaisesRegex(morph.MorphError, "layout dp=1,tp=1,pp=1,zero=0, this run dp=1,tp=2.*morph reshard"):
-            morph.checkpoint.load(self.dir, spec=self.spec, layout=two, tensors=untouched)
+            morph.checkpoint.load(self.dir, spec=self.spec, layout=two, tensors=untouched, rank=0)
         wider = spec(hidden=32)
         with self.assertRaisesRegex(morph.MorphError, "another model: parameter 0 .*50x16 F64 there.*50x32 F64 here"):
             morph.checkpoint.load(self.dir, spec=wider, layout=ONE, tensors=zeros(wider, ONE))
@@ -182,6 +206,21 @@ class CheckpointTest(unittest.TestCase):
             self.assertEqual(progress.step, 3)
             np.testing.assert_array_equal(back["output_layer.weight"], head[28 * rank:28 * rank + 28])
             np.testing.assert_array_equal(back["layers.0.mlp.dense_h_to_4h.weight"], w1[32 * rank:32 * rank + 32])
+
+    @unittest.skipUnless(os.environ.get("MORPH"), "MORPH (the morph CLI) is not set: run under make check")
+    def test_a_load_outside_the_layouts_world_needs_its_rank(self):
+        # Without torch.distributed every process was rank 0: rank 1 read rank 0's file.
+        self.save(filled(self.spec, ONE))
+        two = os.path.join(self.tmp.name, "step_3.dp2")
+        layout = "dp=2,tp=1,pp=1,zero=1"
+        subprocess.run([os.environ["MORPH"], "reshard", "--from", self.dir, "--to", two, "--layout", layout],
+                       check=True, stdout=subprocess.DEVNULL)
+        untouched = zeros(self.spec, layout, 1)
+        with self.assertRaisesRegex(morph.MorphError, "has 2 ranks, the world 1: initialise torch.distributed first, "
+                                                      "or pass rank="):
+            morph.checkpoint.load(two, spec=self.spec, layout=layout, tensors=untouched)
+        self.assertTrue(all(not a.any() for a in untouched.values()))
+        self.assertEqual(morph.checkpoint.load(two, spec=self.spec, layout=layout, tensors=untouched, rank=1).step, 3)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ class DatasetTest(unittest.TestCase):
             for dp in (1, 2, 3, 5, 8):
                 blocks = [morph.dataset.indices(progress, r, dp, **ORDER) for r in range(dp)]
                 self.assertEqual(sum(blocks, []), batch, (progress, dp))
+        # k = ceil(B / d) each: the last ranks' blocks may be empty though d <= B.
+        self.assertEqual([len(morph.dataset.indices(0, r, 7, **ORDER)) for r in range(7)], [4, 4, 4, 4, 4, 4, 0])
 
     def test_an_epoch_is_a_permutation_and_epochs_differ(self):
         first = morph.dataset.epoch_permutation(0, samples=1000, seed=7)
@@ -59,7 +61,8 @@ class DatasetTest(unittest.TestCase):
             morph.dataset.indices(0, 2, 2, **ORDER)
         with self.assertRaisesRegex(morph.MorphError, "global batch size must be > 0"):
             morph.dataset.batch(0, samples=1000, seed=7, global_batch=0)
-        self.assertEqual(morph.dataset.batch(24, **ORDER), morph.dataset.batch(24, **ORDER))  # still usable
+        self.assertEqual(morph.dataset.batch(24, **ORDER),  # still usable
+                         morph.dataset.epoch_permutation(0, samples=1000, seed=7)[24:48])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """morph.metrics (the line protocol to morphrun) and morph.signals (the checkpoint flag)."""
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -50,6 +52,36 @@ class MetricsTest(unittest.TestCase):
                 else:
                     os.environ["MORPH_METRICS"] = saved
 
+    def test_a_gone_reader_or_a_bad_count_does_not_stop_training(self):
+        # BrokenPipeError once morphrun was gone, TypeError for a count the binding refused.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "fifo")
+            os.mkfifo(path)
+            reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            saved = os.environ.get("MORPH_METRICS")
+            os.environ["MORPH_METRICS"] = path
+            try:
+                for args in ((-1, 0.5, 16), (1, 0.5, -16), (1.0, 0.5, 16), (2**64, 0.5, 16)):
+                    self.assertFalse(morph.metrics.report(*args), args)
+                self.assertTrue(morph.metrics.report(1, 0.5, 16, 2.0))
+                self.assertEqual(os.read(reader, 4096).decode(), "1 0.5 16 2\n")
+                os.close(reader)
+                reader = None
+                self.assertFalse(morph.metrics.report(2, 0.5, 16, 2.0))
+                self.assertIsNone(morph.metrics._fifo)
+                # Not reopened: with no reader, open() would block.
+                self.assertFalse(morph.metrics.report(3, 0.5, 16, 2.0))
+            finally:
+                if reader is not None:
+                    os.close(reader)
+                if morph.metrics._fifo:
+                    morph.metrics._fifo.close()
+                morph.metrics._fifo, morph.metrics._gone = None, False
+                if saved is None:
+                    del os.environ["MORPH_METRICS"]
+                else:
+                    os.environ["MORPH_METRICS"] = saved
+
     def test_without_morphrun_nothing_is_written(self):
         saved = os.environ.pop("MORPH_METRICS", None)
         try:
@@ -68,6 +100,16 @@ class SignalsTest(unittest.TestCase):
         self.assertTrue(morph.signals.checkpoint_requested())
         morph.signals.clear()
         self.assertFalse(morph.signals.checkpoint_requested())
+
+    def test_the_signal_during_interpreter_shutdown_does_not_kill_a_finished_trainer(self):
+        # CPython resets caught signals to their default action before it clears the
+        # modules: the signal that __del__ sends then killed the process (SIGUSR2).
+        child = ("import os, signal, morph\n"
+                 "class Late:\n"
+                 "    def __del__(self): os.kill(os.getpid(), signal.SIGUSR2)\n"
+                 "late = Late()\n"
+                 "morph.signals.install('SIGUSR2')\n")
+        self.assertEqual(subprocess.run([sys.executable, "-c", child], check=False).returncode, 0)
 
     def test_sigusr1_and_unknown_signals_are_refused(self):
         with self.assertRaisesRegex(morph.MorphError, "SIGUSR1 is caught by NCCL"):
