@@ -73,6 +73,18 @@ bool better(const Candidate& a, const Candidate& b) {
   return a.gpus() > b.gpus();
 }
 
+// The infeasible plan that came nearest to fitting in memory, over the allocations
+// weighed: what a refusal names.
+struct Closest {
+  double bytes = 0;
+  std::string reason;
+  void weigh(const PlanOption& o) {
+    if (o.memory.gpu_bytes() <= 0 || (bytes > 0 && o.memory.gpu_bytes() >= bytes)) return;
+    bytes = o.memory.gpu_bytes();
+    reason = fmt::format("{} with {}", o.reason, to_string(o.plan));
+  }
+};
+
 // Keys of a partial plan "dp=4,tp=2" that a full plan must match.
 bool matches(const ExecutionPlan& p, const std::string& partial) {
   if (partial.empty()) return true;
@@ -107,22 +119,14 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   options.memory = framework_memory(ctx.config.memory, request.framework);
   if (!request.sla_given) d.record.request.sla = ctx.config.policy.guaranteed_by_default ? Sla::guaranteed : Sla::best_effort;
 
-  // `closest` receives, for an allocation where nothing fits, the reason of the variant
-  // that came nearest to fitting in memory.
   constraints.validate(cluster);
   const int cpus_per_gpu = constraints.cpus_per_gpu;
-  auto evaluate = [&](const NodeType& node, int nodes, int gpus_per_node,
-                      std::string* closest) -> std::optional<Candidate> {
+  auto evaluate = [&](const NodeType& node, int nodes, int gpus_per_node, Closest* closest) -> std::optional<Candidate> {
     const Allocation a = uniform_allocation(cluster, node, nodes, gpus_per_node, cpus_per_gpu);
     const PerfModel perf = ctx.perf.model_for(w.model, w.seq_len, cluster.gpu_of(node), ctx.config.compute_efficiency);
     PlanSearch s = search_plans(w, a, perf, options);
     if (s.feasible.empty()) {
-      double least = 0;
-      for (const PlanOption& o : s.infeasible)
-        if (o.memory.gpu_bytes() > 0 && (least == 0 || o.memory.gpu_bytes() < least)) {
-          least = o.memory.gpu_bytes();
-          if (closest != nullptr) *closest = fmt::format("{} with {}", o.reason, to_string(o.plan));
-        }
+      for (const PlanOption& o : s.infeasible) closest->weigh(o);
       return std::nullopt;
     }
     return Candidate{&node, nodes, gpus_per_node, cpus_per_gpu, std::move(s.feasible.front())};
@@ -188,15 +192,20 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
     }
     const Allocation a = uniform_allocation(cluster, *node, user_gpus->nodes, user_gpus->per_node.count, cpus_per_gpu);
     const PerfModel perf = ctx.perf.model_for(w.model, w.seq_len, cluster.gpu_of(*node), ctx.config.compute_efficiency);
-    for (PlanOption& o : search_plans(w, a, perf, options).feasible)
+    PlanSearch s = search_plans(w, a, perf, options);
+    for (PlanOption& o : s.feasible)
       if (matches(o.plan, request.baseline_plan)) {
         baseline = Candidate{node, user_gpus->nodes, user_gpus->per_node.count, cpus_per_gpu, std::move(o)};
         break;
       }
     if (!baseline) {
-      d.reason = fmt::format("the requested {} x {} {} GPUs run no feasible plan{}", user_gpus->nodes,
+      Closest closest;
+      for (const PlanOption& o : s.infeasible)
+        if (matches(o.plan, request.baseline_plan)) closest.weigh(o);
+      d.reason = fmt::format("the requested {} x {} {} GPUs run no feasible plan{}{}", user_gpus->nodes,
                              user_gpus->per_node.count, node->gpu,
-                             request.baseline_plan.empty() ? "" : " matching --morph-plan " + request.baseline_plan);
+                             request.baseline_plan.empty() ? "" : " matching --morph-plan " + request.baseline_plan,
+                             closest.reason.empty() ? "" : " (closest: " + closest.reason + ")");
       return d;
     }
     d.record.baseline = placement_of(*baseline);
@@ -227,13 +236,20 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
       explain(node, fmt::format("{} usable node{}, fewer than {}", max_nodes, max_nodes == 1 ? "" : "s", floor));
       continue;
     }
+    if (min_nodes > 1 && static_cast<long>(min_nodes) * node.gpus > max_gpus) {
+      explain(node, fmt::format("{} whole nodes of {} GPUs are {} GPUs, more than the {} it may have", min_nodes, node.gpus,
+                                static_cast<long>(min_nodes) * node.gpus, max_gpus));
+      continue;
+    }
     bool any = false;
-    std::string closest;
+    int weighed = 0;
+    Closest closest;
     auto consider = [&](int nodes, int gpus_per_node) {
       const int g = nodes * gpus_per_node;
       if (g < request.gpus_min || g > max_gpus || nodes < min_nodes || nodes > max_nodes) return;
       if (cpus_per_gpu > 0 && gpus_per_node * cpus_per_gpu > node.cpus) return;
       if (!any_valid_shape(w, g, gpus_per_node, options.features)) return;  // most node counts of a large cluster
+      ++weighed;
       std::optional<Candidate> c = evaluate(node, nodes, gpus_per_node, &closest);
       if (!c) return;
       any = true;
@@ -249,9 +265,13 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
                                 max_nodes == 1 ? "" : "s", node.gpus,
                                 most == max_gpus ? fmt::format(", MaxGpusPerJob={}", ctx.config.max_gpus_per_job) : "",
                                 request.gpus_min));
+    else if (weighed == 0)
+      explain(node, fmt::format("no GPU count of {}-{} has a plan shape: dp dividing the batch of {}, tp the heads and a "
+                                "node's GPUs, pp the layers, within the plans allowed",
+                                request.gpus_min, most, w.global_batch));
     else
       explain(node, fmt::format("no plan fits on {}-{} GPUs{}", request.gpus_min, most,
-                                closest.empty() ? "" : " (closest: " + closest + ")"));
+                                closest.reason.empty() ? "" : " (closest: " + closest.reason + ")"));
   }
   if (!best && guaranteed) best = baseline;  // Morphling: no smaller demand reaches it
   if (!best) {

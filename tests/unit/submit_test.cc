@@ -161,6 +161,28 @@ TEST_F(Submit, ABaselineKeepsToTheUsersOwnConstraints) {
   }
 }
 
+// A refusal says why no plan was weighed: no plan shape (batch 1 over 2+ GPUs with data
+// parallelism alone), or -N's whole nodes beyond --morph-gpus; both said "no plan fits".
+TEST_F(Submit, ARefusalNamesAStructuralCauseBeforeMemory) {
+  MorphRequest r = request("gpt2-1.5b", "1");
+  set_morph_option(r, "plans", "dp,zero");
+  set_morph_option(r, "gpus", "2-16");
+  SubmitDecision d = decide_submission(context, r, std::nullopt);
+  EXPECT_FALSE(d.accepted) << d.message;
+  EXPECT_NE(d.reason.find("a100-80g: no GPU count of 2-16 has a plan shape: dp dividing the batch of 1"),
+            std::string::npos)
+      << d.reason;
+  r = request("gpt2-1.5b", "64");
+  set_morph_option(r, "gpus", "1-4");
+  SubmitConstraints two;
+  two.min_nodes = 2;
+  d = decide_submission(context, r, std::nullopt, two);
+  EXPECT_FALSE(d.accepted) << d.message;
+  EXPECT_NE(d.reason.find("a100-80g: 2 whole nodes of 8 GPUs are 16 GPUs, more than the 4 it may have"),
+            std::string::npos)
+      << d.reason;
+}
+
 // -N beyond a type's nodes leaves no plan to weigh there: the reason names -N (it said
 // "no plan fits on 1-8 GPUs"), -w's count or the partition's MinNodes, whichever it is.
 TEST_F(Submit, AFloorOfMoreNodesThanATypeHasIsNamed) {
