@@ -77,18 +77,36 @@ void validate_plan_shape(const ExecutionPlan& p, std::string_view what) {
       throw Error(fmt::format("{}: dp*ga*mb*mbs (the global batch) is larger than {}", what, MORPH_MAX_BATCH));
 }
 
+namespace {
+
+// to_string's keys, in its order.
+constexpr const char* kKeys[9] = {"dp", "tp", "pp", "zero", "offload", "gc", "ga", "mb", "mbs"};
+
+int key_index(std::string_view key) {
+  for (int i = 0; i < 9; ++i)
+    if (key == kKeys[i]) return i;
+  return -1;
+}
+
+}  // namespace
+
+int plan_value(const ExecutionPlan& p, std::string_view key) {
+  const int values[9] = {p.dp, p.tp, p.pp, p.zero_stage, p.offload ? 1 : 0, p.checkpointing ? 1 : 0,
+                         p.ga_steps, p.micro_batches, p.micro_batch_size};
+  const int index = key_index(key);
+  if (index < 0) throw Error(fmt::format("unknown plan key {}", quote(key)));
+  return values[index];
+}
+
 ExecutionPlan parse_plan(std::string_view text, std::string_view what) {
   ExecutionPlan p;
   bool seen[9] = {};
-  static constexpr const char* kKeys[9] = {"dp", "tp", "pp", "zero", "offload", "gc", "ga", "mb", "mbs"};
   std::vector<std::pair<std::string, std::string>> items;  // "dp=2 tp=1", and "dp=2,tp=1" alike
   for (std::string_view item : split(trim(text), ' '))
     if (!item.empty())
       for (auto& kv : parse_key_values(item, ',', what)) items.push_back(std::move(kv));
   for (const auto& [key, value] : items) {
-    int index = -1;
-    for (int i = 0; i < 9; ++i)
-      if (key == kKeys[i]) index = i;
+    const int index = key_index(key);
     if (index < 0) throw Error(fmt::format("{}: unknown plan key {}", what, quote(key)));
     if (seen[index]) throw Error(fmt::format("{}: plan key {} given twice", what, key));
     seen[index] = true;

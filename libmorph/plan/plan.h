@@ -53,6 +53,10 @@ std::string plan_family(const ExecutionPlan& plan);
 // Inverse of to_string; strict (unknown or missing keys, bad values are errors).
 ExecutionPlan parse_plan(std::string_view text, std::string_view what);
 
+// The value of one of to_string's keys ("dp", ..., "mbs"; offload and gc 0 or 1), as a
+// partial plan (--morph-plan "dp=4,tp=2") names it. Throws morph::Error for another key.
+int plan_value(const ExecutionPlan& plan, std::string_view key);
+
 // The plan with its layout (dp, tp, pp, ZeRO, pipeline micro-batches) running
 // `global_batch` samples per step: the micro-batch size the largest divisor of the
 // samples per micro-batch slot that is at most the plan's own (its memory does not

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 #include <fmt/format.h>
@@ -88,13 +89,8 @@ struct Closest {
 // Keys of a partial plan "dp=4,tp=2" that a full plan must match.
 bool matches(const ExecutionPlan& p, const std::string& partial) {
   if (partial.empty()) return true;
-  for (const auto& [key, value] : parse_key_values(partial, ',', "--morph-plan")) {
-    const long v = std::stol(value);
-    const long have = key == "dp" ? p.dp : key == "tp" ? p.tp : key == "pp" ? p.pp : key == "zero" ? p.zero_stage
-                    : key == "offload" ? p.offload : key == "gc" ? p.checkpointing : key == "ga" ? p.ga_steps
-                    : key == "mb" ? p.micro_batches : p.micro_batch_size;
-    if (have != v) return false;
-  }
+  for (const auto& [key, value] : parse_key_values(partial, ',', "--morph-plan"))
+    if (plan_value(p, key) != parse_int(value, "--morph-plan: " + key, 0, INT32_MAX)) return false;
   return true;
 }
 
