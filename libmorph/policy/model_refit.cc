@@ -162,6 +162,8 @@ std::vector<ModelRefit> ModelRefitter::round(const ClusterView& view, const std:
     r.error_before = refit.error_before;
     r.error_after = refit.error_after;
     r.rmsle = refit.rmsle;
+    r.evidence_error_before = refit.evidence_error_before;
+    r.evidence_error_after = refit.evidence_error_after;
     r.accepted = refit.accepted;
     r.perf = refit.model;  // where kept, with its prior: the next refit's, so that it counts the evidence once
     refits.push_back(std::move(r));
@@ -179,9 +181,14 @@ void use_refit(std::map<std::string, AppProfile>& apps, const std::string& model
 
 std::string describe(const ModelRefit& r) {
   const std::size_t n = r.configurations.size();
-  std::string text = fmt::format("refit {}: error {:.1f}% -> {:.1f}% on {} point{}{}", r.model, 100 * r.error_before,
-                                 100 * r.error_after, n, n == 1 ? "" : "s",
-                                 r.accepted ? "" : "; not better, the model stays");
+  const bool better = r.error_after < r.error_before;
+  std::string text = fmt::format(
+      "refit {}: error {:.1f}% -> {:.1f}% on {} point{}{}", r.model, 100 * r.error_before, 100 * r.error_after, n,
+      n == 1 ? "" : "s",
+      r.accepted ? ""
+      : better   ? fmt::format("; it would miss the model's profile by {:.1f}% (was {:.1f}%), the model stays",
+                               100 * r.evidence_error_after, 100 * r.evidence_error_before)
+                 : "; not better, the model stays");
   for (const std::string& key : r.implausible)
     text += fmt::format("; left out, {}x off the model or more: {}", kImplausibleRatio, key);
   return text;

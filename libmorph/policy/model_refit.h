@@ -47,7 +47,9 @@ struct ModelRefit {
   double error_before = 0;                 // mean |predicted - measured| / measured over the points
   double error_after = 0;
   double rmsle = 0;                        // of the fit
-  bool accepted = false;                   // the refit predicts the points better than the model in use
+  double evidence_error_before = 0;        // over the model's profile (gated_refit)
+  double evidence_error_after = 0;
+  bool accepted = false;                   // the refit predicts the points better, its profile within bounds
 };
 
 // One job's latest iteration time on one configuration, as the refitter remembers it.

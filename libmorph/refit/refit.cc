@@ -1,5 +1,6 @@
 #include "libmorph/refit/refit.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -79,7 +80,16 @@ GatedRefit gated_refit(const PerfModel& in_use, std::span<const WorkloadIteratio
   g.tried = true;
   g.error_after = mean_relative_error(refit.predicted_after_ms, measured_ms);
   g.rmsle = refit.fit.rmsle;
-  g.accepted = g.error_after < g.error_before;
+  std::vector<double> evidence_before, evidence_after, evidence_ms;
+  for (const MeasuredPoint& p : in_use.evidence ? *in_use.evidence : FitEvidence{}) {
+    evidence_before.push_back(predict_iteration(p.terms, in_use.params).iter_ms);
+    evidence_after.push_back(predict_iteration(p.terms, refit.after.params).iter_ms);
+    evidence_ms.push_back(p.iter_ms);
+  }
+  g.evidence_error_before = mean_relative_error(evidence_before, evidence_ms);
+  g.evidence_error_after = mean_relative_error(evidence_after, evidence_ms);
+  g.accepted = g.error_after < g.error_before &&
+               g.evidence_error_after <= std::max(kEvidenceTolerance, g.evidence_error_before);
   if (g.accepted) g.model = refit.after;
   return g;
 }

@@ -57,15 +57,26 @@ double mean_relative_error(std::span<const double> predicted_ms, std::span<const
 // A refit under morphd's rule (Morphling A.3: the model "can also be updated online ...
 // when the prediction error exceeds a threshold"): `in_use` is refitted to `groups` only
 // where it mispredicts them by more than `threshold` (their mean relative error), and the
-// refit is kept only where it predicts them better. morphd (libmorph/policy/model_refit.h) and the
+// refit is kept only where it predicts them better and still predicts what the model was
+// fitted on (its evidence, the profile) within kEvidenceTolerance, or no worse than before: one
+// application's reports, all off alike, would else drag every job's predictions of the
+// model (once they outnumber the profile's points, soft-L1 takes those for the outliers). morphd (libmorph/policy/model_refit.h) and the
 // artifact's online-refit curve (libmorph/artifact/online_refit.h) decide by it.
+// The mean relative error on its own evidence that a kept refit may reach: on the
+// artifact's online curves (make check-fidelity) every refit that predicted its new rows
+// better missed the profile by 14.5% at most; ten reports of one application all 3x off
+// moved it 40-140% off.
+inline constexpr double kEvidenceTolerance = 0.2;
+
 struct GatedRefit {
   PerfModel model;          // in use after the decision: the refit where kept, else `in_use`
   double error_before = 0;  // over the observations, by `in_use`
   double error_after = 0;   // by the refit; error_before where none was tried
   double rmsle = 0;         // of the refit's fit
+  double evidence_error_before = 0;  // over `in_use`'s evidence, by `in_use`
+  double evidence_error_after = 0;   // by the refit
   bool tried = false;       // error_before exceeded the threshold
-  bool accepted = false;    // the refit predicts the observations better
+  bool accepted = false;    // the refit predicts the observations better, and its evidence within bounds
 };
 GatedRefit gated_refit(const PerfModel& in_use, std::span<const WorkloadIterations> groups, double threshold,
                        const FitOptions& options);

@@ -317,6 +317,37 @@ TEST(GatedRefit, ARefitThatPredictsTheJobsWorseIsNotKept) {
   EXPECT_EQ(g.model.prior.weight, 0);  // nothing of the refused refit stays
 }
 
+// Three jobs of one application report every configuration 3x slower than the model
+// fitted on the truth (an I/O-bound application): outnumbered, the profile's points become
+// soft-L1's outliers, and the refit that follows the reports would miss the profile for
+// every other job of the model, so it is refused; 15% slower moves it within the tolerance.
+TEST(GatedRefit, ARefitThatWouldMissTheModelsProfileIsNotKept) {
+  PerfModel start{kForward, kTruth};
+  start.evidence = truth_evidence();
+  FitOptions options;
+  options.prior_weight = kDefaultPriorWeight;
+  auto slowed = [](double factor) {
+    std::vector<ObservedIteration> slow;
+    for (int job = 0; job < 3; ++job)
+      for (ObservedIteration o : observations()) {
+        o.iter_ms *= factor;
+        slow.push_back(o);
+      }
+    return slow;
+  };
+  const GatedRefit dragged = gated_refit(start, one_group(slowed(3)), 0.1, options);
+  EXPECT_TRUE(dragged.tried);
+  EXPECT_LT(dragged.error_after, dragged.error_before) << "the refit would predict the reports better";
+  EXPECT_GT(dragged.evidence_error_after, kEvidenceTolerance);
+  EXPECT_NEAR(dragged.evidence_error_before, 0, 1e-9);
+  EXPECT_FALSE(dragged.accepted);
+  EXPECT_EQ(dragged.model.params.to_array(), start.params.to_array());
+  const GatedRefit nudged = gated_refit(start, one_group(slowed(1.15)), 0.1, options);
+  EXPECT_TRUE(nudged.tried);
+  EXPECT_LE(nudged.evidence_error_after, kEvidenceTolerance);
+  EXPECT_TRUE(nudged.accepted);
+}
+
 TEST(Refit, RefusesANegativePriorWeight) {
   FitOptions options;
   options.prior_weight = -1;
