@@ -21,6 +21,7 @@
 #include "libmorph/request/limits.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
+#include "libmorph/util/text_file.h"
 #include "profiler/commands.h"
 #include "profiler/job_run.h"
 #include "profiler/profile_folder.h"
@@ -195,9 +196,7 @@ void report_held_out(const Setup& s, const WorkloadValidation& v, const std::vec
 void save_model(const Setup& s, const WorkloadValidation& v) {
   if (s.config.perf_model_dir.empty()) throw Error("--save: morph.conf sets no PerfModelDir");
   const std::string path = s.config.perf_model_dir + "/" + v.model.name + ".json";
-  std::ofstream out(path);
-  out << perf_model_to_json(v.model.name, fitted_perf_model(v));
-  if (!out) throw Error(fmt::format("--save: {}: cannot write", path));
+  replace_text_file(path, perf_model_to_json(v.model.name, fitted_perf_model(v)), "--save");
   std::cout << "saved " << path << '\n';
 }
 

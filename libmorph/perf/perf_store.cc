@@ -1,8 +1,10 @@
 #include "libmorph/perf/perf_store.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -105,11 +107,16 @@ PerfStore PerfStore::load_dir(const std::string& dir) {
   if (dir.empty()) return store;
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) throw Error(fmt::format("PerfModelDir: {}: not a folder", dir));
+  std::map<std::string, std::string> files;  // model: the file that fits it
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".json") continue;
     const std::string path = entry.path().string();
     std::string model;
     PerfModel perf = perf_model_from_json(read_text_file(path, "PerfModelDir"), path, &model);
+    // Which of two would win depends on the folder's order: a backup copy could replace the model in use.
+    if (const auto [it, fresh] = files.emplace(model, path); !fresh)
+      throw Error(fmt::format("PerfModelDir: {} and {} both fit model {}; keep one", std::min(it->second, path),
+                              std::max(it->second, path), model));
     store.fitted_[model] = perf;
   }
   if (ec) throw Error(fmt::format("PerfModelDir: {}: {}", dir, ec.message()));

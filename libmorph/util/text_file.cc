@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -69,6 +70,35 @@ void append_text_line(const std::string& path, std::string_view line, std::strin
     throw Error(fmt::format("cannot append to {} ({}): {}", path, what, std::strerror(write_errno)));
   if (static_cast<std::size_t>(written) != text.size())
     throw Error(fmt::format("cannot append to {} ({}): wrote {} of {} bytes", path, what, written, text.size()));
+}
+
+void replace_text_file(const std::string& path, std::string_view text, std::string_view what) {
+  const std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("cannot write {} ({}): {}: {}", path, what, temporary, std::strerror(errno)));
+  auto fail = [&](const char* step) {
+    const int saved = errno;
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    throw Error(fmt::format("cannot write {} ({}): {}: {}", path, what, step, std::strerror(saved)));
+  };
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("write");
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) fail("fsync");
+  if (::close(fd) != 0) {
+    const int saved = errno;
+    ::unlink(temporary.c_str());
+    throw Error(fmt::format("cannot write {} ({}): close: {}", path, what, std::strerror(saved)));
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(temporary.c_str());
+    throw Error(fmt::format("cannot write {} ({}): rename: {}", path, what, std::strerror(saved)));
+  }
 }
 
 }  // namespace morph

@@ -16,4 +16,10 @@ std::string read_text_file(const std::string& path, std::string_view what, std::
 // system. A failure (no space, no permission, a short write) throws an Error naming the path.
 void append_text_line(const std::string& path, std::string_view line, std::string_view what);
 
+// Replaces the file's contents with `text` (0644 when new) at once: written to a temporary
+// file beside it, flushed to disk, then renamed over it, so that a reader (slurmctld
+// loading PerfModelDir) sees the old file or the new one, never half of one. A failure
+// throws an Error naming the path and leaves the old file as it was.
+void replace_text_file(const std::string& path, std::string_view text, std::string_view what);
+
 }  // namespace morph

@@ -123,6 +123,17 @@ TEST(PerfStore, AModelFittedAtOneSequenceLengthIsScaledToAJobsOther) {
   EXPECT_DOUBLE_EQ(PerfStore::load_dir(dir.string()).model_for(llama, 4096, gpu, 0.4).forward.per_sample_ms, 4.0);
   old["forward"]["seq_len"] = 0;
   EXPECT_THROW(perf_model_from_json(old.dump(), "m.json", nullptr), Error);
+  // A second file of the same model (a backup copy): which would win is the folder's order.
+  std::ofstream(dir / "llama2-7b-old.json") << text;
+  try {
+    PerfStore::load_dir(dir.string());
+    ADD_FAILURE() << "two files of one model were loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("llama2-7b-old.json and " + (dir / "llama2-7b.json").string() +
+                                         " both fit model llama2-7b"),
+              std::string::npos)
+        << e.what();
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -52,6 +52,25 @@ TEST(TextFile, AFailedAppendNamesThePathAndTheCause) {
   }
 }
 
+// A model file in PerfModelDir is replaced whole: a reader sees the old or the new one, and
+// nothing is left beside it; a failure leaves the old file and no temporary one.
+TEST(TextFile, AReplacementIsWholeAndAFailureKeepsTheOldFile) {
+  const fs::path dir = fresh_dir();
+  const std::string path = (dir / "bert.json").string();
+  replace_text_file(path, "old", "--save");
+  replace_text_file(path, "new model", "--save");
+  EXPECT_EQ(read_text_file(path, "t"), "new model");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "a temporary file was left";
+  const std::string missing = (dir / "no-such-folder" / "bert.json").string();
+  EXPECT_NE(error_of([&] { replace_text_file(missing, "x", "--save"); }).find("cannot write " + missing + " (--save)"),
+            std::string::npos);
+  fs::create_directory(dir / "folder.json");
+  const std::string folder = (dir / "folder.json").string();
+  EXPECT_NE(error_of([&] { replace_text_file(folder, "x", "--save"); }).find("rename"), std::string::npos);
+  EXPECT_EQ(read_text_file(path, "t"), "new model");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2) << "a temporary file was left";
+}
+
 TEST(TextFile, ReadingRefusesWhatIsNotARegularFile) {
   const fs::path dir = fresh_dir();
   const std::string fifo = (dir / "fifo").string();

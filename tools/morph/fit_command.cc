@@ -38,9 +38,7 @@ struct FitArgs {
 };
 
 void save_model(const std::string& path, const std::string& model, const PerfModel& perf) {
-  std::ofstream out(path);
-  out << perf_model_to_json(model, perf);
-  if (!out) throw Error(fmt::format("--save: {}: cannot write", path));
+  replace_text_file(path, perf_model_to_json(model, perf), "--save");
 }
 
 ArtifactWorkload workload_for(Context& context, const FitArgs& args, const ArtifactSpec& spec,
