@@ -152,6 +152,12 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
       throw Error(fmt::format("fit: point {} has a non-positive iteration time", p.label));
     if (!(p.terms.forward_ms > 0))
       throw Error(fmt::format("fit: point {} has no forward time", p.label));
+    // The measured parts: 0 when not measured (a NaN, a negative or an infinite one was
+    // dropped, or failed the solver with its generic message).
+    for (const auto& [part, ms] : {std::pair{"backward and synchronisation", p.backward_sync_ms},
+                                   std::pair{"optimizer", p.optimizer_ms}})
+      if (!(ms >= 0) || !std::isfinite(ms))
+        throw Error(fmt::format("fit: point {}: its {} time is {} ms", p.label, part, ms));
   }
   auto used = informed(points);
   if (options.prior_weight > 0) {
@@ -206,6 +212,7 @@ FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOption
     result.rel_errors.push_back((predicted - p.iter_ms) / p.iter_ms);
   }
   result.rmsle = std::sqrt(squares / static_cast<double>(residuals));
+  result.residuals = residuals;
   return result;
 }
 

@@ -48,6 +48,7 @@ struct FitResult {
   double rmsle = 0;              // over all residuals
   std::vector<double> rel_errors;  // (predicted - measured) / measured T_iter, per point
   std::vector<bool> fitted;        // per parameter: informed by the data (else held at start)
+  std::size_t residuals = 0;       // the points' log residuals (1 to 3 a point), the prior's not counted
   bool converged = false;
 };
 

@@ -37,8 +37,12 @@ std::vector<std::size_t> most_informative(std::span<const IterationTerms> fitted
     information += g * g.transpose();
   }
   std::vector<Eigen::VectorXd> g(candidates.size());
+  std::vector<bool> usable = eligible;  // a non-finite sensitivity would poison every later pick
   for (std::size_t i = 0; i < candidates.size(); ++i)
-    if (eligible[i]) g[i] = log_sensitivity(candidates[i], at);
+    if (usable[i]) {
+      g[i] = log_sensitivity(candidates[i], at);
+      usable[i] = g[i].allFinite();
+    }
   std::vector<bool> taken(candidates.size(), false);
   std::vector<std::size_t> chosen;
   for (int round = 0; round < k; ++round) {
@@ -46,7 +50,7 @@ std::vector<std::size_t> most_informative(std::span<const IterationTerms> fitted
     std::size_t best = candidates.size();
     double most = 0;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (!eligible[i] || taken[i]) continue;
+      if (!usable[i] || taken[i]) continue;
       const double variance = g[i].dot(solver.solve(g[i]));
       if (best == candidates.size() || variance > most * (1 + 1e-9)) {
         most = variance;

@@ -512,6 +512,18 @@ write_cluster() {
     || { show_run; fail "expected 7 points with a signed error"; }
 }
 
+@test "fit: a profile with fewer residuals than parameters says so, and marks those on a bound" {
+  require_artifact
+  morph fit --profile "$ARTIFACT/profile/llama7b"
+  assert_ok
+  grep -qE '^note: 3 residuals for [0-9]+ fitted parameters: the points do not determine them$' <<<"$output" ||
+    { show_run; fail "no note"; }
+  grep -qE '^k_bwd +6 +.* fitted, on its bound$' <<<"$output" || { show_run; fail "k_bwd on its bound not marked"; }
+  morph fit --profile "$ARTIFACT/profile/bert"
+  assert_ok
+  ! grep -q "^note: .* residuals" <<<"$output" || { show_run; fail "bert's 7 points determine its parameters"; }
+}
+
 @test "fit --profile DIR/ --extra: a trailing slash finds the traces as without it" {
   require_artifact
   morph fit --profile "$ARTIFACT/profile/bert/" --extra 3

@@ -1,5 +1,7 @@
 #include "libmorph/perf/fit.h"
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -186,6 +188,19 @@ TEST(Fit, RejectsEmptyAndNonPositiveInput) {
   std::vector<MeasuredPoint> points = synthetic_points(PerfParams{});
   points[0].iter_ms = 0;
   EXPECT_THROW(fit_perf_params(points), Error);
+  // A measured part that is not a time names its point (NaN and negatives were dropped,
+  // an infinity failed the solver with its generic message).
+  for (const double bad : {std::nan(""), -1.0, std::numeric_limits<double>::infinity()}) {
+    points = synthetic_points(PerfParams{});
+    points[1].label = "config.csv:3";
+    points[1].optimizer_ms = bad;
+    try {
+      fit_perf_params(points);
+      ADD_FAILURE() << "optimizer time " << bad << " was fitted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("point config.csv:3: its optimizer time is"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ForwardModel, RecoversAnAffineProfileAndIgnoresOneCorruptValue) {

@@ -2,6 +2,8 @@
 #include "libmorph/perf/informative_points.h"
 
 #include <algorithm>
+#include <limits>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -61,6 +63,17 @@ TEST(InformativePoints, TheSecondChoiceTeachesWhatTheFirstDidNot) {
   ASSERT_EQ(two.size(), 2u);
   EXPECT_EQ(std::count(two.begin(), two.end(), 2u), 1);
   EXPECT_EQ(std::count(two.begin(), two.end(), 0u) + std::count(two.begin(), two.end(), 1u), 1);
+}
+
+// A candidate whose prediction is not finite was taken first (best == none took it) and
+// its NaNs then went into the information matrix of every later choice.
+TEST(InformativePoints, ACandidateWithoutAFinitePredictionIsNeverChosen) {
+  const std::vector<IterationTerms> fitted{dp_on("4xbig")};
+  IterationTerms broken = dp_on("4xbig");
+  broken.forward_ms = std::numeric_limits<double>::infinity();
+  const std::vector<IterationTerms> candidates{broken, dp_on("2x2xbig"), dp_on("4xbig")};
+  const std::vector<std::size_t> all = most_informative(fitted, candidates, {true, true, true}, kParams, 0.3, 3);
+  EXPECT_EQ(all, (std::vector<std::size_t>{1, 2}));
 }
 
 TEST(InformativePoints, RefusesAFlatPrior) {

@@ -114,10 +114,19 @@ void run_fit(Context& context, const FitArgs& args) {
   for (const std::string& note : v.notes) std::cout << "note: " << note << '\n';
   std::cout << fmt::format("forward: {:.2f} ms + {:.3f} ms per sample\n\n", v.forward.intercept_ms,
                            v.forward.per_sample_ms);
+  // Without a prior, fewer residuals than fitted parameters leave some of them free: the
+  // fit reproduces its points whatever they are, and such a parameter often ends on a bound.
+  const auto free_params = static_cast<std::size_t>(std::count(v.fit.fitted.begin(), v.fit.fitted.end(), true));
+  if (v.fitted && v.fit.residuals < free_params)
+    std::cout << fmt::format("note: {} residuals for {} fitted parameters: the points do not determine them\n",
+                             v.fit.residuals, free_params);
   Table params({"parameter", "value", "unit", "status"});
-  for (std::size_t i = 0; i < k.size(); ++i)
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    const bool fitted = v.fitted && v.fit.fitted[i];
+    const bool bound = k[i] <= info[i].lower || k[i] >= info[i].upper;
     params.add({info[i].name, fmt::format("{:.5g}", k[i]), info[i].unit,
-                v.fitted && v.fit.fitted[i] ? "fitted" : "held (no data informs it)"});
+                !fitted ? "held (no data informs it)" : bound ? "fitted, on its bound" : "fitted"});
+  }
   params.print(std::cout);
   if (v.points.empty()) return;
   std::cout << fmt::format("\nRMSLE {:.4f}{}\n\n", v.fit.rmsle, v.fit.converged ? "" : " (solver stopped before convergence)");
