@@ -1,4 +1,5 @@
 """morph.metrics (the line protocol to morphrun) and morph.signals (the checkpoint flag)."""
+import contextlib
 import os
 import signal
 import subprocess
@@ -7,6 +8,43 @@ import tempfile
 import unittest
 
 import morph
+
+
+class _Reader:
+    """The morphrun end of a metrics FIFO, read without blocking."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+
+    def read(self):
+        return os.read(self.fd, 4096).decode()
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+@contextlib.contextmanager
+def metrics_fifo():
+    """MORPH_METRICS pointing at a fresh FIFO with a reader; morph.metrics reset afterwards."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "fifo")
+        os.mkfifo(path)
+        reader = _Reader(path)
+        saved = os.environ.get("MORPH_METRICS")
+        os.environ["MORPH_METRICS"] = path
+        try:
+            yield reader
+        finally:
+            reader.close()
+            if morph.metrics._fifo:
+                morph.metrics._fifo.close()
+            morph.metrics._fifo, morph.metrics._gone = None, False
+            if saved is None:
+                del os.environ["MORPH_METRICS"]
+            else:
+                os.environ["MORPH_METRICS"] = saved
 
 
 class MetricsTest(unittest.TestCase):
@@ -23,64 +61,32 @@ class MetricsTest(unittest.TestCase):
             morph.metrics.line(9, 0.5, 64, similarity=0.5)
 
     def test_report_writes_to_morph_metrics(self):
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "fifo")
-            os.mkfifo(path)
-            reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-            saved = os.environ.get("MORPH_METRICS")
-            os.environ["MORPH_METRICS"] = path
-            try:
-                self.assertTrue(morph.metrics.report(1, 0.5, 16, 2.5))
-                self.assertTrue(morph.metrics.report(2, 0.25, 16))
-                # A diverging loss and an untimed step do not stop training.
-                self.assertTrue(morph.metrics.report(3, 0.25, 16, float("nan"), similarity=0.5))
-                self.assertTrue(morph.metrics.report(4, 0.25, 16, float("inf")))
-                self.assertFalse(morph.metrics.report(5, 0.0, 16, 2.0))
-                self.assertFalse(morph.metrics.report(6, float("nan"), 16, 2.0))
-                # A similarity or a loss the line would refuse is left out (it raised).
-                self.assertTrue(morph.metrics.report(7, 0.25, 16, 2.0, similarity=float("nan")))
-                self.assertTrue(morph.metrics.report(8, 0.25, 16, 1e301, similarity=0.5))
-                self.assertEqual(os.read(reader, 4096).decode(),
-                                 "1 0.5 16 2.5\n2 0.25 16\n3 0.25 16\n4 0.25 16\n7 0.25 16 2\n8 0.25 16\n")
-            finally:
-                os.close(reader)
-                if morph.metrics._fifo:
-                    morph.metrics._fifo.close()
-                    morph.metrics._fifo = None
-                if saved is None:
-                    del os.environ["MORPH_METRICS"]
-                else:
-                    os.environ["MORPH_METRICS"] = saved
+        with metrics_fifo() as fifo:
+            self.assertTrue(morph.metrics.report(1, 0.5, 16, 2.5))
+            self.assertTrue(morph.metrics.report(2, 0.25, 16))
+            # A diverging loss and an untimed step do not stop training.
+            self.assertTrue(morph.metrics.report(3, 0.25, 16, float("nan"), similarity=0.5))
+            self.assertTrue(morph.metrics.report(4, 0.25, 16, float("inf")))
+            self.assertFalse(morph.metrics.report(5, 0.0, 16, 2.0))
+            self.assertFalse(morph.metrics.report(6, float("nan"), 16, 2.0))
+            # A similarity or a loss the line would refuse is left out (it raised).
+            self.assertTrue(morph.metrics.report(7, 0.25, 16, 2.0, similarity=float("nan")))
+            self.assertTrue(morph.metrics.report(8, 0.25, 16, 1e301, similarity=0.5))
+            self.assertEqual(fifo.read(),
+                             "1 0.5 16 2.5\n2 0.25 16\n3 0.25 16\n4 0.25 16\n7 0.25 16 2\n8 0.25 16\n")
 
     def test_a_gone_reader_or_a_bad_count_does_not_stop_training(self):
         # BrokenPipeError once morphrun was gone, TypeError for a count the binding refused.
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "fifo")
-            os.mkfifo(path)
-            reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-            saved = os.environ.get("MORPH_METRICS")
-            os.environ["MORPH_METRICS"] = path
-            try:
-                for args in ((-1, 0.5, 16), (1, 0.5, -16), (1.0, 0.5, 16), (2**64, 0.5, 16)):
-                    self.assertFalse(morph.metrics.report(*args), args)
-                self.assertTrue(morph.metrics.report(1, 0.5, 16, 2.0))
-                self.assertEqual(os.read(reader, 4096).decode(), "1 0.5 16 2\n")
-                os.close(reader)
-                reader = None
-                self.assertFalse(morph.metrics.report(2, 0.5, 16, 2.0))
-                self.assertIsNone(morph.metrics._fifo)
-                # Not reopened: with no reader, open() would block.
-                self.assertFalse(morph.metrics.report(3, 0.5, 16, 2.0))
-            finally:
-                if reader is not None:
-                    os.close(reader)
-                if morph.metrics._fifo:
-                    morph.metrics._fifo.close()
-                morph.metrics._fifo, morph.metrics._gone = None, False
-                if saved is None:
-                    del os.environ["MORPH_METRICS"]
-                else:
-                    os.environ["MORPH_METRICS"] = saved
+        with metrics_fifo() as fifo:
+            for args in ((-1, 0.5, 16), (1, 0.5, -16), (1.0, 0.5, 16), (2**64, 0.5, 16)):
+                self.assertFalse(morph.metrics.report(*args), args)
+            self.assertTrue(morph.metrics.report(1, 0.5, 16, 2.0))
+            self.assertEqual(fifo.read(), "1 0.5 16 2\n")
+            fifo.close()
+            self.assertFalse(morph.metrics.report(2, 0.5, 16, 2.0))
+            self.assertIsNone(morph.metrics._fifo)
+            # Not reopened: with no reader, open() would block.
+            self.assertFalse(morph.metrics.report(3, 0.5, 16, 2.0))
 
     def test_without_morphrun_nothing_is_written(self):
         saved = os.environ.pop("MORPH_METRICS", None)

@@ -240,44 +240,53 @@ TEST(Guarantee, AJobChangingTypeNeverTakesTheGpusOfAGuaranteedOne) {
   }
 }
 
+// A late round on `nodes` where jobs waiting 3000 s are overdue and moves pay back at once:
+// the setting of the fuzzer's overdue cases below.
+ClusterView overdue_view(const std::string& nodes) {
+  ClusterView v;
+  v.nodes = test::nodes(nodes);
+  v.now_s = 10000;
+  v.payback_s = 0;
+  v.starvation_limit_s = 3000;
+  v.heterogeneous_jobs = true;
+  return v;
+}
+
+// `j` submitted at `submit_s`, having run `attained` iterations and waited `waited_s`.
+JobState aged(JobState j, double submit_s, double attained, double waited_s) {
+  j.submit_time_s = submit_s;
+  j.attained_iterations = attained;
+  j.waited_s = waited_s;
+  return j;
+}
+
 // An overdue job on a node it may only stay on was shrunk while the round made room for a
 // guaranteed job: from 2 GPUs to 1 is a requeue, which could start it nowhere it runs, so
 // it lost its GPUs to the others (a case a reviewer's fuzzer found).
 TEST(Morphling, AnOverdueJobOnANodeItMayOnlyStayOnIsNotShrunkIntoARequeue) {
   PlanOracle oracle = test::make_oracle();
   oracle.require_uniform_nodes();
-  ClusterView v;
-  v.nodes = test::nodes("4x4xsmall");
-  v.now_s = 10000;
-  v.payback_s = 0;
-  v.starvation_limit_s = 3000;
-  v.heterogeneous_jobs = true;
-  auto with = [](JobState j, double submit_s, double attained, double waited_s) {
-    j.submit_time_s = submit_s;
-    j.attained_iterations = attained;
-    j.waited_s = waited_s;
-    return j;
-  };
-  JobState a = with(running(job("a", Sla::best_effort, 4, 0), 0), 1080, 6, 898);
+  ClusterView v = overdue_view("4x4xsmall");
+  JobState a = aged(running(job("a", Sla::best_effort, 4, 0), 0), 1080, 6, 898);
   a.current.slices[0].cpus = 16;
   a.restarts = 1;
   a.measured_iteration_s = 0.680163;
   a.planned_iteration_s = 0.971661;
-  JobState b = with(running(job("b", Sla::best_effort, 4, 0), 3), 4315, 164, 2417);
+  JobState b = aged(running(job("b", Sla::best_effort, 4, 0), 3), 4315, 164, 2417);
   b.current.slices[0].cpus = 16;
   b.measured_iteration_s = 0.485831;
   b.planned_iteration_s = 0.971661;
-  JobState c = with(job("c", Sla::best_effort, 4, 1e5), 4784, 949, 76);
-  JobState g = with(job("g", Sla::guaranteed, 8, 0), 4332, 75, 1765);
+  JobState c = aged(job("c", Sla::best_effort, 4, 1e5), 4784, 949, 76);
+  JobState g = aged(job("g", Sla::guaranteed, 8, 0), 4332, 75, 1765);
   g.restarts = 1;
   g.nodes_allowed = {false, true, true, true};
-  JobState late = with(running(job("late", Sla::best_effort, 2, 1e5), 2), 4626, 836, 3751);
+  JobState late = aged(running(job("late", Sla::best_effort, 2, 1e5), 2), 4626, 836, 3751);
   late.last_restart_s = 9900;
   late.measured_iteration_s = 1.73763;
   late.planned_iteration_s = 1.93069;
   late.nodes_allowed = {false, true, true, true};
   late.nodes_kept = {false, false, true, false};  // drained: it may stay there, not start there
-  JobState e = with(job("e", Sla::best_effort, 1, 0), 3249, 624, 2531);
+  JobState e = aged(job("e", Sla::best_effort, 1, 0), 3249, 624, 2531);
   v.jobs = {a, b, c, g, late, e};
   ASSERT_TRUE(overdue(v.jobs[4], v));
   const std::vector<Decision> d = round("morphling", v, oracle);
@@ -291,37 +300,26 @@ TEST(Morphling, AnOverdueJobOnANodeItMayOnlyStayOnIsNotShrunkIntoARequeue) {
 TEST(Morphling, AnOverdueJobChangingTypeLeavesAnotherTheNodeItMayOnlyStayOn) {
   PlanOracle oracle = test::make_oracle();
   oracle.require_uniform_nodes();
-  ClusterView v;
-  v.nodes = test::nodes("3x8xbig+1x4xsmall");
-  v.now_s = 10000;
-  v.payback_s = 0;
-  v.starvation_limit_s = 3000;
-  v.heterogeneous_jobs = true;
-  auto with = [](JobState j, double submit_s, double attained, double waited_s) {
-    j.submit_time_s = submit_s;
-    j.attained_iterations = attained;
-    j.waited_s = waited_s;
-    return j;
-  };
-  JobState locked = with(running(job("locked", Sla::best_effort, 4, 0), 0), 61, 622, 938);
+  ClusterView v = overdue_view("3x8xbig+1x4xsmall");
+  JobState locked = aged(running(job("locked", Sla::best_effort, 4, 0), 0), 61, 622, 938);
   locked.restarts = 2;
   locked.last_restart_s = 9900;
   locked.record_locked = true;
   locked.measured_iteration_s = 0.245144;
   locked.planned_iteration_s = 0.490289;
   locked.nodes_allowed = {true, true, true, false};
-  JobState late = with(running(job("late", Sla::best_effort, 1, 1e5), 0), 2114, 697, 3745);
+  JobState late = aged(running(job("late", Sla::best_effort, 1, 1e5), 0), 2114, 697, 3745);
   late.measured_iteration_s = 1.54407;
   late.planned_iteration_s = 1.93009;
   late.nodes_allowed = {true, false, false, true};
   late.nodes_kept = {true, false, false, false};  // drained: it may stay there, not start there
-  JobState mover = with(running(job("mover", Sla::best_effort, 4, 1e5), 3), 4338, 609, 3395);
+  JobState mover = aged(running(job("mover", Sla::best_effort, 4, 1e5), 3), 4338, 609, 3395);
   mover.current.slices[0].cpus = 16;
   mover.restarts = 2;
   mover.measured_iteration_s = 0.971661;
-  JobState e = with(job("e", Sla::best_effort, 1, 0), 858, 740, 121);
+  JobState e = aged(job("e", Sla::best_effort, 1, 0), 858, 740, 121);
   e.nodes_allowed = {true, true, false, false};
-  JobState g = with(job("g", Sla::guaranteed, 4, 1e5), 1599, 631, 2550);
+  JobState g = aged(job("g", Sla::guaranteed, 4, 1e5), 1599, 631, 2550);
   g.nodes_allowed = {false, true, true, false};
   v.jobs = {locked, late, mover, e, g};
   ASSERT_TRUE(overdue(v.jobs[1], v));
