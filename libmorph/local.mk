@@ -26,6 +26,7 @@ libmorph_libmorph_base_la_SOURCES = \
 	%reldir%/util/host_port.h %reldir%/util/host_port.cc \
 	%reldir%/util/text_file.h %reldir%/util/text_file.cc \
 	%reldir%/util/json_depth.h \
+	%reldir%/util/divisors.h %reldir%/util/divisors.cc \
 	%reldir%/util/median.h %reldir%/util/median.cc \
 	%reldir%/model/model_spec.h %reldir%/model/model_spec.cc \
 	%reldir%/model/catalog.h %reldir%/model/catalog.cc \

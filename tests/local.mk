@@ -38,6 +38,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/model_spec_test.cc \
 	%reldir%/unit/allocation_test.cc \
 	%reldir%/unit/plan_test.cc \
+	%reldir%/unit/divisors_test.cc \
 	%reldir%/unit/memory_model_test.cc \
 	%reldir%/unit/bandwidth_test.cc \
 	%reldir%/unit/iteration_time_test.cc \

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "libmorph/request/limits.h"
+#include "libmorph/util/divisors.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
@@ -42,12 +43,20 @@ std::string brief(const ExecutionPlan& p) {
   return s + fmt::format(" mbs={}", p.micro_batch_size);
 }
 
+ExecutionPlan with_micro_batch_size(ExecutionPlan plan, std::int64_t per_replica, std::int64_t mbs) {
+  const bool pipelined = plan.pp > 1 && !(plan.ga_steps > 1 && plan.micro_batches == 1);
+  const int steps = static_cast<int>(per_replica / mbs);
+  plan.micro_batch_size = static_cast<int>(mbs);
+  plan.micro_batches = pipelined ? steps : 1;
+  plan.ga_steps = pipelined ? 1 : steps;
+  return plan;
+}
+
 std::optional<ExecutionPlan> with_global_batch(const ExecutionPlan& plan, std::int64_t global_batch) {
   const std::int64_t slots = std::int64_t{plan.dp} * plan.micro_batches;  // micro-batches of one accumulation step
   if (slots < 1 || global_batch < slots || global_batch % slots != 0) return std::nullopt;
   const std::int64_t per_slot = global_batch / slots;  // = mbs · ga
-  std::int64_t mbs = std::min<std::int64_t>(plan.micro_batch_size, per_slot);
-  while (per_slot % mbs != 0) --mbs;
+  const std::int64_t mbs = largest_divisor_at_most(per_slot, plan.micro_batch_size);
   if (per_slot / mbs > kMaxSize) return std::nullopt;
   ExecutionPlan out = plan;
   out.micro_batch_size = static_cast<int>(mbs);

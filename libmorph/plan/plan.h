@@ -57,6 +57,14 @@ ExecutionPlan parse_plan(std::string_view text, std::string_view what);
 // partial plan (--morph-plan "dp=4,tp=2") names it. Throws morph::Error for another key.
 int plan_value(const ExecutionPlan& plan, std::string_view key);
 
+// The plan running each replica's `per_replica` samples in micro-batches of `mbs`, a
+// divisor of it. With pp > 1 they are pipelined in one flush (mb; Megatron-LM's
+// num_microbatches), but where the plan accumulates single micro-batches (ga > 1, mb = 1),
+// whose form it keeps; with pp = 1 they are accumulated (ga). The time and memory models
+// see the same flush of ga · mb either way (flush_micro_batches). At most
+// MORPH_MAX_PLAN_VALUE steps: the caller checks per_replica / mbs.
+ExecutionPlan with_micro_batch_size(ExecutionPlan plan, std::int64_t per_replica, std::int64_t mbs);
+
 // The plan with its layout (dp, tp, pp, ZeRO, pipeline micro-batches) running
 // `global_batch` samples per step: the micro-batch size the largest divisor of the
 // samples per micro-batch slot that is at most the plan's own (its memory does not

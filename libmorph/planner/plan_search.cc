@@ -7,22 +7,12 @@
 
 #include "libmorph/perf/bandwidth.h"
 #include "libmorph/request/limits.h"
+#include "libmorph/util/divisors.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
 namespace morph {
 namespace {
-
-std::vector<int> divisors(std::int64_t n) {
-  std::vector<int> out;
-  for (std::int64_t i = 1; i * i <= n; ++i) {
-    if (n % i != 0) continue;
-    out.push_back(static_cast<int>(i));
-    if (i != n / i) out.push_back(static_cast<int>(n / i));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // The GPUs every node of `a` holds a multiple of: t must divide it to stay inside a node.
 int node_gpu_gcd(const Allocation& a) {
@@ -116,15 +106,10 @@ bool any_valid_shape(const Workload& w, int gpus, int gpus_per_node, unsigned fe
 
 ExecutionPlan fit_micro_batch(const Workload& w, const Allocation& a, ExecutionPlan plan, const MemoryOptions& memory) {
   const std::int64_t per_replica = std::int64_t{plan.ga_steps} * plan.micro_batches * plan.micro_batch_size;
-  const bool pipelined = plan.micro_batches > 1 || (plan.pp > 1 && plan.ga_steps == 1);
   const std::vector<int> sizes = divisors(per_replica);
   for (auto it = sizes.rbegin(); it != sizes.rend(); ++it) {
     if (*it > plan.micro_batch_size || per_replica / *it > MORPH_MAX_PLAN_VALUE) continue;
-    ExecutionPlan candidate = plan;
-    candidate.micro_batch_size = *it;
-    const int steps = static_cast<int>(per_replica / *it);
-    candidate.micro_batches = pipelined ? steps : 1;
-    candidate.ga_steps = pipelined ? 1 : steps;
+    const ExecutionPlan candidate = with_micro_batch_size(plan, per_replica, *it);
     if (check_memory(estimate_memory(w.model, w.seq_len, candidate, memory), a).fits) return candidate;
   }
   return plan;
@@ -165,15 +150,13 @@ PlanSearch search_plans(const Workload& w, const Allocation& a, const PerfModel&
         if (options.max_micro_batch_size > 0 && mbs > options.max_micro_batch_size) break;
         if (mbs > MORPH_MAX_PLAN_VALUE) break;
         const std::int64_t steps = per_replica / mbs;
-        plan.micro_batch_size = mbs;
-        plan.ga_steps = p > 1 ? 1 : static_cast<int>(steps);  // Megatron: p > 1 pipelines the micro-batches
-        plan.micro_batches = p > 1 ? static_cast<int>(steps) : 1;
         if (steps > MORPH_MAX_PLAN_VALUE) {  // the limits every record must keep (request/limits.h)
           best.reason = fmt::format("{} samples per replica need micro-batches of at least {} (at most {} {})",
                                     per_replica, (per_replica + MORPH_MAX_PLAN_VALUE - 1) / MORPH_MAX_PLAN_VALUE,
                                     MORPH_MAX_PLAN_VALUE, p > 1 ? "pipeline micro-batches" : "accumulation steps");
           continue;
         }
+        plan = with_micro_batch_size(plan, per_replica, mbs);
         const MemoryEstimate mem = estimate_memory(w.model, w.seq_len, plan, options.memory);
         const MemoryFit fit = check_memory(mem, a);
         if (!fit.fits) {

@@ -10,6 +10,8 @@
 #include "libmorph/planner/hetero_plan.h"
 #include "libmorph/planner/plan_search.h"
 #include "libmorph/policy/model_refit.h"
+#include "libmorph/request/limits.h"
+#include "libmorph/util/divisors.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
 
@@ -47,7 +49,7 @@ double iteration_s(const AppProfile& app, const ExecutionPlan& plan, const Alloc
 
 // The requested plan re-cut for `gpus` GPUs along data parallelism (Sia's scaling):
 // t and p, ZeRO, offload and GC stay; the per-replica batch is split into micro-batches
-// of at most the requested size, pipelined when the request pipelines them.
+// of at most the requested size (with_micro_batch_size).
 bool scale_dp(const ExecutionPlan& requested, int gpus, std::int64_t global_batch, ExecutionPlan* out) {
   const int model_parallel = requested.tp * requested.pp;
   if (gpus % model_parallel != 0) return false;
@@ -55,14 +57,9 @@ bool scale_dp(const ExecutionPlan& requested, int gpus, std::int64_t global_batc
   p.dp = gpus / model_parallel;
   if (global_batch % p.dp != 0) return false;
   const std::int64_t per_replica = global_batch / p.dp;
-  std::int64_t mbs = std::min<std::int64_t>(requested.micro_batch_size, per_replica);
-  while (per_replica % mbs != 0) --mbs;
-  p.micro_batch_size = static_cast<int>(mbs);
-  const int steps = static_cast<int>(per_replica / mbs);
-  const bool pipelined = requested.micro_batches > 1;
-  p.micro_batches = pipelined ? steps : 1;
-  p.ga_steps = pipelined ? 1 : steps;
-  *out = p;
+  const std::int64_t mbs = largest_divisor_at_most(per_replica, requested.micro_batch_size);
+  if (per_replica / mbs > MORPH_MAX_PLAN_VALUE) return false;
+  *out = with_micro_batch_size(p, per_replica, mbs);
   return true;
 }
 

@@ -33,6 +33,25 @@ TEST(Plan, BriefFormShowsAPipelinesAccumulation) {
             "dp=4 tp=1 pp=1 zero=2 offload=1 ga=1 mbs=8");
 }
 
+// One rule cuts a replica's samples (the planner's search, its memory fit, Sia's and
+// Morphling-R's data-parallel scaling): a pipeline flushes them together, without one
+// they are accumulated, and a pipeline written with accumulation steps keeps that form.
+TEST(Plan, MicroBatchesArePipelinedWithStagesAndAccumulatedWithout) {
+  const ExecutionPlan flat = with_micro_batch_size(test::make_plan(4, 2, 1, 1, 1, 8), 24, 4);
+  EXPECT_EQ(flat, test::make_plan(4, 2, 1, 6, 1, 4));
+  const ExecutionPlan piped = with_micro_batch_size(test::make_plan(2, 1, 4, 1, 1, 8), 24, 4);
+  EXPECT_EQ(piped, test::make_plan(2, 1, 4, 1, 6, 4));
+  const ExecutionPlan written_as_ga = with_micro_batch_size(test::make_plan(2, 1, 4, 3, 1, 8), 24, 4);
+  EXPECT_EQ(written_as_ga, test::make_plan(2, 1, 4, 6, 1, 4));
+  const ExecutionPlan both = with_micro_batch_size(test::make_plan(2, 1, 4, 3, 2, 4), 24, 2);
+  EXPECT_EQ(both, test::make_plan(2, 1, 4, 1, 12, 2));
+  // The same flush either way, and a plan cut at its own size is itself.
+  EXPECT_EQ(written_as_ga.flush_micro_batches(), 6);
+  EXPECT_EQ(both.flush_micro_batches(), 12);
+  for (const ExecutionPlan& p : {flat, piped, written_as_ga})
+    EXPECT_EQ(with_micro_batch_size(p, p.global_batch() / p.dp, p.micro_batch_size), p) << to_string(p);
+}
+
 TEST(Plan, WithGlobalBatchKeepsTheLayoutAndNeverALargerMicroBatch) {
   const ExecutionPlan p = test::make_plan(4, 2, 2, 3, 2, 8);  // dp 4 · ga 3 · mb 2 · mbs 8 = 192 samples
   const std::optional<ExecutionPlan> q = with_global_batch(p, 320);  // 40 per micro-batch slot
