@@ -37,6 +37,7 @@ libmorph_libmorph_base_la_SOURCES = \
 	%reldir%/plan/plan.h %reldir%/plan/plan.cc \
 	%reldir%/plan/plan_features.h %reldir%/plan/plan_features.cc \
 	%reldir%/plan/zero_buckets.h \
+	%reldir%/plan/state_bytes.h \
 	%reldir%/config/morph_conf.h %reldir%/config/morph_conf.cc \
 	%reldir%/request/limits.h \
 	%reldir%/request/option_check.h %reldir%/request/option_check.c \

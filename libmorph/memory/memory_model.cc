@@ -4,20 +4,14 @@
 
 #include <fmt/format.h>
 
+#include "libmorph/plan/state_bytes.h"
 #include "libmorph/plan/zero_buckets.h"
 
 namespace morph {
 namespace {
 
-// Mixed-precision Adam (Frenzy §III-A, 20 bytes per parameter): 16-bit weights and
-// gradients, and 16 bytes of optimizer state (fp32 master weights, momentum, variance
-// and fp32 gradients).
-constexpr double kWeightBytes = 2;
-constexpr double kGradientBytes = 2;
-constexpr double kOptimizerBytes = 16;
-// Megatron-LM with --bf16: fp32 gradients beside the weights; master weights, momentum and
-// variance in the optimizer.
-constexpr double kFp32Bytes = 4;
+// Mixed-precision Adam: plan/state_bytes.h. Megatron-LM with --bf16: fp32 gradients
+// beside the weights; master weights, momentum and variance in the optimizer.
 constexpr double kMegatronOptimizerBytes = 12;
 constexpr double kOffloadBufferBytes = 2;  // pinned 16-bit parameter buffer per offloaded parameter
 constexpr double kZero3LayerBytesPerParam = 4;  // a gathered layer's 16-bit weights and gradients

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
+#include "libmorph/plan/state_bytes.h"
+
 namespace morph {
 namespace {
 
-constexpr double kGradientBytes = 2;    // 16-bit gradients
 constexpr double kActivationBytes = 2;  // 16-bit activations
-constexpr double kOffloadBytes = 4;     // Morphling A.2: P/d "without mixed precision"
 
 double ms(double bytes, double bandwidth_Bps) { return bytes > 0 ? bytes / bandwidth_Bps * 1e3 : 0; }
 
@@ -97,7 +97,7 @@ IterationTerms iteration_terms(const Workload& w, const ExecutionPlan& p, const 
     // Morphling A.2: T_opt = k_opt_off P / (d c); T_off = P / (d B_pcie)
     x.opt_off_mparams_per_cpu = mparams / (d * t * cpus);
     x.model_mparams = mparams / (t * pp);
-    x.off_ms = ms(kOffloadBytes * P / (d * t), bw.offload_Bps);
+    x.off_ms = ms(kFp32Bytes * P / (d * t), bw.offload_Bps);  // "without mixed precision"
   }
   return x;
 }
