@@ -103,6 +103,7 @@ class Replay {
   void skip_steady_rounds();
   void advance();
   std::optional<double> progress(std::size_t k, double from_s, double to_s);
+  void check_livelock() const;
   void report() const;
 
   const std::vector<SimJob>& jobs_;
@@ -118,6 +119,7 @@ class Replay {
   policy::ClusterView view_;
   std::vector<Tracked> tracked_;  // tracked_[k] is about view_.jobs[k]
   double now_ = 0;  // the current round
+  double progressed_s_ = 0;  // when a job last progressed, or the cluster was last idle
   int finished_ = 0;
   SimResult result_;
 };
@@ -169,7 +171,7 @@ SimResult Replay::run() {
     admit();
     if (view_.jobs.empty()) {
       if (!arrivals_left()) break;
-      now_ = round_at_or_after(next_arrival_s());
+      now_ = progressed_s_ = round_at_or_after(next_arrival_s());
       continue;
     }
     observe();
@@ -180,12 +182,13 @@ SimResult Replay::run() {
       // An idle cluster the policy leaves idle: the waiting jobs can start only with new
       // arrivals. (A round that preempted the last running job is followed by the next.)
       if (!arrivals_left()) break;
-      now_ = std::max(now_ + options_.interval_s, round_at_or_after(next_arrival_s()));
+      now_ = progressed_s_ = std::max(now_ + options_.interval_s, round_at_or_after(next_arrival_s()));
       continue;
     }
     if (!changed && steady()) skip_steady_rounds();
     advance();
     now_ += options_.interval_s;
+    check_livelock();
   }
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return std::move(result_);
@@ -368,10 +371,24 @@ std::optional<double> Replay::progress(std::size_t k, double from_s, double to_s
   r.run_seconds += until - from_s;
   if (x.speed.predicted) r.predicted_seconds += until - from_s;
   if (x.speed.below_sla) r.slow_seconds += until - from_s;
+  if (possible > 0) progressed_s_ = until;
   if (finishes) return until;
   x.remaining -= possible;
   j.attained_iterations += possible;
   return std::nullopt;
+}
+
+// Jobs that never get past their restarts, or a policy that starts and preempts them in
+// turn: it moves them faster than they run. A day of that ends the replay, which would
+// otherwise never end; no restart takes that long.
+void Replay::check_livelock() const {
+  constexpr double kStallLimitS = 24 * 3600;
+  if (now_ - progressed_s_ <= kStallLimitS) return;
+  throw Error(fmt::format("{}: no job progressed from {:.0f} s to {:.0f} s of the replay ({} jobs submitted, {} "
+                          "running): the policy restarts its jobs faster than they run",
+                          policy_.name(), progressed_s_, now_, view_.jobs.size(),
+                          std::count_if(view_.jobs.begin(), view_.jobs.end(),
+                                        [](const JobState& j) { return j.running(); })));
 }
 
 void Replay::report() const {

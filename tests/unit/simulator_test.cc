@@ -398,6 +398,44 @@ TEST(Simulator, ARoundThatPreemptsTheLastRunningJobIsNotTheEnd) {
   EXPECT_EQ(r.jobs[0].starts, 2);
 }
 
+// A policy that moves its jobs faster than their restarts end: the replay stops after a
+// day without progress, naming the policy, where it would have run for ever. Moving the
+// job between two nodes keeps it holding GPUs; starting and preempting it in turn does not.
+TEST(Simulator, APolicyThatNeverLetsItsJobsRunEndsTheReplay) {
+  class Restless : public policy::Policy {
+   public:
+    explicit Restless(bool preempt) : preempt_(preempt) {}
+    std::string name() const override { return preempt_ ? "start-stop" : "restless"; }
+    std::vector<policy::Decision> schedule(const policy::ClusterView& view, policy::PlanOracle&) override {
+      const JobState& j = view.jobs.at(0);
+      const int node = j.running() ? 1 - j.current.slices.front().node : 0;
+      policy::JobAllocation target{{policy::Slice{node, 4, 32, 0}}, j.requested_plan};
+      if (preempt_ && j.running()) target = {};
+      ++rounds;
+      return {{j.id, target}};
+    }
+    long rounds = 0;
+
+   private:
+    bool preempt_;
+  };
+  SimOptions o;
+  o.restart = policy::RestartCosts::uniform(100);  // longer than a round (60 s)
+  for (const bool preempt : {false, true}) {
+    Restless policy(preempt);
+    policy::PlanOracle oracle = test::make_oracle();
+    try {
+      simulate({sim(job("j", Sla::best_effort, 4, 1000, 3600))}, test::nodes("2x8xbig"), policy, oracle,
+               TraceTruth{}, o);
+      ADD_FAILURE() << policy.name() << ": the replay ended";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(policy.name() + ": no job progressed from 3600 s"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_LE(policy.rounds, 24 * 60 + 2) << policy.name();
+  }
+}
+
 TEST(Simulator, EveryPolicyFinishesAMixedWorkloadOnAHeterogeneousCluster) {
   std::vector<SimJob> jobs;
   for (int i = 0; i < 24; ++i) {
