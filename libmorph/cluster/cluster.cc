@@ -9,13 +9,34 @@ namespace morph {
 
 const char* to_string(IntraLink link) { return link == IntraLink::nvlink ? "nvlink" : "pcie"; }
 
+namespace {
+
+// GPU types and their aliases name Slurm GRES types and features, and --morph-gpu-type
+// takes at most 64 characters.
+bool gpu_type_name_ok(std::string_view name) { return is_slurm_name(name) && name.size() <= 64; }
+
+}  // namespace
+
 void Cluster::add_gpu_type(GpuType gpu) {
+  if (!gpu_type_name_ok(gpu.name))
+    throw Error(fmt::format("GpuType {} is not a Slurm GRES type name (1-64 letters, digits, '-', '_' or '.')",
+                            quote(gpu.name)));
   if (find_gpu_type(gpu.name) != nullptr)
     throw Error(fmt::format("GpuType {} is defined twice", quote(gpu.name)));
-  for (const std::string& alias : gpu.aliases)
+  for (std::size_t i = 0; i < gpu.aliases.size(); ++i) {
+    const std::string& alias = gpu.aliases[i];
+    if (!gpu_type_name_ok(alias))
+      throw Error(fmt::format("GpuType {}: alias {} is not a Slurm GRES type name (1-64 letters, digits, '-', '_' "
+                              "or '.')",
+                              quote(gpu.name), quote(alias)));
     if (find_gpu_type(alias) != nullptr)
-      throw Error(fmt::format("GpuType {}: alias {} is already a GPU type name", quote(gpu.name),
-                              quote(alias)));
+      throw Error(fmt::format("GpuType {}: alias {} is already a GPU type name", quote(gpu.name), quote(alias)));
+    if (to_lower(alias) == to_lower(gpu.name))
+      throw Error(fmt::format("GpuType {}: alias {} is the type's own name", quote(gpu.name), quote(alias)));
+    for (std::size_t k = 0; k < i; ++k)
+      if (to_lower(gpu.aliases[k]) == to_lower(alias))
+        throw Error(fmt::format("GpuType {}: alias {} is given twice", quote(gpu.name), quote(alias)));
+  }
   gpu_types_.push_back(std::move(gpu));
 }
 

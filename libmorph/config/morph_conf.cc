@@ -107,7 +107,9 @@ NodeType parse_node_type(Record r, const std::string& name, const Cluster& clust
       r.number("HostBandwidthGBps", 1e-3, 1e6, n.gpus * gpu->pcie_bandwidth_Bps / kGBps) * kGBps;
   if (auto features = r.take("Features"))
     for (std::string_view f : split(*features, ',')) {
-      if (f.empty()) throw Error(fmt::format("{}: Features: empty name in {}", r.where(), quote(*features)));
+      if (!is_slurm_name(f))
+        throw Error(fmt::format("{}: Features: {} in {} is not a Slurm feature name (letters, digits, '-', '_' or '.')",
+                                r.where(), quote(f), quote(*features)));
       n.features.emplace_back(f);
     }
   r.finish("Gpu, Gpus, Cpus, MemoryGiB, NetworkBandwidthGBps, Nics, HostBandwidthGBps, Features");
@@ -121,6 +123,7 @@ launch::PortRange parse_port_range(const std::string& text, const std::string& w
   launch::PortRange range;
   range.low = static_cast<int>(parse_int(std::string_view(text).substr(0, dash), what, 1024, 65535));
   range.high = static_cast<int>(parse_int(std::string_view(text).substr(dash + 1), what, 1024, 65535));
+  if (range.high < range.low) throw Error(fmt::format("{}: {}: HIGH is below LOW", what, quote(text)));
   if (range.high - range.low + 1 < 8)
     throw Error(fmt::format("{}: {} holds fewer than 8 ports, one per concurrent step of a job", what, quote(text)));
   return range;

@@ -66,10 +66,8 @@ std::optional<GpuTres> parse_gpu_tres(std::string_view tres, std::string_view wh
     } else {
       throw Error(fmt::format("{}: {} is not gres:gpu[:TYPE]:COUNT", what, quote(entry)));
     }
-    // Slurm's GRES type names: letters, digits, '_', '.', '-' ("+4", " 4" or "a100=2" is no type).
-    if (!std::all_of(g.type.begin(), g.type.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-        }))
+    // Slurm's GRES type names ("+4", " 4" or "a100=2" is no type).
+    if (!g.type.empty() && !is_slurm_name(g.type))
       throw Error(fmt::format("{}: {} is not gres:gpu[:TYPE]:COUNT", what, quote(entry)));
     if (found) throw Error(fmt::format("{}: more than one GPU request in {}", what, quote(tres)));
     found = g;

@@ -1,6 +1,5 @@
 #include "libmorph/util/hostlist.h"
 
-#include <cctype>
 
 #include <fmt/format.h>
 
@@ -29,13 +28,6 @@ std::vector<std::string_view> split_top_level(std::string_view list, std::string
   return items;
 }
 
-bool valid_name(std::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
-  return true;
-}
-
 }  // namespace
 
 std::vector<std::string> expand_hostlist(std::string_view list, std::string_view what) {
@@ -44,7 +36,7 @@ std::vector<std::string> expand_hostlist(std::string_view list, std::string_view
     item = trim(item);
     const std::size_t open = item.find('[');
     if (open == std::string_view::npos) {
-      if (!valid_name(item)) throw Error(fmt::format("{}: invalid host name {}", what, quote(item)));
+      if (!is_slurm_name(item)) throw Error(fmt::format("{}: invalid host name {}", what, quote(item)));
       hosts.emplace_back(item);
       continue;
     }
@@ -67,7 +59,7 @@ std::vector<std::string> expand_hostlist(std::string_view list, std::string_view
       const int width = static_cast<int>(trim(lo_text).size());
       for (std::int64_t n = lo; n <= hi; ++n) {
         std::string name = fmt::format("{}{:0{}}{}", prefix, n, width, suffix);
-        if (!valid_name(name)) throw Error(fmt::format("{}: invalid host name {}", what, quote(name)));
+        if (!is_slurm_name(name)) throw Error(fmt::format("{}: invalid host name {}", what, quote(name)));
         hosts.push_back(std::move(name));
         if (hosts.size() > kMaxHosts) throw Error(fmt::format("{}: more than {} hosts", what, kMaxHosts));
       }

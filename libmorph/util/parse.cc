@@ -1,5 +1,6 @@
 #include "libmorph/util/parse.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -85,6 +86,12 @@ double parse_double(std::string_view text, std::string_view what, double min, do
   if (value < min || value > max)
     throw Error(fmt::format("{}: {} is out of range [{}, {}]", what, quote(t), min, max));
   return value;
+}
+
+bool is_slurm_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
 }
 
 bool parse_bool(std::string_view text, std::string_view what) {

@@ -23,6 +23,10 @@ std::vector<std::pair<std::string, std::string>> parse_key_values(std::string_vi
                                                                   char separator,
                                                                   std::string_view what);
 
+// A name as Slurm writes node names, GRES types and features: one or more letters,
+// digits, '-', '_' or '.'.
+bool is_slurm_name(std::string_view name);
+
 std::string to_lower(std::string_view text);
 std::string to_upper(std::string_view text);
 

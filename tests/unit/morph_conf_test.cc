@@ -117,7 +117,7 @@ TEST(MorphConf, MasterPortsAreARangeOfAtLeastEightBelowTheEphemeralPorts) {
   EXPECT_EQ(given.high, 29599);
   EXPECT_NE(error_of("MasterPorts=29500\n").find("MasterPorts: '29500' is not LOW-HIGH"), std::string::npos);
   EXPECT_NE(error_of("MasterPorts=29500-29506\n").find("fewer than 8 ports"), std::string::npos);
-  EXPECT_NE(error_of("MasterPorts=29600-29500\n").find("fewer than 8 ports"), std::string::npos);
+  EXPECT_NE(error_of("MasterPorts=29600-29500\n").find("'29600-29500': HIGH is below LOW"), std::string::npos);
   EXPECT_NE(error_of("MasterPorts=80-1000\n").find("MasterPorts"), std::string::npos);
   EXPECT_NE(error_of("MasterPorts=30000-70000\n").find("MasterPorts"), std::string::npos);
 }
@@ -205,6 +205,30 @@ TEST(MorphConf, ErrorsNameLineAndKey) {
   EXPECT_NE(error_of("justaword\n").find("not Key=Value"), std::string::npos);
   EXPECT_NE(error_of("GpuOverheadMiB=1 GpuOverheadMiB=2\n").find("twice"), std::string::npos);
   EXPECT_THROW(load_morph_conf("/nonexistent/morph.conf"), Error);
+}
+
+// GPU types, their aliases and node features are written into the jobs' Slurm requests
+// (gres:gpu:TYPE:N, --constraint): "a100,80g" became two GRES there, and an empty or
+// repeated alias was taken silently.
+TEST(MorphConf, GpuTypesAliasesAndFeaturesAreSlurmNames) {
+  const std::string rest = " MemoryGiB=80 Speed=1 PeakTflops=312 Link=nvlink LinkBandwidthGBps=150 PcieBandwidthGBps=20\n";
+  for (const std::string& bad : std::vector<std::string>{"a100,80g", "a100:80g", "a100=80g", std::string(65, 'a')})
+    EXPECT_NE(error_of("GpuType=" + bad + rest).find("is not a Slurm GRES type name"), std::string::npos) << bad;
+  EXPECT_NE(error_of("GpuType=g Aliases=a,,b" + rest).find("alias '' is not a Slurm GRES type name"),
+            std::string::npos);
+  EXPECT_NE(error_of("GpuType=g Aliases=a:b" + rest).find("alias 'a:b' is not"), std::string::npos);
+  EXPECT_NE(error_of("GpuType=g Aliases=a,A" + rest).find("alias 'A' is given twice"), std::string::npos);
+  EXPECT_NE(error_of("GpuType=g Aliases=G" + rest).find("alias 'G' is the type's own name"), std::string::npos);
+  EXPECT_NE(error_of(std::string(kGpu) + "GpuType=h Aliases=g" + rest).find("already a GPU type name"),
+            std::string::npos);
+  const MorphConfig fine = parse_morph_conf("GpuType=a100-80g Aliases=a100,a100_sxm.4" + rest, "m");
+  EXPECT_EQ(fine.cluster.find_gpu_type("A100_SXM.4")->name, "a100-80g");
+  const std::string node = "NodeType=n Gpu=g Gpus=8 Cpus=96 MemoryGiB=1600 NetworkBandwidthGBps=50 Features=";
+  for (const std::string bad : {"a&b", "ampere,", "a,,b", "x|y", "a*2"})
+    EXPECT_NE(error_of(std::string(kGpu) + node + bad + "\n").find("is not a Slurm feature name"), std::string::npos)
+        << bad;
+  EXPECT_EQ(parse_morph_conf(std::string(kGpu) + node + "ampere,a100-80g,rack_1.2\n", "m").cluster.node_types()[0].features,
+            (std::vector<std::string>{"ampere", "a100-80g", "rack_1.2"}));
 }
 
 TEST(MorphConf, MorphdAddressIsHostColonPort) {
