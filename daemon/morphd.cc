@@ -144,19 +144,40 @@ std::vector<std::string> need_restart(const morph::MorphConfig& before, const mo
   return keys;
 }
 
-int run(const Options& o) {
+// What morphd checks before it becomes a daemon, so that a start that cannot succeed
+// fails where it was started, with its message and status 1 (it exited 0 with the
+// error in syslog), and what it keeps of those checks.
+struct Startup {
+  std::string conf_path;
+  morph::MorphConfig first;  // what a reload cannot change
+  std::string state_path;
+  morph::store::WriterLock lock;
+  std::unique_ptr<Loaded> loaded;  // SIGHUP loads them again
+};
+
+Startup start(const Options& o) {
   check_user();
   const std::string conf_path = morph::morph_conf_path(o.config_path);
-  const morph::MorphConfig first = morph::load_morph_conf(conf_path);  // what a reload cannot change
+  morph::MorphConfig first = morph::load_morph_conf(conf_path);
   const std::string state_path = !o.state_path.empty() ? o.state_path : first.state_database;
-  // Before the other files: a second morphd is refused first of all.
-  const morph::store::WriterLock lock = morph::store::WriterLock::acquire(
+  // Before the other files: a second morphd is refused first of all. The lock's file
+  // descriptor, and so the lock, passes to the daemon.
+  morph::store::WriterLock lock = morph::store::WriterLock::acquire(
       state_path, "stop it, or give this morphd a database of its own (--state)");
   check_requeue_exit(o.dry_run);
-  std::unique_ptr<Loaded> loaded = Loaded::with(first);  // SIGHUP loads them again
+  std::unique_ptr<Loaded> loaded = Loaded::with(first);
+  // Created or migrated, and closed: an SQLite connection must not cross fork().
+  { morph::store::StateStore::open(state_path); }
+  return Startup{conf_path, std::move(first), state_path, std::move(lock), std::move(loaded)};
+}
+
+int run(const Options& o, Startup startup) {
+  const std::string& conf_path = startup.conf_path;
+  const morph::MorphConfig& first = startup.first;
+  std::unique_ptr<Loaded>& loaded = startup.loaded;
 
   morph::daemon::SlurmClient slurm;
-  morph::store::StateStore state = morph::store::StateStore::open(state_path);
+  morph::store::StateStore state = morph::store::StateStore::open(startup.state_path);
   morph::daemon::SqliteJournal journal(state);
   morph::daemon::JobTracker tracker(state);
   const char* crash_after = std::getenv("MORPHD_CRASH_AFTER");
@@ -347,12 +368,14 @@ int main(int argc, char** argv) {
   sigaction(SIGHUP, &reload, nullptr);
   try {
     morph::policy::make_policy(o.policy);  // an unknown name is refused before anything starts
+    Startup startup = start(o);
     if (!o.foreground && !o.once) {
       if (daemon(0, 0) != 0) throw morph::Error("cannot become a daemon");
       openlog("morphd", LOG_PID, LOG_DAEMON);
       g_syslog = true;
+      startup.lock.write_pid();
     }
-    return run(o);
+    return run(o, std::move(startup));
   } catch (const std::exception& e) {
     log_line(e.what());
     return 1;

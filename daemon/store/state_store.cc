@@ -38,6 +38,23 @@ void check_private_file(const std::string& path) {
                             path, st.st_mode & 07777));
 }
 
+// A database morphd wrote at this Morph's schema: never one of another program (schema
+// version 0, which writing would fill with Morph's tables) nor of another Morph.
+void require_current_schema(const Database& db, std::span<const Migration> migrations, std::string_view newer_hint,
+                            std::string_view older_hint) {
+  const int current = schema_version(db);
+  const int latest = static_cast<int>(migrations.size());
+  refuse_newer_schema(db, current, latest, newer_hint);
+  if (current == 0)
+    throw Error(fmt::format("{}: no state database morphd has written (schema version 0: an empty file or another "
+                            "program's database)",
+                            db.path()));
+  if (current < latest)
+    throw Error(fmt::format("{}: the state database has schema version {}, older than this Morph's {}; morphd "
+                            "migrates it when this version of morphd starts ({})",
+                            db.path(), current, latest, older_hint));
+}
+
 void configure_connection(const Database& db) {
   if (sqlite3_busy_timeout(db.get(), StateStore::kBusyTimeoutMs) != SQLITE_OK) db.fail("set the busy timeout");
   db.exec("PRAGMA foreign_keys = ON", "turn foreign keys on");
@@ -66,15 +83,18 @@ StateStore StateStore::open_read_only(const std::string& path, std::span<const M
   check_private_file(path);
   Database db = Database::open(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX);
   if (sqlite3_busy_timeout(db.get(), kBusyTimeoutMs) != SQLITE_OK) db.fail("set the busy timeout");
-  const int current = morph::store::schema_version(db);
-  const int latest = static_cast<int>(migrations.size());
-  morph::store::refuse_newer_schema(db, current, latest, "read it with that version's morph");
-  if (current == 0)
-    throw Error(fmt::format("{}: no state database morphd has written (schema version 0, an empty file)", path));
-  if (current < latest)
-    throw Error(fmt::format("{}: the state database has schema version {}, older than this Morph's {}; morphd "
-                            "migrates it when this version of morphd starts (this command only reads)",
-                            path, current, latest));
+  require_current_schema(db, migrations, "read it with that version's morph", "this command only reads");
+  return StateStore(std::move(db));
+}
+
+StateStore StateStore::open_existing(const std::string& path) {
+  check_private_file(path);
+  Database db = Database::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX);
+  if (sqlite3_busy_timeout(db.get(), kBusyTimeoutMs) != SQLITE_OK) db.fail("set the busy timeout");
+  // Before configure_connection: turning WAL on writes the file's header.
+  require_current_schema(db, schema_migrations(), "change it with that version's morph",
+                         "this command does not migrate");
+  configure_connection(db);
   return StateStore(std::move(db));
 }
 

@@ -36,6 +36,10 @@ class StateStore {
   // refused, saying which side is older. Writes through it fail.
   static StateStore open_read_only(const std::string& path);
   static StateStore open_read_only(const std::string& path, std::span<const Migration> migrations);
+  // For the commands that change what morphd wrote (morph forget): an existing file at
+  // this Morph's schema, opened read-write, never created nor migrated; a file of another
+  // program (schema version 0) is refused, not filled with Morph's tables.
+  static StateStore open_existing(const std::string& path);
 
   const std::string& path() const { return db_.path(); }
   int schema_version() const;

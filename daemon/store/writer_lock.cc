@@ -46,10 +46,14 @@ WriterLock WriterLock::acquire(const std::string& database_path, std::string_vie
     throw Error(fmt::format("{}: morphd (pid {}) runs on this state database ({} is locked): {}", database_path,
                             holder_of(fd), lock.path_, advice));
   }
-  const std::string pid = fmt::format("{}\n", ::getpid());
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()))
-    throw Error(fmt::format("{}: write morphd's pid: {}", lock.path_, std::strerror(errno)));
+  lock.write_pid();
   return lock;
+}
+
+void WriterLock::write_pid() const {
+  const std::string pid = fmt::format("{}\n", ::getpid());
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()))
+    throw Error(fmt::format("{}: write morphd's pid: {}", path_, std::strerror(errno)));
 }
 
 WriterLock::WriterLock(WriterLock&& other) noexcept

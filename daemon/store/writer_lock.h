@@ -26,6 +26,9 @@ class WriterLock {
   ~WriterLock();
 
   const std::string& path() const { return path_; }
+  // Writes this process's pid into the lock file again: after fork(), whose child holds
+  // the lock on (morphd becoming a daemon).
+  void write_pid() const;
 
  private:
   WriterLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}

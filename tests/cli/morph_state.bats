@@ -164,6 +164,22 @@ setup_file() {
   [[ $output == *"$db: morphd (pid 4242) runs on this state database ($db.lock is locked): stop it, or give this morphd a database of its own (--state)"* ]] || fail "$output"
 }
 
+@test "morphd started as a daemon fails where it was started when it cannot start (it exited 0, the error in syslog)" {
+  local morphd="$MORPH_BUILDDIR/daemon/morphd"
+  [ -x "$morphd" ] || skip "morphd was not built (configure found no Slurm, SQLite or MUNGE)"
+  [ "$(id -u)" -eq 0 ] || skip "morphd runs as root or SlurmUser"
+  run --separate-stderr timeout 20 "$morphd" --config "$BATS_TEST_TMPDIR/none.conf"
+  [ "$status" -eq 1 ] || fail "status $status: $stderr"
+  [[ $stderr == *"configuration: $BATS_TEST_TMPDIR/none.conf: no such file"* ]] || fail "$stderr"
+  if command -v flock >/dev/null; then
+    local db="$BATS_TEST_TMPDIR/held.db"
+    cp "$STATE_DB" "$db"
+    run --separate-stderr timeout 20 flock -n "$db.lock" "$morphd" --dry-run --config "$MORPH_CONF" --state "$db"
+    [ "$status" -eq 1 ] || fail "status $status: $stderr"
+    [[ $stderr == *"runs on this state database"* ]] || fail "$stderr"
+  fi
+}
+
 @test "forget drops a model's online refits and points, the other models' stay; never beside morphd" {
   require_jq
   local db="$BATS_TEST_TMPDIR/forget.db"
@@ -198,6 +214,12 @@ setup_file() {
   morph forget --model bert --state "$BATS_TEST_TMPDIR/missing.db"
   assert_morph_error "missing.db: --state: no such state database"
   [ ! -e "$BATS_TEST_TMPDIR/missing.db" ] || fail "forget created the database"
+  # A mistyped --state naming another file is refused and left as it was.
+  : >"$BATS_TEST_TMPDIR/other.db"
+  chmod 600 "$BATS_TEST_TMPDIR/other.db"
+  morph forget --model bert --state "$BATS_TEST_TMPDIR/other.db"
+  assert_morph_error "other.db: no state database morphd has written (schema version 0"
+  [ ! -s "$BATS_TEST_TMPDIR/other.db" ] || fail "forget wrote Morph's schema into another file"
 }
 
 @test "models names an unknown model" {

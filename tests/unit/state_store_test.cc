@@ -490,7 +490,7 @@ TEST_F(StateStoreTest, AV1DatabaseMigratesAndKeepsItsData) {
 TEST_F(StateStoreTest, ReadOnlyOpeningNeverMigratesNorWrites) {
   { std::ofstream(db_path_).flush(); }
   ::chmod(db_path_.c_str(), 0600);
-  EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only(db_path_); }), "schema version 0, an empty file");
+  EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only(db_path_); }), "schema version 0: an empty file");
   { StateStore::open(db_path_, schema_migrations().first(2)).record_job(job(31)); }
   const std::string older = error_of([&] { StateStore::open_read_only(db_path_); });
   EXPECT_CONTAINS(older, db_path_);
@@ -513,6 +513,36 @@ TEST_F(StateStoreTest, ReadOnlyOpeningNeverMigratesNorWrites) {
   EXPECT_CONTAINS(newer, "schema version 8, newer than the 7 this Morph knows");
   EXPECT_CONTAINS(newer, "written by a newer morphd: read it with that version's morph");
   EXPECT_CONTAINS(error_of([&] { StateStore::open_read_only((dir_ / "none.db").string()); }),
+                  "No such file or directory");
+}
+
+// morph forget changes what morphd wrote and nothing else: a file of another program
+// (schema version 0) was filled with Morph's 20 tables, an older schema migrated.
+TEST_F(StateStoreTest, AnExistingDatabaseIsOpenedForWritingOnlyAtThisMorphsSchema) {
+  {
+    Database foreign = Database::open(db_path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    foreign.exec("CREATE TABLE invoices (id INTEGER)", "create another program's table");
+  }
+  ::chmod(db_path_.c_str(), 0600);
+  EXPECT_CONTAINS(error_of([&] { StateStore::open_existing(db_path_); }),
+                  "schema version 0: an empty file or another program's database");
+  {
+    Database foreign = Database::open(db_path_, SQLITE_OPEN_READONLY);
+    Statement tables = foreign.prepare("SELECT count(*) FROM sqlite_master", "count the tables");
+    ASSERT_TRUE(tables.step());
+    EXPECT_EQ(tables.column_int(0), 1) << "the refusal wrote Morph's schema into the file";
+  }
+  std::filesystem::remove(db_path_);
+  { StateStore::open(db_path_, schema_migrations().first(2)).record_job(job(31)); }
+  EXPECT_CONTAINS(error_of([&] { StateStore::open_existing(db_path_); }),
+                  "schema version 2, older than this Morph's 7; morphd migrates it when this version of morphd starts "
+                  "(this command does not migrate)");
+  EXPECT_EQ(StateStore::open_read_only(db_path_, schema_migrations().first(2)).schema_version(), 2);
+  { StateStore::open(db_path_); }
+  StateStore writer = StateStore::open_existing(db_path_);
+  writer.record_job(job(32));
+  EXPECT_TRUE(StateStore::open_read_only(db_path_).job(32));
+  EXPECT_CONTAINS(error_of([&] { StateStore::open_existing((dir_ / "none.db").string()); }),
                   "No such file or directory");
 }
 

@@ -39,7 +39,7 @@ void run_forget(Context& context, const ForgetArgs& args) {
   const std::string path = morphd_state_path(context, args.state);
   const store::WriterLock lock = store::WriterLock::acquire(
       path, "stop morphd first: it keeps what it learnt in memory and would write it back");
-  store::StateStore state = store::StateStore::open(path);
+  store::StateStore state = store::StateStore::open_existing(path);
   const store::StateStore::Forgotten forgotten = state.forget_learnt(model, daemon::kOnlineRefitSource);
   if (unknown && forgotten.fitted_params == 0 && forgotten.refit_points == 0) throw *unknown;
   if (context.json) {
