@@ -357,7 +357,8 @@ int main(int argc, char** argv) {
   app.flag("--once", o.once, "run one round and exit");
   app.flag("--dry-run", o.dry_run, "decide and log, change nothing");
   app.option("--poll", o.poll_s, "seconds between cheap reads of slurmctld (default 1)").range(0.05, 60.0);
-  if (const std::optional<int> status = app.parse(argc, argv)) return *status;
+  // A command line it cannot take is a start that cannot succeed: 1 (--help: 0).
+  if (const std::optional<int> status = app.parse(argc, argv)) return *status == 0 ? 0 : 1;
   struct sigaction stop{};
   stop.sa_handler = on_stop;
   sigaction(SIGTERM, &stop, nullptr);

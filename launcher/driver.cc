@@ -352,6 +352,7 @@ class Driver {
     add("--metrics", metrics_);
     add("--config", o_.config_path);
     if (!c.has_record) add("--plan", o_.plan);
+    if (!c.has_record && o_.seq > 0) add("--seq", std::to_string(o_.seq));
     if (o_.mpi_trainer) step.argv.emplace_back("--mpi-trainer");
     step.argv.emplace_back("--");
     step.argv.insert(step.argv.end(), o_.command.begin(), o_.command.end());

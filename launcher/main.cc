@@ -11,6 +11,7 @@
 #include "launcher/options.h"
 #include "launcher/supervisor.h"
 #include "launcher/task.h"
+#include "libmorph/request/limits.h"
 #include "libmorph/util/error.h"
 #include "tools/command_line/command_line.h"
 
@@ -24,6 +25,8 @@ int main(int argc, char** argv) {
   app.option("--frameworks-dir", o.frameworks_dir,
              "rule files (default: $MORPH_FRAMEWORKS, then " MORPH_PKGDATADIR "/frameworks)");
   app.option("--plan", o.plan, "dp=..,tp=..,pp=..,zero=.. when the job has no Morph record (plain srun, tests)");
+  app.option("--seq", o.seq, "with --plan: the sequence length a framework's rule passes as {seq}")
+      .range(std::int64_t{1}, std::int64_t{MORPH_MAX_SEQ});
   app.option("--hosts", o.hosts, "outside Slurm: the nodes, rank 0's first").delimiter(',');
   app.option("--node-rank", o.node_rank, "outside Slurm: this host's index in --hosts");
   app.flag("--per-node", o.per_node, "one task per node starting one rank per GPU");
@@ -36,7 +39,9 @@ int main(int argc, char** argv) {
   app.option("--mpi", o.srun_mpi, "--driver: srun's --mpi type for the steps (default pmix; none: not given)");
   app.option("--threads", o.threads, "threads per process for a reshard (0: one per core)");
   app.option("command", o.command, "the trainer and its arguments, after --").required();
-  if (const std::optional<int> status = app.parse(argc, argv)) return *status;
+  // A command line it cannot take starts nothing: 78, as every refusal (--help: 0).
+  if (const std::optional<int> status = app.parse(argc, argv))
+    return *status == 0 ? 0 : morph::launcher::kExitRefuse;
   if (const std::string why = o.invalid(); !why.empty()) {
     std::fprintf(stderr, "morphrun: %s\n", why.c_str());
     return morph::launcher::kExitRefuse;

@@ -9,6 +9,7 @@ std::string Options::invalid() const {
   if (!hosts.empty() && (node_rank < 0 || node_rank >= static_cast<int>(hosts.size())))
     return "--node-rank must be an index of --hosts";
   if (threads < 0) return "--threads must be 0 (one per core) or more";
+  if (seq != 0 && plan.empty()) return "--seq goes with --plan (a Morph job's record gives its sequence length)";
   return {};
 }
 

@@ -1,6 +1,7 @@
 // morphrun's command line (morphrun(1)).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@ struct Options {
   std::string framework;             // "": the record's framework, else torch
   std::string frameworks_dir;        // "": $MORPH_FRAMEWORKS or the installed share/frameworks
   std::string plan;                  // --plan: outside a Morph job
+  std::int64_t seq = 0;              // --seq: the sequence length with --plan (0: none)
   std::vector<std::string> hosts;    // --hosts: outside Slurm
   int node_rank = 0;
   bool per_node = false;

@@ -49,10 +49,16 @@ std::string this_host() {
   return name;
 }
 
-// A record for a step that has none (--plan): what the rendering and MORPH_* need.
-JobRecord record_for(const launch::PlanSource& source, const launch::StepLayout& step) {
-  if (source.record) return *source.record;
+// A record for a step that has none (--plan, --seq): what the rendering and MORPH_* need.
+JobRecord record_for(const launch::PlanSource& source, const launch::StepLayout& step, std::int64_t seq) {
+  if (source.record) {
+    if (seq != 0 && seq != source.record->request.seq_len)
+      throw Error(fmt::format("--seq {} is not the job's sequence length, {} (its record)", seq,
+                              source.record->request.seq_len));
+    return *source.record;
+  }
   JobRecord r;
+  r.request.seq_len = seq;
   r.request.global_batch = static_cast<int>(source.plan.global_batch());
   r.current.plan = source.plan;
   r.current.nodes = static_cast<int>(step.nodes.size());
@@ -128,7 +134,7 @@ int run_task(const Options& o) {
                                        source.plan.gpus());
   launch::check_plan_fits(source.plan, source.record ? &source.record->current : nullptr, step);
   if (slurm && o.mpi_trainer) launch::check_mpi_trainer_tasks(step);
-  const JobRecord record = record_for(source, step);
+  const JobRecord record = record_for(source, step, o.seq);
   // A heterogeneous plan gives this node's ranks its GPU type's GA and workers.
   const launch::RankBatch batch =
       launch::rank_batch(record.current, record.current.heterogeneous()

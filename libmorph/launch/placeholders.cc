@@ -79,8 +79,8 @@ Values placeholder_values(const RenderContext& context, const std::string& frame
       {"ga", integer(std::int64_t{plan.ga_steps} * plan.micro_batches)},
       {"global_batch", integer(request.global_batch)},
       {"seq", request.seq_len > 0 ? integer(request.seq_len)
-                                  : Value{std::monostate{}, "the request has no sequence length (seq=0: "
-                                                            "morphrun resolves the model's default first)"}},
+                                  : Value{std::monostate{}, "the step has no sequence length (without a Morph "
+                                                            "record, give morphrun --seq with --plan)"}},
       {"gc", boolean(plan.checkpointing)},
       {"offload", boolean(plan.offload)},
       {"heterogeneous", boolean(context.record.current.heterogeneous())},

@@ -170,6 +170,8 @@ setup_file() {
   [ "$(id -u)" -eq 0 ] || skip "morphd runs as root or SlurmUser"
   run --separate-stderr timeout 20 "$morphd" --config "$BATS_TEST_TMPDIR/none.conf"
   [ "$status" -eq 1 ] || fail "status $status: $stderr"
+  run timeout 20 "$morphd" --poll 0
+  [ "$status" -eq 1 ] || fail "a bad option: status $status: $output"
   [[ $stderr == *"configuration: $BATS_TEST_TMPDIR/none.conf: no such file"* ]] || fail "$stderr"
   if command -v flock >/dev/null; then
     local db="$BATS_TEST_TMPDIR/held.db"

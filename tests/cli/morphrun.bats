@@ -217,6 +217,29 @@ os.execvp(sys.argv[1], sys.argv[1:])'
     '[ "$RANK" = 0 ] || exit 0; while [ "$1" != --deepspeed_config ]; do shift; done; cat "$2"' trainer
   [ "$status" -eq 0 ] || fail "$output"
   jq -e '.train_batch_size == 16 and .train_micro_batch_size_per_gpu == 4 and .gradient_accumulation_steps == 1' <<<"$output" >/dev/null || fail "$output"
+  # Without a record, --plan and --seq give what Megatron's rule needs.
+  run --separate-stderr "$MORPHRUN" --hosts a --framework megatron --plan dp=1 -- echo
+  [ "$status" -eq 78 ] || fail "$output"
+  [[ $stderr == *"{seq} has no value: the step has no sequence length (without a Morph record, give morphrun --seq with --plan)"* ]] || fail "$stderr"
+  run "$MORPHRUN" --hosts a --framework megatron --plan dp=1,mbs=2 --seq 2048 -- echo
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ $output == *"--micro-batch-size 2 --global-batch-size 2 --seq-length 2048"* ]] || fail "$output"
+  MORPH_RECORD=$(record) run --separate-stderr "$MORPHRUN" --hosts a --framework megatron --plan dp=4,mbs=4 --seq 4096 -- echo
+  [ "$status" -eq 78 ] || fail "$output"
+  [[ $stderr == *"--seq 4096 is not the job's sequence length, 1024 (its record)"* ]] || fail "$stderr"
+  run --separate-stderr "$MORPHRUN" --seq 2048 -- true
+  [[ $stderr == *"--seq goes with --plan"* ]] || fail "$stderr"
+}
+
+@test "a command line morphrun cannot take starts nothing: 78, as every refusal (it was CLI11's 106 or 109)" {
+  run "$MORPHRUN" --bogus -- true
+  [ "$status" -eq 78 ] || fail "status $status: $output"
+  run "$MORPHRUN" --plan dp=1
+  [ "$status" -eq 78 ] || fail "status $status: $output"
+  run "$MORPHRUN" --plan dp=1 --seq 0 -- true
+  [ "$status" -eq 78 ] || fail "status $status: $output"
+  run "$MORPHRUN" --help
+  [ "$status" -eq 0 ] || fail "status $status: $output"
 }
 
 @test "on GPUs without bf16 (etc/morph.conf's V100) DeepSpeed trains in fp16 with loss scaling; A100s keep bf16" {

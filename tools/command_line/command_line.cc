@@ -137,6 +137,7 @@ bool Program::parse_or_throw(int argc, char** argv, bool print) {
 
 // The types Morph's programs parse.
 template Option& Option::range(int, int);
+template Option& Option::range(std::int64_t, std::int64_t);
 template Option& Option::range(std::uint64_t, std::uint64_t);
 template Option& Option::range(double, double);
 template Option Command::option(const std::string&, std::string&, const std::string&);
