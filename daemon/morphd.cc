@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -86,10 +87,18 @@ void check_user() {
 // Slurm requeues only when slurm.conf's RequeueExit lists it: else each move would end
 // the job as failed. A dry run moves nothing and only says so.
 void check_requeue_exit(bool dry_run) {
-  const std::optional<std::string> listed = morph::daemon::SlurmClient::requeue_exit();
+  // Without slurm.conf libslurm retries for a minute before it gives up: said at once.
+  const char* env = std::getenv("SLURM_CONF");
+  const std::string conf = env != nullptr && *env != '\0' ? env : MORPH_SLURM_CONF;
+  std::error_code error;
+  const bool found = std::filesystem::exists(conf, error);
+  const std::optional<std::string> listed =
+      found ? morph::daemon::SlurmClient::requeue_exit() : std::optional<std::string>{};
   std::string why;
-  if (!listed)
-    why = "slurmctld did not answer for slurm.conf's RequeueExit";
+  if (!found)
+    why = fmt::format("{}: no slurm.conf (SLURM_CONF or the installed one): morphd finds slurmctld through it", conf);
+  else if (!listed)
+    why = fmt::format("slurmctld did not answer for slurm.conf's RequeueExit (is it up? the cluster of {})", conf);
   else if (!morph::launch::requeue_exit_lists(*listed))
     why = fmt::format("slurm.conf's RequeueExit={0} does not list {1}: a job morphd moves or preempts saves and "
                       "exits {1}, which Slurm would end as failed instead of requeuing it; add {1} to RequeueExit",

@@ -108,11 +108,20 @@ const ModelSpec* Catalog::find(std::string_view name) const {
 ModelSpec Catalog::resolve(std::string_view name_or_spec, std::string_view what) const {
   if (name_or_spec.find('=') != std::string_view::npos) return parse_inline_model(name_or_spec, what);
   if (const ModelSpec* m = find(trim(name_or_spec))) return *m;
-  std::string known;
-  for (const ModelSpec& m : models_) known += (known.empty() ? "" : ", ") + m.name;
   throw Error(fmt::format("{}: unknown model {} (known: {}; or an inline spec like "
                           "layers=32,hidden=4096,heads=32,seq=4096,vocab=32000)",
-                          what, quote(name_or_spec), known));
+                          what, quote(name_or_spec), known_names()));
+}
+
+ModelSpec Catalog::named(std::string_view name, std::string_view what) const {
+  if (const ModelSpec* m = find(trim(name))) return *m;
+  throw Error(fmt::format("{}: unknown model {} (known: {})", what, quote(name), known_names()));
+}
+
+std::string Catalog::known_names() const {
+  std::string known;
+  for (const ModelSpec& m : models_) known += (known.empty() ? "" : ", ") + m.name;
+  return known;
 }
 
 }  // namespace morph

@@ -105,9 +105,9 @@ std::vector<ProfileConfig> choose_profile_configs(const ModelSpec& model, std::i
   const auto offload = std::count_if(out.begin(), out.end(), [](const ProfileConfig& x) { return x.plan.offload; });
   if (std::ssize(out) < kProfileConfigs || offload < kProfileOffloadConfigs)
     throw Error(fmt::format(
-        "an allocation of {} node(s) x {} GPUs holds only {} distinct valid profiling configurations ({} with "
-        "ZeRO-Offload) for {} with global batch {}; {} are needed, {} with ZeRO-Offload: use more GPUs or a "
-        "batch with more divisors",
+        "an allocation of {} node(s) x {} GPUs holds {} distinct valid profiling configurations, {} with "
+        "ZeRO-Offload, for {} with global batch {}; at least {} are needed, {} of them with ZeRO-Offload: use more "
+        "GPUs or a batch with more divisors",
         a.nodes, a.gpus_per_node, out.size(), offload, model.name.empty() ? "the model" : model.name, global_batch,
         kProfileConfigs, kProfileOffloadConfigs));
   return out;

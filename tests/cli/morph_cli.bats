@@ -611,6 +611,18 @@ JSON
   done
 }
 
+@test "fit: --model naming the profile's own model (by an alias) fits as without it; another model needs --batch" {
+  require_artifact
+  morph fit --profile "$ARTIFACT/profile/bert"
+  assert_ok
+  local plain=$output
+  morph fit --profile "$ARTIFACT/profile/bert" --model bert
+  assert_ok
+  [ "$output" = "$plain" ] || fail "$output"
+  morph fit --profile "$ARTIFACT/profile/bert" --model roberta
+  assert_morph_error "--model: a model other than the profile's described one needs --batch"
+}
+
 @test "validate --online --refit-threshold: no refit where the model predicts the observed rows within it" {
   require_artifact
   require_jq

@@ -161,7 +161,7 @@ TINY=layers=4,hidden=16,heads=4,seq=8,vocab=52,name=morph-trainer-mlp
   profile job --dry-run --model no-such-model --batch 32 --nodes 1 --gpus-per-node 8 --node-type dgx-a100 -- x
   assert_profile_error --model no-such-model
   profile job --dry-run --model "$TINY" --batch 32 --nodes 1 --gpus-per-node 2 --node-type dgx-a100 -- x
-  assert_profile_error "holds only" "7 are needed"
+  assert_profile_error "1 node(s) x 2 GPUs holds" "at least 7 are needed, 3 of them with ZeRO-Offload"
   profile job --dry-run --model "$TINY" --batch 32 --node-type no-such-type -- x
   assert_profile_error --node-type no-such-type
   # More GPUs on a node than its type has: refused before the runs, not at the final fit.

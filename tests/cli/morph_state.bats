@@ -170,9 +170,14 @@ setup_file() {
   [ "$(id -u)" -eq 0 ] || skip "morphd runs as root or SlurmUser"
   run --separate-stderr timeout 20 "$morphd" --config "$BATS_TEST_TMPDIR/none.conf"
   [ "$status" -eq 1 ] || fail "status $status: $stderr"
+  [[ $stderr == *"configuration: $BATS_TEST_TMPDIR/none.conf: no such file"* ]] || fail "$stderr"
   run timeout 20 "$morphd" --poll 0
   [ "$status" -eq 1 ] || fail "a bad option: status $status: $output"
-  [[ $stderr == *"configuration: $BATS_TEST_TMPDIR/none.conf: no such file"* ]] || fail "$stderr"
+  # Without slurm.conf it says so at once (libslurm retried for a minute).
+  SLURM_CONF="$BATS_TEST_TMPDIR/no-slurm.conf" run --separate-stderr timeout 20 "$morphd" -D --once \
+    --config "$MORPH_CONF" --state "$BATS_TEST_TMPDIR/fresh.db"
+  [ "$status" -eq 1 ] || fail "status $status: $stderr"
+  [[ $stderr == *"$BATS_TEST_TMPDIR/no-slurm.conf: no slurm.conf (SLURM_CONF or the installed one)"* ]] || fail "$stderr"
   if command -v flock >/dev/null; then
     local db="$BATS_TEST_TMPDIR/held.db"
     cp "$STATE_DB" "$db"

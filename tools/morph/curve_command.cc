@@ -75,7 +75,9 @@ void run_curve(Context& context, const CurveArgs& args) {
     } else {
       const int gpus = args.gpus > 0 ? args.gpus : node->gpus;
       if (gpus > max_gpus)
-        throw Error(fmt::format("--gpus: {} is more than the {} GPUs of type {} available", gpus, max_gpus, gpu.name));
+        throw Error(fmt::format("{}: {} is more than the {} GPUs of type {} available{}",
+                                args.gpus > 0 ? "--gpus" : "--resource cpu", gpus, max_gpus, gpu.name,
+                                args.gpus > 0 ? "" : fmt::format(" (a whole {} node; give --gpus)", node->name)));
       curve = cpu_curve(w, cluster, *node, gpus, std::max(1, node->cpus / node->gpus), perf.perf, options);
     }
     if (context.json) {

@@ -45,7 +45,11 @@ ArtifactWorkload workload_for(Context& context, const FitArgs& args, const Artif
                               const std::string& profile_name) {
   ArtifactWorkload w;
   const ArtifactWorkload* known = spec.find_by_profile(profile_name);
-  if (known != nullptr && args.model.empty()) {
+  // --model naming the profile's own model changes nothing.
+  if (known != nullptr && !args.model.empty() &&
+      context.catalog().resolve(args.model, "--model").name != context.catalog().resolve(known->model, "its model").name)
+    known = nullptr;
+  if (known != nullptr) {
     w = *known;
   } else {
     if (args.model.empty())

@@ -32,7 +32,7 @@ void run_forget(Context& context, const ForgetArgs& args) {
   std::string model = args.model;
   std::optional<Error> unknown;  // not in the catalog: what the database learnt under that name, if anything
   try {
-    model = context.catalog().resolve(args.model, "--model").name;
+    model = context.catalog().named(args.model, "--model").name;
   } catch (const Error& e) {
     unknown = e;
   }

@@ -59,7 +59,7 @@ std::vector<MeasuredConfiguration> measured(const std::vector<policy::RefitPoint
 void run_models(Context& context, const ModelsArgs& args) {
   const MorphConfig& config = context.config();
   const Catalog& catalog = context.catalog();
-  const std::string only = args.model.empty() ? "" : catalog.resolve(args.model, "--model").name;
+  const std::string only = args.model.empty() ? "" : catalog.named(args.model, "--model").name;
   const store::StateStore state = open_morphd_state(context, args.state);
   const PerfStore perf = PerfStore::load_dir(config.perf_model_dir);
   const std::map<std::string, PerfModel> refitted = daemon::load_online_refits(state, catalog);
