@@ -94,6 +94,14 @@ write_cluster() {
   assert_morph_error frobnicate
 }
 
+@test "a subcommand's option before the subcommand is named as misplaced (it was 'unknown subcommand 3')" {
+  morph --top 3 plan --model bert --batch 64 --gpus 8xa800
+  assert_morph_error "'--top' is not an option of morph itself: a subcommand's options follow it"
+  [ "$status" -eq 2 ] || fail "status $status"
+  morph --json --config="$MORPH_CONF" plan --model bert --batch 64 --gpus 8xa800
+  assert_ok
+}
+
 # ---------------------------------------------------------------------------------------
 # plan: ranking, JSON output, memory limits, plan families
 # ---------------------------------------------------------------------------------------

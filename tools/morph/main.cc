@@ -15,17 +15,26 @@
 
 namespace {
 
-// CLI11 reports "a subcommand is required" for `morph frobnicate`; name the word instead,
-// and the subcommands `app` has.
+// CLI11 reports "a subcommand is required" for `morph frobnicate`, and `morph --top 3 plan`
+// as the unknown subcommand '3'; name the word or the misplaced option instead, and the
+// subcommands `app` has.
 bool unknown_subcommand(int argc, char** argv, const morph::command_line::Program& program) {
   const std::vector<std::string> known = program.subcommand_names();
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--config" || arg == "--catalog" || arg == "--spec") {
-      ++i;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (name == "--config" || name == "--catalog" || name == "--spec") {
+      if (name == arg) ++i;
       continue;
     }
-    if (arg.empty() || arg[0] == '-') continue;
+    if (arg == "--json" || arg == "--version" || arg == "--help" || arg == "-h") continue;
+    if (!arg.empty() && arg[0] == '-') {
+      std::cerr << "morph: " << morph::quote(name)
+                << " is not an option of morph itself: a subcommand's options follow it (morph SUBCOMMAND " << name
+                << " ...)\n";
+      return true;
+    }
+    if (arg.empty()) continue;
     if (std::find(known.begin(), known.end(), arg) != known.end()) return false;
     std::string list;
     for (std::size_t k = 0; k < known.size(); ++k)
