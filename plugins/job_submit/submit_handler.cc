@@ -136,12 +136,10 @@ struct Mismatch {
 };
 
 // The first resource field of an update that does not match the record's placement.
-std::optional<Mismatch> update_mismatch(const JobResources& u, const Placement& p, const MorphConfig* config) {
-  auto same_type = [&](const std::string& type) {
-    if (type.empty()) return true;
-    const GpuType* g = config != nullptr ? config->cluster.find_gpu_type(type) : nullptr;
-    return g != nullptr ? g->name == p.gpu_type : to_lower(type) == to_lower(p.gpu_type);
-  };
+std::optional<Mismatch> update_mismatch(const JobResources& u, const Placement& p) {
+  // The plan's type by its name, as the job's tasks check it (spank_morph): Slurm's GRES
+  // type is morph.conf's name, so an alias there asks for GPUs no node has.
+  auto same_type = [&](const std::string& type) { return type.empty() || to_lower(type) == to_lower(p.gpu_type); };
   const auto gpus = [](std::string field) { return Mismatch{Refusal::gpus, std::move(field)}; };
   if (u.clears_tres_per_node) return gpus("TresPerNode= (no GPUs)");
   if (!u.tres_per_node.empty()) {
@@ -445,7 +443,7 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
         return out;
       }
     }
-    std::optional<Mismatch> mismatch = update_mismatch(in.update, r.current, config_ ? &*config_ : nullptr);
+    std::optional<Mismatch> mismatch = update_mismatch(in.update, r.current);
     // Under GpuTypeBy=feature the GPU type is a node feature: Features names the plan's.
     if (!mismatch && !sets_record && (!in.update.features.empty() || in.update.clears_features) && config_ &&
         config_->gpu_type_by_feature && gpu_request(r).features != in.update.features)

@@ -328,10 +328,13 @@ TEST_F(Handler, ModifyRefusesResourceUpdatesThatLeaveTheJobsPlan) {
   }
   // What matches the plan, and what does not touch it, passes.
   update.update = {};
-  update.update.tres_per_node = "gres:gpu:a100:1";  // an alias of the same type
+  update.update.tres_per_node = "gres:gpu:A100-80G:1";  // the plan's type in capitals
   update.update.min_nodes = 1;
   update.update.tasks = 1;
   EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::pass_through) << handler.modify(update).message;
+  // An alias is no Slurm GRES type of the nodes, and the job's tasks would refuse it.
+  update.update.tres_per_node = "gres:gpu:a100:1";
+  EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::reject);
   update.update = {};
   update.update.features = "a100-80g";
   EXPECT_EQ(handler.modify(update).verdict, plugin::Verdict::pass_through);
