@@ -100,6 +100,10 @@ write_cluster() {
   [ "$status" -eq 2 ] || fail "status $status"
   morph --json --config="$MORPH_CONF" plan --model bert --batch 64 --gpus 8xa800
   assert_ok
+  morph plan --model bert --batch 64 --gpus 8xa800 8xv100
+  assert_morph_error "unexpected argument 8xv100"
+  morph plan --model bert --batch 64 --gpus 8xa800 --gpu 8xv100
+  assert_morph_error "unknown option --gpu"
 }
 
 # ---------------------------------------------------------------------------------------

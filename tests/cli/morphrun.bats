@@ -232,8 +232,9 @@ os.execvp(sys.argv[1], sys.argv[1:])'
 }
 
 @test "a command line morphrun cannot take starts nothing: 78, as every refusal (it was CLI11's 106 or 109)" {
-  run "$MORPHRUN" --bogus -- true
-  [ "$status" -eq 78 ] || fail "status $status: $output"
+  run --separate-stderr "$MORPHRUN" --bogus=1 -- true
+  [ "$status" -eq 78 ] || fail "status $status: $stderr"
+  [ "$stderr" = "morphrun: unknown option --bogus" ] || fail "$stderr"
   run "$MORPHRUN" --plan dp=1
   [ "$status" -eq 78 ] || fail "status $status: $output"
   run "$MORPHRUN" --plan dp=1 --seq 0 -- true

@@ -114,9 +114,29 @@ std::vector<std::string> Program::subcommand_names() const {
   return names;
 }
 
+namespace {
+
+// CLI11 lists what it did not expect, "--" included ("-- --bogus" for `--bogus -- cmd`):
+// the first such word, named as an unknown option or an unexpected argument.
+std::string not_expected(const CLI::App& app) {
+  for (const std::string& word : app.remaining(true)) {
+    if (word == "--") continue;
+    return word.size() > 1 && word[0] == '-' ? "unknown option " + word.substr(0, word.find('='))
+                                              : "unexpected argument " + word;
+  }
+  return {};
+}
+
+}  // namespace
+
 std::optional<int> Program::parse(int argc, char** argv) {
   try {
     program_->parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    const std::string what = not_expected(*program_);
+    if (what.empty()) return program_->exit(e);
+    std::fprintf(stderr, "%s: %s\n", program_->get_name().c_str(), what.c_str());
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     return program_->exit(e);
   }
