@@ -1,10 +1,15 @@
 #include "launcher/save_request.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <string_view>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -42,17 +47,23 @@ void clear_save_requests(const std::string& checkpoint_dir, std::uint32_t job_id
 bool request_save(const std::string& path, std::string* error) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  errno = 0;
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) {
-    const int open_errno = errno;  // left by open(2)
+  // Made afresh, never through what is there: in a folder others may write, a symlink
+  // planted at the name would have had the driver truncate the file it points to.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int open_errno = errno;
+    struct stat st {};
+    if (open_errno == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return true;  // asked before
     *error = fmt::format("cannot create {}: {}", path,
-                         ec ? ec.message() : open_errno != 0 ? std::strerror(open_errno) : "open failed");
+                         ec                                                  ? ec.message()
+                         : open_errno == EEXIST && S_ISDIR(st.st_mode)       ? std::strerror(EISDIR)
+                         : open_errno == EEXIST                              ? "something else than a file is there"
+                                                                             : std::strerror(open_errno));
     return false;
   }
-  out << "morphrun --driver asks this job's trainers to save\n";
-  out.close();
-  if (out) return true;
+  static constexpr std::string_view kText = "morphrun --driver asks this job's trainers to save\n";
+  const bool written = ::write(fd, kText.data(), kText.size()) == static_cast<ssize_t>(kText.size());
+  if (::close(fd) == 0 && written) return true;
   *error = fmt::format("cannot write {}", path);
   return false;
 }

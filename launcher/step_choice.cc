@@ -42,20 +42,8 @@ void publish_step_choice(const std::string& checkpoint_dir, const StepChoiceId& 
   const std::string prefix = job_prefix(id.job_id), name = fs::path(path).filename().string();
   remove_marker_files(checkpoint_dir, [&](const std::string& file) { return file.starts_with(prefix) && file != name; });
 
-  const std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
-  {
-    errno = 0;
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out) throw Error(fmt::format("cannot create {}: {}", temporary, std::strerror(errno)));
-    out << (error.empty() ? kChosen : kFailed) << (error.empty() ? folder : error);
-    out.close();
-    if (!out) throw Error(fmt::format("cannot write {}", temporary));
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    fs::remove(temporary, ec);
-    throw Error(fmt::format("cannot rename {} to {}: {}", temporary, path, std::strerror(e)));
-  }
+  replace_text_file(path, std::string(error.empty() ? kChosen : kFailed) + (error.empty() ? folder : error),
+                    "the step's checkpoint choice");
 }
 
 bool read_step_choice(const std::string& path, std::string* folder_or_error) {

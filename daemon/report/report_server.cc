@@ -18,6 +18,9 @@
 namespace morph::report {
 namespace {
 
+// "10.0.0.7" of peer_name()'s "10.0.0.7:40112" ("[::1]" of "[::1]:40112").
+std::string host_of(const std::string& peer) { return peer.substr(0, peer.rfind(':')); }
+
 Deadline deadline_after(double seconds) {
   return std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
@@ -58,6 +61,7 @@ bool ReportServerOptions::IsValid(std::string* error) const {
   if (max_credential_bytes < 64) *error = fmt::format("max_credential_bytes {} is below 64", max_credential_bytes);
   else if (!(read_timeout_s > 0 && read_timeout_s <= 600)) *error = fmt::format("read_timeout_s {} is not in (0, 600]", read_timeout_s);
   else if (max_connections == 0) *error = "max_connections is 0";
+  else if (max_connections_per_host == 0) *error = "max_connections_per_host is 0";
   else if (backlog < 1) *error = fmt::format("backlog {} is below 1", backlog);
   else return true;
   return false;
@@ -113,6 +117,13 @@ void ReportServer::accept_all() {
     c.peer = peer_name(c.socket);
     if (connections_.size() >= options_.max_connections) {
       defer(c, fmt::format("{} connections already open", connections_.size()));
+      continue;
+    }
+    const std::string host = host_of(c.peer);
+    const auto from_host = std::count_if(connections_.begin(), connections_.end(),
+                                         [&](const Connection& o) { return host_of(o.peer) == host; });
+    if (static_cast<std::size_t>(from_host) >= options_.max_connections_per_host) {
+      defer(c, fmt::format("{} connections already open from {}", from_host, host.empty() ? "?" : host));
       continue;
     }
     connections_.push_back(std::move(c));

@@ -60,6 +60,9 @@ struct ReportServerOptions {
   std::size_t max_credential_bytes = 512 * 1024;  // a full report is about 128 KiB of JSON
   double read_timeout_s = 2;
   std::size_t max_connections = 64;
+  // From one host: the rest stay for the others' reports (64 idle connections from one
+  // host deferred every report for 2 s at a time, before any authentication).
+  std::size_t max_connections_per_host = 8;
   int backlog = 64;
   // One line per refusal ("report from PEER: refused: REASON"); default: stderr, "morphd: ".
   std::function<void(const std::string& line)> log;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "libmorph/perf/perf_store.h"
 #include "libmorph/util/error.h"
@@ -157,6 +158,7 @@ void StateStore::reopen_job(JobId job_id) {
 }
 
 void StateStore::forget_job(JobId job_id) {
+  unpruned_.erase(job_id);
   const std::string operation = fmt::format("forget job {}", job_id);
   Transaction transaction(db_, Transaction::Kind::write, operation);
   if (const std::optional<JournalEntry> e = unfinished_reconfiguration(job_id))
@@ -234,6 +236,11 @@ void StateStore::record_plan(const PlanPeriod& plan) {
 }
 
 void StateStore::record_observations(std::span<const Observation> observations) {
+  record_observations(observations, kMaxObservationsPerJob, kObservationPruneEvery);
+}
+
+void StateStore::record_observations(std::span<const Observation> observations, std::int64_t keep,
+                                     std::int64_t prune_every) {
   const std::string operation = fmt::format("record {} throughput observations", observations.size());
   Transaction transaction(db_, Transaction::Kind::write, operation);
   // A step already recorded under its layout is a copy that morphrun sent again (schema v4).
@@ -245,6 +252,19 @@ void StateStore::record_observations(std::span<const Observation> observations) 
     insert.bind_int(5, o.samples).bind_text(6, o.layout).run();
     insert.reset();
   }
+  std::set<JobId> due;
+  for (const Observation& o : observations)
+    if (std::int64_t& n = unpruned_[o.job_id]; ++n >= prune_every) {
+      n = 0;
+      due.insert(o.job_id);
+    }
+  for (const JobId job : due)  // its newest `keep`, in the order of the index observations_by_job
+    db_.prepare("DELETE FROM observations WHERE id IN (SELECT id FROM observations WHERE job_id = ?1 "
+                "ORDER BY time DESC, id DESC LIMIT -1 OFFSET ?2)",
+                operation)
+        .bind_int(1, job)
+        .bind_int(2, keep)
+        .run();
   transaction.commit();
 }
 

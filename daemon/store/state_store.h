@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -24,6 +25,11 @@ class StateStore {
  public:
   static constexpr int kBusyTimeoutMs = 5000;
   static constexpr int kDefaultThroughputWindow = 20;  // observations in the median
+  // The newest observations kept per job: a job's reports (or a flood of them, 46,000 rows
+  // a second from one client in a security review) do not fill the disk. Pruned once a
+  // job has had kObservationPruneEvery more recorded, so that a report costs O(1).
+  static constexpr std::int64_t kMaxObservationsPerJob = 100'000;
+  static constexpr std::int64_t kObservationPruneEvery = 10'000;
 
   // Creates the file (mode 0600) or opens it, refusing one that group or others may write;
   // WAL, foreign keys on; migrates it to this Morph's schema, refusing a newer one.
@@ -76,6 +82,8 @@ class StateStore {
   void replace_size_caps(std::span<const SizeCapRow> caps);
   std::vector<SizeCapRow> size_caps() const;  // by job id
   void record_observations(std::span<const Observation> observations);  // all or none
+  // The same, keeping at most `keep` observations per job (tests; kMaxObservationsPerJob).
+  void record_observations(std::span<const Observation> observations, std::int64_t keep, std::int64_t prune_every);
   // The last `last` observations of a job made in [from_time, until_time) (none: until
   // now), oldest first.
   std::vector<Observation> observations(JobId job_id, std::int64_t from_time, std::optional<std::int64_t> until_time,
@@ -122,6 +130,7 @@ class StateStore {
   explicit StateStore(Database db) : db_(std::move(db)) {}
   void delete_job_rows(JobId job_id, const std::string& operation);  // inside the caller's transaction
   Database db_;
+  std::map<JobId, std::int64_t> unpruned_;  // observations recorded per job since its last pruning
 };
 
 }  // namespace morph::store

@@ -54,7 +54,7 @@ void Cluster::add_node(NodeRecord node) {
   if (find_node_type(node.node_type) == nullptr)
     throw Error(fmt::format("NodeName {}: NodeType={} is not defined", quote(node.name),
                             quote(node.node_type)));
-  if (!node_names_.insert(node.name).second)
+  if (!node_index_.emplace(node.name, nodes_.size()).second)
     throw Error(fmt::format("NodeName {} is defined twice", quote(node.name)));
   nodes_.push_back(std::move(node));
 }
@@ -104,12 +104,14 @@ const GpuType& Cluster::gpu_of(const NodeType& node) const {
 }
 
 std::string Cluster::gpu_of_node(std::string_view node) const {
-  for (const NodeRecord& n : nodes_)
-    if (n.name == node) {
-      const NodeType* type = find_node_type(n.node_type);
-      return type != nullptr ? type->gpu : std::string{};
-    }
-  return {};
+  const NodeRecord* n = find_node(std::string(node));
+  const NodeType* type = n != nullptr ? find_node_type(n->node_type) : nullptr;
+  return type != nullptr ? type->gpu : std::string{};
+}
+
+const NodeRecord* Cluster::find_node(const std::string& name) const {
+  const auto it = node_index_.find(name);
+  return it != node_index_.end() ? &nodes_[it->second] : nullptr;
 }
 
 }  // namespace morph

@@ -3,7 +3,7 @@
 
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "libmorph/cluster/gpu_type.h"
@@ -34,6 +34,8 @@ class Cluster {
   const GpuType& gpu_of(const NodeType& node) const;
   // The GpuType name of the node called `node` (a NodeName= line), or "" when unknown.
   std::string gpu_of_node(std::string_view node) const;
+  // The node called `name` (a NodeName= line), or nullptr; in O(1).
+  const NodeRecord* find_node(const std::string& name) const;
 
   const std::vector<GpuType>& gpu_types() const { return gpu_types_; }
   const std::vector<NodeType>& node_types() const { return node_types_; }
@@ -43,7 +45,7 @@ class Cluster {
   std::vector<GpuType> gpu_types_;
   std::vector<NodeType> node_types_;
   std::vector<NodeRecord> nodes_;
-  std::unordered_set<std::string> node_names_;  // of nodes_: a NodeName given twice, in O(1)
+  std::unordered_map<std::string, std::size_t> node_index_;  // name -> index into nodes_
 };
 
 }  // namespace morph

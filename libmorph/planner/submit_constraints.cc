@@ -10,14 +10,14 @@
 namespace morph {
 namespace {
 
-const NodeRecord* find_node(const Cluster& cluster, const std::string& name) {
-  for (const NodeRecord& n : cluster.nodes())
-    if (n.name == name) return &n;
-  return nullptr;
-}
-
 bool contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// -w and -x lists are sorted and without duplicates (SubmitConstraints): a user's 65,536
+// names each cost slurmctld a lookup, not a pass over the other list.
+bool lists(const std::vector<std::string>& sorted, const std::string& node) {
+  return std::binary_search(sorted.begin(), sorted.end(), node);
 }
 
 }  // namespace
@@ -41,17 +41,23 @@ bool satisfies(const std::vector<std::string>& features, const std::string& expr
   return !any;
 }
 
+std::vector<std::string> sorted_hosts(std::vector<std::string> hosts) {
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  return hosts;
+}
+
 void SubmitConstraints::validate(const Cluster& cluster) const {
   std::string type;
   for (const std::string& name : required_nodes) {
-    const NodeRecord* node = find_node(cluster, name);
+    const NodeRecord* node = cluster.find_node(name);
     if (node == nullptr) throw Error(fmt::format("-w/--nodelist: node {} is not in morph.conf", quote(name)));
     const std::string& its = cluster.find_node_type(node->node_type)->name;
     if (!type.empty() && its != type)
       throw Error(fmt::format("-w/--nodelist: {} mixes node types {} and {}; a Morph job uses one GPU type",
                               quote(name), type, its));
     type = its;
-    if (contains(excluded_nodes, name)) throw Error(fmt::format("-w and -x both name node {}", quote(name)));
+    if (lists(excluded_nodes, name)) throw Error(fmt::format("-w and -x both name node {}", quote(name)));
   }
   if (max_nodes > 0 && min_nodes > max_nodes) throw Error(fmt::format("-N: {}-{} has MAX below MIN", min_nodes, max_nodes));
   if (max_nodes > 0 && static_cast<int>(required_nodes.size()) > max_nodes)
@@ -67,7 +73,7 @@ std::map<std::string, int> usable_nodes(const Cluster& cluster, const SubmitCons
                                         std::map<std::string, std::string>* why_not) {
   // NodeName records may name their NodeType in another letter case.
   auto type_of = [&](const NodeRecord& n) { return cluster.find_node_type(n.node_type)->name; };
-  const NodeRecord* required = c.required_nodes.empty() ? nullptr : find_node(cluster, c.required_nodes.front());
+  const NodeRecord* required = c.required_nodes.empty() ? nullptr : cluster.find_node(c.required_nodes.front());
   for (const NodeType& type : cluster.node_types()) {
     std::string& why = (*why_not)[type.name];
     if (!satisfies(type.features, c.features)) why = fmt::format("its nodes lack --constraint={}", c.features);
@@ -85,12 +91,12 @@ std::map<std::string, int> usable_nodes(const Cluster& cluster, const SubmitCons
     ++listed[type_of(n)];
     if (c.partitions && !c.partitions->holds(n.name)) continue;
     ++in_partition[type_of(n)];
-    if (!contains(c.excluded_nodes, n.name)) ++usable[type_of(n)];
+    if (!lists(c.excluded_nodes, n.name)) ++usable[type_of(n)];
   }
   if (c.partitions && !c.partitions->each.empty())  // Slurm runs the job in one of them
     for (auto& [type, count] : usable)
       count = c.partitions->most_nodes(cluster.nodes(), [&](const NodeRecord& n) {
-        return type_of(n) == type && !contains(c.excluded_nodes, n.name);
+        return type_of(n) == type && !lists(c.excluded_nodes, n.name);
       });
   for (const NodeType& t : cluster.node_types()) {
     if (usable.count(t.name) || why_not->count(t.name)) continue;

@@ -15,6 +15,7 @@
 namespace morph {
 
 struct SubmitConstraints {
+  // Host names, sorted and without duplicates (sorted_hosts()).
   std::vector<std::string> required_nodes;  // -w: the job runs on (at least) these nodes
   std::vector<std::string> excluded_nodes;  // -x
   std::string features;                     // --constraint: F, F&G (or F,G) or F|G
@@ -33,6 +34,9 @@ struct SubmitConstraints {
   // name nodes morph.conf does not list, or outside the partitions.
   void validate(const Cluster& cluster) const;
 };
+
+// `hosts` sorted, duplicates dropped: the form of SubmitConstraints' node lists.
+std::vector<std::string> sorted_hosts(std::vector<std::string> hosts);
 
 // Nodes of each node type the job may use, by node type name; a node type missing from
 // the map is excluded. `why_not` gets, per excluded node type, the flag that excludes it.

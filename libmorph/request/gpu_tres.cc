@@ -14,7 +14,12 @@ namespace morph {
 namespace {
 
 // "gres:gpu", "gres/gpu", "gres:gpu:a100:2", "gres/gpu=2" are GPUs; "gres:gpumem" is not.
+// slurmctld reads an entry from its first "gres:" or "gres/" on, wherever that is, so
+// "xgres:gpu:8" asks it for 8 GPUs: so it does here.
 bool is_gpu_entry(std::string_view entry, std::string_view* rest) {
+  const std::size_t at = std::min(entry.find("gres:"), entry.find("gres/"));
+  if (at == std::string_view::npos) return false;
+  entry.remove_prefix(at);
   if (entry.substr(0, 8) != "gres:gpu" && entry.substr(0, 8) != "gres/gpu") return false;
   *rest = entry.substr(8);
   return rest->empty() || rest->front() == ':' || rest->front() == '=';

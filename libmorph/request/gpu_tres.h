@@ -1,6 +1,7 @@
 // GPU requests in Slurm's TRES syntax, as job_desc carries them: "gres:gpu:a100:4",
-// "gres:gpu:4", "gres/gpu:2", several joined by ',' or ';'. A request without the
-// "gres" prefix ("gpu:4") is what slurmctld silently ignores, so it is not a GPU request.
+// "gres:gpu:4", "gres/gpu:2", several joined by ',' or ';'. A request without "gres:" or
+// "gres/" ("gpu:4") is what slurmctld silently ignores, so it is not a GPU request; one
+// with them after other text ("xgres:gpu:4") is read from there on, as slurmctld does.
 #pragma once
 
 #include <optional>

@@ -73,8 +73,12 @@ void append_text_line(const std::string& path, std::string_view line, std::strin
 }
 
 void replace_text_file(const std::string& path, std::string_view text, std::string_view what) {
+  // A name others may guess, in a folder they may write (a shared checkpoint folder): made
+  // afresh, never opened through what is there (a symlink planted to make us truncate
+  // another file).
   const std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ::unlink(temporary.c_str());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(fmt::format("cannot write {} ({}): {}: {}", path, what, temporary, std::strerror(errno)));
   auto fail = [&](const char* step) {
     const int saved = errno;

@@ -1,7 +1,9 @@
 #include "plugins/job_submit/submit_handler.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -16,6 +18,32 @@ namespace morph::plugin {
 namespace {
 
 constexpr std::size_t kMaxCachedDecisions = 1024;
+constexpr std::size_t kMaxCachedKeyBytes = std::size_t{16} << 20;  // the cache's keys together
+// The bytes of one of the user's strings (a host list, GRES, a constraint). slurmctld takes
+// messages up to 1 GiB and holds its locks while this plugin runs: a security review's
+// 16 MiB -x per submission kept 16 MiB each in the decision cache, and 65,536 -w names
+// against 65,536 -x names stalled slurmctld for seconds.
+constexpr std::size_t kMaxUserText = 64 * 1024;
+
+void check_text_sizes(const JobResources& u) {
+  for (const auto& [what, text] :
+       {std::pair{"--gres (TresPerNode)", &u.tres_per_node}, {"--gpus (TresPerJob)", &u.tres_per_job},
+        {"--gpus-per-task (TresPerTask)", &u.tres_per_task}, {"--gpus-per-socket (TresPerSocket)", &u.tres_per_socket},
+        {"--cpus-per-gpu (CpusPerTres)", &u.cpus_per_tres}, {"--mem-per-gpu (MemPerTres)", &u.mem_per_tres},
+        {"-w/--nodelist", &u.required_nodes}, {"-x/--exclude", &u.excluded_nodes},
+        {"--constraint (Features)", &u.features}, {"-p/--partition", &u.partition}})
+    if (text->size() > kMaxUserText)
+      throw Error(fmt::format("{}: {} bytes, more than {}", what, text->size(), kMaxUserText));
+}
+
+// A user's value in a message slurmctld logs: as it is when short and printable, else
+// quote()'s (no forged log lines from a newline in TresPerNode=).
+std::string shown(const std::string& text) {
+  const bool plain = text.size() <= 40 && std::all_of(text.begin(), text.end(), [](char c) {
+                       return std::isprint(static_cast<unsigned char>(c));
+                     });
+  return plain ? text : quote(text);
+}
 constexpr std::uint32_t kMaxField16 = 0xfffd;  // below Slurm's NO_VAL16 and INFINITE16
 constexpr std::uint32_t kMaxField32 = 0xfffffffd;
 
@@ -84,8 +112,8 @@ SubmitConstraints user_constraints(const JobResources& u, bool baseline) {
   if (names_gpus(u.mem_per_tres)) throw Error("--mem-per-gpu: Morph sizes host memory per node; use --mem");
   if (u.memory_mb_per_node == 0u) throw Error(all_memory_refused("--mem"));
   SubmitConstraints c;
-  if (!u.required_nodes.empty()) c.required_nodes = expand_hostlist(u.required_nodes, "-w/--nodelist");
-  if (!u.excluded_nodes.empty()) c.excluded_nodes = expand_hostlist(u.excluded_nodes, "-x/--exclude");
+  if (!u.required_nodes.empty()) c.required_nodes = sorted_hosts(expand_hostlist(u.required_nodes, "-w/--nodelist"));
+  if (!u.excluded_nodes.empty()) c.excluded_nodes = sorted_hosts(expand_hostlist(u.excluded_nodes, "-x/--exclude"));
   c.features = u.features;
   if (!baseline) {  // with --gres/--gpus, -N describes the baseline
     c.min_nodes = u.min_nodes ? static_cast<int>(std::min<std::uint32_t>(*u.min_nodes, MORPH_MAX_NODES)) : 0;
@@ -144,13 +172,13 @@ std::optional<Mismatch> update_mismatch(const JobResources& u, const Placement& 
   if (u.clears_tres_per_node) return gpus("TresPerNode= (no GPUs)");
   if (!u.tres_per_node.empty()) {
     const std::optional<GpuTres> g = parse_gpu_tres(u.tres_per_node, "TresPerNode");
-    if (!g || g->count != p.gpus_per_node || !same_type(g->type)) return gpus(fmt::format("TresPerNode={}", u.tres_per_node));
+    if (!g || g->count != p.gpus_per_node || !same_type(g->type)) return gpus(fmt::format("TresPerNode={}", shown(u.tres_per_node)));
   }
   if (const std::optional<GpuTres> g = parse_gpu_tres(u.tres_per_job, "TresPerJob");
       g && (g->count != p.gpus() || !same_type(g->type)))
-    return gpus(fmt::format("TresPerJob={}", u.tres_per_job));
-  if (parse_gpu_tres(u.tres_per_task, "TresPerTask")) return gpus(fmt::format("TresPerTask={}", u.tres_per_task));
-  if (parse_gpu_tres(u.tres_per_socket, "TresPerSocket")) return gpus(fmt::format("TresPerSocket={}", u.tres_per_socket));
+    return gpus(fmt::format("TresPerJob={}", shown(u.tres_per_job)));
+  if (parse_gpu_tres(u.tres_per_task, "TresPerTask")) return gpus(fmt::format("TresPerTask={}", shown(u.tres_per_task)));
+  if (parse_gpu_tres(u.tres_per_socket, "TresPerSocket")) return gpus(fmt::format("TresPerSocket={}", shown(u.tres_per_socket)));
   if (u.min_nodes && static_cast<int>(*u.min_nodes) != p.nodes)
     return Mismatch{Refusal::nodes, fmt::format("NumNodes={}", *u.min_nodes)};
   if (u.max_nodes && static_cast<int>(*u.max_nodes) != p.nodes)
@@ -163,7 +191,7 @@ std::optional<Mismatch> update_mismatch(const JobResources& u, const Placement& 
     return Mismatch{Refusal::cpus, fmt::format("CPUsPerTask={}", *u.cpus_per_task)};
   if (u.min_cpus_per_node && static_cast<int>(*u.min_cpus_per_node) < p.cpus_per_gpu * p.gpus_per_node)
     return Mismatch{Refusal::cpus, fmt::format("MinCPUsNode={}", *u.min_cpus_per_node)};
-  if (!u.cpus_per_tres.empty()) return Mismatch{Refusal::cpus, fmt::format("CpusPerTres={}", u.cpus_per_tres)};
+  if (!u.cpus_per_tres.empty()) return Mismatch{Refusal::cpus, fmt::format("CpusPerTres={}", shown(u.cpus_per_tres))};
   return std::nullopt;
 }
 
@@ -229,6 +257,7 @@ void SubmitHandler::load(const std::string& conf_path, const std::string& defaul
     load_error_ = e.what();
   }
   decisions_.clear();
+  decision_key_bytes_ = 0;
 }
 
 double SubmitHandler::host_bytes_per_node(const JobRecord& r) const {
@@ -377,6 +406,7 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
     return out;
   }
   try {
+    check_text_sizes(in.user);
     const std::optional<UserGpuRequest> user = user_gpus(in.user);
     if (!request.baseline_plan.empty() && !user)  // the plan of the user's own GPUs, the SLA baseline
       throw Error(fmt::format("--morph-plan={} needs --gres or --gpus: it is the plan of the job's own GPU request "
@@ -389,7 +419,11 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
     const std::string key = cache_key(for_plan, in.user);
     auto it = decisions_.find(key);
     if (it == decisions_.end()) {
-      if (decisions_.size() >= kMaxCachedDecisions) decisions_.clear();
+      if (decisions_.size() >= kMaxCachedDecisions || decision_key_bytes_ + key.size() > kMaxCachedKeyBytes) {
+        decisions_.clear();
+        decision_key_bytes_ = 0;
+      }
+      decision_key_bytes_ += key.size();
       SubmitDecision d = decide_submission(SubmitContext{*config_, *catalog_, perf_}, for_plan, user, constraints);
       d.record.other_gres = without_gpus(in.user.tres_per_node);
       if (config_->gpu_type_by_feature) d.record.constraint = in.user.features;
@@ -432,6 +466,7 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
   if (!sets_record && !has_record) return out;  // not a Morph job
   out.verdict = Verdict::reject;
   try {
+    check_text_sizes(in.update);
     JobRecord r;
     if (sets_record) {
       r = checked_record(*in.admin_comment);
@@ -447,7 +482,7 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
     // Under GpuTypeBy=feature the GPU type is a node feature: Features names the plan's.
     if (!mismatch && !sets_record && (!in.update.features.empty() || in.update.clears_features) && config_ &&
         config_->gpu_type_by_feature && gpu_request(r).features != in.update.features)
-      mismatch = Mismatch{Refusal::features, fmt::format("Features={}", in.update.features)};
+      mismatch = Mismatch{Refusal::features, fmt::format("Features={}", shown(in.update.features))};
     if (mismatch) {
       out.refusal = mismatch->kind;
       throw Error(fmt::format("{} does not match the job's plan ({}); a Morph job's GPUs, nodes, tasks, CPUs and "

@@ -138,6 +138,7 @@ class SubmitHandler {
   PerfStore perf_;
   std::string load_error_ = "not loaded";
   std::map<std::string, SubmitDecision> decisions_;  // by request; bounded
+  std::size_t decision_key_bytes_ = 0;               // of decisions_' keys
 };
 
 // Whether job_submit_morph reads its files again. slurmctld stamps its configuration

@@ -273,6 +273,24 @@ TEST(ReportServer, ASlowClientDoesNotHoldUpAnother) {
   EXPECT_EQ(server.stats().refusals(Refusal::timed_out), 1u);
 }
 
+// Idle connections from one host take at most its share of the slots: a security review's
+// 64 from one host deferred every other host's reports, before any authentication.
+TEST(ReportServer, OneHostsIdleConnectionsLeaveTheOthersTheirSlots) {
+  ReportServerOptions options;
+  options.read_timeout_s = 3;
+  options.max_connections_per_host = 2;
+  Server server(Owners{{kJob, getuid()}}, options);
+  std::vector<Socket> idle;
+  for (int i = 0; i < 2; ++i) idle.push_back(connect_before({"127.0.0.1", server.port()}, in_seconds(2)));
+  std::this_thread::sleep_for(200ms);  // accepted
+  const Socket third = connect_before({"127.0.0.1", server.port()}, in_seconds(2));
+  EXPECT_EQ(receive_all(third, 4096, in_seconds(3)), "unavailable: 2 connections already open from 127.0.0.1\n");
+  idle.clear();
+  server.stop();
+  EXPECT_NE(server.log().find("not taken now: 2 connections already open from 127.0.0.1"), std::string::npos)
+      << server.log();
+}
+
 TEST(ReportClient, AnUnreachableMorphdKeepsTheNewestIterationsAndWarnsOnce) {
   // A port nobody listens on: bind one, then close it.
   std::uint16_t port = 0;

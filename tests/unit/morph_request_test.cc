@@ -129,5 +129,18 @@ TEST(GpuTres, WithoutTheGresPrefixItIsNoGpuRequest) {
   EXPECT_THROW(parse_gpu_tres("gres:gpu:2,gres:gpu:a100:2", "x"), Error);
 }
 
+// slurmctld reads an entry from its first "gres:" on: "xgres:gpu:a100-80g:8" got a job
+// planned for 1 GPU 8 of them past job_modify, which took it for another GRES (security
+// review).
+TEST(GpuTres, AnEntryIsReadFromItsGresPrefixWhereverItIs) {
+  EXPECT_THROW(parse_gpu_tres("gres:gpu:a100-80g:1,xgres:gpu:a100-80g:8", "x"), Error) << "two GPU requests";
+  const auto hidden = parse_gpu_tres("xgres:gpu:a100-80g:8", "x");
+  ASSERT_TRUE(hidden);
+  EXPECT_EQ(hidden->count, 8);
+  EXPECT_TRUE(names_gpus("gres:shard:1,junk/gres/gpu:2"));
+  EXPECT_EQ(without_gpus("gres:shard:2,xgres:gpu:8"), "gres:shard:2");
+  EXPECT_FALSE(parse_gpu_tres("xgres:shard:8", "x"));
+}
+
 }  // namespace
 }  // namespace morph

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -37,6 +38,19 @@ TEST(SaveRequest, IsAFileInTheCheckpointFolderAndAFailureSaysWhy) {
   fs::create_directories(path);
   EXPECT_FALSE(request_save(path, &error));
   EXPECT_EQ(error, "cannot create " + path + ": Is a directory");
+  // A symlink planted at the name is not written through (it truncated its target).
+  fs::remove_all(path);
+  const std::string victim = (dir / "victim").string();
+  { std::ofstream(victim) << "precious"; }
+  fs::create_symlink(victim, path);
+  EXPECT_FALSE(request_save(path, &error));
+  EXPECT_EQ(error, "cannot create " + path + ": something else than a file is there");
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
+  // Asked twice: the second finds its own request there.
+  fs::remove(path);
+  ASSERT_TRUE(request_save(path, &error)) << error;
+  EXPECT_TRUE(request_save(path, &error)) << error;
   fs::remove_all(dir);
 }
 

@@ -168,6 +168,26 @@ TEST_F(StateStoreTest, JobsAndTheirTimelines) {
   EXPECT_CONTAINS(error_of([&] { store.finish_job(99, 1); }), "no such job");
 }
 
+// A job's observations are bounded: the newest `keep` stay, pruned every `prune_every`
+// recorded, so that a flood of reports (or a long job) does not fill the disk.
+TEST_F(StateStoreTest, AJobKeepsItsNewestObservationsOnly) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_job(job(5));
+  store.record_job(job(6));
+  for (std::int64_t step = 1; step <= 24; ++step)
+    store.record_observations(std::array{Observation{5, 100 + step, step, 1.0, 8, "d4"}}, 10, 5);
+  store.record_observations(std::array{Observation{6, 100, 1, 1.0, 8, "d4"}}, 10, 5);
+  std::vector<Observation> kept = store.observations(5, 0, std::nullopt, 1000);
+  ASSERT_EQ(kept.size(), 14u) << "pruned at the 20th, 4 recorded since";
+  EXPECT_EQ(kept.front().step, 11);
+  EXPECT_EQ(kept.back().step, 24);
+  store.record_observations(std::array{Observation{5, 125, 25, 1.0, 8, "d4"}}, 10, 5);
+  kept = store.observations(5, 0, std::nullopt, 1000);
+  ASSERT_EQ(kept.size(), 10u);
+  EXPECT_EQ(kept.front().step, 16);
+  EXPECT_EQ(store.observations(6, 0, std::nullopt, 1000).size(), 1u) << "another job's are its own";
+}
+
 TEST_F(StateStoreTest, PredictedAgainstObservedThroughput) {
   StateStore store = StateStore::open(db_path_);
   store.record_job(job(5));

@@ -612,6 +612,12 @@ TEST_F(FeatureHandler, ModifyToAHeterogeneousRecordSetsAnUntypedGresAndACountCon
   out = handler.modify(update);
   EXPECT_EQ(out.verdict, plugin::Verdict::reject);
   EXPECT_NE(out.message.find("TresPerNode=gres:gpu:a100-80g:4 does not match"), std::string::npos) << out.message;
+  // slurmctld logs the refusal: a user's newline forged a log line of its own.
+  update.update.tres_per_node = "gres:gpu:a100-80g:2,gres:x\n[2026-12-05T12:00:00.000] error: FORGED";
+  out = handler.modify(update);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_EQ(out.message.find('\n'), std::string::npos) << out.message;
+  EXPECT_NE(out.message.find("TresPerNode='gres:gpu:a100-80g:2,gres:x?[2026-12-05T"), std::string::npos) << out.message;
   // The user's constraint and a count constraint do not mix.
   JobRecord constrained = parse_admin_comment(hetero);
   constrained.constraint = "ampere";
@@ -716,6 +722,20 @@ TEST_F(Handler, UserOptionsAreHonouredBySizingOrRefused) {
   EXPECT_EQ(parse_admin_comment(out.request.admin_comment).request.gpu_types, any);
   out = sized([](auto& u) { u.required_nodes = "nosuch"; });
   EXPECT_NE(out.message.find("-w/--nodelist: node 'nosuch' is not in morph.conf"), std::string::npos) << out.message;
+  // A node named twice is one node (the lists are sorted and deduplicated: 65,536 -w names
+  // against 65,536 -x names stalled slurmctld for seconds in a security review).
+  out = sized([](auto& u) { u.required_nodes = "v1,v1,v1"; u.excluded_nodes = "a1,a1"; });
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(out.request.nodes, 1);
+  // A user's string is bounded before any work: slurmctld holds its locks meanwhile.
+  for (auto set : std::vector<void (*)(plugin::JobResources&)>{
+           [](auto& u) { u.excluded_nodes = "a1," + std::string(70000, 'x'); },
+           [](auto& u) { u.features = std::string(70000, 'f'); },
+           [](auto& u) { u.tres_per_node = "gres:shard:1," + std::string(70000, 'g'); }}) {
+    out = sized(set);
+    EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+    EXPECT_NE(out.message.find("bytes, more than 65536"), std::string::npos) << out.message;
+  }
   // -N 2 without --gres: two whole nodes, and the record keeps the bounds for morphd.
   out = sized([](auto& u) { u.min_nodes = 2; u.max_nodes = 2; });
   ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;

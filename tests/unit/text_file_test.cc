@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "libmorph/util/error.h"
@@ -69,6 +70,18 @@ TEST(TextFile, AReplacementIsWholeAndAFailureKeepsTheOldFile) {
   EXPECT_NE(error_of([&] { replace_text_file(folder, "x", "--save"); }).find("rename"), std::string::npos);
   EXPECT_EQ(read_text_file(path, "t"), "new model");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2) << "a temporary file was left";
+}
+
+// In a folder others may write (a shared checkpoint folder), a symlink planted at the
+// temporary name made the writer truncate the file it points to (security review).
+TEST(TextFile, AReplacementNeverWritesThroughAPlantedSymlink) {
+  const fs::path dir = fresh_dir();
+  const std::string victim = (dir / "victim").string(), path = (dir / "choice").string();
+  replace_text_file(victim, "precious", "t");
+  fs::create_symlink(victim, fmt::format("{}.{}.tmp", path, ::getpid()));
+  replace_text_file(path, "chosen", "t");
+  EXPECT_EQ(read_text_file(victim, "t"), "precious");
+  EXPECT_EQ(read_text_file(path, "t"), "chosen");
 }
 
 TEST(TextFile, ReadingRefusesWhatIsNotARegularFile) {
