@@ -33,10 +33,14 @@ WriterLock WriterLock::acquire(const std::string& database_path, std::string_vie
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) throw Error(fmt::format("{}: open morphd's lock file: {}", path, std::strerror(errno)));
   WriterLock lock(fd, std::move(path));
+  // A hard link planted at the name (O_NOFOLLOW stops only symlinks) would have root hand
+  // the file it shares to the database's owner below, and truncate it.
+  struct stat database {}, file {};
+  if (::fstat(fd, &file) != 0 || !S_ISREG(file.st_mode) || file.st_nlink != 1)
+    throw Error(fmt::format("{}: not morphd's lock file (a regular file of one link): remove it", lock.path_));
   // root (morph forget, a morphd started by hand) leaves the file to the database's owner,
   // so that the morphd of the systemd unit, SlurmUser, can still open it.
-  struct stat database {}, file {};
-  if (::geteuid() == 0 && ::stat(database_path.c_str(), &database) == 0 && ::fstat(fd, &file) == 0 &&
+  if (::geteuid() == 0 && ::stat(database_path.c_str(), &database) == 0 &&
       (file.st_uid != database.st_uid || file.st_gid != database.st_gid) &&
       ::fchown(fd, database.st_uid, database.st_gid) != 0)
     throw Error(fmt::format("{}: give it to the owner of {}: {}", lock.path_, database_path, std::strerror(errno)));

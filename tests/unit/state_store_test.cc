@@ -685,6 +685,19 @@ TEST_F(StateStoreTest, PurgingEndedJobsTakesTheirRowsAndLeavesTheRest) {
 
 // One morphd per state database (writer_lock.h): the second is refused with the first
 // one's pid, and the lock of a holder that dies goes with it.
+// A hard link planted at the lock's name (a file of root's, linked there by the database's
+// owner) would have root's morph forget give that file away and truncate it.
+TEST_F(StateStoreTest, ALockFileOfSeveralLinksIsRefusedAndLeftAsItIs) {
+  const std::string other = db_path_ + ".someone-elses";
+  { std::ofstream(other) << "precious"; }
+  ASSERT_EQ(::link(other.c_str(), (db_path_ + ".lock").c_str()), 0);
+  EXPECT_CONTAINS(error_of([&] { WriterLock::acquire(db_path_, "stop it"); }),
+                  db_path_ + ".lock: not morphd's lock file (a regular file of one link): remove it");
+  std::ifstream in(other);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
+  ::unlink((db_path_ + ".lock").c_str());
+}
+
 TEST_F(StateStoreTest, ASecondWriterIsRefusedNamingTheFirstUntilItIsGone) {
   const auto lock_file_text = [&] {
     std::ifstream in(db_path_ + ".lock");
