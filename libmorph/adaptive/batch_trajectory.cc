@@ -14,6 +14,7 @@ void BatchHistory::add(StepBatch report) {
   const auto [step, batch] = report;
   if (step < 1) throw Error(fmt::format("batch trajectory: step {} must be >= 1", step));
   if (batch < 1) throw Error(fmt::format("batch trajectory: step {} trained {} samples", step, batch));
+  if (step < kept_from_) return;  // its run was dropped: reading it would relabel steps not kept
   // The steps after `step` keep their batch: a run of its own from step + 1.
   if (step < last_ && !runs_.empty() && step + 1 >= runs_.begin()->first && !runs_.contains(step + 1))
     runs_[step + 1] = std::prev(runs_.upper_bound(step + 1))->second;
@@ -21,6 +22,10 @@ void BatchHistory::add(StepBatch report) {
   auto at = runs_.insert_or_assign(step, batch).first;
   if (const auto next = std::next(at); next != runs_.end() && next->second == batch) runs_.erase(next);
   if (at != runs_.begin() && std::prev(at)->second == batch) runs_.erase(at);
+  if (runs_.size() > kMaxBatchRuns) {
+    runs_.erase(runs_.begin());
+    kept_from_ = runs_.begin()->first;
+  }
 }
 
 std::vector<StepBatch> BatchHistory::changes() const {

@@ -7,6 +7,7 @@
 // (seed 004 §6.2: "the GBS at each adaptation step").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -20,6 +21,9 @@ struct StepBatch {
 
 // The most adaptation steps a trajectory holds: the latest ones.
 inline constexpr std::int64_t kMaxAdaptationSteps = 1 << 14;
+// The most runs of one batch a BatchHistory keeps: twice the changes of the adaptation
+// steps a trajectory reads.
+inline constexpr std::size_t kMaxBatchRuns = 2 * kMaxAdaptationSteps;
 
 struct BatchTrajectory {
   std::int64_t interval = 0;    // p; 0 when the batch never changed (no change, no p)
@@ -28,7 +32,9 @@ struct BatchTrajectory {
 };
 
 // A job's batch per step, fed report by report and kept as the steps where it changes,
-// so that a job of millions of iterations costs its changes only. A step reported twice
+// so that a job of millions of iterations costs its changes only, and at most the latest
+// kMaxBatchRuns of them, whatever it reports (a job changing its batch every iteration
+// grew morphd's memory without bound); a report before those is dropped. A step reported twice
 // (redone after a restart from an earlier checkpoint) has the batch reported last; a step
 // never reported has the batch of the one before it. (One difference from keeping every
 // report: a step reported late into a gap splits the run there, so the unreported steps
@@ -43,6 +49,7 @@ class BatchHistory {
  private:
   std::map<std::int64_t, std::int64_t> runs_;  // first step -> batch, until the next key
   std::int64_t last_ = 0;
+  std::int64_t kept_from_ = 0;  // the first step of the runs kept, once some were dropped
 };
 
 BatchTrajectory batch_trajectory(const BatchHistory& history);

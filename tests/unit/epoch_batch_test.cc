@@ -132,6 +132,31 @@ TEST(BatchHistory, KeepsTheChangesAndReadsAsEveryReport) {
   EXPECT_THROW(h.add({1, 0}), Error);
 }
 
+// A job that changes its batch every iteration costs morphd kMaxBatchRuns entries, not one
+// per iteration, and its trajectory still reads the latest adaptation steps as they were.
+TEST(BatchHistory, KeepsTheLatestRunsOnly) {
+  BatchHistory history;
+  const std::int64_t steps = 3 * static_cast<std::int64_t>(kMaxBatchRuns);
+  auto batch_at = [](std::int64_t step) -> std::int64_t { return step % 2 == 0 ? 64 : 96; };
+  for (std::int64_t s = 1; s <= steps; ++s) history.add({s, batch_at(s)});
+  const std::vector<StepBatch> changes = history.changes();
+  ASSERT_EQ(changes.size(), kMaxBatchRuns);  // every step its own run, the last one among them
+  EXPECT_EQ(changes.front().step, steps - static_cast<std::int64_t>(kMaxBatchRuns) + 1);
+  EXPECT_EQ(changes.back().step, steps);
+  const BatchTrajectory t = batch_trajectory(history);
+  EXPECT_EQ(t.interval, 1);
+  ASSERT_EQ(static_cast<std::int64_t>(t.batches.size()), kMaxAdaptationSteps);
+  EXPECT_EQ(t.first, steps - kMaxAdaptationSteps + 1);
+  for (std::int64_t k = 0; k < kMaxAdaptationSteps; ++k)
+    ASSERT_EQ(t.batches[static_cast<std::size_t>(k)], static_cast<double>(batch_at(t.first + k))) << k;
+  // A late report before the runs kept changes nothing.
+  history.add({5, 80});
+  history.add({changes.front().step - 1, 80});
+  EXPECT_EQ(history.changes().size(), changes.size());
+  EXPECT_EQ(history.changes().front().step, changes.front().step);
+  EXPECT_EQ(history.changes().front().batch, changes.front().batch);
+}
+
 // Reports that begin late (morphd read only its newest reports, or started after the job)
 // still count epochs from the job's first adaptation step: the decision falls at the same
 // step, on the same forecast, as with every report.

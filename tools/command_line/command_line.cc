@@ -114,6 +114,13 @@ std::vector<std::string> Program::subcommand_names() const {
   return names;
 }
 
+Program::OwnOption Program::own_option(const std::string& name) const {
+  const CLI::App& program = *program_;
+  const CLI::Option* option = program.get_option_no_throw(name);
+  if (option == nullptr || option->get_positional()) return OwnOption::none;
+  return option->get_expected_min() == 0 ? OwnOption::flag : OwnOption::valued;
+}
+
 namespace {
 
 // CLI11 lists what it did not expect, "--" included ("-- --bogus" for `--bogus -- cmd`):

@@ -87,6 +87,9 @@ class Program : public Command {
   // Exactly one subcommand must be named; the global options may also follow it.
   void require_subcommand();
   std::vector<std::string> subcommand_names() const;
+  // What `name` ("--json", "-h") is among the program's own options, not its subcommands'.
+  enum class OwnOption { none, flag, valued };
+  OwnOption own_option(const std::string& name) const;
   // Parses argv and runs the chosen subcommand. nullopt when the program goes on; an exit
   // status after --help, --version (0) or a usage error (printed).
   std::optional<int> parse(int argc, char** argv);

@@ -23,12 +23,11 @@ bool unknown_subcommand(int argc, char** argv, const morph::command_line::Progra
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const std::string name = arg.substr(0, arg.find('='));
-    if (name == "--config" || name == "--catalog" || name == "--spec") {
-      if (name == arg) ++i;
-      continue;
-    }
-    if (arg == "--json" || arg == "--version" || arg == "--help" || arg == "-h") continue;
     if (!arg.empty() && arg[0] == '-') {
+      using Own = morph::command_line::Program::OwnOption;
+      const Own own = program.own_option(name);
+      if (own == Own::valued && name == arg) ++i;  // its value follows
+      if (own != Own::none) continue;
       std::cerr << "morph: " << morph::quote(name)
                 << " is not an option of morph itself: a subcommand's options follow it (morph SUBCOMMAND " << name
                 << " ...)\n";
