@@ -12,7 +12,7 @@ MORPH_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev bats jq mandoc
   libslurm-dev slurm-wlm slurmctld slurmd munge libmunge-dev
   libopenmpi-dev openmpi-bin libpmix-dev libhwloc-dev libsqlite3-dev iproute2 bc util-linux
-  libxxhash-dev clang
+  libxxhash-dev clang procps
   python3 python3-dev pybind11-dev python3-numpy python3-torch
 )
 

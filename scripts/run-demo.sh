@@ -27,6 +27,9 @@ else
   export MORPH_TESTCLUSTER_DIR=/tmp/morph-demo-cluster
   trap '"$build/tests/cluster/testcluster" down >/dev/null 2>&1 || true' EXIT
   morph_log "tests/cluster/testcluster up"
+  # Never an earlier run's cluster or jobs (their checkpoints would be resumed).
+  "$build/tests/cluster/testcluster" down >/dev/null 2>&1 || true
+  rm -rf "$MORPH_TESTCLUSTER_DIR/jobs"
   up=$("$build/tests/cluster/testcluster" up)
   export SLURM_CONF=${up##*SLURM_CONF=}
   sinfo -N -o '%N %T %G %c %m'
@@ -40,7 +43,14 @@ echo "job $SLURM_JOB_ID (restart ${SLURM_RESTART_COUNT:-0}) on $SLURM_JOB_NUM_NO
 echo "train $MORPH_MODEL: global batch $MORPH_GLOBAL_BATCH, plan $MORPH_PLAN on $MORPH_GPU_TYPE"
 EOF
   chmod 755 "$jobs/train.sh"
-  wait_done() { while squeue -h -j "$1" 2>/dev/null | grep -q .; do sleep 1; done; }
+  # wait_done JOB: until it leaves the queue; an hour at most (the demo's jobs take minutes).
+  wait_done() {
+    local deadline=$((SECONDS + 3600))
+    while squeue -h -j "$1" 2>/dev/null | grep -q .; do
+      ((SECONDS < deadline)) || { echo "run-demo.sh: job $1 is still queued after an hour" >&2; return 1; }
+      sleep 1
+    done
+  }
 
   morph_log "plan-agnostic submissions: the model and the batch, no GPUs, no plan"
   ids=()

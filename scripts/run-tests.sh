@@ -48,10 +48,11 @@ fi
 # simulator's fidelity). libFuzzer on the safetensors parser takes the CPU they leave idle:
 # at nice 19 it yields to them (the scenarios took 250 s against 242 s alone) and made 0.64
 # million runs in two minutes, against 1.32 million in the one minute it had alone. The
-# scenario's cluster also answers four quick checks (a few seconds): pending jobs that
+# scenario's cluster also answers quick checks (a few seconds each): pending jobs that
 # cannot start get no GPUs, a partition's MaxNodes lowered since submission, a partition
 # left with one of a GPU type's nodes, morph.conf read again on SIGHUP, slurm.conf without
-# RequeueExit=75, and a Morph job whose batch script is not morphrun --driver.
+# RequeueExit=75, a Morph job whose batch script is not morphrun --driver, and ended jobs
+# purged after PurgeJobsAfterDays. make check-morphd runs the fault tests besides.
 morph_log "morphd on two local clusters at once: grow, shrink for a guaranteed job, grow back, and a job moved out of a guaranteed job's way; pending jobs that cannot start, a partition's MaxNodes and nodes; a job spans an a100 and a v100 node, and back; beside them, fuzzing the safetensors parser for 120 s"
 out=$MORPH_TOP/build/dist/tests
 export MORPH_SRCDIR=$MORPH_TOP MORPH_BUILDDIR=$MORPH_TOP/build/dist
@@ -61,6 +62,7 @@ bats "$MORPH_TOP/tests/cluster/morphd_hetero.bats" >"$out/cluster/morphd-hetero.
 hetero=$!
 nice -n 19 make -C "$MORPH_TOP/build/dist" fuzz FUZZ_SECONDS=120 >"$out/fuzz.out" 2>&1 &
 fuzz=$!
+trap 'kill "$grow" "$hetero" "$fuzz" 2>/dev/null || true' EXIT  # a run cut short takes them with it
 failed=
 wait "$grow" || failed+=" morphd.bats"
 wait "$hetero" || failed+=" morphd_hetero.bats"
@@ -71,6 +73,7 @@ else
   cat "$out/fuzz.out"
   failed+=" fuzz"
 fi
+trap - EXIT
 [ -z "$failed" ] || { morph_log "failed:$failed"; exit 1; }
 # The PyTorch example under morphrun --driver through the two changes that need Slurm, a
 # shrink and a requeue (make check-torch runs the six; make check the rest without Slurm).

@@ -372,7 +372,7 @@ EXTRA_DIST += %reldir%/trainer/continuity.sh
 
 # How closely the model follows the Morphling artifact (make check-fidelity; not part of
 # make check): per profile the largest in-sample error, morph validate and the online
-# refit. MORPH_ARTIFACT=DIR overrides the folder; where it is absent the target skips.
+# refit. MORPH_ARTIFACT_DIR=DIR overrides the folder (as for the tests); where it is absent the target skips.
 check-fidelity: tools/morph/morph
 	$(AM_TESTS_ENVIRONMENT) $(SHELL) '$(abs_top_srcdir)/tests/fidelity/check_fidelity.sh' \
 	  '$(abs_top_srcdir)/../shared/data/morphling-artifact'

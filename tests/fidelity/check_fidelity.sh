@@ -4,15 +4,15 @@
 # Table 2 errors of morph validate (K=3), and the online-refit summaries (Morphling §4).
 # Exits non-zero only when a morph command fails or its output lacks the expected line.
 #
-# Usage: check_fidelity.sh ARTIFACT_DIR   (MORPH: the morph binary; MORPH_ARTIFACT overrides
+# Usage: check_fidelity.sh ARTIFACT_DIR   (MORPH: the morph binary; MORPH_ARTIFACT_DIR overrides
 # the folder; MORPH_CONF, MORPH_CATALOG and MORPH_ARTIFACT_SPEC as for morph itself)
 set -eu
 
 : "${MORPH:?check-fidelity: set MORPH to the morph binary}"
-artifact=${MORPH_ARTIFACT:-${1:?usage: check_fidelity.sh ARTIFACT_DIR}}
+artifact=${MORPH_ARTIFACT_DIR:-${1:?usage: check_fidelity.sh ARTIFACT_DIR}}
 
 if [ ! -d "$artifact/profile" ] || [ ! -d "$artifact/traces" ]; then
-  echo "check-fidelity: skipped: no Morphling artifact at $artifact (set MORPH_ARTIFACT=DIR)"
+  echo "check-fidelity: skipped: no Morphling artifact at $artifact (set MORPH_ARTIFACT_DIR=DIR)"
   exit 0
 fi
 
