@@ -32,7 +32,7 @@ AC_DEFUN([MORPH_CHECK_SLURM], [
       AC_CHECK_LIB([slurm], [slurm_api_version],
         [SLURM_LIBS="$SLURM_LIBS -lslurm"
          morph_slurm_summary="yes ($morph_slurm_version_string, $morph_slurm_prefix)"],
-        [morph_slurm_summary="headers only (libslurm not found)"])
+        [AC_MSG_ERROR([Slurm's headers are under $morph_slurm_prefix but libslurm is not, which morphrun and morphd link: install libslurm-dev, or configure --without-slurm])])
       LIBS=$morph_save_LIBS
     ])
     CPPFLAGS=$morph_save_CPPFLAGS
