@@ -128,7 +128,9 @@ report() {  # NAME JOB FROM TO
   wait_state "$job" COMPLETED 240 || status=1
   diff=$(max_rel_diff "$work/$name/loss")
   seconds=$(relaunch_seconds "$work/$name/metrics")
-  orphans=$(pgrep -f -- "$work/$name/" | wc -l || true)
+  # pgrep exits 1 when no process matches; any other failure (127: no pgrep) is not "none".
+  orphans=$(pgrep -f -- "$work/$name/") || [ $? -eq 1 ] || { echo "check-launcher: pgrep failed" >&2; exit 1; }
+  orphans=$(grep -c . <<<"$orphans" || true)
   requeued=$(( $(job_field "$job" Restarts) > 0 ? 1 : 0 ))
   signalled=0
   if [[ -f $work/$name/helper-signals ]]; then signalled=$(wc -l <"$work/$name/helper-signals"); fi
