@@ -43,7 +43,9 @@ step() {
 
 @test "a success is passed through; no command is a usage error" {
   run --separate-stderr "$RETRY" sh -c 'echo hello; echo note >&2'
-  [ "$status" -eq 0 ] && [ "$output" = hello ] && [ "$stderr" = note ]
+  [ "$status" -eq 0 ]
+  [ "$output" = hello ]
+  [ "$stderr" = note ]
   run "$RETRY"
   [ "$status" -eq 64 ]
 }

@@ -246,8 +246,9 @@ expect_env_matches_record() {
   [ "$(record_value "$job" framework)" = deepspeed ]
   [ "$(record_value "$job" type)" = v100-32g ]
   local gpus=$(( $(record_value "$job" nodes) * $(record_value "$job" gpus_per_node) ))
-  [ "$gpus" -ge 2 ] && [ "$gpus" -le 4 ]
-  [ "$(record_value "$job" tp)" = 1 ] && [ "$(record_value "$job" pp)" = 1 ] && [ "$(record_value "$job" offload)" = 0 ]
+  [ "$gpus" -ge 2 ] && [ "$gpus" -le 4 ] || fail "$gpus GPUs for --morph-gpus=2-4"
+  [ "$(record_value "$job" tp)" = 1 ] && [ "$(record_value "$job" pp)" = 1 ] && [ "$(record_value "$job" offload)" = 0 ] ||
+    fail "$(job_record "$job")"
   grep -qx MORPH_FRAMEWORK=deepspeed "$JOBS/$job.out"
   grep -qx MORPH_SEQ=384 "$JOBS/$job.out"
 }
