@@ -348,13 +348,13 @@ expect_env_matches_record() {
 @test "a model that fits no GPU type is refused at submission, saying why" {
   submit --morph-model=gpt3-175b --morph-batch=64 "$JOBS/env.sh"
   assert_refused "morph: gpt3-175b batch 64" "no plan fits" "a100-80g" "v100-32g" "out of"
-  [ -z "$(squeue -h -n env.sh -t PD)" ] || true
+  [[ ! $output =~ ^[0-9]+$ ]] || fail "a job id for a refused submission: $output"
 }
 
 @test "a job without --morph-* options gets exactly the request it asked for" {
   submit -N 1 -n 2 -c 3 --mem=5G --gres=gpu:v100-32g:2 --comment=plain "$JOBS/env.sh"
   [ "$status" -eq 0 ]
-  ! grep -q morph: <<<"$output"
+  ! grep -q morph: <<<"$output" || fail "a plain job got a Morph message: $output"
   wait_state "$job" COMPLETED
   [ "$(job_field "$job" TresPerNode)" = gres:gpu:v100-32g:2 ]
   [ "$(job_field "$job" NumTasks)" = 2 ]
@@ -485,7 +485,7 @@ expect_env_matches_record() {
   grep -qw slurm_xstrdup <<<"$output"
   grep -qw slurm_xfree <<<"$output"
   run ldd "$MORPH_BUILDDIR/plugins/.libs/job_submit_morph.so"
-  ! grep -q libslurm <<<"$output"
+  ! grep -q libslurm <<<"$output" || fail "job_submit_morph.so links libslurm: $output"
   run ldd "$MORPH_BUILDDIR/plugins/.libs/spank_morph.so"
   ! grep -q libslurm <<<"$output"
 }
@@ -935,7 +935,7 @@ EOF
   submit -H --cpus-per-gpu=2 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
   [ "$status" -eq 0 ]
   [ "$(job_field "$job" CPUs/Task)" = 2 ]
-  ! scontrol show job "$job" | grep -q 'CpusPerTres='
+  ! scontrol show job "$job" | grep -q 'CpusPerTres=' || fail "$(scontrol show job "$job")"
   scancel "$job"
   # Licences and the user's other requests are kept.
   submit -H -L morphlic:1 --morph-model=gpt2-1.5b --morph-batch=16 "$JOBS/env.sh"
