@@ -13,7 +13,8 @@ daemon_libmorph_daemon_la_SOURCES = \
 	%reldir%/journal.h %reldir%/journal.cc \
 	%reldir%/reconfigurer.h %reldir%/reconfigurer.cc \
 	%reldir%/size_caps.h %reldir%/size_caps.cc \
-	%reldir%/scheduler.h %reldir%/scheduler.cc
+	%reldir%/scheduler.h %reldir%/scheduler.cc \
+	%reldir%/job_owners.h %reldir%/job_owners.cc
 daemon_libmorph_daemon_la_LIBADD = libmorph/libmorph.la $(FMT_LIBS)
 
 if HAVE_SQLITE

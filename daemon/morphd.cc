@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "daemon/job_histories.h"
+#include "daemon/job_owners.h"
 #include "daemon/job_tracker.h"
 #include "daemon/journal.h"
 #include "daemon/observations.h"
@@ -232,18 +233,17 @@ int run(const Options& o, Startup startup) {
   // morphrun's iteration reports (MorphdAddress=): only from the uid that owns the job.
   // A dry run does not listen: the reports wait in morphrun for a morphd that records them.
   std::unique_ptr<morph::report::ReportServer> reports;
-  std::map<std::uint32_t, uid_t> owners;  // of the latest snapshot's jobs: no RPC per report
+  morph::daemon::JobOwners owners([&](std::uint32_t job, bool* gone) { return slurm.job(job, gone); });
   if (!first.morphd_address.empty() && !o.dry_run) {
     morph::report::ReportServerOptions options;
     options.log = log_line;
     reports = std::make_unique<morph::report::ReportServer>(
         first.morphd_address,
         [&](std::uint32_t job) -> std::optional<uid_t> {
-          if (const auto known = owners.find(job); known != owners.end()) return known->second;
-          bool gone = false;
-          const auto j = slurm.job(job, &gone);
-          if (!j && !gone) throw morph::report::ReportDeferred("slurmctld did not answer who owns it");
-          return j ? std::optional<uid_t>(j->user_id) : std::nullopt;
+          const morph::daemon::JobOwners::Answer a = owners.owner(job);
+          using Kind = morph::daemon::JobOwners::Answer::Kind;
+          if (a.kind == Kind::later) throw morph::report::ReportDeferred(a.why);
+          return a.kind == Kind::owner ? std::optional<uid_t>(a.uid) : std::nullopt;
         },
         options);
     log_line(fmt::format("receiving iteration reports on {}", first.morphd_address));
@@ -298,10 +298,7 @@ int run(const Options& o, Startup startup) {
       const auto snapshot = slurm.snapshot(&changed, &error);
       const bool due =
           Clock::now() - last_round >= std::chrono::duration<double>(loaded->config.policy.scheduling_interval_s);
-      if (snapshot) {
-        owners.clear();
-        for (const morph::daemon::SlurmJob& j : snapshot->jobs) owners.emplace(j.id, static_cast<uid_t>(j.user_id));
-      }
+      if (snapshot) owners.reset(snapshot->jobs);
       if (!snapshot) {
         log_line("slurmctld did not answer: " + error + "; trying again");
       } else if (changed || due || !reconfigurer.busy().empty()) {

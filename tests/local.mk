@@ -31,6 +31,7 @@ tests_unit_unit_tests_SOURCES = \
 	%reldir%/unit/job_measurements_test.cc \
 	%reldir%/unit/model_refit_test.cc \
 	%reldir%/unit/reconfigurer_test.cc \
+	%reldir%/unit/job_owners_test.cc \
 	%reldir%/unit/restart_cost_test.cc \
 	%reldir%/unit/scheduler_test.cc \
 	%reldir%/unit/checkpoint_choice_test.cc \
