@@ -48,10 +48,10 @@ daemon_morphd_SOURCES = %reldir%/morphd.cc %reldir%/slurm_client.h %reldir%/slur
 daemon_morphd_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 daemon_morphd_LDADD = tools/libmorph_command_line.la daemon/libmorph_store.la daemon/libmorph_daemon.la \
 	daemon/libmorph_report.la libmorph/libmorph.la $(SLURM_LIBS) $(SQLITE_LIBS) $(MUNGE_LIBS) $(FMT_LIBS)
-# Its systemd unit, with the installed path.
+# Its systemd unit, with the installed path (made again when configure changed it).
 systemdunitdir = $(prefix)/lib/systemd/system
 systemdunit_DATA = daemon/morphd.service
-daemon/morphd.service: $(srcdir)/etc/morphd.service.in
+daemon/morphd.service: $(srcdir)/etc/morphd.service.in Makefile
 	$(MKDIR_P) daemon && sed 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/etc/morphd.service.in > $@
 CLEANFILES += daemon/morphd.service
 endif
