@@ -4,7 +4,7 @@
 # the release tarball holds every file git tracks, and `make install` followed by
 # `make uninstall` leaves no file behind. `make distcheck` stays the release-time check.
 set -euo pipefail
-build=$(cd "$1" && pwd)
+build=$(cd "${1:?usage: check-dist.sh BUILDDIR}" && pwd)
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -56,7 +56,10 @@ fi
 morph_log "morphd on two local clusters at once: grow, shrink for a guaranteed job, grow back, and a job moved out of a guaranteed job's way; pending jobs that cannot start, a partition's MaxNodes and nodes; a job spans an a100 and a v100 node, and back; beside them, fuzzing the safetensors parser for 120 s"
 out=$MORPH_TOP/build/dist/tests
 export MORPH_SRCDIR=$MORPH_TOP MORPH_BUILDDIR=$MORPH_TOP/build/dist
-bats -f "grow, shrink|fragmented GPUs|cannot start get no GPUs|MaxNodes lowered|partition left with one|SIGHUP|RequeueExit|never signalled|PurgeJobsAfterDays" "$MORPH_TOP/tests/cluster/morphd.bats" >"$out/cluster/morphd-scenario.out" 2>&1 &
+scenarios=("grow, shrink" "fragmented GPUs" "cannot start get no GPUs" "MaxNodes lowered" "partition left with one" SIGHUP
+  RequeueExit "never signalled" PurgeJobsAfterDays)
+filter=$(IFS='|'; echo "${scenarios[*]}")
+bats -f "$filter" "$MORPH_TOP/tests/cluster/morphd.bats" >"$out/cluster/morphd-scenario.out" 2>&1 &
 grow=$!
 bats "$MORPH_TOP/tests/cluster/morphd_hetero.bats" >"$out/cluster/morphd-hetero.out" 2>&1 &
 hetero=$!
@@ -65,6 +68,9 @@ fuzz=$!
 trap 'kill "$grow" "$hetero" "$fuzz" 2>/dev/null || true' EXIT  # a run cut short takes them with it
 failed=
 wait "$grow" || failed+=" morphd.bats"
+# A scenario renamed away from its pattern would drop out unnoticed (bats -f runs what matches).
+grep -qx "1\.\.${#scenarios[@]}" "$out/cluster/morphd-scenario.out" ||
+  failed+=" morphd.bats(the filter did not match ${#scenarios[@]} tests)"
 wait "$hetero" || failed+=" morphd_hetero.bats"
 cat "$out/cluster/morphd-scenario.out" "$out/cluster/morphd-hetero.out"
 if wait "$fuzz"; then
