@@ -31,12 +31,12 @@ ServerSetChoice choose_server_set(const std::vector<std::vector<HeteroConfig>>& 
   for (std::size_t t = 0; t < configs_by_step.size(); ++t) {
     const std::vector<HeteroConfig>& step = configs_by_step[t];
     if (step.size() != first.size())
-      throw Error(fmt::format("auto-scaling: step {} has {} sets of servers, step 0 has {}", t, step.size(),
+      throw Error(fmt::format("auto-scaling: step {} has {} allocations, step 0 has {}", t, step.size(),
                               first.size()));
     for (std::size_t s = 0; s < step.size(); ++s) {
-      if (step[s].servers != first[s].servers)
-        throw Error(fmt::format("auto-scaling: step {} lists servers {} where step 0 lists {}", t,
-                                fmt::join(step[s].servers, "+"), fmt::join(first[s].servers, "+")));
+      if (step[s].servers != first[s].servers || step[s].server_gpus != first[s].server_gpus)
+        throw Error(fmt::format("auto-scaling: step {} lists allocation {} where step 0 lists {}", t,
+                                allocation_name(step[s]), allocation_name(first[s])));
       // §6.3: epoch time = Σ over the trajectory of p · t_iter(best configuration at B_G)
       epoch_s[s] += step[s].feasible() ? options.interval_iterations * step[s].iter_ms / 1e3
                                        : std::numeric_limits<double>::infinity();
@@ -45,7 +45,7 @@ ServerSetChoice choose_server_set(const std::vector<std::vector<HeteroConfig>>& 
   double fastest = std::numeric_limits<double>::infinity();
   for (double e : epoch_s) fastest = std::min(fastest, e);
   if (!std::isfinite(fastest))
-    throw Error(fmt::format("auto-scaling: no set of servers runs all {} forecast batches", configs_by_step.size()));
+    throw Error(fmt::format("auto-scaling: no allocation runs all {} forecast batches", configs_by_step.size()));
   std::size_t best = first.size();
   for (std::size_t s = 0; s < first.size(); ++s) {
     if (!(epoch_s[s] <= fastest * (1 + options.cost_slack))) continue;
@@ -53,7 +53,7 @@ ServerSetChoice choose_server_set(const std::vector<std::vector<HeteroConfig>>& 
         (first[s].gpus == first[best].gpus && epoch_s[s] < epoch_s[best]))
       best = s;
   }
-  return ServerSetChoice{best, first[best].servers, first[best].gpus, epoch_s[best], fastest};
+  return ServerSetChoice{best, first[best].servers, first[best].server_gpus, first[best].gpus, epoch_s[best], fastest};
 }
 
 }  // namespace morph

@@ -19,22 +19,35 @@ std::vector<int> common_local_batches(const std::vector<const JabasServer*>& ser
   return out;
 }
 
-std::vector<GpuIterationModel> server_models(const JabasProfile& profile, const std::vector<const JabasServer*>& servers,
+GpuAllocation whole_servers(const std::vector<const JabasServer*>& servers) {
+  GpuAllocation out;
+  for (const JabasServer* s : servers) out.push_back({s, s->gpus});
+  return out;
+}
+
+std::string allocation_name(const HeteroConfig& config) {
+  std::string out;
+  for (std::size_t i = 0; i < config.servers.size(); ++i)
+    out += fmt::format("{}{}:{}", out.empty() ? "" : "+", config.servers[i], config.server_gpus[i]);
+  return out;
+}
+
+std::vector<GpuIterationModel> server_models(const JabasProfile& profile, const GpuAllocation& allocation,
                                              int local_batch) {
   int gpus = 0;
-  for (const JabasServer* s : servers) gpus += s->gpus;
+  for (const ServerGpus& a : allocation) gpus += a.gpus;
   std::vector<GpuIterationModel> models;
-  for (const JabasServer* s : servers)
-    models.push_back(gpu_iteration_model(profile, *s, local_batch, gpus, static_cast<int>(servers.size())));
+  for (const ServerGpus& a : allocation)
+    models.push_back(gpu_iteration_model(profile, *a.server, local_batch, gpus, static_cast<int>(allocation.size())));
   return models;
 }
 
-std::vector<GpuKindTimes> gpu_kinds(const std::vector<GpuIterationModel>& models,
-                                    const std::vector<const JabasServer*>& servers, int group_workers) {
+std::vector<GpuKindTimes> gpu_kinds(const std::vector<GpuIterationModel>& models, const GpuAllocation& allocation,
+                                    int group_workers) {
   std::vector<GpuKindTimes> kinds;
   for (std::size_t i = 0; i < models.size(); ++i) {
     GpuKindTimes k;
-    k.count = servers[i]->gpus / 2;
+    k.count = allocation[i].gpus / 2;
     for (int n = 1; n <= std::min(models[i].max_workers, group_workers); ++n) {
       k.fixed_ms.push_back(models[i].iteration_ms(n, 1));
       k.step_ms.push_back(models[i].step_ms(n));
@@ -44,22 +57,26 @@ std::vector<GpuKindTimes> gpu_kinds(const std::vector<GpuIterationModel>& models
   return kinds;
 }
 
-HeteroConfig best_hetero_config(const JabasProfile& profile, const std::vector<const JabasServer*>& servers,
+HeteroConfig best_hetero_config(const JabasProfile& profile, const GpuAllocation& allocation,
                                 std::int64_t global_batch) {
   HeteroConfig best;
   best.global_batch = global_batch;
   best.weight_sync = choose_weight_sync(profile.bucket_mib);
-  for (const JabasServer* s : servers) {
-    best.servers.push_back(s->name);
-    best.gpus += s->gpus;
+  std::vector<const JabasServer*> servers;
+  for (const ServerGpus& a : allocation) {
+    servers.push_back(a.server);
+    best.servers.push_back(a.server->name);
+    best.server_gpus.push_back(a.gpus);
+    best.gpus += a.gpus;
   }
   for (int lbs : common_local_batches(servers)) {
     // Two identical groups of M workers each: B = 2 * B_L * M
     if (global_batch % (2 * lbs) != 0) continue;
     const std::int64_t m = global_batch / (2 * lbs);
     if (m < best.gpus / 2 || m > kMaxGroupWorkers) continue;
-    const std::vector<GpuIterationModel> models = server_models(profile, servers, lbs);
-    const WorkerSplit split = solve_worker_split(gpu_kinds(models, servers, static_cast<int>(m)), static_cast<int>(m));
+    const std::vector<GpuIterationModel> models = server_models(profile, allocation, lbs);
+    const WorkerSplit split =
+        solve_worker_split(gpu_kinds(models, allocation, static_cast<int>(m)), static_cast<int>(m));
     if (!split.feasible() || (best.feasible() && split.iter_ms >= best.iter_ms)) continue;
     best.local_batch = lbs;
     best.group_workers = static_cast<int>(m);
@@ -82,40 +99,64 @@ HeteroConfig best_hetero_config(const JabasProfile& profile, const std::vector<c
   return best;
 }
 
+namespace {
+
+// prod_i (pairs_i + 1): the allocations and the empty one, or 0 past kMaxHeteroAllocations.
+std::int64_t allocation_count(const JabasProfile& profile) {
+  std::int64_t count = 1;
+  for (const JabasServer& s : profile.servers) {
+    count *= s.gpus / 2 + 1;
+    if (count - 1 > kMaxHeteroAllocations) return 0;
+  }
+  return count;
+}
+
+}  // namespace
+
+std::vector<GpuAllocation> gpu_allocations(const JabasProfile& profile) {
+  const std::int64_t count = allocation_count(profile);
+  if (count == 0)
+    throw Error(fmt::format("{}: {} servers give more than {} allocations of GPU pairs (prod (GPUs/2 + 1) - 1) to "
+                            "search",
+                            profile.dir, profile.servers.size(), kMaxHeteroAllocations));
+  std::vector<GpuAllocation> out;
+  std::vector<int> pairs(profile.servers.size(), 0);  // the digits, server 0 the fastest
+  for (std::int64_t k = 1; k < count; ++k) {
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      if (++pairs[i] <= profile.servers[i].gpus / 2) break;
+      pairs[i] = 0;
+    }
+    GpuAllocation a;
+    for (std::size_t i = 0; i < pairs.size(); ++i)
+      if (pairs[i] > 0) a.push_back({&profile.servers[i], 2 * pairs[i]});
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 std::vector<HeteroConfig> hetero_configs(const JabasProfile& profile, std::int64_t global_batch) {
-  const std::size_t count = profile.servers.size();
-  if (count > kMaxHeteroServers)
-    throw Error(fmt::format("{}: {} servers are more than the {} whose subsets morph searches", profile.dir, count,
-                            kMaxHeteroServers));
-  // The search costs about M = B / (2 B_L) steps per GPU pair of each server set, and
-  // each pair is in half the sets: bounded, so that a large --batch or many servers get an
-  // answer or this error, not hours.
+  const std::vector<GpuAllocation> allocations = gpu_allocations(profile);
+  // The search costs about M = B / (2 B_L) steps per GPU pair of each allocation:
+  // bounded, so that a large --batch or many servers get an answer or this error, not hours.
   int smallest = 0;
   std::int64_t pairs = 0;
-  for (const JabasServer& s : profile.servers) {
-    pairs += s.gpus / 2;
+  for (const JabasServer& s : profile.servers)
     if (!s.by_local_batch.empty() && (smallest == 0 || s.by_local_batch.begin()->first < smallest))
       smallest = s.by_local_batch.begin()->first;
-  }
-  const std::int64_t per_worker = (std::int64_t{1} << (count - 1)) * std::max<std::int64_t>(1, pairs);
+  for (const GpuAllocation& a : allocations)
+    for (const ServerGpus& s : a) pairs += s.gpus / 2;
   const std::int64_t most_workers = smallest > 0 ? global_batch / (2 * smallest) : 0;
   if (most_workers > kMaxGroupWorkers)
     throw Error(fmt::format("batch {}: the search would weigh up to {} workers per group (batch / (2 x local batch "
                             "{})), more than {}; give a smaller batch",
                             global_batch, most_workers, smallest, kMaxGroupWorkers));
-  if (most_workers > kMaxHeteroWork / per_worker)
+  if (most_workers > kMaxHeteroWork / std::max<std::int64_t>(1, pairs))
     throw Error(fmt::format("batch {}: the search would weigh up to {} workers per group (batch / (2 x local batch "
-                            "{})) for each of {} GPU pairs in {} server sets, more than {} steps; give a smaller "
+                            "{})) for each of {} GPU pairs over {} allocations, more than {} steps; give a smaller "
                             "batch or fewer servers",
-                            global_batch, most_workers, smallest, pairs,
-                            (std::int64_t{1} << count) - 1, kMaxHeteroWork));
+                            global_batch, most_workers, smallest, pairs, allocations.size(), kMaxHeteroWork));
   std::vector<HeteroConfig> out;
-  for (std::uint32_t bits = 1; bits < (1u << count); ++bits) {
-    std::vector<const JabasServer*> servers;
-    for (std::size_t i = 0; i < count; ++i)
-      if (bits & (1u << i)) servers.push_back(&profile.servers[i]);
-    out.push_back(best_hetero_config(profile, servers, global_batch));
-  }
+  for (const GpuAllocation& a : allocations) out.push_back(best_hetero_config(profile, a, global_batch));
   return out;
 }
 

@@ -1,6 +1,6 @@
-// The best heterogeneous data-parallel configuration of a global batch on each set of
-// servers of a JABAS profile (seed 004 §5.2): the local batch B_L shared by every worker,
-// and per GPU the virtual workers and accumulation steps, so that
+// The best heterogeneous data-parallel configuration of a global batch on each GPU
+// allocation of a JABAS profile's servers (seed 004 §5.2, §6.3): the local batch B_L shared
+// by every worker, and per GPU the virtual workers and accumulation steps, so that
 // B = 2 * B_L * M (two identical groups of M decoupled workers, one GPU of each pair in
 // each group) and the slowest GPU is as fast as possible.
 #pragma once
@@ -26,8 +26,19 @@ struct HeteroGpuGroup {
   double iter_ms = 0;
 };
 
+// The GPUs an allocation takes of one server: JABAS allocates them in pairs (§6.3).
+struct ServerGpus {
+  const JabasServer* server = nullptr;
+  int gpus = 0;  // even, 2 .. server->gpus
+};
+using GpuAllocation = std::vector<ServerGpus>;
+
+// Every GPU of each of `servers`.
+GpuAllocation whole_servers(const std::vector<const JabasServer*>& servers);
+
 struct HeteroConfig {
-  std::vector<std::string> servers;
+  std::vector<std::string> servers;  // those the allocation takes GPUs of, by name
+  std::vector<int> server_gpus;      // the GPUs it takes of each
   int gpus = 0;
   std::int64_t global_batch = 0;
   int local_batch = 0;  // 0: the global batch is out of reach on these servers
@@ -39,30 +50,37 @@ struct HeteroConfig {
   bool feasible() const { return local_batch > 0; }
 };
 
+// "node0:4+node1:2": each server the allocation takes GPUs of, and how many.
+std::string allocation_name(const HeteroConfig& config);
+
 // Local batches that every one of `servers` has profiled, ascending.
 std::vector<int> common_local_batches(const std::vector<const JabasServer*>& servers);
 
-// One kind per server (a GPU pair each): Eq. (6) as fixed + step * n_GA for n_vsw = 1 ..
-// min(n_max, M).
-std::vector<GpuKindTimes> gpu_kinds(const std::vector<GpuIterationModel>& models,
-                                    const std::vector<const JabasServer*>& servers, int group_workers);
+// One kind per server of the allocation (its GPU pairs): Eq. (6) as fixed + step * n_GA for
+// n_vsw = 1 .. min(n_max, M).
+std::vector<GpuKindTimes> gpu_kinds(const std::vector<GpuIterationModel>& models, const GpuAllocation& allocation,
+                                    int group_workers);
 
-// The models of `servers` at `local_batch`, all-reduce among all their GPUs.
-std::vector<GpuIterationModel> server_models(const JabasProfile& profile, const std::vector<const JabasServer*>& servers,
+// The models of the allocation's servers at `local_batch`, all-reduce among all its GPUs.
+std::vector<GpuIterationModel> server_models(const JabasProfile& profile, const GpuAllocation& allocation,
                                              int local_batch);
 
-HeteroConfig best_hetero_config(const JabasProfile& profile, const std::vector<const JabasServer*>& servers,
+HeteroConfig best_hetero_config(const JabasProfile& profile, const GpuAllocation& allocation,
                                 std::int64_t global_batch);
 
-// Every non-empty set of the profile's servers (the bits of 1 .. 2^S - 1 over servers by
-// name); at most kMaxHeteroServers servers.
-constexpr int kMaxHeteroServers = 16;
+// §6.3's candidate allocations Q: m_i / 2 pairs on server i give prod_i (m_i / 2 + 1) - 1
+// non-empty allocations (a mixed-radix count, the first server by name the fastest digit;
+// with one pair per server, the bits of 1 .. 2^S - 1). At most kMaxHeteroAllocations.
+constexpr std::int64_t kMaxHeteroAllocations = std::int64_t{1} << 16;
+std::vector<GpuAllocation> gpu_allocations(const JabasProfile& profile);
+
 // The most workers per group M a configuration may have (its solver's time and memory grow
 // with M: 2^30 samples at B_L = 16 took 40 s and 640 MB); more is an error.
 constexpr std::int64_t kMaxGroupWorkers = std::int64_t{1} << 20;
-// The most steps hetero_configs() takes, workers per group times GPU pairs times the server
-// sets each pair is in (about a second); more is an error.
+// The most steps hetero_configs() takes, workers per group times the GPU pairs of every
+// allocation (about a second); more is an error.
 constexpr std::int64_t kMaxHeteroWork = std::int64_t{1} << 27;
+// The best configuration of every allocation of gpu_allocations(), in its order.
 std::vector<HeteroConfig> hetero_configs(const JabasProfile& profile, std::int64_t global_batch);
 
 }  // namespace morph

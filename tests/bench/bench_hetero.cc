@@ -53,7 +53,7 @@ void BM_HeteroSolve(benchmark::State& state) {
   const std::int64_t m = state.range(0);
   HeteroConfig c;
   for (auto _ : state) {
-    c = best_hetero_config(profile, servers, 2 * kLocalBatch * m);
+    c = best_hetero_config(profile, whole_servers(servers), 2 * kLocalBatch * m);
     benchmark::DoNotOptimize(c);
   }
   if (!c.feasible()) state.SkipWithError("no configuration");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# morph hetero: JABAS configurations of a global batch on every set of servers of the
-# quickstart profile (shared/data/jabas-quickstart), the --json output and bad input.
+# morph hetero: JABAS configurations of a global batch on every allocation of GPU pairs of
+# the quickstart profile's servers (shared/data/jabas-quickstart), the --json output and bad input.
 # Environment and helpers: common.bash.
 
 # shellcheck disable=SC2016  # jq filters are single-quoted on purpose
@@ -20,14 +20,20 @@ scratch_profile() {
   echo "$BATS_TEST_TMPDIR/profile"
 }
 
-@test "hetero: a table row for each of the three sets of servers" {
+@test "hetero: a table row for each of the eight allocations of GPU pairs (seed 004 §6.3)" {
   require_profile
   morph hetero --profile "$PROFILE" --batch 2048
   assert_ok
   [[ "$output" == *"global batch 2048"* ]] || fail "no title" "$output"
-  local sets
-  sets=$(printf '%s\n' "$output" | grep -cE '^(node0|node1|node0\+node1) ')
-  [ "$sets" -eq 3 ] || fail "expected 3 sets of servers, saw $sets" "$output"
+  local allocations
+  allocations=$(printf '%s\n' "$output" | grep -E '^node[01]:[24]' | cut -d' ' -f1 | paste -sd' ')
+  [ "$allocations" = "node0:2 node0:4 node1:2 node0:2+node1:2 node0:4+node1:2 node1:4 node0:2+node1:4 node0:4+node1:4" ] ||
+    fail "expected the eight allocations in order, saw '$allocations'" "$output"
+  # At 128 all eight GPUs hold at least 256 samples, but a pair of each server runs it.
+  morph hetero --profile "$PROFILE" --batch 128
+  assert_ok
+  printf '%s\n' "$output" | grep -qE '^node0:4\+node1:4 +8 +- .*out of reach' || fail "both whole servers ran 128" "$output"
+  printf '%s\n' "$output" | grep -qE '^node0:2\+node1:2 +4 +32 ' || fail "a pair of each did not run 128" "$output"
 }
 
 @test "hetero --json: every configuration keeps the global batch exactly" {
@@ -38,11 +44,12 @@ scratch_profile() {
     assert_ok
     local f
     f=$(save_json "h$b")
-    jq_true "$f" 'length == 3'
+    jq_true "$f" 'length == 8'
     jq_true "$f" 'all(.[] | select(.feasible); ([.gpu_groups[] | .gpus * .workers * .ga_steps] | add) * .local_batch == $b)' \
       --argjson b "$b"
     jq_true "$f" 'all(.[] | select(.feasible); .throughput_samples_per_s > 0 and .iteration_ms > 0)'
-    jq_true "$f" '.[2].servers == ["node0", "node1"] and .[2].feasible'
+    jq_true "$f" 'all(.[]; (.server_gpus | add) == .gpus and (.server_gpus | length) == (.servers | length))'
+    jq_true "$f" '.[7].servers == ["node0", "node1"] and .[7].server_gpus == [4, 4] and .[7].feasible'
   done
 }
 

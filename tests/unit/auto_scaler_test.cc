@@ -1,5 +1,6 @@
-// JABAS's auto-scaling rule (seed 004 §6.3) on a hand-made case: three sets of servers,
-// three forecast steps, epoch time = Σ p · iteration time.
+// JABAS's auto-scaling rule (seed 004 §6.3) on a hand-made case: three allocations (all
+// the GPUs of server A, of B, of both), three forecast steps, epoch time = Σ p · iteration
+// time.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,6 +14,7 @@ namespace {
 
 HeteroConfig config(std::vector<std::string> servers, int gpus, std::int64_t batch, double iter_ms) {
   HeteroConfig c;
+  c.server_gpus.assign(servers.size(), gpus / static_cast<int>(servers.size()));
   c.servers = std::move(servers);
   c.gpus = gpus;
   c.global_batch = batch;
@@ -37,6 +39,7 @@ TEST(AdaptiveScaling, PicksLeastEpochTime) {
   const ServerSetChoice c = choose_server_set(hand_case(), AutoScaleOptions{});
   EXPECT_EQ(c.index, 2u);
   EXPECT_EQ(c.servers, (std::vector<std::string>{"A", "B"}));
+  EXPECT_EQ(c.server_gpus, (std::vector<int>{4, 4}));
   EXPECT_EQ(c.gpus, 8);
   EXPECT_DOUBLE_EQ(c.epoch_s, 47.0);
   EXPECT_DOUBLE_EQ(c.fastest_epoch_s, 47.0);
@@ -81,7 +84,15 @@ TEST(AdaptiveScaling, RejectsInconsistentInput) {
     choose_server_set(steps, AutoScaleOptions{});
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "auto-scaling: step 1 lists servers C where step 0 lists A");
+    EXPECT_EQ(std::string(e.what()), "auto-scaling: step 1 lists allocation C:4 where step 0 lists A:4");
+  }
+  steps = hand_case();
+  steps[2][0].server_gpus = {2};  // two of A's four GPUs: another allocation of the same server
+  try {
+    choose_server_set(steps, AutoScaleOptions{});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "auto-scaling: step 2 lists allocation A:2 where step 0 lists A:4");
   }
   AutoScaleOptions o;
   o.cost_slack = -0.1;

@@ -71,8 +71,8 @@ TEST(HeteroIterationModel, ThroughputFitAndIterationTime) {
 TEST(HeteroIterationModel, GpuKindsAreLinearInAccumulation) {
   const JabasProfile p = load_jabas_profile(test::write_tiny_profile("kinds").string());
   const std::vector<const JabasServer*> servers{p.find("fast"), p.find("slow")};
-  const std::vector<GpuIterationModel> models = server_models(p, servers, 8);
-  const std::vector<GpuKindTimes> kinds = gpu_kinds(models, servers, 5);
+  const std::vector<GpuIterationModel> models = server_models(p, whole_servers(servers), 8);
+  const std::vector<GpuKindTimes> kinds = gpu_kinds(models, whole_servers(servers), 5);
   ASSERT_EQ(kinds.size(), 2u);
   EXPECT_EQ(kinds[0].fixed_ms.size(), 2u);  // n_max 2
   EXPECT_EQ(kinds[1].fixed_ms.size(), 1u);  // n_max 1

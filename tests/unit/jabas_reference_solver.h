@@ -156,7 +156,8 @@ inline ReferenceResult jabas_reference(const JabasProfile& profile, const std::v
     if (global_batch / lbs < gpus) continue;  // AutoScalingConfigurator skips it
     const int total = static_cast<int>(global_batch / lbs);
     if (global_batch != static_cast<std::int64_t>(lbs) * total) continue;
-    const ReferenceResult r = reference_detail::solve(server_models(profile, servers, lbs), servers, lbs, global_batch, total);
+    const ReferenceResult r = reference_detail::solve(server_models(profile, whole_servers(servers), lbs), servers, lbs,
+                                                      global_batch, total);
     if (r.feasible && r.reported_throughput > best.reported_throughput) best = r;
   }
   return best;

@@ -1,5 +1,5 @@
 // morph hetero: JABAS's heterogeneous data-parallel configuration (seed 004) of a global
-// batch on every set of servers of a JABAS profile folder.
+// batch on every allocation of GPU pairs of a JABAS profile folder's servers.
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -23,15 +23,9 @@ struct HeteroArgs {
   std::int64_t batch = 0;
 };
 
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : "+") + n;
-  return out;
-}
-
 nlohmann::json to_json(const HeteroConfig& c) {
-  nlohmann::json j{{"servers", c.servers}, {"gpus", c.gpus}, {"global_batch", c.global_batch},
-                   {"feasible", c.feasible()}};
+  nlohmann::json j{{"servers", c.servers}, {"server_gpus", c.server_gpus}, {"gpus", c.gpus},
+                   {"global_batch", c.global_batch}, {"feasible", c.feasible()}};
   if (!c.feasible()) return j;
   j["local_batch"] = c.local_batch;
   j["group_workers"] = c.group_workers;
@@ -55,8 +49,9 @@ void run_hetero(const Context& context, const HeteroArgs& args) {
       for (const auto& [lbs, batch] : s.by_local_batch) profiled.insert(lbs);
     std::string batches;
     for (int lbs : profiled) batches += (batches.empty() ? "" : ", ") + std::to_string(lbs);
-    throw Error(fmt::format("--batch: {} is out of reach on every set of servers of {}: it must be 2 * local batch * M "
-                            "with a local batch all the set's servers profiled ({}) and M at least its GPU pairs",
+    throw Error(fmt::format("--batch: {} is out of reach on every allocation of the servers of {}: it must be "
+                            "2 * local batch * M with a local batch all the allocation's servers profiled ({}) and "
+                            "M at least its GPU pairs",
                             args.batch, args.profile_dir, batches));
   }
   if (context.json) {
@@ -67,16 +62,16 @@ void run_hetero(const Context& context, const HeteroArgs& args) {
   }
   std::cout << fmt::format("global batch {} on the servers of {} (weight sync: {})\n", args.batch, args.profile_dir,
                            to_string(configs.front().weight_sync));
-  Table table({"servers", "gpus", "local batch", "iteration", "samples/s", "server", "gpu", "gpus", "workers",
+  Table table({"allocation", "gpus", "local batch", "iteration", "samples/s", "server", "gpu", "gpus", "workers",
                "ga steps", "gpu iteration"});
   for (const HeteroConfig& c : configs) {
     if (!c.feasible()) {
-      table.add({join(c.servers), std::to_string(c.gpus), "-", "-", "-", "out of reach", "", "", "", "", ""});
+      table.add({allocation_name(c), std::to_string(c.gpus), "-", "-", "-", "out of reach", "", "", "", "", ""});
       continue;
     }
     bool first = true;
     for (const HeteroGpuGroup& g : c.groups) {
-      table.add({first ? join(c.servers) : "", first ? std::to_string(c.gpus) : "",
+      table.add({first ? allocation_name(c) : "", first ? std::to_string(c.gpus) : "",
                  first ? std::to_string(c.local_batch) : "", first ? millis(c.iter_ms) : "",
                  first ? fmt::format("{:.1f}", c.throughput_samples_per_s) : "", g.server, g.gpu,
                  std::to_string(g.gpus), std::to_string(g.workers), std::to_string(g.ga_steps), millis(g.iter_ms)});
