@@ -163,6 +163,10 @@ TEST(MorphConf, TheShippedDefaultParses) {
   const MorphConfig c = load_morph_conf(test::source_dir() + "/etc/morph.conf");
   for (const char* gpu : {"a100", "a800", "h100", "v100", "l40s"}) EXPECT_NE(c.cluster.find_gpu_type(gpu), nullptr) << gpu;
   EXPECT_NE(c.cluster.find_node_type("hgx-a800"), nullptr);
+  // bfloat16 needs compute capability 8.0: Volta (7.0), Turing (7.5) and Pascal (6.0) train
+  // in fp16, or DeepSpeed's and Megatron's --bf16 fail on them.
+  for (const char* gpu : {"v100-32g", "v100-16g", "t4", "p100"}) EXPECT_FALSE(c.cluster.find_gpu_type(gpu)->bf16) << gpu;
+  for (const char* gpu : {"a100-80g", "a10", "l40s", "h100", "h200"}) EXPECT_TRUE(c.cluster.find_gpu_type(gpu)->bf16) << gpu;
 }
 
 // Every program and the job_submit plugin read the same file: --config, else $MORPH_CONF
