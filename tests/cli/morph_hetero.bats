@@ -53,6 +53,55 @@ scratch_profile() {
   done
 }
 
+@test "hetero: auto-scaling (§6.3) picks the allocation of least epoch time over the forecast" {
+  require_profile
+  require_jq
+  # Without a forecast, --batch throughout: the fastest allocation at 2048 (both servers).
+  morph hetero --profile "$PROFILE" --batch 2048
+  assert_ok
+  [[ "$output" == *"auto-scaling (seed 004 §6.3): node0:4+node1:4 (8 GPUs), epoch "*" over 1 step of 100 iterations (batch 2048 throughout)"* ]] ||
+    fail "not both whole servers" "$output"
+  # Both whole servers cannot run 128, so over 128..1024 the epoch of each allocation that
+  # runs all four is Σ p · t(B); the least wins, and is the one the command names.
+  local b f least="" name
+  for b in 128 256 512 1024; do
+    morph hetero --profile "$PROFILE" --batch "$b" --json
+    assert_ok
+    f=$(save_json "a$b")
+    jq -c '.[] | {k: ([.servers, .server_gpus] | tostring), ms: (if .feasible then .iteration_ms else null end)}' "$f"
+  done >"$BATS_TEST_TMPDIR/steps"
+  least=$(jq -rs 'group_by(.k) | map(select(length == 4 and all(.ms != null))) | map({k: .[0].k, s: ((map(.ms) | add) * 100 / 1000)})
+    | min_by(.s) | "\(.k) \(.s)"' "$BATS_TEST_TMPDIR/steps")
+  morph hetero --profile "$PROFILE" --batch 128 --forecast 128,256,512,1024 --json
+  assert_ok
+  f=$(save_json forecast)
+  name=$(jq -r '.[] | select(.auto_scaling) | "\([.servers, .server_gpus] | tostring) \(.auto_scaling.epoch_s)"' "$f")
+  [ "${name% *}" = "${least% *}" ] || fail "chose ${name}, least epoch ${least}"
+  awk -v a="${name##* }" -v b="${least##* }" 'BEGIN { exit !(a - b < 1e-9 && b - a < 1e-9) }' ||
+    fail "epoch ${name##* } s, summed ${least##* } s"
+  jq_true "$f" '[.[] | select(.auto_scaling)] | length == 1 and .[0].auto_scaling.forecast_steps == 4'
+  # A cost slack trades time for GPUs: within 2x of the least at 2048, fewer than 8 GPUs.
+  morph hetero --profile "$PROFILE" --batch 2048 --cost-slack 1
+  assert_ok
+  [[ "$output" =~ auto-scaling\ \(seed\ 004\ §6.3\):\ [^\ ]+\ \(([0-9]+)\ GPUs\) ]] || fail "no auto-scaling line" "$output"
+  [ "${BASH_REMATCH[1]}" -lt 8 ] || fail "slack 1 kept ${BASH_REMATCH[1]} GPUs" "$output"
+  [[ "$output" == *"the fastest allocation takes"*"(cost slack 1)"* ]] || fail "no fastest epoch" "$output"
+}
+
+@test "hetero: a forecast batch no allocation runs, a bad forecast, interval or slack are named" {
+  require_profile
+  morph hetero --profile "$PROFILE" --batch 128 --forecast 128,100
+  assert_morph_error "--forecast" "no allocation runs all 2 forecast batches"
+  morph hetero --profile "$PROFILE" --batch 128 --forecast 128,-5
+  assert_morph_error "--forecast" "-5"
+  morph hetero --profile "$PROFILE" --batch 128 --interval 0
+  assert_morph_error "--interval" "0"
+  morph hetero --profile "$PROFILE" --batch 128 --cost-slack -1
+  assert_morph_error "--cost-slack"
+  morph hetero --profile "$PROFILE" --batch 128 --forecast "$(seq -s, 4097 | sed 's/[0-9]\+/128/g')"
+  assert_morph_error "--forecast" "4097 steps, more than 4096"
+}
+
 @test "hetero: a batch out of reach is one line naming --batch" {
   require_profile
   morph hetero --profile "$PROFILE" --batch 100

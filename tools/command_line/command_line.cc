@@ -174,5 +174,6 @@ template Option Command::option(const std::string&, std::int64_t&, const std::st
 template Option Command::option(const std::string&, std::uint64_t&, const std::string&);
 template Option Command::option(const std::string&, double&, const std::string&);
 template Option Command::option(const std::string&, std::vector<std::string>&, const std::string&);
+template Option Command::option(const std::string&, std::vector<std::int64_t>&, const std::string&);
 
 }  // namespace morph::command_line

@@ -1,13 +1,17 @@
 // morph hetero: JABAS's heterogeneous data-parallel configuration (seed 004) of a global
-// batch on every allocation of GPU pairs of a JABAS profile folder's servers.
+// batch on every allocation of GPU pairs of a JABAS profile folder's servers, and the
+// allocation its auto-scaling picks for the next epoch's forecast batches (§6.3).
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "libmorph/adaptive/auto_scaler.h"
 #include "libmorph/hetero/hetero_search.h"
 #include "libmorph/util/error.h"
 #include "libmorph/util/parse.h"
@@ -21,7 +25,31 @@ namespace {
 struct HeteroArgs {
   std::string profile_dir;
   std::int64_t batch = 0;
+  std::vector<std::int64_t> forecast;  // empty: --batch throughout, §6.3's first epoch
+  AutoScaleOptions scaling;
 };
+
+// An epoch's adaptation steps; each distinct batch is a search of its own.
+constexpr std::size_t kMaxForecastSteps = 4096;
+
+// §6.3 over the forecast steps' configurations; those of --batch are `configs`.
+ServerSetChoice auto_scale(const JabasProfile& profile, const HeteroArgs& args,
+                           const std::vector<HeteroConfig>& configs) {
+  if (args.forecast.size() > kMaxForecastSteps)
+    throw Error(fmt::format("--forecast: {} steps, more than {}", args.forecast.size(), kMaxForecastSteps));
+  std::map<std::int64_t, std::vector<HeteroConfig>> by_batch{{args.batch, configs}};
+  std::vector<std::vector<HeteroConfig>> steps;
+  for (std::int64_t b : args.forecast.empty() ? std::vector<std::int64_t>{args.batch} : args.forecast) {
+    auto [it, fresh] = by_batch.try_emplace(b);
+    if (fresh) it->second = hetero_configs(profile, b);
+    steps.push_back(it->second);
+  }
+  try {
+    return choose_server_set(steps, args.scaling);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--forecast: {}", e.what()));
+  }
+}
 
 nlohmann::json to_json(const HeteroConfig& c) {
   nlohmann::json j{{"servers", c.servers}, {"server_gpus", c.server_gpus}, {"gpus", c.gpus},
@@ -40,6 +68,11 @@ nlohmann::json to_json(const HeteroConfig& c) {
   return j;
 }
 
+std::string steps_text(const HeteroArgs& args) {
+  if (args.forecast.empty()) return fmt::format("batch {} throughout", args.batch);
+  return fmt::format("forecast {}", fmt::join(args.forecast, ","));
+}
+
 void run_hetero(const Context& context, const HeteroArgs& args) {
   const JabasProfile profile = load_jabas_profile(args.profile_dir);
   const std::vector<HeteroConfig> configs = hetero_configs(profile, args.batch);
@@ -54,9 +87,16 @@ void run_hetero(const Context& context, const HeteroArgs& args) {
                             "M at least its GPU pairs",
                             args.batch, args.profile_dir, batches));
   }
+  const ServerSetChoice chosen = auto_scale(profile, args, configs);
+  const std::size_t steps = args.forecast.empty() ? 1 : args.forecast.size();
   if (context.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const HeteroConfig& c : configs) out.push_back(to_json(c));
+    out[chosen.index]["auto_scaling"] = {{"epoch_s", chosen.epoch_s},
+                                         {"fastest_epoch_s", chosen.fastest_epoch_s},
+                                         {"forecast_steps", steps},
+                                         {"interval_iterations", args.scaling.interval_iterations},
+                                         {"cost_slack", args.scaling.cost_slack}};
     std::cout << out.dump(2) << '\n';
     return;
   }
@@ -79,6 +119,15 @@ void run_hetero(const Context& context, const HeteroArgs& args) {
     }
   }
   table.print(std::cout);
+  // §6.3: the epoch is p iterations at each forecast step's batch.
+  std::cout << fmt::format("auto-scaling (seed 004 §6.3): {} ({} GPUs), epoch {:.1f} s over {} step{} of {} iterations "
+                           "({})",
+                           allocation_name(configs[chosen.index]), chosen.gpus, chosen.epoch_s, steps,
+                           steps == 1 ? "" : "s", args.scaling.interval_iterations, steps_text(args));
+  if (chosen.epoch_s > chosen.fastest_epoch_s)
+    std::cout << fmt::format("; the fastest allocation takes {:.1f} s (cost slack {})", chosen.fastest_epoch_s,
+                             args.scaling.cost_slack);
+  std::cout << '\n';
 }
 
 }  // namespace
@@ -89,6 +138,18 @@ void add_hetero_command(command_line::Command& app, Context& context) {
       app.subcommand("hetero", "JABAS heterogeneous data-parallel configurations from a profile folder");
   cmd.option("--profile", args->profile_dir, "JABAS profile folder (cluster_info.json, *_profile_data/)").required();
   cmd.option("--batch", args->batch, "global batch size").required().check(request_check("batch"));
+  cmd.option("--forecast", args->forecast,
+             "the next epoch's global batch at each forecast step, B1,B2,... (default: --batch throughout), for "
+             "JABAS's auto-scaling (seed 004 §6.3)")
+      .delimiter(',')
+      .check(request_check("batch"));
+  cmd.option("--interval", args->scaling.interval_iterations, "iterations per forecast step (p)")
+      .range(1, 1 << 30)
+      .show_default();
+  cmd.option("--cost-slack", args->scaling.cost_slack,
+             "auto-scaling picks the allocation of fewest GPUs within (1 + slack) of the least epoch time")
+      .range(0.0, 1e6)
+      .show_default();
   cmd.on_run([&context, args] { run_hetero(context, *args); });
 }
 
