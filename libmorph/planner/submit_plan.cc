@@ -237,7 +237,7 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
                                 static_cast<long>(min_nodes) * node.gpus, max_gpus));
       continue;
     }
-    bool any = false;
+    bool any = false, capped = false;
     int weighed = 0;
     Closest closest;
     auto consider = [&](int nodes, int gpus_per_node) {
@@ -245,7 +245,12 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
       if (g < request.gpus_min || g > max_gpus || nodes < min_nodes || nodes > max_nodes) return;
       if (cpus_per_gpu > 0 && gpus_per_node * cpus_per_gpu > node.cpus) return;
       if (!any_valid_shape(w, g, gpus_per_node, options.features)) return;  // most node counts of a large cluster
+      if (weighed == kMaxGpuCountsWeighed) {
+        capped = d.counts_capped = true;
+        return;
+      }
       ++weighed;
+      ++d.gpu_counts_weighed;
       std::optional<Candidate> c = evaluate(node, nodes, gpus_per_node, &closest);
       if (!c) return;
       any = true;
@@ -266,7 +271,9 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
                                 "node's GPUs, pp the layers, within the plans allowed",
                                 request.gpus_min, most, w.global_batch));
     else
-      explain(node, fmt::format("no plan fits on {}-{} GPUs{}", request.gpus_min, most,
+      explain(node, fmt::format("no plan fits on {}-{} GPUs{}{}", request.gpus_min, most,
+                                capped ? fmt::format(" (the {} smallest GPU counts with a plan shape searched)", weighed)
+                                    : "",
                                 closest.reason.empty() ? "" : " (closest: " + closest.reason + ")"));
   }
   if (!best && guaranteed) best = baseline;  // Morphling: no smaller demand reaches it
@@ -278,9 +285,12 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
   d.record.request.gpu_types = types_within_constraints(request, cluster, available);
   d.record.current = placement_of(*best);
   d.host_memory_bytes_per_node = best->best.memory_fit.host_bytes_per_node;
-  d.message = fmt::format("{} -> {} node{} x {} {}, plan {} ({:.3f} s/iteration)", describe(request), best->nodes,
+  d.message = fmt::format("{} -> {} node{} x {} {}, plan {} ({:.3f} s/iteration{})", describe(request), best->nodes,
                           best->nodes == 1 ? "" : "s", best->gpus_per_node, best->node->gpu, brief(best->best.plan),
-                          best->best.time.iter_ms / 1e3);
+                          best->best.time.iter_ms / 1e3,
+                          d.counts_capped ? fmt::format("; sized among the {} smallest GPU counts of each type",
+                                                        kMaxGpuCountsWeighed)
+                                          : "");
   return d;
 }
 

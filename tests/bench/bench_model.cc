@@ -1,10 +1,12 @@
 // Benchmarks of the performance model: one fit of the parameters on seven points, plan
 // enumeration plus prediction on allocations of two GPU types, and the sizing of one
 // submission (job_submit_morph's work under slurmctld's lock) on clusters of 64 to 2,000
-// nodes. Ends with the summary lines of `make bench-model`:
+// nodes, with a batch of few divisors and one of many. Ends with the summary lines of
+// `make bench-model`:
 //   fit: ms=<median ms for one fit>
 //   plan: gpus=1024 ms=<median ms>
 //   submit: nodes=2000 ms=<median ms>
+//   submit-many-divisors: nodes=2000 ms=<median ms>
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -92,7 +94,7 @@ BENCHMARK(BM_PlanSearch)->RangeMultiplier(4)->Range(16, 1024)->Unit(benchmark::k
 // One plan-agnostic submission (LLaMA-2-7B, global batch 512) on N DGX A100 nodes with
 // MaxGpusPerJob covering all of them: every GPU count on one node and every node count
 // is weighed (Frenzy's sizing, decide_submission).
-void BM_SubmitSizing(benchmark::State& state) {
+void submit_sizing(benchmark::State& state, const char* batch) {
   const int nodes = static_cast<int>(state.range(0));
   const MorphConfig c = parse_morph_conf(
       fmt::format("GpuType=a100-80g MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 "
@@ -104,7 +106,7 @@ void BM_SubmitSizing(benchmark::State& state) {
   const PerfStore perf;
   MorphRequest request;
   set_morph_option(request, "model", "llama2-7b");
-  set_morph_option(request, "batch", "512");
+  set_morph_option(request, "batch", batch);
   std::string chosen;
   for (auto _ : state) {
     const SubmitDecision d = decide_submission(SubmitContext{c, catalog(), perf}, request, std::nullopt);
@@ -112,8 +114,15 @@ void BM_SubmitSizing(benchmark::State& state) {
   }
   state.SetLabel(fmt::format("{} GPUs: {}", 8 * nodes, chosen));
 }
+void BM_SubmitSizing(benchmark::State& state) { submit_sizing(state, "512"); }
 BENCHMARK(BM_SubmitSizing)->Arg(64)->Arg(512)->Arg(2000)->Unit(benchmark::kMillisecond)
     ->Repetitions(7)->ReportAggregatesOnly(true);
+
+// The same with a batch of many divisors (735,134,400 = 2^6 3^3 5^2 7 11 13 17): a data-
+// parallel size divides it at most GPU counts, so nearly every count is searched.
+void BM_SubmitSizingManyDivisors(benchmark::State& state) { submit_sizing(state, "735134400"); }
+BENCHMARK(BM_SubmitSizingManyDivisors)->Arg(64)->Arg(512)->Arg(2000)->Unit(benchmark::kMillisecond)
+    ->Repetitions(3)->ReportAggregatesOnly(true);
 
 }  // namespace
 }  // namespace morph
@@ -127,5 +136,8 @@ int main(int argc, char** argv) {
     if (name.rfind("BM_PlanSearch/1024", 0) == 0) std::printf("plan: gpus=1024 ms=%.3f\n", ms);
   for (const auto& [name, ms] : *medians)
     if (name.rfind("BM_SubmitSizing/2000", 0) == 0) std::printf("submit: nodes=2000 ms=%.3f\n", ms);
+  for (const auto& [name, ms] : *medians)
+    if (name.rfind("BM_SubmitSizingManyDivisors/2000", 0) == 0)
+      std::printf("submit-many-divisors: nodes=2000 ms=%.3f\n", ms);
   return 0;
 }

@@ -793,6 +793,44 @@ TEST_F(Handler, UserOptionsAreHonouredBySizingOrRefused) {
 // A node type without NodeName lines (etc/morph.conf defines many) is no candidate, and
 // says why, whether partitions are known or not. With them unknown this read an empty
 // optional: slurmctld crashed on the submission (review of 2026-12-03).
+// A batch of many divisors (2^6 3^3 5^2 7 11 13 17) makes nearly every node count of a
+// large cluster a candidate: sizing searches the 64 smallest of each type and says so; a
+// batch of few divisors searches all of its own.
+TEST(SubmitCounts, ABatchOfManyDivisorsIsSizedAmongTheSmallestCounts) {
+  const MorphConfig config = parse_morph_conf(
+      "GpuType=a100-80g MemoryGiB=80 Speed=1.0 PeakTflops=312 Link=nvlink LinkBandwidthGBps=230 PcieBandwidthGBps=24\n"
+      "NodeType=dgx Gpu=a100-80g Gpus=8 Cpus=128 MemoryGiB=2048 NetworkBandwidthGBps=100 Nics=8\n"
+      "NodeName=a[1-400] NodeType=dgx\nMaxGpusPerJob=3200\n",
+      "morph.conf");
+  const Catalog catalog = Catalog::load_file(test::source_dir() + "/share/models.json");
+  const PerfStore perf;
+  const Workload w{*catalog.find("llama2-7b"), 735134400, 4096};
+  std::vector<int> counts;  // the GPU counts with a plan shape, smallest first
+  for (int g = 1; g <= 8; ++g)
+    if (any_valid_shape(w, g, g, kAllFeatures)) counts.push_back(g);
+  for (int n = 2; n <= 400; ++n)
+    if (any_valid_shape(w, 8 * n, 8, kAllFeatures)) counts.push_back(8 * n);
+  ASSERT_GT(counts.size(), static_cast<std::size_t>(kMaxGpuCountsWeighed));
+
+  MorphRequest r;
+  set_morph_option(r, "model", "llama2-7b");
+  set_morph_option(r, "batch", "735134400");
+  SubmitDecision d = decide_submission(SubmitContext{config, catalog, perf}, r, std::nullopt);
+  ASSERT_TRUE(d.accepted) << d.reason;
+  EXPECT_TRUE(d.counts_capped);
+  EXPECT_EQ(d.gpu_counts_weighed, kMaxGpuCountsWeighed);
+  EXPECT_LE(d.record.current.gpus(), counts[kMaxGpuCountsWeighed - 1]);
+  EXPECT_NE(d.message.find("s/iteration; sized among the 64 smallest GPU counts of each type)"), std::string::npos)
+      << d.message;
+
+  set_morph_option(r, "batch", "512");
+  d = decide_submission(SubmitContext{config, catalog, perf}, r, std::nullopt);
+  ASSERT_TRUE(d.accepted) << d.reason;
+  EXPECT_FALSE(d.counts_capped);
+  EXPECT_LT(d.gpu_counts_weighed, kMaxGpuCountsWeighed);
+  EXPECT_EQ(d.message.find("sized among"), std::string::npos) << d.message;
+}
+
 TEST(SubmitNodes, ANodeTypeWithoutNodesIsNoCandidate) {
   const MorphConfig config = parse_morph_conf(
       cluster_conf() + "NodeType=spare Gpu=v100-32g Gpus=8 Cpus=16 MemoryGiB=128 NetworkBandwidthGBps=25 Nics=1\n",
