@@ -22,7 +22,7 @@ bool AutoScaleOptions::is_valid(std::string* error) const {
   return true;
 }
 
-ServerSetChoice choose_server_set(const std::vector<std::vector<HeteroConfig>>& configs_by_step,
+AllocationChoice choose_allocation(const std::vector<std::vector<HeteroConfig>>& configs_by_step,
                                   const AutoScaleOptions& options) {
   if (std::string error; !options.is_valid(&error)) throw Error("auto-scaling: " + error);
   if (configs_by_step.empty()) throw Error("auto-scaling: no forecast steps");
@@ -53,7 +53,7 @@ ServerSetChoice choose_server_set(const std::vector<std::vector<HeteroConfig>>& 
         (first[s].gpus == first[best].gpus && epoch_s[s] < epoch_s[best]))
       best = s;
   }
-  return ServerSetChoice{best, first[best].servers, first[best].server_gpus, first[best].gpus, epoch_s[best], fastest};
+  return AllocationChoice{best, first[best].servers, first[best].server_gpus, first[best].gpus, epoch_s[best], fastest};
 }
 
 }  // namespace morph

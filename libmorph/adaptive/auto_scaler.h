@@ -23,7 +23,7 @@ struct AutoScaleOptions {
   bool is_valid(std::string* error) const;
 };
 
-struct ServerSetChoice {
+struct AllocationChoice {
   std::size_t index = 0;  // into each step's configurations
   std::vector<std::string> servers;
   std::vector<int> server_gpus;  // the GPUs taken of each of servers
@@ -36,7 +36,7 @@ struct ServerSetChoice {
 // in the same order for every t (as hetero_configs returns them). An allocation that cannot
 // run some step's batch is not a candidate. Throws morph::Error when none can run every step
 // or the steps disagree on the allocations.
-ServerSetChoice choose_server_set(const std::vector<std::vector<HeteroConfig>>& configs_by_step,
+AllocationChoice choose_allocation(const std::vector<std::vector<HeteroConfig>>& configs_by_step,
                                   const AutoScaleOptions& options);
 
 }  // namespace morph

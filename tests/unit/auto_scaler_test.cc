@@ -36,7 +36,7 @@ std::vector<std::vector<HeteroConfig>> hand_case() {
 }
 
 TEST(AdaptiveScaling, PicksLeastEpochTime) {
-  const ServerSetChoice c = choose_server_set(hand_case(), AutoScaleOptions{});
+  const AllocationChoice c = choose_allocation(hand_case(), AutoScaleOptions{});
   EXPECT_EQ(c.index, 2u);
   EXPECT_EQ(c.servers, (std::vector<std::string>{"A", "B"}));
   EXPECT_EQ(c.server_gpus, (std::vector<int>{4, 4}));
@@ -47,7 +47,7 @@ TEST(AdaptiveScaling, PicksLeastEpochTime) {
 
 TEST(AdaptiveScaling, FirstStepAloneFavoursTheSmallSet) {
   // Without the forecast (the last batch, 256, for the whole epoch) A alone is fastest.
-  const ServerSetChoice c = choose_server_set({hand_case().front()}, AutoScaleOptions{});
+  const AllocationChoice c = choose_allocation({hand_case().front()}, AutoScaleOptions{});
   EXPECT_EQ(c.servers, (std::vector<std::string>{"A"}));
   EXPECT_DOUBLE_EQ(c.epoch_s, 10.0);
 }
@@ -55,33 +55,33 @@ TEST(AdaptiveScaling, FirstStepAloneFavoursTheSmallSet) {
 TEST(AdaptiveScaling, CostSlackTradesTimeForGpus) {
   AutoScaleOptions o;
   o.cost_slack = 0.4;  // A's 63 s is within 1.4 · 47 = 65.8 s; B's 91 s is not
-  ServerSetChoice c = choose_server_set(hand_case(), o);
+  AllocationChoice c = choose_allocation(hand_case(), o);
   EXPECT_EQ(c.servers, (std::vector<std::string>{"A"}));
   EXPECT_DOUBLE_EQ(c.epoch_s, 63.0);
   EXPECT_DOUBLE_EQ(c.fastest_epoch_s, 47.0);
   o.cost_slack = 0.3;  // 61.1 s: only A+B
-  c = choose_server_set(hand_case(), o);
+  c = choose_allocation(hand_case(), o);
   EXPECT_EQ(c.gpus, 8);
 }
 
 TEST(AdaptiveScaling, SetThatCannotRunAStepIsNoCandidate) {
   std::vector<std::vector<HeteroConfig>> steps = hand_case();
   steps[2][2] = config({"A", "B"}, 8, 1024, 0);
-  EXPECT_EQ(choose_server_set(steps, AutoScaleOptions{}).servers, (std::vector<std::string>{"A"}));
+  EXPECT_EQ(choose_allocation(steps, AutoScaleOptions{}).servers, (std::vector<std::string>{"A"}));
   for (auto& step : steps)
     for (auto& c : step) c.local_batch = 0;
-  EXPECT_THROW(choose_server_set(steps, AutoScaleOptions{}), Error);
+  EXPECT_THROW(choose_allocation(steps, AutoScaleOptions{}), Error);
 }
 
 TEST(AdaptiveScaling, RejectsInconsistentInput) {
   std::vector<std::vector<HeteroConfig>> steps = hand_case();
-  EXPECT_THROW(choose_server_set({}, AutoScaleOptions{}), Error);
+  EXPECT_THROW(choose_allocation({}, AutoScaleOptions{}), Error);
   steps[1].pop_back();
-  EXPECT_THROW(choose_server_set(steps, AutoScaleOptions{}), Error);
+  EXPECT_THROW(choose_allocation(steps, AutoScaleOptions{}), Error);
   steps = hand_case();
   steps[1][0].servers = {"C"};
   try {
-    choose_server_set(steps, AutoScaleOptions{});
+    choose_allocation(steps, AutoScaleOptions{});
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "auto-scaling: step 1 lists allocation C:4 where step 0 lists A:4");
@@ -89,17 +89,17 @@ TEST(AdaptiveScaling, RejectsInconsistentInput) {
   steps = hand_case();
   steps[2][0].server_gpus = {2};  // two of A's four GPUs: another allocation of the same server
   try {
-    choose_server_set(steps, AutoScaleOptions{});
+    choose_allocation(steps, AutoScaleOptions{});
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "auto-scaling: step 2 lists allocation A:2 where step 0 lists A:4");
   }
   AutoScaleOptions o;
   o.cost_slack = -0.1;
-  EXPECT_THROW(choose_server_set(hand_case(), o), Error);
+  EXPECT_THROW(choose_allocation(hand_case(), o), Error);
   o = AutoScaleOptions{};
   o.interval_iterations = 0;
-  EXPECT_THROW(choose_server_set(hand_case(), o), Error);
+  EXPECT_THROW(choose_allocation(hand_case(), o), Error);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ struct HeteroArgs {
 constexpr std::size_t kMaxForecastSteps = 4096;
 
 // §6.3 over the forecast steps' configurations; those of --batch are `configs`.
-ServerSetChoice auto_scale(const JabasProfile& profile, const HeteroArgs& args,
+AllocationChoice auto_scale(const JabasProfile& profile, const HeteroArgs& args,
                            const std::vector<HeteroConfig>& configs) {
   if (args.forecast.size() > kMaxForecastSteps)
     throw Error(fmt::format("--forecast: {} steps, more than {}", args.forecast.size(), kMaxForecastSteps));
@@ -45,7 +45,7 @@ ServerSetChoice auto_scale(const JabasProfile& profile, const HeteroArgs& args,
     steps.push_back(it->second);
   }
   try {
-    return choose_server_set(steps, args.scaling);
+    return choose_allocation(steps, args.scaling);
   } catch (const Error& e) {
     throw Error(fmt::format("--forecast: {}", e.what()));
   }
@@ -87,7 +87,7 @@ void run_hetero(const Context& context, const HeteroArgs& args) {
                             "M at least its GPU pairs",
                             args.batch, args.profile_dir, batches));
   }
-  const ServerSetChoice chosen = auto_scale(profile, args, configs);
+  const AllocationChoice chosen = auto_scale(profile, args, configs);
   const std::size_t steps = args.forecast.empty() ? 1 : args.forecast.size();
   if (context.json) {
     nlohmann::json out = nlohmann::json::array();
