@@ -300,6 +300,10 @@ int run(const Options& o, Startup startup) {
           Clock::now() - last_round >= std::chrono::duration<double>(loaded->config.policy.scheduling_interval_s);
       if (snapshot) owners.reset(snapshot->jobs);
       if (!snapshot) {
+        if (o.once) {  // one round, and there was none
+          log_line("slurmctld did not answer: " + error);
+          return 1;
+        }
         log_line("slurmctld did not answer: " + error + "; trying again");
       } else if (changed || due || !reconfigurer.busy().empty()) {
         last_round = Clock::now();

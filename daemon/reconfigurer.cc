@@ -87,9 +87,15 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
     move(e, Step::rolled_back, now_s, why);
     return false;
   };
-  // `since`: when the call became due; past kRetryS the entry gives up.
-  auto retry = [&](const std::string& what, const std::string& error, double since) {
-    if (now_s - since >= kRetryS) return refuse(fmt::format("{} failed for {:.0f} s: {}", what, now_s - since, error));
+  // A call slurmctld may have made though its answer was lost is tried again the next
+  // rounds, each reading the job first. Past kRetryS since it became due (`since`) the
+  // entry gives up before calling again, on the job as the last try left it: a hold that
+  // try placed is seen, and released.
+  auto out_of_time = [&](double since) { return now_s - since >= kRetryS; };
+  auto give_up = [&](const std::string& what, double since) {
+    return refuse(fmt::format("{} failed for {:.0f} s", what, now_s - since));
+  };
+  auto failed = [&](const std::string& what, const std::string& error) {
     if (log_) log_(fmt::format("job {}: {} failed: {}; the next round tries again", c.job, what, error));
     return false;
   };
@@ -97,7 +103,8 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
   // A plan that could not begin within a few rounds (slurmctld did not answer, morphd was
   // down) is not carried out later on a changed cluster, unless Slurm shows it begun (the
   // record written, the job requeued) before morphd could journal it.
-  const bool begun = as_wanted || (pending(*job) && c.path != Path::start);
+  // A preempt, or a move on the same shape, keeps its record: only a pending job shows it.
+  const bool begun = (as_wanted && c.to_record != c.from_record) || (pending(*job) && c.path != Path::start);
   if (e.step == Step::planned && !begun && now_s - e.updated_s > options_.stale_plan_s)
     return refuse(fmt::format("planned {:.0f} s ago and not begun; the next round decides afresh", now_s - e.updated_s));
 
@@ -110,12 +117,14 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       if (!as_planned) return refuse("its record changed meanwhile");
       if (c.path == Path::start && !pending(*job)) return refuse("it is no longer pending");
       if (c.path != Path::start && !running(*job)) return refuse("it is no longer running");
+      if (c.path != Path::start && out_of_time(e.updated_s))
+        return give_up("the record update", e.updated_s);
       if (const std::string error = slurm_.set_record(c.job, c.to_record, c.path == Path::start); !error.empty()) {
         // slurmctld may have made the update and lost its answer: a record-only one (in
         // place, shrink) is read back and tried again the next rounds, so that the driver's
         // restart is counted; a pending job's, which slurmctld may refuse for good, ends here.
         if (c.path == Path::start) return refuse(error);
-        return retry("the record update", error, e.updated_s);
+        return failed("the record update", error);
       }
       move(e, Step::updated, now_s);
       return true;
@@ -147,12 +156,11 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       // Requeued and started again before anyone could hold it (morphd was down): it
       // runs its old plan, the signal is spent; the next round decides afresh.
       if (job->start_time_s > e.updated_s) return refuse("it started again on its old plan");
-      if (now_s - e.updated_s > options_.checkpoint_timeout_s + options_.requeue_grace_s) {
+      if (const double due = e.updated_s + options_.checkpoint_timeout_s + options_.requeue_grace_s; now_s > due) {
         // The job did not save and exit in time: end it; its previous checkpoint stands.
         // The requeue may have taken effect though its answer was lost: the next round sees.
-        if (const std::string error = slurm_.requeue_hold(c.job); !error.empty())
-          return retry("requeue_hold", error,
-                       e.updated_s + options_.checkpoint_timeout_s + options_.requeue_grace_s);
+        if (out_of_time(due)) return give_up("requeue_hold", due);
+        if (const std::string error = slurm_.requeue_hold(c.job); !error.empty()) return failed("requeue_hold", error);
         if (log_) log_(fmt::format("job {}: no exit {:.0f} s after the checkpoint signal: requeued by force", c.job,
                                    now_s - e.updated_s));
       }
@@ -170,15 +178,21 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
       // job that started meanwhile was not held, and rolls back above). A job its user
       // holds is not held again: morphd's hold would replace the user's, and its release
       // then end both.
-      if (!job->held)
-        if (const std::string error = slurm_.hold(c.job); !error.empty()) return retry("hold", error, e.updated_s);
+      if (!job->held) {
+        if (out_of_time(e.updated_s)) return give_up("hold", e.updated_s);
+        if (const std::string error = slurm_.hold(c.job); !error.empty()) return failed("hold", error);
+      }
       move(e, Step::held, now_s);
       return true;
     case Step::held:
+      // Its user released it meanwhile and it started on its old record: a pending job's
+      // update (its nodes too) would go to a running one.
+      if (!pending(*job)) return refuse("it started again before its record was written");
       if (!as_wanted) {
         if (!as_planned) return refuse("its record changed meanwhile");
+        if (out_of_time(e.updated_s)) return give_up("the record update", e.updated_s);
         if (const std::string error = slurm_.set_record(c.job, c.to_record, true); !error.empty())
-          return retry("the record update", error, e.updated_s);
+          return failed("the record update", error);
       }
       move(e, Step::updated, now_s);
       return true;

@@ -147,6 +147,7 @@ void StateStore::finish_job(JobId job_id, std::int64_t finished_at) {
       .run();
   if (sqlite3_changes(db_.get()) != 1) throw Error(fmt::format("{}: {}: no such job", path(), operation));
   transaction.commit();
+  unpruned_.erase(job_id);  // an ended job reports no more
 }
 
 void StateStore::reopen_job(JobId job_id) {
@@ -187,6 +188,7 @@ int StateStore::purge_ended_jobs(std::int64_t ended_before, int limit) {
   while (ended.step()) jobs.push_back(static_cast<JobId>(ended.column_int(0)));
   for (const JobId job : jobs) delete_job_rows(job, operation);
   transaction.commit();
+  for (const JobId job : jobs) unpruned_.erase(job);
   return static_cast<int>(jobs.size());
 }
 
@@ -244,8 +246,11 @@ void StateStore::record_observations(std::span<const Observation> observations, 
   const std::string operation = fmt::format("record {} throughput observations", observations.size());
   Transaction transaction(db_, Transaction::Kind::write, operation);
   // A step already recorded under its layout is a copy that morphrun sent again (schema v4).
+  // A job's observations never go back in time, though the clock may (an NTP step): they
+  // are read on in (time, id) order from the last one read (observations_after).
   Statement insert = db_.prepare("INSERT INTO observations (job_id, time, step, seconds, samples, layout) "
-                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (job_id, step, layout) DO NOTHING",
+                                 "VALUES (?1, MAX(?2, COALESCE((SELECT MAX(time) FROM observations WHERE job_id = ?1), "
+                                 "?2)), ?3, ?4, ?5, ?6) ON CONFLICT (job_id, step, layout) DO NOTHING",
                                  operation);
   for (const Observation& o : observations) {
     insert.bind_int(1, o.job_id).bind_int(2, o.time).bind_int(3, o.step).bind_real(4, o.seconds);

@@ -84,6 +84,9 @@ class StateStore {
   void record_observations(std::span<const Observation> observations);  // all or none
   // The same, keeping at most `keep` observations per job (tests; kMaxObservationsPerJob).
   void record_observations(std::span<const Observation> observations, std::int64_t keep, std::int64_t prune_every);
+  // Jobs whose observations since their last pruning are counted: those that may report
+  // (an ended or purged job is dropped).
+  std::size_t jobs_counted_for_pruning() const { return unpruned_.size(); }
   // The last `last` observations of a job made in [from_time, until_time) (none: until
   // now), oldest first.
   std::vector<Observation> observations(JobId job_id, std::int64_t from_time, std::optional<std::int64_t> until_time,

@@ -187,6 +187,21 @@ setup_file() {
   fi
 }
 
+@test "morphd --once exits 1 when slurmctld does not answer, rather than trying for ever" {
+  local morphd="$MORPH_BUILDDIR/daemon/morphd"
+  [ -x "$morphd" ] || skip "morphd was not built (configure found no Slurm, SQLite or MUNGE)"
+  [ "$(id -u)" -eq 0 ] || skip "morphd runs as root or SlurmUser"
+  # A cluster whose slurmctld is nowhere: nothing listens on the port.
+  printf 'ClusterName=nowhere\nSlurmctldHost=localhost\nSlurmctldPort=1\nAuthType=auth/munge\nMessageTimeout=2\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=n1 Default=YES\n' \
+    >"$BATS_TEST_TMPDIR/nowhere.conf"
+  { cat "$MORPH_CONF"; echo "ModelCatalog=$MORPH_CATALOG"; } >"$BATS_TEST_TMPDIR/morph.conf"
+  SLURM_CONF="$BATS_TEST_TMPDIR/nowhere.conf" run --separate-stderr timeout 60 "$morphd" -D --once --dry-run \
+    --config "$BATS_TEST_TMPDIR/morph.conf" --state "$BATS_TEST_TMPDIR/once.db"
+  [ "$status" -eq 1 ] || fail "status $status (124: still trying after 60 s): $stderr"
+  [[ $stderr == *"slurmctld did not answer: "* ]] || fail "$stderr"
+  [[ $stderr != *"trying again"*"trying again"* ]] || fail "tried more than once: $stderr"
+}
+
 @test "forget drops a model's online refits and points, the other models' stay; never beside morphd" {
   require_jq
   local db="$BATS_TEST_TMPDIR/forget.db"

@@ -390,6 +390,60 @@ TEST_F(ReconfigurerTest, AHoldWhoseAnswerWasLostIsReadBackNotRolledBack) {
   EXPECT_EQ(slurm.holds, 1);
 }
 
+// Holds that fail until the entry gives up: it gives up before calling again, so a last
+// hold that slurmctld makes but whose answer is lost cannot leave the job held with no
+// entry to release it.
+TEST_F(ReconfigurerTest, AHoldThatKeepsFailingGivesUpWithoutHoldingTheJob) {
+  Reconfigurer r = fresh();
+  slurm.jobs[7].phase = JobPhase::pending;
+  slurm.timing_out = {"hold"};
+  r.start(change(Path::requeue), 0);
+  r.advance_all(100);
+  EXPECT_EQ(step_of(1), Step::requeued);
+  EXPECT_EQ(slurm.holds, 2);
+  slurm.lost = true;  // a hold now would be made, its answer lost
+  r.advance_all(181);
+  EXPECT_EQ(step_of(1), Step::rolled_back);
+  EXPECT_EQ(slurm.holds, 2);
+  EXPECT_FALSE(slurm.jobs[7].held);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 old");
+}
+
+// A preempt keeps the job's record: a plan slurmctld could not begin in time is dropped,
+// not carried out hours later on a changed cluster.
+TEST_F(ReconfigurerTest, APreemptThatNeverBeganIsNotCarriedOutLater) {
+  Reconfigurer r = fresh();
+  Reconfiguration preempt = change(Path::preempt);
+  preempt.to_record = preempt.from_record;
+  slurm.answering = false;
+  r.start(preempt, 0);
+  slurm.answering = true;
+  r.advance_all(7200);
+  EXPECT_EQ(step_of(1), Step::rolled_back);
+  EXPECT_EQ(slurm.signals, 0);
+  EXPECT_EQ(slurm.jobs[7].phase, JobPhase::running);
+}
+
+// The job's user held it (morphd did not), the record update timed out, and the user
+// released it: it runs its old plan, and gets no pending job's update.
+TEST_F(ReconfigurerTest, AJobThatStartedAgainBeforeItsUpdateGetsNone) {
+  Reconfigurer r = fresh();
+  r.start(change(Path::requeue), 0);
+  slurm.jobs[7].phase = JobPhase::pending;
+  slurm.jobs[7].held = slurm.jobs[7].held_by_user = true;
+  slurm.timing_out = {"update"};
+  r.advance_all(6);
+  EXPECT_EQ(step_of(1), Step::held);
+  EXPECT_EQ(slurm.updates, 1);
+  slurm.jobs[7].phase = JobPhase::running;
+  slurm.jobs[7].held = slurm.jobs[7].held_by_user = false;
+  slurm.timing_out.clear();
+  r.advance_all(60);
+  EXPECT_EQ(step_of(1), Step::rolled_back);
+  EXPECT_EQ(slurm.updates, 1);
+  EXPECT_EQ(slurm.jobs[7].admin_comment, "morph:v1 old");
+}
+
 TEST_F(ReconfigurerTest, AForcedRequeueThatKeepsFailingGivesUpAndTheJobRunsOn) {
   Reconfigurer r = fresh();  // checkpoint timeout 60 s, grace 30 s
   slurm.timing_out = {"requeue"};

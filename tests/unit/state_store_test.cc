@@ -188,6 +188,42 @@ TEST_F(StateStoreTest, AJobKeepsItsNewestObservationsOnly) {
   EXPECT_EQ(store.observations(6, 0, std::nullopt, 1000).size(), 1u) << "another job's are its own";
 }
 
+// The wall clock stepped back (NTP) between two reports: the later observation is not
+// stamped before the earlier, or reading on from the last one read would skip it for good.
+TEST_F(StateStoreTest, AJobsObservationsNeverGoBackInTime) {
+  StateStore store = StateStore::open(db_path_);
+  store.record_job(job(5));
+  store.record_job(job(6));
+  store.record_observations(std::array{Observation{5, 200, 1, 1.0, 8, "d4"}});
+  const Observation last = store.observations(5, 0, std::nullopt, 1).back();
+  store.record_observations(std::array{Observation{5, 150, 2, 1.0, 8, "d4"}, Observation{6, 150, 1, 1.0, 8, "d4"}});
+  const std::vector<Observation> after = store.observations_after(5, last, 10);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].step, 2);
+  EXPECT_EQ(after[0].time, 200);
+  EXPECT_EQ(store.observations(6, 0, std::nullopt, 1).back().time, 150) << "another job's clock is its own";
+}
+
+// The count of observations since a job's last pruning is kept while the job may report:
+// dropped when it ends or is purged, so that it does not grow with every job morphd saw.
+TEST_F(StateStoreTest, PruningCountsOnlyJobsThatMayReport) {
+  StateStore store = StateStore::open(db_path_);
+  for (JobId id : {5u, 6u, 7u}) {
+    store.record_job(job(id));
+    store.record_observations(std::array{Observation{id, 100, 1, 1.0, 8, "d4"}});
+  }
+  EXPECT_EQ(store.jobs_counted_for_pruning(), 3u);
+  store.finish_job(5, 200);
+  EXPECT_EQ(store.jobs_counted_for_pruning(), 2u);
+  store.finish_job(6, 200);
+  store.reopen_job(6);
+  store.record_observations(std::array{Observation{6, 300, 2, 1.0, 8, "d4"}});
+  EXPECT_EQ(store.jobs_counted_for_pruning(), 2u);
+  store.finish_job(6, 400);
+  store.finish_job(7, 400);
+  EXPECT_EQ(store.jobs_counted_for_pruning(), 0u);
+}
+
 TEST_F(StateStoreTest, PredictedAgainstObservedThroughput) {
   StateStore store = StateStore::open(db_path_);
   store.record_job(job(5));
