@@ -377,6 +377,7 @@ class Driver {
       return false;
     };
     s.checkpoint_signal = config_.checkpoint_signal;
+    s.zero_is_finished = true;  // a task whose trainer saved exits 75: srun's 0 is a finished run
     // The tasks time their trainers out first; the driver waits a little longer for them.
     s.checkpoint_timeout_s = config_.checkpoint_timeout_s + 30;
     s.tick_s = config_.driver_poll_s;

@@ -282,8 +282,9 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs, const Supervisor
       c.status = status;
       const int code = exit_code_of(status);
       // A trainer that exits 0 without the signal ever reaching it finished its training;
-      // one asked through a request (the driver's steps) or that exits 75 saved.
-      const bool saved_one = checkpoint_asked && (code == kExitRequeue || (code == 0 && (!by_signal || c.signalled)));
+      // one that exits 75, or 0 after the signal, saved.
+      const bool saved_one =
+          checkpoint_asked && (code == kExitRequeue || (code == 0 && c.signalled && !o.zero_is_finished));
       saved += saved_one;
       if (code != 0 && !saved_one && !terminating && checkpoint_asked)
         terminate(SIGTERM, Outcome::timed_out, kExitRequeue,

@@ -43,6 +43,10 @@ struct SupervisorOptions {
   // returning false falls back to the signal. morphrun --driver: its child is srun, which
   // would make the signal one to every process of the step (save_request.h).
   std::function<bool()> request_checkpoint;
+  // true: a child that exits 0 finished, checkpoint asked or not. morphrun --driver's
+  // child is srun, whose tasks exit 75 when a trainer saved: 0 means they all finished.
+  // false: a trainer that exits 0 after the signal reached it saved.
+  bool zero_is_finished = false;
   // Called every tick_s while the children run; returning true asks for a checkpoint as
   // the signal would (morphrun --driver: the job's plan changed).
   std::function<bool()> on_tick;
@@ -51,7 +55,7 @@ struct SupervisorOptions {
 
 enum class Outcome {
   finished,      // every child exited 0
-  checkpointed,  // a checkpoint was asked for, a child saved (exit 75, or 0 after the signal or request), none failed
+  checkpointed,  // a checkpoint was asked for, a child saved (exit 75, or 0 after the signal), none failed
   timed_out,     // the checkpoint signal came and the children did not exit in time, or failed
   failed,        // a child exited non-zero or was killed
   terminated,    // SIGTERM/SIGINT/SIGHUP came

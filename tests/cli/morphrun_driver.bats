@@ -101,6 +101,17 @@ ends_with() {
   [ "$(grep -c "start layout" "$W/metrics")" -eq 1 ] || fail "it restarted in place: $(grep '^#' "$W/metrics")"
 }
 
+@test "a run that finishes before its trainers could save is finished (0), not restarted under the new plan" {
+  record 1 0 >"$FAKE_ADMIN"
+  SILENT=1 STEPS=16 driver  # 4 s, never ready for the signal: its tasks end 0, not 75
+  wait_grep "$W/metrics" "start layout=dp=2,tp=1,pp=1,zero=0" 30
+  record 1 1 >"$FAKE_ADMIN"  # morphd: a new plan on the same GPUs
+  wait_grep "$W/metrics" "checkpoint reason=replan" 30
+  ends_with 0
+  grep -q "^# .* finished" "$W/metrics" || fail "$(grep '^#' "$W/metrics")"
+  [ "$(grep -c "start layout" "$W/metrics")" -eq 1 ] || fail "it ran again: $(grep '^#' "$W/metrics")"
+}
+
 @test "a shrink slurmctld refuses ends the job for a requeue onto the plan's nodes (75), not a failure" {
   record 1 0 >"$FAKE_ADMIN"  # one node of the two the job holds
   FAKE_NODES=nodeA,nodeB FAKE_UPDATE_FAIL=1 STEPS=3 driver
