@@ -104,7 +104,8 @@ bool Reconfigurer::step(JournalEntry& e, double now_s) {
   // down) is not carried out later on a changed cluster, unless Slurm shows it begun (the
   // record written, the job requeued) before morphd could journal it.
   // A preempt, or a move on the same shape, keeps its record: only a pending job shows it.
-  const bool begun = (as_wanted && c.to_record != c.from_record) || (pending(*job) && c.path != Path::start);
+  const bool begun =
+      (as_wanted && c.to_record != c.from_record) || (pending(*job) && c.path != Path::start);
   if (e.step == Step::planned && !begun && now_s - e.updated_s > options_.stale_plan_s)
     return refuse(fmt::format("planned {:.0f} s ago and not begun; the next round decides afresh", now_s - e.updated_s));
 

@@ -23,18 +23,25 @@ bool AutoScaleOptions::is_valid(std::string* error) const {
 }
 
 AllocationChoice choose_allocation(const std::vector<std::vector<HeteroConfig>>& configs_by_step,
-                                  const AutoScaleOptions& options) {
+                                   const AutoScaleOptions& options) {
+  std::vector<const std::vector<HeteroConfig>*> steps;
+  for (const std::vector<HeteroConfig>& step : configs_by_step) steps.push_back(&step);
+  return choose_allocation(steps, options);
+}
+
+AllocationChoice choose_allocation(const std::vector<const std::vector<HeteroConfig>*>& configs_by_step,
+                                   const AutoScaleOptions& options) {
   if (std::string error; !options.is_valid(&error)) throw Error("auto-scaling: " + error);
   if (configs_by_step.empty()) throw Error("auto-scaling: no forecast steps");
-  const std::vector<HeteroConfig>& first = configs_by_step.front();
+  const std::vector<HeteroConfig>& first = *configs_by_step.front();
   std::vector<double> epoch_s(first.size(), 0.0);
   for (std::size_t t = 0; t < configs_by_step.size(); ++t) {
-    const std::vector<HeteroConfig>& step = configs_by_step[t];
+    const std::vector<HeteroConfig>& step = *configs_by_step[t];
     if (step.size() != first.size())
       throw Error(fmt::format("auto-scaling: step {} has {} allocations, step 0 has {}", t, step.size(),
                               first.size()));
     for (std::size_t s = 0; s < step.size(); ++s) {
-      if (step[s].servers != first[s].servers || step[s].server_gpus != first[s].server_gpus)
+      if (&step != &first && (step[s].servers != first[s].servers || step[s].server_gpus != first[s].server_gpus))
         throw Error(fmt::format("auto-scaling: step {} lists allocation {} where step 0 lists {}", t,
                                 allocation_name(step[s]), allocation_name(first[s])));
       // §6.3: epoch time = Σ over the trajectory of p · t_iter(best configuration at B_G)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ struct AllocationChoice {
 // run some step's batch is not a candidate. Throws morph::Error when none can run every step
 // or the steps disagree on the allocations.
 AllocationChoice choose_allocation(const std::vector<std::vector<HeteroConfig>>& configs_by_step,
-                                  const AutoScaleOptions& options);
+                                   const AutoScaleOptions& options);
+// The same over shared step configurations: a forecast repeats its batches (one clamped at
+// the bound, step after step), searched once each.
+AllocationChoice choose_allocation(const std::vector<const std::vector<HeteroConfig>*>& configs_by_step,
+                                   const AutoScaleOptions& options);
 
 }  // namespace morph

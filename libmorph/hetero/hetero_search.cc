@@ -1,6 +1,7 @@
 #include "libmorph/hetero/hetero_search.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -134,27 +135,53 @@ std::vector<GpuAllocation> gpu_allocations(const JabasProfile& profile) {
   return out;
 }
 
+namespace {
+
+// The search costs about M = B / (2 B_L) steps per GPU pair of each allocation.
+struct SearchSize {
+  int smallest_local_batch = 0;
+  std::int64_t pairs = 0;         // over every allocation
+  std::int64_t most_workers = 0;  // M at the smallest local batch
+  std::int64_t work() const {
+    return most_workers > std::numeric_limits<std::int64_t>::max() / std::max<std::int64_t>(1, pairs)
+               ? std::numeric_limits<std::int64_t>::max()
+               : most_workers * pairs;
+  }
+};
+
+SearchSize search_size(const JabasProfile& profile, const std::vector<GpuAllocation>& allocations,
+                       std::int64_t global_batch) {
+  SearchSize z;
+  for (const JabasServer& s : profile.servers)
+    if (const auto first = s.by_local_batch.begin(); first != s.by_local_batch.end() &&
+                                                     (z.smallest_local_batch == 0 || first->first < z.smallest_local_batch))
+      z.smallest_local_batch = first->first;
+  for (const GpuAllocation& a : allocations)
+    for (const ServerGpus& s : a) z.pairs += s.gpus / 2;
+  z.most_workers = z.smallest_local_batch > 0 ? global_batch / (2 * z.smallest_local_batch) : 0;
+  return z;
+}
+
+}  // namespace
+
+std::int64_t hetero_search_work(const JabasProfile& profile, std::int64_t global_batch) {
+  return search_size(profile, gpu_allocations(profile), global_batch).work();
+}
+
 std::vector<HeteroConfig> hetero_configs(const JabasProfile& profile, std::int64_t global_batch) {
   const std::vector<GpuAllocation> allocations = gpu_allocations(profile);
-  // The search costs about M = B / (2 B_L) steps per GPU pair of each allocation:
-  // bounded, so that a large --batch or many servers get an answer or this error, not hours.
-  int smallest = 0;
-  std::int64_t pairs = 0;
-  for (const JabasServer& s : profile.servers)
-    if (!s.by_local_batch.empty() && (smallest == 0 || s.by_local_batch.begin()->first < smallest))
-      smallest = s.by_local_batch.begin()->first;
-  for (const GpuAllocation& a : allocations)
-    for (const ServerGpus& s : a) pairs += s.gpus / 2;
-  const std::int64_t most_workers = smallest > 0 ? global_batch / (2 * smallest) : 0;
-  if (most_workers > kMaxGroupWorkers)
+  // Bounded, so that a large --batch or many servers get an answer or this error, not hours.
+  const SearchSize z = search_size(profile, allocations, global_batch);
+  if (z.most_workers > kMaxGroupWorkers)
     throw Error(fmt::format("batch {}: the search would weigh up to {} workers per group (batch / (2 x local batch "
                             "{})), more than {}; give a smaller batch",
-                            global_batch, most_workers, smallest, kMaxGroupWorkers));
-  if (most_workers > kMaxHeteroWork / std::max<std::int64_t>(1, pairs))
+                            global_batch, z.most_workers, z.smallest_local_batch, kMaxGroupWorkers));
+  if (z.work() > kMaxHeteroWork)
     throw Error(fmt::format("batch {}: the search would weigh up to {} workers per group (batch / (2 x local batch "
                             "{})) for each of {} GPU pairs over {} allocations, more than {} steps; give a smaller "
                             "batch or fewer servers",
-                            global_batch, most_workers, smallest, pairs, allocations.size(), kMaxHeteroWork));
+                            global_batch, z.most_workers, z.smallest_local_batch, z.pairs, allocations.size(),
+                            kMaxHeteroWork));
   std::vector<HeteroConfig> out;
   for (const GpuAllocation& a : allocations) out.push_back(best_hetero_config(profile, a, global_batch));
   return out;

@@ -100,6 +100,11 @@ scratch_profile() {
   assert_morph_error "--cost-slack"
   morph hetero --profile "$PROFILE" --batch 128 --forecast "$(seq -s, 4097 | sed 's/[0-9]\+/128/g')"
   assert_morph_error "--forecast" "4097 steps, more than 4096"
+  # Each of these batches alone is searched in seconds; eight of them are refused at once.
+  local big
+  big=$(for i in $(seq 0 7); do echo $((67108864 - 64 * i)); done | paste -sd,)
+  morph hetero --profile "$PROFILE" --batch 128 --forecast "$big"
+  assert_morph_error "--forecast" "distinct batches" "more than 134217728 steps"
 }
 
 @test "hetero: a batch out of reach is one line naming --batch" {

@@ -73,9 +73,22 @@ TEST(AdaptiveScaling, SetThatCannotRunAStepIsNoCandidate) {
   EXPECT_THROW(choose_allocation(steps, AutoScaleOptions{}), Error);
 }
 
+// A forecast repeats its batches: steps may share one configuration list, each counted.
+TEST(AdaptiveScaling, SharedStepsCountEachTime) {
+  const std::vector<std::vector<HeteroConfig>> distinct = hand_case();
+  // 256, 256, 1024, 256: A 100+100+350+100 = 650 ms, B 950, A+B 560 per iteration.
+  const std::vector<const std::vector<HeteroConfig>*> steps{&distinct[0], &distinct[0], &distinct[2], &distinct[0]};
+  const AllocationChoice c = choose_allocation(steps, AutoScaleOptions{});
+  EXPECT_EQ(c.servers, (std::vector<std::string>{"A", "B"}));
+  EXPECT_DOUBLE_EQ(c.epoch_s, 56.0);
+  AutoScaleOptions o;
+  o.cost_slack = 0.2;  // A's 65 s is within 1.2 · 56 = 67.2 s
+  EXPECT_EQ(choose_allocation(steps, o).servers, std::vector<std::string>{"A"});
+}
+
 TEST(AdaptiveScaling, RejectsInconsistentInput) {
   std::vector<std::vector<HeteroConfig>> steps = hand_case();
-  EXPECT_THROW(choose_allocation({}, AutoScaleOptions{}), Error);
+  EXPECT_THROW(choose_allocation(std::vector<std::vector<HeteroConfig>>{}, AutoScaleOptions{}), Error);
   steps[1].pop_back();
   EXPECT_THROW(choose_allocation(steps, AutoScaleOptions{}), Error);
   steps = hand_case();

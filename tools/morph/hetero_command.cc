@@ -29,20 +29,33 @@ struct HeteroArgs {
   AutoScaleOptions scaling;
 };
 
-// An epoch's adaptation steps; each distinct batch is a search of its own.
+// An epoch's adaptation steps; each distinct batch is a search of its own, and all of them
+// together are held to kMaxHeteroWork, as one batch's is.
 constexpr std::size_t kMaxForecastSteps = 4096;
 
 // §6.3 over the forecast steps' configurations; those of --batch are `configs`.
 AllocationChoice auto_scale(const JabasProfile& profile, const HeteroArgs& args,
-                           const std::vector<HeteroConfig>& configs) {
+                            const std::vector<HeteroConfig>& configs) {
   if (args.forecast.size() > kMaxForecastSteps)
     throw Error(fmt::format("--forecast: {} steps, more than {}", args.forecast.size(), kMaxForecastSteps));
+  const std::vector<std::int64_t> batches =
+      args.forecast.empty() ? std::vector<std::int64_t>{args.batch} : args.forecast;
   std::map<std::int64_t, std::vector<HeteroConfig>> by_batch{{args.batch, configs}};
-  std::vector<std::vector<HeteroConfig>> steps;
-  for (std::int64_t b : args.forecast.empty() ? std::vector<std::int64_t>{args.batch} : args.forecast) {
+  std::int64_t work = 0;
+  for (std::int64_t b : std::set<std::int64_t>(batches.begin(), batches.end())) {
+    if (b == args.batch) continue;  // searched already
+    const std::int64_t w = hetero_search_work(profile, b);
+    if (w > kMaxHeteroWork - work)
+      throw Error(fmt::format("--forecast: its distinct batches would take the search more than {} steps; give fewer "
+                              "or smaller batches",
+                              kMaxHeteroWork));
+    work += w;
+  }
+  std::vector<const std::vector<HeteroConfig>*> steps;
+  for (std::int64_t b : batches) {
     auto [it, fresh] = by_batch.try_emplace(b);
     if (fresh) it->second = hetero_configs(profile, b);
-    steps.push_back(it->second);
+    steps.push_back(&it->second);
   }
   try {
     return choose_allocation(steps, args.scaling);
