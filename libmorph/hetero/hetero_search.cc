@@ -137,15 +137,18 @@ std::vector<GpuAllocation> gpu_allocations(const JabasProfile& profile) {
 
 namespace {
 
-// The search costs about M = B / (2 B_L) steps per GPU pair of each allocation.
+// The search costs about M = B / (2 B_L) steps per GPU pair of each allocation and per
+// virtual worker a GPU may run (the solver's O(N_H n_max M)).
 struct SearchSize {
   int smallest_local_batch = 0;
   std::int64_t pairs = 0;         // over every allocation
   std::int64_t most_workers = 0;  // M at the smallest local batch
+  std::int64_t most_models = 1;   // n_max, the largest profiled
   std::int64_t work() const {
-    return most_workers > std::numeric_limits<std::int64_t>::max() / std::max<std::int64_t>(1, pairs)
+    const std::int64_t per_worker = pairs * most_models;  // at most 2^16 * 2^15 * 2^10
+    return most_workers > std::numeric_limits<std::int64_t>::max() / std::max<std::int64_t>(1, per_worker)
                ? std::numeric_limits<std::int64_t>::max()
-               : most_workers * pairs;
+               : most_workers * per_worker;
   }
 };
 
@@ -153,9 +156,10 @@ SearchSize search_size(const JabasProfile& profile, const std::vector<GpuAllocat
                        std::int64_t global_batch) {
   SearchSize z;
   for (const JabasServer& s : profile.servers)
-    if (const auto first = s.by_local_batch.begin(); first != s.by_local_batch.end() &&
-                                                     (z.smallest_local_batch == 0 || first->first < z.smallest_local_batch))
-      z.smallest_local_batch = first->first;
+    for (const auto& [lbs, batch] : s.by_local_batch) {
+      if (z.smallest_local_batch == 0 || lbs < z.smallest_local_batch) z.smallest_local_batch = lbs;
+      z.most_models = std::max<std::int64_t>(z.most_models, batch.max_workers);
+    }
   for (const GpuAllocation& a : allocations)
     for (const ServerGpus& s : a) z.pairs += s.gpus / 2;
   z.most_workers = z.smallest_local_batch > 0 ? global_batch / (2 * z.smallest_local_batch) : 0;
@@ -178,10 +182,10 @@ std::vector<HeteroConfig> hetero_configs(const JabasProfile& profile, std::int64
                             global_batch, z.most_workers, z.smallest_local_batch, kMaxGroupWorkers));
   if (z.work() > kMaxHeteroWork)
     throw Error(fmt::format("batch {}: the search would weigh up to {} workers per group (batch / (2 x local batch "
-                            "{})) for each of {} GPU pairs over {} allocations, more than {} steps; give a smaller "
-                            "batch or fewer servers",
+                            "{})) for each of {} GPU pairs over {} allocations and up to {} virtual workers a GPU, "
+                            "more than {} steps; give a smaller batch or fewer servers",
                             global_batch, z.most_workers, z.smallest_local_batch, z.pairs, allocations.size(),
-                            kMaxHeteroWork));
+                            z.most_models, kMaxHeteroWork));
   std::vector<HeteroConfig> out;
   for (const GpuAllocation& a : allocations) out.push_back(best_hetero_config(profile, a, global_batch));
   return out;

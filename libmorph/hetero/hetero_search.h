@@ -78,11 +78,11 @@ std::vector<GpuAllocation> gpu_allocations(const JabasProfile& profile);
 // with M: 2^30 samples at B_L = 16 took 40 s and 640 MB); more is an error.
 constexpr std::int64_t kMaxGroupWorkers = std::int64_t{1} << 20;
 // The most steps hetero_configs() takes, workers per group times the GPU pairs of every
-// allocation (about a second); more is an error.
+// allocation times the most virtual workers a GPU may run (seconds); more is an error.
 constexpr std::int64_t kMaxHeteroWork = std::int64_t{1} << 27;
 // The steps hetero_configs() would take for `global_batch`: the most workers per group
 // (the batch over twice the smallest profiled local batch) times the GPU pairs of every
-// allocation, saturated at INT64_MAX.
+// allocation times the largest n_max profiled, saturated at INT64_MAX.
 std::int64_t hetero_search_work(const JabasProfile& profile, std::int64_t global_batch);
 // The best configuration of every allocation of gpu_allocations(), in its order.
 std::vector<HeteroConfig> hetero_configs(const JabasProfile& profile, std::int64_t global_batch);

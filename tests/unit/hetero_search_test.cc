@@ -102,6 +102,26 @@ TEST(HeteroSearch, PartOfAServerRunsAsASmallerServer) {
   EXPECT_FALSE(best_hetero_config(big, whole_servers({&big.servers[0], &big.servers[1]}), 32).feasible());
 }
 
+// The search's size: workers per group M (the batch over twice the smallest local batch)
+// times the GPU pairs of every allocation times the largest n_max, which the solver's
+// time grows with.
+TEST(HeteroSearch, TheWorkBoundCountsPairsAndVirtualWorkers) {
+  JabasProfile p = load_jabas_profile(test::write_tiny_profile("work").string());
+  // fast:2, slow:2, fast:2+slow:2: 1 + 1 + 2 pairs; n_max 2 (fast), local batch 8.
+  EXPECT_EQ(hetero_search_work(p, 32), 2 * 4 * 2);
+  EXPECT_EQ(hetero_search_work(p, 1600), 100 * 4 * 2);
+  p.servers[1].by_local_batch.at(8).max_workers = 1024;
+  EXPECT_EQ(hetero_search_work(p, 32), 2 * 4 * 1024);
+  // Past the bound, hetero_configs names it rather than search for minutes.
+  const std::int64_t batch = 16 * (kMaxHeteroWork / (4 * 1024) + 1);
+  try {
+    hetero_configs(p, batch);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("up to 1024 virtual workers a GPU"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HeteroSearch, EveryAllocationAndOutOfReach) {
   const JabasProfile p = load_jabas_profile(test::write_tiny_profile("subsets").string());
   const std::vector<HeteroConfig> configs = hetero_configs(p, 32);
