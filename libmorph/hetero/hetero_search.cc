@@ -152,16 +152,20 @@ struct SearchSize {
   }
 };
 
-SearchSize search_size(const JabasProfile& profile, const std::vector<GpuAllocation>& allocations,
-                       std::int64_t global_batch) {
+// Within kMaxHeteroAllocations (allocation_count() > 0), without listing the allocations:
+// server i's digit runs over 0 .. P_i whatever the others', so its pairs over all of them
+// are P_i (P_i + 1) / 2 times prod_{j != i} (P_j + 1).
+SearchSize search_size(const JabasProfile& profile, std::int64_t global_batch) {
   SearchSize z;
-  for (const JabasServer& s : profile.servers)
+  const std::int64_t count = allocation_count(profile);
+  for (const JabasServer& s : profile.servers) {
+    const std::int64_t p = s.gpus / 2;
+    z.pairs += p * (p + 1) / 2 * (count / (p + 1));
     for (const auto& [lbs, batch] : s.by_local_batch) {
       if (z.smallest_local_batch == 0 || lbs < z.smallest_local_batch) z.smallest_local_batch = lbs;
       z.most_models = std::max<std::int64_t>(z.most_models, batch.max_workers);
     }
-  for (const GpuAllocation& a : allocations)
-    for (const ServerGpus& s : a) z.pairs += s.gpus / 2;
+  }
   z.most_workers = z.smallest_local_batch > 0 ? global_batch / (2 * z.smallest_local_batch) : 0;
   return z;
 }
@@ -169,13 +173,14 @@ SearchSize search_size(const JabasProfile& profile, const std::vector<GpuAllocat
 }  // namespace
 
 std::int64_t hetero_search_work(const JabasProfile& profile, std::int64_t global_batch) {
-  return search_size(profile, gpu_allocations(profile), global_batch).work();
+  if (allocation_count(profile) == 0) return std::numeric_limits<std::int64_t>::max();  // refused anyway
+  return search_size(profile, global_batch).work();
 }
 
 std::vector<HeteroConfig> hetero_configs(const JabasProfile& profile, std::int64_t global_batch) {
   const std::vector<GpuAllocation> allocations = gpu_allocations(profile);
   // Bounded, so that a large --batch or many servers get an answer or this error, not hours.
-  const SearchSize z = search_size(profile, allocations, global_batch);
+  const SearchSize z = search_size(profile, global_batch);
   if (z.most_workers > kMaxGroupWorkers)
     throw Error(fmt::format("batch {}: the search would weigh up to {} workers per group (batch / (2 x local batch "
                             "{})), more than {}; give a smaller batch",

@@ -112,6 +112,15 @@ TEST(HeteroSearch, TheWorkBoundCountsPairsAndVirtualWorkers) {
   EXPECT_EQ(hetero_search_work(p, 1600), 100 * 4 * 2);
   p.servers[1].by_local_batch.at(8).max_workers = 1024;
   EXPECT_EQ(hetero_search_work(p, 32), 2 * 4 * 1024);
+  // Of servers of 4 and 6 GPUs the pairs are counted without listing the allocations.
+  p.servers[0].gpus = 4;
+  p.servers[1].gpus = 6;
+  std::int64_t pairs = 0;
+  for (const GpuAllocation& a : gpu_allocations(p))
+    for (const ServerGpus& g : a) pairs += g.gpus / 2;
+  EXPECT_EQ(pairs, 3 * 4 + 6 * 3);  // (0+1+2) x 4 digits of the other, (0+1+2+3) x 3
+  EXPECT_EQ(hetero_search_work(p, 32), 2 * pairs * 1024);
+  p.servers[0].gpus = p.servers[1].gpus = 2;
   // Past the bound, hetero_configs names it rather than search for minutes.
   const std::int64_t batch = 16 * (kMaxHeteroWork / (4 * 1024) + 1);
   try {
