@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -103,13 +104,15 @@ void check_file_tensors(const CheckpointIndex& index, const std::vector<Safetens
                                 path, file, r, layout, quote(e.name), dtype_name(e.dtype), shape_text(e.shape),
                                 dtype_name(d.dtype), shape_text(d.shape)));
     }
-    if (header.tensors.size() == p.decls.size()) continue;
-    for (const TensorDecl& d : p.decls)
-      if (header.find(d.name) == nullptr)
-        throw Error(fmt::format("{}: {}: old rank {} under {}: tensor {} is missing from its file", path, file, r,
-                                layout, quote(d.name)));
-    throw Error(fmt::format("{}: {}: old rank {} under {}: its file holds {} tensors, the layout places {} on it", path,
-                            file, r, layout, header.tensors.size(), p.decls.size()));
+    if (header.tensors.size() != p.decls.size()) {
+      for (const TensorDecl& d : p.decls)
+        if (header.find(d.name) == nullptr)
+          throw Error(fmt::format("{}: {}: old rank {} under {}: tensor {} is missing from its file", path, file, r,
+                                  layout, quote(d.name)));
+      throw Error(fmt::format("{}: {}: old rank {} under {}: its file holds {} tensors, the layout places {} on it",
+                              path, file, r, layout, header.tensors.size(), p.decls.size()));
+    }
+    check_stamp(header, index.layout, r, fmt::format("{}: {}", path, file));  // after what says more of a layout
   }
 }
 
@@ -221,6 +224,14 @@ void verify_files(const std::string& dir, const CheckpointIndex& index, bool che
   });
 }
 
+void check_stamp(const SafetensorsHeader& header, const Layout& layout, int rank, const std::string& what) {
+  for (const auto& [key, want] :
+       {std::pair<std::string, std::string>{"rank", std::to_string(rank)}, {"layout", to_string(layout)}})
+    if (const auto it = header.metadata.find(key); it != header.metadata.end() && it->second != want)
+      throw Error(fmt::format("{}: its metadata says {} {}, where the checkpoint needs {} {}", what, key,
+                              quote(it->second), key, quote(want)));
+}
+
 void verify_contents(const std::string& dir, const CheckpointIndex& index,
                      const std::vector<SafetensorsHeader>& headers) {
   const std::string path = (fs::path(dir) / "index.json").string();
@@ -269,15 +280,34 @@ int lock_stage(const std::string& lock, const std::string& dir) {
   }
 }
 
+// Creates `dir` and its missing ancestors, each synced into its parent: a commit's rename
+// into a folder created for it is lost with the folder on a power cut otherwise.
+void create_synced(const fs::path& dir) {
+  std::vector<fs::path> missing;  // deepest first
+  std::error_code ec;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    if (ec) break;
+    missing.push_back(p);
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
+  for (auto p = missing.rbegin(); p != missing.rend(); ++p)
+    sync_directory(p->parent_path().empty() ? "." : p->parent_path().string());
+}
+
 }  // namespace
 
 CheckpointStage::CheckpointStage(std::string dir, const std::string& source)
     : dir_(std::move(dir)), stage_(stage_folder(dir_)), lock_(stage_lock_file(dir_)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  // The next writer of X removes X.partial as a crash's stage, committed or not.
+  if (dir_.ends_with(".partial") || dir_.ends_with(".partial.lock"))
+    throw Error(fmt::format("{}: a checkpoint may not end in .partial or .partial.lock, the names of another "
+                            "checkpoint's staging folder and lock; give it another name",
+                            dir_));
   std::error_code ec;
   const fs::path parent = fs::path(stage_).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);
-  if (ec) throw Error(fmt::format("{}: cannot create: {}", parent.string(), ec.message()));
+  if (!parent.empty()) create_synced(parent);
   // Locked before anything is checked or removed: a stage found after this is a crash's.
   lock_fd_ = lock_stage(lock_, dir_);
   try {
@@ -331,7 +361,12 @@ void CheckpointStage::commit(const CheckpointIndex& index, bool verify_checksums
   if (rc != 0) throw Error(fmt::format("{}: cannot rename to {}: {}", stage_, dir_, std::strerror(errno)));
   committed_ = true;
   unlock();
-  sync_directory(fs::path(dir_).parent_path().empty() ? "." : fs::path(dir_).parent_path().string());
+  // Committed: a caller told otherwise would try again and find it there.
+  try {
+    sync_directory(fs::path(dir_).parent_path().empty() ? "." : fs::path(dir_).parent_path().string());
+  } catch (const Error& e) {
+    fmt::print(stderr, "morph: warning: checkpoint {} is committed, but not yet durable: {}\n", dir_, e.what());
+  }
 }
 
 }  // namespace morph::state

@@ -58,6 +58,12 @@ void verify_files(const std::string& dir, const CheckpointIndex& index, bool che
 void verify_contents(const std::string& dir, const CheckpointIndex& index,
                      const std::vector<SafetensorsHeader>& headers);
 
+// Morph's writers stamp each rank file's metadata with its rank and layout. ZeRO's shards
+// of one tensor have one name, dtype and shape on every rank, so a file saved under
+// another rank's name passes every other check: a stamp that disagrees is an error
+// naming `what`. A file without a stamp (written by other tools) passes.
+void check_stamp(const SafetensorsHeader& header, const Layout& layout, int rank, const std::string& what);
+
 // The folder a new checkpoint `dir` is written into before its commit ("<dir>.partial").
 std::string stage_folder(const std::string& dir);
 // The file its writer locks (stage_folder(dir) + ".lock"): a regular file beside the stage.
@@ -70,8 +76,9 @@ std::string stage_lock_file(const std::string& dir);
 // instead of removing a live stage.
 class CheckpointStage {
  public:
-  // `dir` must not exist; a "<dir>.partial" left by a crash is removed, unless it is the
-  // checkpoint `source` the new one is made from (`--from X.partial --to X`). Throws
+  // `dir` must not exist, nor end in ".partial" or ".partial.lock"; a "<dir>.partial"
+  // left by a crash is removed, unless it is the checkpoint `source` the new one is made
+  // from (`--from X.partial --to X`). Folders created for it are synced. Throws
   // morph::Error when another process is writing `dir`.
   explicit CheckpointStage(std::string dir, const std::string& source = {});
   ~CheckpointStage();  // removes the stage when not committed, and the lock file
@@ -82,7 +89,8 @@ class CheckpointStage {
   std::string file_path(int rank) const;
   // Checks every file against `index` (sizes; checksums too unless the caller computed
   // them from the synced files), writes index.json, syncs the folder and renames it to
-  // its final name, then releases the lock.
+  // its final name, then releases the lock. Once renamed it is committed: a failed sync
+  // of the parent folder is then a warning on stderr, not an error.
   void commit(const CheckpointIndex& index, bool verify_checksums = true);
 
  private:

@@ -36,7 +36,8 @@ class SampleStream {
   const DatasetOrder& order() const { return order_; }
   // The next global batch (all B sample indices), advancing the progress by B.
   std::vector<std::uint64_t> next_batch();
-  // Rank r's block of a global batch under data parallelism d (may be empty when d > B).
+  // Rank r's block of a global batch under data parallelism d: ceil(B/d) samples each,
+  // the last ranks fewer or none (B = 9, d = 4: 3, 3, 3, 0).
   static std::vector<std::uint64_t> rank_block(const std::vector<std::uint64_t>& batch, int rank, int dp);
 
  private:

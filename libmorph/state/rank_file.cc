@@ -65,12 +65,13 @@ CheckpointFile write_rank_file(const std::string& stage, const StateSpec& spec, 
 
 CheckpointIndex index_for_resume(const std::string& dir, const StateSpec& spec, const Layout& layout) {
   CheckpointIndex index = read_index(dir);
+  // The model first: resharding another model's checkpoint would not make it this one.
+  if (to_json(index.spec) != to_json(spec))
+    throw Error(fmt::format("{}: the checkpoint holds another model: {}", dir, first_difference(index.spec, spec)));
   if (index.layout != layout)
     throw Error(fmt::format("{}: the checkpoint has layout {}, this run {}; run `morph reshard --from {} --to NEW_DIR "
                             "--layout {}` first and resume from NEW_DIR",
                             dir, to_string(index.layout), to_string(layout), dir, to_string(layout)));
-  if (to_json(index.spec) != to_json(spec))
-    throw Error(fmt::format("{}: the checkpoint holds another model: {}", dir, first_difference(index.spec, spec)));
   return index;
 }
 
@@ -82,6 +83,7 @@ void read_rank_file(const std::string& dir, const CheckpointIndex& index, int ra
   own.files = {index.files[static_cast<std::size_t>(rank)]};
   verify_files(dir, own, true, 1);
   const SafetensorsReader reader((fs::path(dir) / rank_file_name(rank)).string());
+  check_stamp(reader.header(), index.layout, rank, reader.path());
   const std::vector<LocalTensor> expected = rank_tensors(index.spec, index.layout, rank);
   if (reader.header().tensors.size() != expected.size())
     throw Error(fmt::format("{}: {} tensors, layout {} rank {} needs {}", reader.path(), reader.header().tensors.size(),

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -118,16 +119,39 @@ CheckpointFile build_one(const RankPlan& rp, const OldCheckpoint& from, const st
   return {rp.rank, fs::path(path).filename().string(), bytes, sum.digest()};
 }
 
+// Room beside the old files for what a reshard opens besides: stdio, the new files its
+// threads write, MPI's connections.
+constexpr rlim_t kSpareFiles = 64;
+
+// The soft limit on open files, raised toward the hard one to hold `files` at once and
+// the spare: 1,024 old ranks pass the usual soft limit of 1,024.
+rlim_t allow_open_files(std::size_t files) {
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return RLIM_INFINITY;
+  const rlim_t want = static_cast<rlim_t>(files) + kSpareFiles;
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < want) {
+    lim.rlim_cur = lim.rlim_max == RLIM_INFINITY ? want : std::min(want, lim.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+    ::getrlimit(RLIMIT_NOFILE, &lim);
+  }
+  return lim.rlim_cur;
+}
+
 }  // namespace
 
 OldCheckpoint::OldCheckpoint(const std::string& dir, const CheckpointIndex& index) : dir_(dir), index_(index) {
   verify_files(dir, index, false);
+  const rlim_t limit = allow_open_files(index.files.size());
   for (const CheckpointFile& f : index.files) {
     const std::string path = (fs::path(dir) / f.name).string();
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       const int e = errno;
       for (int open_fd : fds_) ::close(open_fd);  // the destructor does not run for a constructor that throws
+      if (e == EMFILE)
+        throw Error(fmt::format("{}: cannot open: {}; a reshard holds the {} files of the old ranks open at once, "
+                                "and this process may open {} (`ulimit -Hn` bounds it; raise it)",
+                                path, std::strerror(e), index.files.size(), limit));
       throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(e)));
     }
     paths_.push_back(path);

@@ -16,7 +16,8 @@ namespace morph::state {
 // a reshard reads only the ranges it copies (and, when verifying, each file once).
 class OldCheckpoint {
  public:
-  // Opens every file of `index`; their sizes must match it.
+  // Opens every file of `index`, all at once: the soft limit on open files is raised
+  // toward the hard one to hold them. Their sizes must match the index.
   OldCheckpoint(const std::string& dir, const CheckpointIndex& index);
   ~OldCheckpoint();
   OldCheckpoint(const OldCheckpoint&) = delete;

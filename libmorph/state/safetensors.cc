@@ -440,6 +440,9 @@ SafetensorsWriter::SafetensorsWriter(std::string path, const std::vector<TensorD
     : path_(std::move(path)), header_(layout(tensors, path_)) {
   header_.metadata = metadata;
   const std::string head = header_bytes(header_, path_);
+  if (head.size() - kLengthFieldBytes > kMaxHeaderBytes)  // what every reader refuses
+    throw Error(fmt::format("{}: a header of {} bytes ({} tensors) exceeds the limit of {} bytes", path_,
+                            head.size() - kLengthFieldBytes, header_.tensors.size(), kMaxHeaderBytes));
   header_.data_offset = head.size();
   const std::uint64_t data_bytes = header_.tensors.empty() ? 0 : header_.tensors.back().end;
   if (data_bytes > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max()) - header_.data_offset)

@@ -98,7 +98,8 @@ TEST_F(CheckpointChoice, TheNewestCommittedCheckpointAndWhetherItNeedsAReshard) 
   const state::Layout two{2, 1, 1, 0}, four{4, 1, 1, 0};
   write("step_3", two, 3);
   write("step_5", two, 5);
-  write("step_9.partial", two, 9);  // a save that crashed before its commit is never read, even complete
+  write("step_9", two, 9);  // a save that crashed before its commit is never read, even complete
+  fs::rename(dir_ / "step_9", dir_ / "step_9.partial");
   std::ofstream(dir_ / "step_9.partial.lock") << "";  // nor is its writer's lock file
   write("step_11", two, 11);
   std::ofstream(dir_ / "step_11" / "index.json") << R"({"format": 1})";  // damaged: skipped, not fatal

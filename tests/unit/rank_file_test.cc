@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "libmorph/state/rank_file.h"
+#include "libmorph/state/reshard_exec.h"
 #include "libmorph/state/shard_map.h"
 #include "libmorph/util/error.h"
 #include "tests/state_fixture.h"
@@ -91,12 +95,52 @@ TEST_F(RankFile, AnotherLayoutOrModelIsRefusedNamingWhatDiffers) {
   }
   test::GptShape wide;
   wide.hidden = 32;
-  try {
-    index_for_resume(dir, test::gpt_spec(wide), {1, 1, 1, 0});
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("another model: parameter 0"), std::string::npos) << e.what();
+  // Another model under another layout too: resharding it first would not make it this one.
+  for (const Layout& layout : {Layout{1, 1, 1, 0}, Layout{1, 2, 1, 0}}) {
+    try {
+      index_for_resume(dir, test::gpt_spec(wide), layout);
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("another model: parameter 0"), std::string::npos) << e.what();
+    }
   }
+}
+
+// Review of the state code: under ZeRO the files of two ranks hold tensors of one name,
+// dtype and shape, so rank 1's file saved as rank 0's (its checksum in the index) passed
+// every check and loaded rank 1's optimizer shard into rank 0. Each file's stamp of its
+// rank is now checked, on a resume and on a reshard.
+TEST_F(RankFile, AFileSavedUnderAnotherRanksNameIsRefused) {
+  const Layout layout{2, 1, 1, 1};
+  const std::string dir = save(layout);
+  ASSERT_EQ(rank_tensors(spec_, layout, 0).size(), rank_tensors(spec_, layout, 1).size());
+  const fs::path zero = fs::path(dir) / rank_file_name(0), one = fs::path(dir) / rank_file_name(1);
+  fs::rename(zero, dir_ / "swap");
+  fs::rename(one, zero);
+  fs::rename(dir_ / "swap", one);
+  nlohmann::json j;
+  std::ifstream(fs::path(dir) / "index.json") >> j;
+  for (const char* field : {"bytes", "xxh3"}) std::swap(j["files"][0][field], j["files"][1][field]);
+  std::ofstream(fs::path(dir) / "index.json") << j.dump(1) << '\n';
+  const CheckpointIndex index = index_for_resume(dir, spec_, layout);
+  auto back = buffers(layout, 0, true);
+  try {
+    read_rank_file(dir, index, 0, lookup(back));
+    FAIL() << "rank 1's file was read as rank 0's";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), zero.string() + ": its metadata says rank '1', where the checkpoint needs rank '0'");
+  }
+  for (const auto& [name, v] : back)
+    for (double x : v) ASSERT_EQ(x, 0.0) << name;  // nothing read
+  const std::string target = (dir_ / "resharded").string();
+  try {
+    reshard_checkpoint(dir, target, Layout{1, 1, 1, 0});
+    FAIL() << "resharded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("its metadata says rank '1'"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(target));
+  EXPECT_FALSE(fs::exists(stage_folder(target)));
 }
 
 TEST_F(RankFile, AWrongBufferIsRefusedBeforeAnythingIsWrittenOrRead) {

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <random>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -500,6 +501,49 @@ TEST(Reshard, MismatchedLayoutsAndBadTargetsAreClearErrors) {
   }
   EXPECT_TRUE(fs::exists(dir / "c.partial/index.json"));
   EXPECT_FALSE(fs::exists(dir / "c"));
+  // A checkpoint named like another's stage or lock: the next writer of "c" would remove
+  // it as a crash's stage, committed or not.
+  for (const char* name : {"d.partial", "d.partial/", "d.partial.lock"}) {
+    try {
+      reshard_checkpoint(dir / "c.partial", dir / name, Layout{1, 1, 1, 0});
+      FAIL() << name << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("may not end in .partial or .partial.lock"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_FALSE(fs::exists(dir / "d.partial"));
+  EXPECT_FALSE(fs::exists(dir / "d.partial.partial"));
+  EXPECT_FALSE(fs::exists(dir / "d.partial.partial.lock"));
+}
+
+// Review of the state code: a reshard holds every old rank's file open, and a checkpoint
+// of 1,024 ranks failed under the usual soft limit of 1,024 open files ("Too many open
+// files"). The soft limit is raised toward the hard one first.
+TEST(Reshard, MoreOldRanksThanTheSoftLimitOnOpenFilesAreResharded) {
+  struct rlimit before {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  constexpr int kRanks = 96;
+  if (before.rlim_max != RLIM_INFINITY && before.rlim_max < 2 * kRanks + 64)
+    GTEST_SKIP() << "the hard limit on open files is " << before.rlim_max;
+  const StateSpec spec = test::gpt_spec({});
+  ScratchDir dir;
+  test::write_synthetic_checkpoint(dir / "a", spec, Layout{kRanks, 1, 1, 1});
+  struct rlimit low = before;
+  low.rlim_cur = kRanks / 2;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::string error;
+  try {
+    reshard_checkpoint(dir / "a", dir / "b", Layout{1, 1, 1, 0});
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  struct rlimit after {};
+  ::getrlimit(RLIMIT_NOFILE, &after);
+  ::setrlimit(RLIMIT_NOFILE, &before);
+  EXPECT_EQ(error, "");
+  EXPECT_GE(after.rlim_cur, rlim_t{kRanks});
+  EXPECT_NO_THROW(verify_files(dir / "b", read_index(dir / "b")));
 }
 
 TEST(Reshard, ACorruptedOldFileIsRefusedAndNothingIsWritten) {
