@@ -513,9 +513,7 @@ void Round::init() {
     it.backing_off = options_.restart_backoff && view_.restart_backoff && view_.payback_s > 0 && j.restarts > 0 &&
                      j.last_restart_s >= 0 &&
                      view_.now_s - j.last_restart_s < view_.payback_s * j.restarts;
-    const double s = j.measured_iteration_s > 0
-                         ? j.measured_iteration_s
-                         : oracle_.predict_s(j, j.current.plan, view_.nodes, j.current.slices, j.current.groups);
+    const double s = oracle_.current_s(j, view_.nodes);
     it.current_rate = s > 0 ? 1.0 / s : 0.0;
     if (it.freedom == PlanFreedom::exact && !j.runs_request()) {  // held to its request: it moves back
       it.type = -1;

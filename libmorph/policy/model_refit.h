@@ -33,12 +33,6 @@ struct RefitOptions {
   bool is_valid(std::string* error) const;
 };
 
-// A configuration measured this many times slower or faster than the model in use
-// predicts is left out of the refit. No fitted model of docs/validation.md errs by more
-// than about 2x; a job's own reports can, and a refit moves the model of every job of
-// that model, its other users' included.
-inline constexpr double kImplausibleRatio = 10;
-
 struct ModelRefit {
   std::string model;                       // catalog name
   PerfModel perf;                          // the refitted model (forward: one application's)

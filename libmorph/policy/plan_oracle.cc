@@ -1,6 +1,7 @@
 #include "libmorph/policy/plan_oracle.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -319,6 +320,15 @@ double PlanOracle::predict_s(const JobState& job, const ExecutionPlan& plan, con
   if (!groups.empty()) return hetero_iteration_ms(a.workload, alloc, a.perf, plan, groups, memory(a)) / 1e3;
   if (!structure_violation(a.workload, alloc, plan).empty()) return 0;
   return iteration_s(a, plan, alloc);
+}
+
+double PlanOracle::current_s(const JobState& job, const std::vector<NodeState>& nodes) const {
+  const double predicted = predict_s(job, job.current.plan, nodes, job.current.slices, job.current.groups);
+  const double measured = job.measured_iteration_s;
+  if (!(measured > 0) || !std::isfinite(measured)) return predicted;
+  if (predicted > 0 && !(measured <= kImplausibleRatio * predicted && predicted <= kImplausibleRatio * measured))
+    return predicted;
+  return measured;
 }
 
 const PlanChoice& PlanOracle::best_hetero(const JobState& job, const std::vector<NodeState>& nodes, const Shape& first,

@@ -103,6 +103,13 @@ struct OracleStats {
   long lookups = 0;   // GetBestPlan calls
 };
 
+// A job measured this many times slower or faster than the model in use predicts is
+// believed neither by the refit (which moves the model of every job of that model, its
+// other users' included) nor by the policy (PlanOracle::current_s). No fitted model of
+// docs/validation.md errs by more than about 2x; a job's own reports, written by the
+// user's trainer, can.
+inline constexpr double kImplausibleRatio = 10;
+
 class PlanOracle {
  public:
   // Curves go up to max(max_gpus_per_job, the job's request) GPUs (morph.conf MaxGpusPerJob).
@@ -123,6 +130,10 @@ class PlanOracle {
   // accumulation steps of `groups` when the slices span GPU types.
   double predict_s(const JobState& job, const ExecutionPlan& plan, const std::vector<NodeState>& nodes,
                    const std::vector<Slice>& slices, const GpuGroups& groups = {}) const;
+  // Iteration time of the job's current allocation: as measured, unless that is
+  // more than kImplausibleRatio off predict_s() (a job reporting 1e-9 s would be worth more
+  // than any other use of its GPUs, and about to end), else as predicted.
+  double current_s(const JobState& job, const std::vector<NodeState>& nodes) const;
   // Host memory `plan` needs for each GPU's process of `job` (offloaded states, overhead).
   double host_bytes_per_gpu(const JobState& job, const ExecutionPlan& plan) const;
   // JABAS: the best heterogeneous data-parallel plan of `job` on `first` and `second`,

@@ -32,7 +32,7 @@ double rigid_time_left(const Assignment& a, PlanOracle& oracle, std::size_t job)
   double iteration_s;
   double restart;
   if (j.running() && t == j.current) {
-    iteration_s = j.measured_iteration_s > 0 ? j.measured_iteration_s : oracle.predict_s(j, t.plan, v.nodes, t.slices);
+    iteration_s = oracle.current_s(j, v.nodes);
     restart = std::max(0.0, j.ready_s - v.now_s);
   } else {
     iteration_s = oracle.predict_s(j, t.plan, v.nodes, t.slices);

@@ -2,6 +2,10 @@
 // small hand-made cluster where the right decision is known.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <utility>
+#include <vector>
+
 #include "libmorph/planner/plan_search.h"
 #include "libmorph/policy/assignment.h"
 #include "libmorph/policy/policy.h"
@@ -199,8 +203,45 @@ TEST(Guarantee, AHeldJobReplannedOnItsOwnGpusReturnsToItsRequestedPlan) {
   EXPECT_EQ(back.gpus(), 4);
   // Not held, it may keep Morph's plan.
   v.jobs[0].held_to_request = false;
-  v.jobs[0].measured_iteration_s = 1e-6;  // faster than any other plan could be
+  // Faster than any other plan could be, and within kImplausibleRatio of the model.
+  v.jobs[0].measured_iteration_s = 0.15 * oracle.predict_s(g, g.current.plan, v.nodes, g.current.slices);
   EXPECT_EQ(target_of(round("morphling", v, oracle), "g"), g.current);
+}
+
+// Review of the report path: a trainer is the user's code, and what it reports under its
+// owner's munge credential was taken as the job's speed whatever it said. A job reporting
+// 1e-9 s per iteration was worth a billion times any other use of its GPUs and never
+// shrunk for anyone. A measurement more than kImplausibleRatio off the model is now
+// believed by neither the refit nor the policy.
+TEST(PlanOracle, AMeasurementFarOffTheModelIsNotBelieved) {
+  PlanOracle oracle = test::make_oracle();
+  const auto nodes = test::nodes("1x8xbig");
+  JobState j = running(job("j", Sla::best_effort, 8, 1e6), 0);
+  const double predicted = oracle.predict_s(j, j.current.plan, nodes, j.current.slices);
+  ASSERT_GT(predicted, 0);
+  for (const auto& [measured, believed] : std::vector<std::pair<double, double>>{
+           {0, predicted},
+           {0.5 * predicted, 0.5 * predicted},
+           {10 * predicted, 10 * predicted},
+           {0.1 * predicted, 0.1 * predicted},
+           {10.5 * predicted, predicted},
+           {0.09 * predicted, predicted},
+           {1e-9, predicted},
+           {std::numeric_limits<double>::infinity(), predicted},
+           {std::numeric_limits<double>::quiet_NaN(), predicted}}) {
+    j.measured_iteration_s = measured;
+    EXPECT_DOUBLE_EQ(oracle.current_s(j, nodes), believed) << measured;
+  }
+  // In a round: a job that claims 1e-9 s is shrunk for a newcomer as one that reports
+  // nothing is.
+  ClusterView v;
+  v.nodes = nodes;
+  v.now_s = 600;
+  v.jobs = {running(job("liar", Sla::best_effort, 8, 1e6), 0), job("new", Sla::best_effort, 8, 1e6, 590)};
+  const JobAllocation honest = target_of(round("morphling", v, oracle), "liar");
+  ASSERT_LT(honest.gpus(), 8) << "the newcomer gets no GPUs even from an unmeasured job";
+  v.jobs[0].measured_iteration_s = 1e-9;
+  EXPECT_EQ(target_of(round("morphling", v, oracle), "liar"), honest);
 }
 
 TEST(Guarantee, MinimumDemandIsMeasuredAgainstThePromise) {
