@@ -78,6 +78,7 @@ class Round {
   std::vector<int> admission_types(Item& it);
   ChangePath path_to(const Item& it, int type, int gpus, const ExecutionPlan* plan = nullptr) const;
   int shrink_target(Item& it);
+  bool shrinks_where_it_runs(const Item& it, int gpus) const;
   void push_victim(std::size_t i);
   bool pop_victim(int type, std::size_t requester, bool for_minimum, Victim* out);
   // Where a job's tentative GPUs are, per cell (FreeCells), and where it runs.
@@ -248,8 +249,23 @@ int Round::shrink_target(Item& it) {
   const int m = min_gpus(it, it.type);
   if (it.gpus <= m) return -1;
   const int to = std::max(curve(it, it.type).previous(it.gpus), m);
-  if (it.type == it.current_type && kept_gpus(it.job) > 0 && path_to(it, it.type, to) == ChangePath::requeue) return -1;
+  if (it.type == it.current_type && kept_gpus(it.job) > 0 && path_to(it, it.type, to) == ChangePath::requeue &&
+      !shrinks_where_it_runs(it, to))
+    return -1;
   return to;
+}
+
+// Whether `gpus` whole nodes of what the job runs on hold it, the GPUs it keeps being a
+// part of its current ones cell by cell: a shrink, though another job took GPUs it gave
+// up (which path_to() prices as a requeue: it cannot return to all of its allocation).
+bool Round::shrinks_where_it_runs(const Item& it, int gpus) const {
+  const NodeShape from = node_shape(view_.nodes, view_.jobs[it.job].current.slices);
+  if (it.type != it.current_type || !from.uniform || from.gpus_per_node <= 0 || gpus >= it.current_gpus ||
+      gpus % from.gpus_per_node != 0)
+    return false;
+  for (int c : cells_.of_type(it.current_type))
+    if (held(it.job, c) > current_held(it.job, c)) return false;
+  return true;
 }
 
 void Round::push_victim(std::size_t i) {
@@ -426,7 +442,10 @@ bool Round::grow(std::size_t i, int type, bool to_min_only) {
         break;
       }
       Item& victim = items_[v.item];
+      // Its entry is current (no set() since), but its shrink may not be: another job took
+      // GPUs it gave up, and a job on nodes it may only stay on would now be requeued.
       const int to = shrink_target(victim);
+      if (to < 0 || to >= victim.gpus) continue;
       const int freed = victim.gpus - to;
       set(v.item, type, to);
       release(v.item, type, freed, i);

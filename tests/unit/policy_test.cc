@@ -208,6 +208,37 @@ TEST(Guarantee, AHeldJobReplannedOnItsOwnGpusReturnsToItsRequestedPlan) {
   EXPECT_EQ(target_of(round("morphling", v, oracle), "g"), g.current);
 }
 
+// Review of the policies: a victim's queued shrink was taken as still possible while its
+// entry was current, but another job taking the GPUs it gave up on its other nodes turned
+// the shrink of a job that may only stay on a drained node into a requeue (-1). The job
+// was set to -1 GPUs, all of them released, and the minimum read at index -1 (undefined
+// behaviour; aborted under _GLIBCXX_ASSERTIONS). V shrinks to the drained node instead.
+TEST(Morphling, AVictimWhoseShrinkStoppedBeingPossibleIsPassedOver) {
+  PlanOracle oracle = test::make_oracle();
+  ClusterView v;
+  v.nodes = test::nodes("5x4xsmall");
+  v.now_s = 10000;
+  JobState V = job("V", Sla::best_effort, 16, 1e7, 0);
+  V.current.plan = V.requested_plan;
+  for (int n = 0; n < 4; ++n) V.current.slices.push_back(Slice{n, 4, 16, 0});
+  V.ready_s = 100;
+  V.last_restart_s = 100;
+  V.nodes_kept = {true, false, false, false, false};  // node 0 drained: V may only stay there
+  V.requested_cpus = 64;
+  JobState R = job("R", Sla::guaranteed, 16, 1e5, 5000);
+  R.nodes_allowed = {false, true, true, true, true};
+  R.requested_cpus = 64;
+  v.jobs = {V, R};
+  const auto d = round("morphling", v, oracle);
+  const JobAllocation& r = target_of(d, "R");
+  const JobAllocation& kept = target_of(d, "V");
+  EXPECT_EQ(r.gpus(), 16);
+  for (const Slice& s : r.slices) EXPECT_NE(s.node, 0);
+  ASSERT_EQ(kept.slices.size(), 1u);
+  EXPECT_EQ(kept.slices[0].node, 0);
+  EXPECT_EQ(kept.gpus(), 4);
+}
+
 // Review of the report path: a trainer is the user's code, and what it reports under its
 // owner's munge credential was taken as the job's speed whatever it said. A job reporting
 // 1e-9 s per iteration was worth a billion times any other use of its GPUs and never
