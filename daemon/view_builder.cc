@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "daemon/reservations.h"
+#include "libmorph/memory/memory_model.h"
 #include "libmorph/planner/framework_planning.h"
 #include "libmorph/planner/submit_constraints.h"
 #include "libmorph/policy/partition_nodes.h"
@@ -183,22 +184,35 @@ namespace {
 
 // The CPUs a running job holds come from its record (cpus_per_gpu), and may be more than
 // the view gives its node: a share of a node that other jobs use has its GPUs' part of
-// the CPUs, and morph.conf's Cpus= may be below what Slurm gave. The policies cannot hold
-// more than a node has (NodePool refuses, and the round failed for every job): the
-// running jobs' CPUs there are scaled down to fit. A job kept where it runs keeps its
-// record; one the policy moves gets CPUs it places.
-void fit_cpus_to_nodes(policy::ClusterView& v, std::vector<std::string>& skipped) {
-  std::vector<long> held(v.nodes.size(), 0);
+// the CPUs, and morph.conf's Cpus= may be below what Slurm gave. Its host memory, from its
+// plan and --mem, may be more than the share too. The policies cannot hold more than a
+// node has (NodePool refuses, and the round failed for every job): the running jobs' CPUs
+// and memory there are scaled down to fit. A job kept where it runs keeps its record; one
+// the policy moves gets CPUs and memory it places.
+void fit_to_nodes(policy::ClusterView& v, std::vector<std::string>& skipped) {
+  std::vector<long> cpus(v.nodes.size(), 0);
+  std::vector<double> memory(v.nodes.size(), 0);
   for (const policy::JobState& j : v.jobs)
-    for (const policy::Slice& s : j.current.slices) held[static_cast<std::size_t>(s.node)] += s.cpus;
+    for (const policy::Slice& s : j.current.slices) {
+      cpus[static_cast<std::size_t>(s.node)] += s.cpus;
+      memory[static_cast<std::size_t>(s.node)] += s.memory_bytes;
+    }
   for (std::size_t n = 0; n < v.nodes.size(); ++n) {
-    const long capacity = v.nodes[n].type.cpus;
-    if (held[n] <= capacity) continue;
-    skipped.push_back(fmt::format("node {}: its Morph jobs' records hold {} CPUs, the view {}: scaled down to fit",
-                                  v.nodes[n].name, held[n], capacity));
+    const long cpu_capacity = v.nodes[n].type.cpus;
+    const double memory_capacity = v.nodes[n].type.host_memory_bytes;
+    if (cpus[n] > cpu_capacity)
+      skipped.push_back(fmt::format("node {}: its Morph jobs' records hold {} CPUs, the view {}: scaled down to fit",
+                                    v.nodes[n].name, cpus[n], cpu_capacity));
+    if (memory[n] > memory_capacity)
+      skipped.push_back(fmt::format("node {}: its Morph jobs hold {:.0f} MiB of host memory, the view {:.0f} MiB: "
+                                    "scaled down to fit",
+                                    v.nodes[n].name, memory[n] / kMiB, memory_capacity / kMiB));
     for (policy::JobState& j : v.jobs)
-      for (policy::Slice& s : j.current.slices)
-        if (static_cast<std::size_t>(s.node) == n) s.cpus = static_cast<int>(s.cpus * capacity / held[n]);
+      for (policy::Slice& s : j.current.slices) {
+        if (static_cast<std::size_t>(s.node) != n) continue;
+        if (cpus[n] > cpu_capacity) s.cpus = static_cast<int>(s.cpus * cpu_capacity / cpus[n]);
+        if (memory[n] > memory_capacity) s.memory_bytes *= memory_capacity / memory[n];
+      }
   }
 }
 
@@ -467,10 +481,18 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
                                           j.nodes.size(), describe(r.current)));
         continue;
       }
+      s.current.plan = planned(r.current.plan);
+      // The memory Slurm holds for it on each node (job_submit_morph's pn_min_memory: its
+      // plan's host memory, the user's --mem a floor), which no job placed beside it gets.
+      const double memory_per_node = std::max(
+          s.min_host_bytes_per_node,
+          estimate_memory(s.workload.model, s.workload.seq_len, s.current.plan,
+                          framework_memory(c.config.memory, r.request.framework))
+                  .host_bytes_per_gpu *
+              r.current.gpus_per_node);
       for (const std::string& name : nodes)
         s.current.slices.push_back(policy::Slice{node_index.at(name), r.current.gpus_per_node,
-                                                 r.current.gpus_per_node * r.current.cpus_per_gpu, 0});
-      s.current.plan = planned(r.current.plan);
+                                                 r.current.gpus_per_node * r.current.cpus_per_gpu, memory_per_node});
       s.current.groups = r.current.groups;
       s.planned_iteration_s = r.current.iter_ms / 1e3;
       s.ready_s = j.start_time_s;
@@ -489,7 +511,7 @@ BuiltView build_view_pass(const ClusterSnapshot& snapshot, const ViewContext& c,
     v.jobs.push_back(std::move(s));
     counted.erase(j.id);
   }
-  fit_cpus_to_nodes(v, out.skipped);
+  fit_to_nodes(v, out.skipped);
   *left_out = std::move(counted);
   return out;
 }

@@ -822,6 +822,40 @@ TEST_F(DaemonView, AJobHoldingMoreCpusThanItsShareOfANodeDoesNotFailTheRound) {
   }
 }
 
+// Review of the policies: morphd's running jobs held no host memory in the view (their
+// slices' memory_bytes was 0), so a ZeRO-Offload job could be placed on a node whose
+// memory another offload job already held, and a job's in-place replan was searched
+// without a bound. Each running slice holds its plan's host memory, --mem a floor, and
+// scaled down to what the node's share has when the records hold more.
+TEST_F(DaemonView, ARunningJobHoldsItsPlansHostMemoryOnEachNode) {
+  ExecutionPlan offload = test::make_plan(8, 1, 1, 1, 1, 2);
+  offload.zero_stage = 2;
+  offload.offload = true;
+  const auto offloaded = [&](std::int64_t mem_mb) {
+    return with_record(11, [&](JobRecord& r) {
+      r.request.framework = Framework::deepspeed;
+      r.current.plan = offload;
+      r.memory_mb_per_node = mem_mb;
+    });
+  };
+  const BuiltView b = build_view(offloaded(0), context_);
+  ASSERT_EQ(b.view.jobs[0].id, "11");
+  policy::PlanOracle oracle(b.apps, config_.memory, config_.max_gpus_per_job);
+  const double need = 8 * oracle.host_bytes_per_gpu(b.view.jobs[0], offload);
+  ASSERT_GT(need, 0);
+  ASSERT_EQ(b.view.jobs[0].current.slices.size(), 1u);
+  EXPECT_DOUBLE_EQ(b.view.jobs[0].current.slices[0].memory_bytes, need);
+  const BuiltView floored = build_view(offloaded(200 * 1024), context_);  // --mem=200G, above the plan's
+  ASSERT_LT(need, 200.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(floored.view.jobs[0].current.slices[0].memory_bytes, 200.0 * 1024 * 1024 * 1024);
+  const BuiltView over = build_view(offloaded(300 * 1024), context_);  // more than a100-1's 256 GiB
+  EXPECT_DOUBLE_EQ(over.view.jobs[0].current.slices[0].memory_bytes, over.view.nodes[0].type.host_memory_bytes);
+  EXPECT_NE(std::find_if(over.skipped.begin(), over.skipped.end(),
+                         [](const std::string& line) { return line.starts_with("node a100-1: its Morph jobs hold"); }),
+            over.skipped.end())
+      << fmt::format("{}", fmt::join(over.skipped, "\n"));
+}
+
 // A guaranteed job's promise is its request on the nodes it asked for, counted in the
 // GPUs those nodes have, not in what other users' jobs leave of them this round: on
 // the whole of a100-2 while another user holds half of a100-1 it learns its promise;
