@@ -427,13 +427,16 @@ int PlanOracle::min_gpus(const JobState& job, PlanFreedom freedom, bool resize, 
   if (it != demand_.end()) return it->second;
   const double target = job.promised_iteration_s > 0 ? 1 / job.promised_iteration_s : requested_rate(job, nodes, node);
   const JobCurve& c = curve(job, freedom, resize, nodes, node);
-  int demand = requested;
-  if (target > 0)
-    for (int g : c.useful)
-      if (g <= requested && c.at(g) >= target * (1 - 1e-9)) {
-        demand = g;
-        break;
-      }
+  int demand = 0, within = 0;
+  for (int g : c.useful) {
+    if (g > requested) break;
+    within = g;
+    if (target > 0 && c.at(g) >= target * (1 - 1e-9)) {
+      demand = g;
+      break;
+    }
+  }
+  if (demand == 0) demand = within > 0 ? within : requested;
   demand_.emplace(std::move(key), demand);
   return demand;
 }

@@ -148,8 +148,10 @@ class PlanOracle {
                         int node);
   // Morphling §5 minimum demand of a guaranteed job: the fewest GPUs whose best plan is
   // at least as fast as its promise (the measured speed of its request, else the
-  // requested plan on the requested GPUs as predicted), never more than requested; the
-  // requested count when none is.
+  // requested plan on the requested GPUs as predicted), never more than requested. When
+  // none is, the largest count of the curve within the request (a job grows only along
+  // its curve: a minimum off it was never reached, and the job waited on an idle
+  // cluster); the requested count when the curve has none.
   int min_gpus(const JobState& job, PlanFreedom freedom, bool resize, const std::vector<NodeState>& nodes, int node);
   // Rate of the requested plan on the requested GPUs on whole nodes of `node`'s type (request_shape()).
   double requested_rate(const JobState& job, const std::vector<NodeState>& nodes, int node);

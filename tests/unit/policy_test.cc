@@ -2,6 +2,8 @@
 // small hand-made cluster where the right decision is known.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -273,6 +275,32 @@ TEST(PlanOracle, AMeasurementFarOffTheModelIsNotBelieved) {
   ASSERT_LT(honest.gpus(), 8) << "the newcomer gets no GPUs even from an unmeasured job";
   v.jobs[0].measured_iteration_s = 1e-9;
   EXPECT_EQ(target_of(round("morphling", v, oracle), "liar"), honest);
+}
+
+// Review of the policies: where no count up to the request reaches the promise, the
+// minimum demand was the requested count even when the curve does not hold it (8 GPUs
+// over two nodes no faster than 4 on one). A job grows only along its curve, so the
+// minimum was never reached: the guaranteed job waited on an idle cluster for ever.
+TEST(Guarantee, AMinimumDemandIsACountOfTheCurve) {
+  PerfParams p;
+  p.k_net = 200;  // synchronisation across nodes so slow that 8 GPUs on two nodes are no faster than 4
+  policy::AppProfile app{test::app_workload(), PerfModel{ForwardModel{0, 10, 1}, p}};
+  PlanOracle oracle({{"m", app}});
+  ClusterView v;
+  v.nodes = test::nodes("4x4xsmall");
+  v.now_s = 10000;
+  JobState g = job("G", Sla::guaranteed, 8, 1e5, 0);
+  g.requested_cpus = 32;
+  const JobCurve& c = oracle.curve(g, PlanFreedom::any, true, v.nodes, 0);
+  ASSERT_EQ(std::count(c.useful.begin(), c.useful.end(), 8), 0) << "8 GPUs are on the curve";
+  ASSERT_FALSE(c.useful.empty());
+  ASSERT_LT(c.useful.front(), 8);
+  const int within = *std::prev(std::upper_bound(c.useful.begin(), c.useful.end(), 8));
+  g.promised_iteration_s = 1 / (c.at(within) * 1.2);  // measured on its request, faster than any count's model
+  EXPECT_EQ(oracle.min_gpus(g, PlanFreedom::any, true, v.nodes, 0), within);
+  v.jobs = {g};
+  for (const char* name : {"morphling", "morphling-r"})
+    EXPECT_EQ(target_of(round(name, v, oracle), "G").gpus(), within) << name;
 }
 
 TEST(Guarantee, MinimumDemandIsMeasuredAgainstThePromise) {
