@@ -248,19 +248,28 @@ int run(const Options& o, Startup startup) {
         options);
     log_line(fmt::format("receiving iteration reports on {}", first.morphd_address));
   }
+  using Clock = std::chrono::steady_clock;
+  // The whole --poll, whatever arrives: poll_once() returns at the first connection or
+  // byte, and each return cost slurmctld a snapshot (four RPCs) and renewed the owner
+  // lookups' budget, so a thousand jobs flushing every few seconds, or one peer sending a
+  // byte at a time, made hundreds of RPCs a second.
   auto serve_reports = [&](double seconds) {
     if (!reports) {
       std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
       return;
     }
-    reports->poll_once(static_cast<int>(seconds * 1e3), [&](uid_t, const morph::report::ReportMessage& m) {
-      if (!state.job(m.job_id))
-        throw morph::report::ReportDeferred("not recorded yet (morphd records a Morph job at its next round)");
-      state.record_observations(morph::daemon::observations_of(m, static_cast<double>(std::time(nullptr))));
-    });
+    const Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                       std::chrono::duration<double>(seconds));
+    for (Clock::time_point now = Clock::now(); now < until && !g_stop && !g_reload; now = Clock::now()) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
+      reports->poll_once(static_cast<int>(left.count()), [&](uid_t, const morph::report::ReportMessage& m) {
+        if (!state.job(m.job_id))
+          throw morph::report::ReportDeferred("not recorded yet (morphd records a Morph job at its next round)");
+        state.record_observations(morph::daemon::observations_of(m, static_cast<double>(std::time(nullptr))));
+      });
+    }
   };
 
-  using Clock = std::chrono::steady_clock;
   Clock::time_point last_round{};
   morph::daemon::BatchHistories batches;  // adaptive jobs' batch changes, read incrementally
   morph::daemon::RefitRecorder refits;     // what rounds learned, until the database has it
