@@ -41,6 +41,10 @@ bool satisfies(const std::vector<std::string>& features, const std::string& expr
   return !any;
 }
 
+std::int64_t node_memory_mb(const NodeType& type) {
+  return static_cast<std::int64_t>(type.host_memory_bytes / (1024.0 * 1024.0));
+}
+
 std::vector<std::string> sorted_hosts(std::vector<std::string> hosts) {
   std::sort(hosts.begin(), hosts.end());
   hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
@@ -79,6 +83,9 @@ std::map<std::string, int> usable_nodes(const Cluster& cluster, const SubmitCons
     if (!satisfies(type.features, c.features)) why = fmt::format("its nodes lack --constraint={}", c.features);
     else if (c.min_cpus_per_node > type.cpus)
       why = fmt::format("its nodes have {} CPUs, fewer than --mincpus={}", type.cpus, c.min_cpus_per_node);
+    else if (c.min_memory_mb_per_node > node_memory_mb(type))  // Slurm would leave the job pending for ever
+      why = fmt::format("its nodes have {} MB of memory, less than --mem={} MB", node_memory_mb(type),
+                        c.min_memory_mb_per_node);
     else if (c.cpus_per_gpu > type.cpus)
       why = fmt::format("its nodes have {} CPUs, fewer than {} per GPU", type.cpus, c.cpus_per_gpu);
     else if (required != nullptr && type_of(*required) != type.name)

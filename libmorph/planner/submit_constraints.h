@@ -1,9 +1,10 @@
 // The user's own Slurm options that restrict where and how a plan-agnostic job may run
-// (sbatch -p, -w, -x, --constraint, -N, -c, --cpus-per-gpu, --mincpus). job_submit_morph
+// (sbatch -p, -w, -x, --constraint, -N, -c, --cpus-per-gpu, --mincpus, --mem). job_submit_morph
 // reads them from the job_desc; sizing honours each of them, so that the request it
 // writes is one Slurm can satisfy.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@ struct SubmitConstraints {
   int max_nodes = 0;                        // 0: any
   int cpus_per_gpu = 0;                     // -c / --cpus-per-gpu (one task per GPU); 0: the node's share
   int min_cpus_per_node = 0;                // --mincpus; 0: none
+  std::int64_t min_memory_mb_per_node = 0;  // --mem, in MB (MiB, as Slurm counts); 0: none
   std::optional<PartitionBounds> partitions;  // -p: its nodes, MinNodes, MaxNodes; nullopt: not known
 
   // The fewest nodes the job may have: -N's MIN and the partitions' MinNodes; 0: any.
@@ -34,6 +36,9 @@ struct SubmitConstraints {
   // name nodes morph.conf does not list, or outside the partitions.
   void validate(const Cluster& cluster) const;
 };
+
+// The host memory of one node of `type` in MB, as --mem counts it (MiB, rounded down).
+std::int64_t node_memory_mb(const NodeType& type);
 
 // `hosts` sorted, duplicates dropped: the form of SubmitConstraints' node lists.
 std::vector<std::string> sorted_hosts(std::vector<std::string> hosts);

@@ -130,6 +130,18 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
 
   std::map<std::string, std::string> excluded;
   const std::map<std::string, int> available = usable_nodes(cluster, constraints, &excluded);
+  // A --mem above every node the request may use: one line that says so, not one per type.
+  if (constraints.min_memory_mb_per_node > 0) {
+    std::int64_t largest = 0;
+    for (const NodeType& node : cluster.node_types())
+      if (allowed_type(request, cluster, node) && cluster.nodes_of(node) > 0)
+        largest = std::max(largest, node_memory_mb(node));
+    if (largest > 0 && constraints.min_memory_mb_per_node > largest) {
+      d.reason = fmt::format("--mem: {} MB per node is more than any node type Morph may use has (largest: {} MB)",
+                             constraints.min_memory_mb_per_node, largest);
+      return d;
+    }
+  }
 
   // The baseline: the user's own GPUs, with the best plan that matches --morph-plan.
   std::optional<Candidate> baseline;

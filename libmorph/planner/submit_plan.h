@@ -52,7 +52,7 @@ inline constexpr int kMaxGpuCountsWeighed = 64;
 // most kMaxGpuCountsWeighed per node type are searched, in increasing order. A guaranteed job with a baseline only considers allocations
 // of at most the baseline's GPUs whose plan is at least as fast as the baseline
 // (Morphling §5, minimum demand), and falls back to the baseline itself. `constraints`
-// (the user's -w, -x, --constraint, -N, -c, --mincpus) restrict the candidates; a
+// (the user's -w, -x, --constraint, -N, -c, --mincpus, --mem) restrict the candidates; a
 // contradiction among them throws morph::Error naming the flag.
 SubmitDecision decide_submission(const SubmitContext& context, const MorphRequest& request,
                                  const std::optional<UserGpuRequest>& user_gpus,

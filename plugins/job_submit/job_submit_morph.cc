@@ -5,6 +5,7 @@
 // RPC, and no file I/O but reading its configuration again after `scontrol reconfigure`.
 // See job_submit_morph(8).
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -120,31 +121,43 @@ int refusal_code(Refusal refusal) {
   return SLURM_ERROR;
 }
 
-// Writes `r` into the job_desc; SlurmRequest::validate() has checked that every count
-// fits its field.
-void apply(job_desc_msg_t* job, const SlurmRequest& r) {
-  replace_slurm_string(job->tres_per_node, r.tres_per_node);
-  if (r.tres_per_job) replace_or_clear(job->tres_per_job, *r.tres_per_job);
-  if (r.tres_per_task) replace_or_clear(job->tres_per_task, *r.tres_per_task);
-  if (r.tres_per_socket) replace_or_clear(job->tres_per_socket, *r.tres_per_socket);
-  clear(job->cpus_per_tres);  // honoured as cpus_per_task
-  job->min_nodes = job->max_nodes = static_cast<uint32_t>(r.nodes);
-  job->num_tasks = static_cast<uint32_t>(r.tasks);
-  job->ntasks_per_node = static_cast<uint16_t>(r.tasks_per_node);
-  job->cpus_per_task = static_cast<uint16_t>(r.cpus_per_task);
-  job->pn_min_cpus = static_cast<uint16_t>(r.min_cpus_per_node);
-  job->min_cpus = static_cast<uint32_t>(r.tasks * r.cpus_per_task);
-  if (r.memory_mb_per_node > 0) job->pn_min_memory = r.memory_mb_per_node;
-  if (r.features) replace_or_clear(job->features, *r.features);
-  replace_slurm_string(job->admin_comment, r.admin_comment);
-}
-
 }  // namespace
 
 // slurmctld's configuration as it loaded it (libslurmfull, which slurmctld links).
 extern "C" slurm_conf_t slurm_conf;
 
 namespace {
+
+// Whether slurmctld's select plugin takes CPUs per GPU: select/cons_tres, or one layered
+// over it. Under select/cons_res no job holds a CpusPerTres, and Slurm 22.05 refuses any
+// update that names one, "" included (gres_job_state_validate: ESLURM_UNSUPPORTED_GRES).
+bool select_takes_cpus_per_tres() {
+  return (slurm_conf.select_type != nullptr && std::strstr(slurm_conf.select_type, "cons_tres") != nullptr) ||
+         (slurm_conf.select_type_param & CR_OTHER_CONS_TRES) != 0;
+}
+
+// Writes `r` into the job_desc of a submission or, `update`, of a job_modify;
+// SlurmRequest::validate() has checked that every count fits its field.
+void apply(job_desc_msg_t* job, const SlurmRequest& r, bool update) {
+  replace_slurm_string(job->tres_per_node, r.tres_per_node);
+  if (r.tres_per_job) replace_or_clear(job->tres_per_job, *r.tres_per_job);
+  if (r.tres_per_task) replace_or_clear(job->tres_per_task, *r.tres_per_task);
+  if (r.tres_per_socket) replace_or_clear(job->tres_per_socket, *r.tres_per_socket);
+  // CPUs per GPU are honoured as cpus_per_task. A submission's NULL is none; an update's
+  // NULL leaves the job's as it is and "" removes it (_update_job), as when root gave a
+  // job of --cpus-per-gpu a Morph record.
+  if (update && select_takes_cpus_per_tres()) replace_slurm_string(job->cpus_per_tres, "");
+  else clear(job->cpus_per_tres);
+  job->min_nodes = job->max_nodes = static_cast<uint32_t>(r.nodes);
+  job->num_tasks = static_cast<uint32_t>(r.tasks);
+  job->ntasks_per_node = static_cast<uint16_t>(r.tasks_per_node);
+  job->cpus_per_task = static_cast<uint16_t>(r.cpus_per_task);
+  job->pn_min_cpus = static_cast<uint16_t>(r.min_cpus_per_node);
+  job->min_cpus = r.min_cpus();
+  if (r.memory_mb_per_node > 0) job->pn_min_memory = r.memory_mb_per_node;
+  if (r.features) replace_or_clear(job->features, *r.features);
+  replace_slurm_string(job->admin_comment, r.admin_comment);
+}
 
 // The slurm.conf slurmctld read (-f, SLURM_CONF or its built-in path), else SLURM_CONF,
 // else configure's --with-slurm-conf.
@@ -223,7 +236,7 @@ extern "C" int job_submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_m
     if (out.verdict == Verdict::pass_through) return SLURM_SUCCESS;
     if (err_msg != nullptr) replace_slurm_string(*err_msg, out.message);
     if (out.verdict == Verdict::reject) return SLURM_ERROR;  // err_msg says why
-    apply(job, out.request);
+    apply(job, out.request, false);
     return SLURM_SUCCESS;
   });
 }
@@ -251,7 +264,7 @@ extern "C" int job_modify(job_desc_msg_t* job, void* job_ptr, uint32_t submit_ui
     }
     if (out.verdict == Verdict::accept && out.request) {
       if (out.record_only) replace_slurm_string(job->admin_comment, out.request->admin_comment);
-      else apply(job, *out.request);
+      else apply(job, *out.request, true);
     }
     return SLURM_SUCCESS;
   });

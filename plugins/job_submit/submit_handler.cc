@@ -51,11 +51,11 @@ std::string cache_key(const MorphRequest& r, const JobResources& u) {
   std::string key;
   for (const auto& [name, value] : to_job_env(r)) key += name + "=" + value + "\n";
   auto number = [](const auto& v) { return v ? std::to_string(*v) : std::string("-"); };
-  key += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", u.partition, u.tres_per_node, u.tres_per_job,
-                     u.tres_per_task, u.tres_per_socket, number(u.min_nodes), number(u.max_nodes), number(u.tasks),
-                     number(u.tasks_per_node), number(u.tasks_per_gpu), number(u.cpus_per_task),
+  key += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", u.partition, u.tres_per_node,
+                     u.tres_per_job, u.tres_per_task, u.tres_per_socket, number(u.min_nodes), number(u.max_nodes),
+                     number(u.tasks), number(u.tasks_per_node), number(u.tasks_per_gpu), number(u.cpus_per_task),
                      number(u.min_cpus_per_node), u.cpus_per_tres, u.mem_per_tres, u.required_nodes, u.excluded_nodes,
-                     u.features, u.memory_per_cpu);
+                     u.features, number(u.memory_mb_per_node), u.memory_per_cpu);
   return key;
 }
 
@@ -123,6 +123,11 @@ SubmitConstraints user_constraints(const JobResources& u, bool baseline) {
   if (c.cpus_per_gpu > MORPH_MAX_CPUS_PER_GPU)
     throw Error(fmt::format("-c/--cpus-per-gpu: {} CPUs per GPU is above {}", c.cpus_per_gpu, MORPH_MAX_CPUS_PER_GPU));
   c.min_cpus_per_node = u.min_cpus_per_node ? static_cast<int>(std::min<std::uint32_t>(*u.min_cpus_per_node, kMaxField16)) : 0;
+  if (u.memory_mb_per_node) {  // per node: --mem-per-cpu is refused above
+    if (*u.memory_mb_per_node > static_cast<std::uint64_t>(MORPH_MAX_MEMORY_MB))
+      throw Error(fmt::format("--mem: {} MB per node is above {}", *u.memory_mb_per_node, MORPH_MAX_MEMORY_MB));
+    c.min_memory_mb_per_node = static_cast<std::int64_t>(*u.memory_mb_per_node);
+  }
   return c;
 }
 
@@ -233,6 +238,10 @@ void SlurmRequest::validate() const {
   check_field("min_cpus_per_node", min_cpus_per_node, kMaxField16);
   if (static_cast<long long>(tasks) * cpus_per_task > kMaxField32)
     throw Error(fmt::format("{} tasks x {} CPUs do not fit Slurm's job description", tasks, cpus_per_task));
+}
+
+std::uint32_t SlurmRequest::min_cpus() const {
+  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(tasks) * static_cast<std::uint64_t>(cpus_per_task));
 }
 
 void SubmitHandler::load(const std::string& conf_path, const std::string& default_catalog,
@@ -439,11 +448,7 @@ SubmitOutput SubmitHandler::submit(const SubmitInput& in) {
     record.min_cpus_per_node = static_cast<int>(in.user.min_cpus_per_node.value_or(0));  // bounded by sizing
     record.min_nodes = constraints.node_floor();  // -N without a GPU request, and the partitions'
     record.max_nodes = constraints.node_limit();  // MinNodes and MaxNodes: morphd keeps every plan within
-    if (in.user.memory_mb_per_node && !in.user.memory_per_cpu) {
-      if (*in.user.memory_mb_per_node > static_cast<std::uint64_t>(MORPH_MAX_MEMORY_MB))
-        throw Error(fmt::format("--mem: {} MB per node is above {}", *in.user.memory_mb_per_node, MORPH_MAX_MEMORY_MB));
-      record.memory_mb_per_node = static_cast<std::int64_t>(*in.user.memory_mb_per_node);
-    }
+    record.memory_mb_per_node = constraints.min_memory_mb_per_node;  // bounded by sizing
     out.request = slurm_request(record, d.host_memory_bytes_per_node, in.user, false);
     out.verdict = Verdict::accept;
     out.message = fmt::format("morph: {}", d.message);
@@ -513,27 +518,37 @@ ModifyOutput SubmitHandler::modify(const ModifyInput& in) const {
       return out;
     }
     out.request = slurm_request(r, config_ && catalog_ ? host_bytes_per_node(r) : 0, JobResources{}, true);
+    std::optional<JobRecord> old;
     if (has_record) {
       try {
-        const JobRecord old = parse_admin_comment(*in.current_admin_comment);
-        const Placement& was = old.current;
-        const Placement& now = r.current;
-        // An update that names the node count (morphd's, for a pending job) sets every
-        // resource: a pending job's allocation is still to be made from its record.
-        const bool names_nodes = in.update.min_nodes || in.update.max_nodes;
-        out.record_only = !names_nodes && now.gpu_type == was.gpu_type && same_nodes(now.groups, was.groups) &&
-                          now.gpus_per_node == was.gpus_per_node &&
-                          now.cpus_per_gpu == was.cpus_per_gpu && now.nodes <= was.nodes &&
-                          r.other_gres == old.other_gres && r.constraint == old.constraint &&
-                          r.memory_mb_per_node == old.memory_mb_per_node && r.min_cpus_per_node == old.min_cpus_per_node;
-        // A plan that needs more host memory per node than the job holds (ZeRO-Offload
-        // on the same GPUs, or fewer replicas sharing the offloaded states) would be
-        // killed under cgroup limits: the memory follows, which Slurm refuses for a
-        // running job (it has to be requeued) and applies to a held one.
-        if (out.record_only && config_ && catalog_)
-          out.record_only = out.request->memory_mb_per_node <= memory_mb_per_node(old, host_bytes_per_node(old));
+        old = parse_admin_comment(*in.current_admin_comment);
       } catch (const Error&) {
         // The current record is unreadable: the new one sets the resources.
+      }
+    }
+    if (old) {
+      const Placement& was = old->current;
+      const Placement& now = r.current;
+      // An update that names the node count (morphd's, for a pending job) sets every
+      // resource: a pending job's allocation is still to be made from its record.
+      const bool names_nodes = in.update.min_nodes || in.update.max_nodes;
+      out.record_only = !names_nodes && now.gpu_type == was.gpu_type && same_nodes(now.groups, was.groups) &&
+                        now.gpus_per_node == was.gpus_per_node && now.cpus_per_gpu == was.cpus_per_gpu &&
+                        now.nodes <= was.nodes && r.other_gres == old->other_gres && r.constraint == old->constraint &&
+                        r.memory_mb_per_node == old->memory_mb_per_node &&
+                        r.min_cpus_per_node == old->min_cpus_per_node;
+      // A plan that needs more host memory per node than the job holds (ZeRO-Offload
+      // on the same GPUs, or fewer replicas sharing the offloaded states) would be
+      // killed under cgroup limits: the memory follows, which Slurm refuses for a
+      // running job (it has to be requeued) and applies to a held one. What the job
+      // holds is unknown when its record's model has left the catalog: it follows too.
+      if (out.record_only && config_ && catalog_) {
+        std::optional<std::uint64_t> held_mb;
+        try {
+          held_mb = memory_mb_per_node(*old, host_bytes_per_node(*old));
+        } catch (const Error&) {  // its model, or the memory model, refuses it now
+        }
+        out.record_only = held_mb && out.request->memory_mb_per_node <= *held_mb;
       }
     }
     out.verdict = Verdict::accept;

@@ -63,6 +63,9 @@ struct SlurmRequest {
   // Throws morph::Error when a count does not fit its job_desc field (16 or 32 bits,
   // without Slurm's NO_VAL markers) or is not positive.
   void validate() const;
+  // The job's minimum CPU count (min_cpus), tasks x CPUs per task: past INT_MAX as an
+  // int product, within 32 bits once validate() has passed.
+  std::uint32_t min_cpus() const;
 };
 
 enum class Verdict { pass_through, accept, reject };

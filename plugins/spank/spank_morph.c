@@ -35,8 +35,10 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av) {
   const spank_context_t context = spank_context();
   if (context != S_CTX_ALLOCATOR && context != S_CTX_LOCAL) return 0;
   /* A heterogeneous job (sbatch A : B) runs this once per component, and the option
-   * values of one stay for the next: Morph sizes one job of one kind of task. */
-  if (++morph_spank.components > 1 && morph_spank.any_option) {
+   * values of one stay for the next: Morph sizes one job of one kind of task. Not srun's:
+   * a heterogeneous step (srun A : B) in a Morph job reads the job's own options from its
+   * environment for every component, and morph_spank_submit checks each component alone. */
+  if (context == S_CTX_ALLOCATOR && ++morph_spank.components > 1 && morph_spank.any_option) {
     slurm_error("morph: --morph-* options size a whole job; they cannot be given to a heterogeneous job "
                 "(components separated by ':')");
     return -1;

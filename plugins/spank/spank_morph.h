@@ -26,7 +26,7 @@ struct morph_spank_state {
   struct morph_spank_args args;
   char *values[MORPH_MAX_OPTIONS]; /* by index of morph_option_table; NULL when not given */
   int any_option;
-  int components; /* init_post_opt calls in this client: one per component of a job */
+  int components; /* sbatch and salloc: init_post_opt calls, one per component of a job */
   /* slurmstepd: plugstack.conf's arguments were refused (logged); Morph jobs do not start. */
   int bad_args;
   /* slurmstepd: why this step's tasks do not start, and their exit code (75: requeue). */

@@ -24,8 +24,9 @@ int morph_spank_srun_defaults(void) {
   if (end == job || *end != '\0' || job_id == 0 || job_id > UINT32_MAX) return 0;
   defaults = (defaults_fn)morph_spank_helper_function("morph_helper_srun_defaults");
   if (defaults == NULL) return -1;
+  error[0] = '\0'; /* never print an unwritten buffer: a helper may fail without a message */
   if (defaults((uint32_t)job_id, morph_spank.args.plan_tries, error, sizeof error) != 0) {
-    slurm_error("%s", error);
+    slurm_error("%s", error[0] != '\0' ? error : "morph: the job's plan could not be read for srun");
     return -1;
   }
   return 0;

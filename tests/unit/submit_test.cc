@@ -649,6 +649,17 @@ TEST_F(Submit, AJobIsPlannedOnlyForWhatItsFrameworkRuns) {
   EXPECT_EQ(plan.gpus(), 2);
 }
 
+// Review of the plugins: job_submit_morph wrote min_cpus as the int product tasks x
+// cpus_per_task, which overflows past INT_MAX though validate() lets it reach 2^32 - 3.
+TEST(SlurmRequest, TheMinimumCpuCountIsComputedPastIntMax) {
+  plugin::SlurmRequest s;
+  s.nodes = s.tasks_per_node = s.min_cpus_per_node = 1;
+  s.tasks = 65536;
+  s.cpus_per_task = 65533;
+  ASSERT_NO_THROW(s.validate());
+  EXPECT_EQ(s.min_cpus(), 4294770688u);
+}
+
 TEST(SlurmRequest, EveryCountMustFitItsJobDescField) {
   plugin::SlurmRequest s;
   s.nodes = s.tasks = s.tasks_per_node = s.cpus_per_task = s.min_cpus_per_node = 1;
@@ -1307,6 +1318,72 @@ TEST_F(Handler, MemZeroIsRefusedNotReplaced) {
   EXPECT_NE(out.message.find("give --mem=SIZE as a floor, or leave it out"), std::string::npos) << out.message;
   in.user.memory_mb_per_node = 1024;
   EXPECT_EQ(handler.submit(in).verdict, plugin::Verdict::accept);
+}
+
+// Review of the plugins: --mem was a floor of the request written back but no constraint
+// of sizing: --morph-gpu-type=v100-32g --mem=200000 (v100 nodes hold 128 GiB) was
+// accepted on a v100 node and left pending by Slurm for ever, with no word from Morph;
+// and a decision cached for the same request without --mem was reused.
+TEST_F(Handler, TheUsersMemLeavesOutNodeTypesWithLessMemory) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16", "MORPH_REQUEST_GPU_TYPE=v100-32g"};
+  plugin::SubmitOutput out = handler.submit(in);  // cached without --mem
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_EQ(parse_admin_comment(out.request.admin_comment).current.gpu_type, "v100-32g");
+  in.user.memory_mb_per_node = 200000;
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("--mem: 200000 MB per node is more than any node type Morph may use has (largest: "
+                             "131072 MB)"),
+            std::string::npos)
+      << out.message;
+  in.user.memory_mb_per_node = 131072;  // all of a v100 node's: it fits
+  EXPECT_EQ(handler.submit(in).verdict, plugin::Verdict::accept);
+  // Any GPU type: the a100 nodes (256 GiB) are left, and the record keeps the job there.
+  in.spank_env.pop_back();
+  in.user.memory_mb_per_node = 200000;
+  out = handler.submit(in);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  const JobRecord r = parse_admin_comment(out.request.admin_comment);
+  EXPECT_EQ(r.current.gpu_type, "a100-80g");
+  EXPECT_EQ(r.request.gpu_types, std::vector<std::string>{"a100-80g"});
+  EXPECT_EQ(out.request.memory_mb_per_node, 200000u);
+  in.user.memory_mb_per_node = 300000;
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("--mem: 300000 MB per node is more than any node type Morph may use has (largest: "
+                             "262144 MB)"),
+            std::string::npos)
+      << out.message;
+  // With a baseline on v100s, the type that --mem leaves out says why.
+  in.user.memory_mb_per_node = 200000;
+  in.user.tres_per_node = "gres:gpu:v100-32g:1";
+  out = handler.submit(in);
+  EXPECT_EQ(out.verdict, plugin::Verdict::reject);
+  EXPECT_NE(out.message.find("v: its nodes have 131072 MB of memory, less than --mem=200000 MB"), std::string::npos)
+      << out.message;
+}
+
+// Review of the plugins: a record-only update skipped the host-memory check when the
+// job's current record named a model the catalog no longer has: the check threw inside
+// the catch kept for an unreadable record, and record_only stayed true.
+TEST_F(Handler, AnUpdateFromARecordWhoseMemoryIsUnknownIsNotRecordOnly) {
+  plugin::SubmitInput in;
+  in.spank_env = {"MORPH_REQUEST_MODEL=gpt2-1.5b", "MORPH_REQUEST_BATCH=16"};
+  const plugin::SubmitOutput submitted = handler.submit(in);
+  ASSERT_EQ(submitted.verdict, plugin::Verdict::accept) << submitted.message;
+  JobRecord retired = parse_admin_comment(submitted.request.admin_comment);
+  retired.request.model = "retired-13b";  // left the catalog since the job was sized
+  plugin::ModifyInput update;
+  update.current_admin_comment = to_admin_comment(retired);
+  update.admin_comment = submitted.request.admin_comment;  // same GPUs, a model it knows
+  const plugin::ModifyOutput out = handler.modify(update);
+  ASSERT_EQ(out.verdict, plugin::Verdict::accept) << out.message;
+  EXPECT_FALSE(out.record_only);
+  ASSERT_TRUE(out.request);
+  EXPECT_EQ(out.request->memory_mb_per_node, submitted.request.memory_mb_per_node);
+  update.current_admin_comment = submitted.request.admin_comment;  // known: only the record
+  EXPECT_TRUE(handler.modify(update).record_only);
 }
 
 // slurmctld calls job_submit once per component of `sbatch ... : ...`: each would be sized
