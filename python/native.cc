@@ -30,6 +30,7 @@
 #include "libmorph/state/safetensors.h"
 #include "libmorph/state/state_spec.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/json_depth.h"
 #include "libmorph/util/parse.h"
 
 namespace py = pybind11;
@@ -206,13 +207,23 @@ std::map<std::string, std::span<std::byte>> buffers(const state::StateSpec& spec
     if (!py::isinstance<py::array>(h))
       throw Error(fmt::format("tensor {}: a NumPy array or a CPU torch.Tensor is needed", quote(name)));
     py::array a = py::reinterpret_borrow<py::array>(h);
+    // A load reads into the buffer given: a copy passed in its place would be filled and
+    // thrown away, the caller's tensor left as it was. Its hint is a staging copy copied back.
     if (!(a.flags() & py::array::c_style))
-      throw Error(fmt::format("tensor {} is not contiguous: pass t.contiguous() (libmorph reads its buffer in place)",
-                              quote(name)));
+      throw Error(writable ? fmt::format("tensor {} is not contiguous: load into a contiguous staging tensor "
+                                         "(s = t.contiguous(), or np.ascontiguousarray(a)), then copy it back "
+                                         "(t.copy_(s), or a[...] = s); a copy passed instead is filled and dropped",
+                                         quote(name))
+                           : fmt::format("tensor {} is not contiguous: pass t.contiguous() (libmorph reads its "
+                                         "buffer in place)", quote(name)));
     const std::string dtype = py::str(a.dtype());
     if (!a.dtype().attr("isnative").cast<bool>())
-      throw Error(fmt::format("tensor {} has dtype {}, not in this machine's byte order: pass "
-                              "a.astype(a.dtype.newbyteorder('='))", quote(name), dtype));
+      throw Error(writable ? fmt::format("tensor {} has dtype {}, not in this machine's byte order: load into a "
+                                         "staging array (s = a.astype(a.dtype.newbyteorder('='))), then copy it "
+                                         "back (a[...] = s); a copy passed instead is filled and dropped",
+                                         quote(name), dtype)
+                           : fmt::format("tensor {} has dtype {}, not in this machine's byte order: pass "
+                                         "a.astype(a.dtype.newbyteorder('='))", quote(name), dtype));
     if (!same_dtype(a, t.decl.dtype))
       throw Error(fmt::format("tensor {} has dtype {}{}, the checkpoint stores {}", quote(name), dtype,
                               dtype == "uint16" ? " (a torch.bfloat16's bits)" : "", state::dtype_name(t.decl.dtype)));
@@ -263,6 +274,25 @@ std::tuple<std::uint64_t, std::uint64_t, std::string> read_shard(const std::stri
   return {index.progress.step, index.progress.samples, index.trainer.dump()};
 }
 
+// read_index() refuses an index.json nested deeper than state::kMaxIndexNesting levels,
+// and the index object around the trainer's value is one of them: a deeper value saved,
+// and the load of its checkpoint failed.
+constexpr int kMaxTrainerNesting = state::kMaxIndexNesting - 1;
+
+// The trainer's JSON text (index.json's "trainer"), refused past kMaxTrainerNesting levels
+// before it is built.
+nlohmann::json trainer_json(const std::string& text) {
+  try {
+    JsonDepthCheck<nlohmann::json> nesting(
+        kMaxTrainerNesting, fmt::format("trainer: JSON nested deeper than {} levels (index.json, which holds it one "
+                                        "level down, is read up to {})", kMaxTrainerNesting, state::kMaxIndexNesting));
+    nlohmann::json::sax_parse(text, &nesting);
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("trainer: not JSON: {}", e.what()));
+  }
+}
+
 // Rank 0's stage: created before the other ranks write, committed after.
 class Stage {
  public:
@@ -274,11 +304,7 @@ class Stage {
     index.layout = layout_arg(layout_text);
     index.spec = spec;
     index.progress = {step, samples};
-    try {
-      index.trainer = nlohmann::json::parse(trainer);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(fmt::format("trainer: not JSON: {}", e.what()));
-    }
+    index.trainer = trainer_json(trainer);
     if (static_cast<int>(files.size()) != index.layout.ranks())
       throw Error(fmt::format("{} files for layout {} of {} ranks", files.size(), layout_text, index.layout.ranks()));
     for (std::size_t r = 0; r < files.size(); ++r)
@@ -403,7 +429,10 @@ PYBIND11_MODULE(_native, m) {
         return std::make_pair(state::first_layer(s, l, stage), state::end_layer(s, l, stage));
       })
       .def("padded_rows", [](const state::StateSpec& s, std::int64_t rows, int tp) {
-        if (rows < 0 || tp < 1) throw Error(fmt::format("padded_rows({}, {}): want rows >= 0 and tp >= 1", rows, tp));
+        // Rows up to a tensor dimension's bound: beyond it, rows + vocab_multiple * tp - 1
+        // overflowed (2**63 - 1 rows gave < 0).
+        if (rows < 0 || rows > state::kMaxDim || tp < 1)
+          throw Error(fmt::format("padded_rows({}, {}): want 0 <= rows <= 2^40, tp >= 1", rows, tp));
         return state::padded_rows(s, rows, tp);
       })
       .def("local_tensors", [](const state::StateSpec& s, const std::string& layout, int rank) {
@@ -426,6 +455,7 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("path", &Stage::path)
       .def("commit", &Stage::commit);
   m.def("stage_folder", &state::stage_folder);
+  m.def("check_trainer_json", [](const std::string& text) { trainer_json(text); });
   m.def("check_world", [](const std::string& layout, int world) {
     const state::Layout l = layout_arg(layout);
     if (l.ranks() != world)

@@ -131,10 +131,6 @@ void sync_directory(const std::string& dir) {
 
 namespace {
 
-// Deeper than any index.json Morph writes (the spec's shapes are 5 levels down) with room
-// for a trainer's own values. nlohmann parses iteratively, but copies and compares
-// recursively: 100,000 levels overflowed the stack.
-constexpr int kMaxIndexNesting = 64;
 
 // Member `key` of `j`, or null when `j` is no object or has none: a reference, not a copy.
 const json& member(const json& j, const char* key) {

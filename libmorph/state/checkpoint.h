@@ -58,6 +58,12 @@ void verify_files(const std::string& dir, const CheckpointIndex& index, bool che
 void verify_contents(const std::string& dir, const CheckpointIndex& index,
                      const std::vector<SafetensorsHeader>& headers);
 
+// The deepest index.json read_index() takes: deeper than any Morph writes (the spec's
+// shapes are 5 levels down) with room for a trainer's own values ("trainer", one level
+// down). nlohmann parses iteratively, but copies and compares recursively: 100,000 levels
+// overflowed the stack.
+inline constexpr int kMaxIndexNesting = 64;
+
 // Morph's writers stamp each rank file's metadata with its rank and layout. ZeRO's shards
 // of one tensor have one name, dtype and shape on every rank, so a file saved under
 // another rank's name passes every other check: a stamp that disagrees is an error

@@ -115,7 +115,6 @@ void check_params(const StateSpec& s) {
   if (s.vocab_multiple < 1)
     throw Error(fmt::format("state: vocab_multiple {} must be positive", s.vocab_multiple));
   if (s.params.empty()) throw Error("state: no parameters");
-  constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
   std::set<std::string> names;
   for (const ParamSpec& p : s.params) {
     const std::string what = fmt::format("state: parameter {}", quote(p.name));

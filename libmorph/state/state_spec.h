@@ -16,6 +16,9 @@
 
 namespace morph::state {
 
+// The largest tensor dimension a spec may declare (and padded_rows() may be asked of).
+inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
+
 enum class Split {
   replicated,  // every tensor-parallel rank holds all of it
   column,      // split along dim 0 (Megatron column-parallel weights and biases)

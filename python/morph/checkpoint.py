@@ -110,12 +110,17 @@ class Spec:
         return isinstance(other, Spec) and self.to_json() == other.to_json()
 
 
-def _buffers(tensors: Mapping[str, Any]) -> Dict[str, Any]:
-    """NumPy views of the tensors (a CPU PyTorch tensor shares its memory with them)."""
+def _buffers(tensors: Mapping[str, Any], *, load: bool = False) -> Dict[str, Any]:
+    """NumPy views of the tensors (a CPU PyTorch tensor shares its memory with them).
+    `load`: they are to be read into, so a copy in their place would be filled and dropped."""
     out = {}
     for name, t in tensors.items():
         if hasattr(t, "detach") and hasattr(t, "numpy"):  # torch.Tensor, without importing torch
             if getattr(t, "device", None) is not None and t.device.type != "cpu":
+                if load:
+                    raise MorphError(f"tensor '{name}' is on {t.device}: load into a CPU staging tensor "
+                                     f"(s = torch.empty_like(t, device='cpu')), then copy it back (t.copy_(s)); "
+                                     f"a copy passed instead is filled and dropped")
                 raise MorphError(f"tensor '{name}' is on {t.device}: copy it to the CPU first (t.cpu())")
             t = t.detach()
             if str(t.dtype) == "torch.bfloat16":  # NumPy has none: its bits, as uint16
@@ -175,8 +180,9 @@ def save(directory: str, *, step: int, samples: int, tensors: Mapping[str, Any],
                     raise MorphError(f"{name} {value!r}: want an integer, 0 <= {name} < 2**63")
             try:  # on every rank, before any file; NaN and infinities are not JSON
                 trainer_json = json.dumps(dict(trainer or {}), allow_nan=False)
-            except (TypeError, ValueError) as e:
+            except (TypeError, ValueError, RecursionError) as e:
                 raise MorphError(f"trainer: not JSON: {e}") from e
+            _native.check_trainer_json(trainer_json)  # nested as deep as index.json can be read
             if rank == 0:
                 stage = _native.CheckpointStage(directory)
         except Exception as e:  # pylint: disable=broad-except
@@ -224,6 +230,6 @@ def load(directory: str, *, spec: Spec, layout: str, tensors: Mapping[str, Any],
             _native.check_world(layout, size)
         except MorphError as e:  # a process outside its world would read rank 0's file
             raise MorphError(f"{e}: initialise torch.distributed first, or pass rank=") from None
-    step, samples, trainer = _native.read_shard(directory, spec._s, layout, rank, _buffers(tensors))
+    step, samples, trainer = _native.read_shard(directory, spec._s, layout, rank, _buffers(tensors, load=True))
     return Progress(step, samples, json.loads(trainer))
 

@@ -31,8 +31,11 @@ def report(step: int, seconds: float, samples: int, loss: Optional[float] = None
     an infinite or NaN one, is not reported (False); a similarity :func:`line` refuses
     (NaN, as the cosine of a zero gradient) is left out; a loss it refuses (NaN or
     infinite: a diverging run) is left out with the similarity that follows it. A step
-    or sample count that is not an integer from 0 to 2**64 - 1 is not reported (False),
-    nor is anything once the FIFO failed (its reader, morphrun, is gone)."""
+    or sample count that is not an integer from 0 to 2**63 - 1 (the line's bound) is not
+    reported (False), nor is anything once the FIFO failed (its reader, morphrun, is
+    gone). A count above 2**53 reaches the job's metrics file but not morphd: its report
+    holds counts up to 2**53 (exact as JSON numbers), and morphrun drops the whole report
+    (up to 1024 iterations) that holds one such iteration."""
     global _fifo, _gone
     if _gone or not (math.isfinite(seconds) and seconds > 0):
         return False

@@ -65,8 +65,17 @@ class CheckpointTest(unittest.TestCase):
             self.spec.check_layout("dp=1,tp=1,pp=3,zero=0")  # 3 stages, 2 layers
         self.assertEqual(self.spec.padded_rows(50, 2), 56)
         for tp in (0, -1):  # 0 divided by zero in libmorph (SIGFPE), -1 gave 44
-            with self.assertRaisesRegex(morph.MorphError, f"padded_rows.50, {tp}.: want rows >= 0 and tp >= 1"):
+            with self.assertRaisesRegex(morph.MorphError, rf"padded_rows.50, {tp}.: want 0 <= rows <= 2\^40, tp >= 1"):
                 self.spec.padded_rows(50, tp)
+
+    def test_padded_rows_are_bounded_as_a_tensor_dimension(self):
+        # Review of the Python package: only rows >= 0 was checked; rows + 4 * 3 - 1
+        # overflowed, and padded_rows(2**63 - 1, 3) returned a negative number.
+        self.assertEqual(self.spec.padded_rows(2**40, 3), 2**40 + 8)  # the largest dimension a spec holds
+        for rows in (2**63 - 1, 2**40 + 1):
+            with self.subTest(rows=rows), \
+                    self.assertRaisesRegex(morph.MorphError, rf"padded_rows.{rows}, 3.: want 0 <= rows <= 2\^40"):
+                self.spec.padded_rows(rows, 3)
 
     def test_round_trip_in_place(self):
         tensors = filled(self.spec, ONE)
@@ -112,6 +121,54 @@ class CheckpointTest(unittest.TestCase):
                                       **dict(dict(step=3, samples=48), **kw))
             write.assert_not_called()
         self.assertEqual(os.listdir(self.tmp.name), [])
+
+    def test_a_trainer_nested_deeper_than_the_index_is_read_is_refused_before_any_file(self):
+        # Review of the Python package: the trainer's JSON had no depth limit, but
+        # read_index refuses index.json past 64 levels: a trainer nested 70 deep saved, and
+        # the load of its checkpoint failed.
+        def nested(levels):
+            value = {}
+            for _ in range(levels - 1):
+                value = {"a": value}
+            return value
+        for levels in (64, 70):
+            with self.subTest(levels=levels), mock.patch.object(morph.checkpoint._native, "write_shard") as write, \
+                    self.assertRaisesRegex(morph.MorphError, "trainer: JSON nested deeper than 63 levels"):
+                morph.checkpoint.save(self.dir, step=3, samples=48, tensors=filled(self.spec, ONE), spec=self.spec,
+                                      layout=ONE, trainer=nested(levels))
+            write.assert_not_called()
+        self.assertEqual(os.listdir(self.tmp.name), [])
+        # The deepest one saved is read back: index.json's 64 levels with it.
+        morph.checkpoint.save(self.dir, step=3, samples=48, tensors=filled(self.spec, ONE), spec=self.spec, layout=ONE,
+                              trainer=nested(63))
+        progress = morph.checkpoint.load(self.dir, spec=self.spec, layout=ONE, tensors=zeros(self.spec, ONE))
+        self.assertEqual(progress.trainer, nested(63))
+
+    def test_a_refused_load_says_to_copy_back_never_to_pass_a_copy(self):
+        # Review of the Python package: load gave save's hints ("pass t.contiguous()",
+        # "a.astype(...)", "copy it to the CPU first (t.cpu())"): followed, they load into a
+        # throwaway copy, and training resumes silently from the model's random weights.
+        saved = filled(self.spec, ONE)
+        self.save(saved)
+        name = "output_layer.weight"
+        bad = [np.asfortranarray(np.zeros((52, 16))), np.zeros((52, 16), dtype=">f8")]
+        if torch is not None:
+            bad += [torch.zeros(16, 52, dtype=torch.float64).T, torch.zeros(52, 16, dtype=torch.float64, device="meta")]
+        for value in bad:
+            with self.subTest(value=type(value).__name__), self.assertRaises(morph.MorphError) as caught:
+                morph.checkpoint.load(self.dir, spec=self.spec, layout=ONE,
+                                      tensors=dict(zeros(self.spec, ONE), **{name: value}))
+            message = str(caught.exception)
+            self.assertIn("then copy it back", message)
+            for hint in ("pass t.contiguous()", "pass a.astype", "(t.cpu())"):
+                self.assertNotIn(hint, message)
+        # The hint followed: a staging array loaded and copied back into the caller's.
+        target = np.asfortranarray(np.zeros((52, 16)))
+        staging = np.ascontiguousarray(target)
+        with_staging = dict(zeros(self.spec, ONE), **{name: staging})
+        morph.checkpoint.load(self.dir, spec=self.spec, layout=ONE, tensors=with_staging)
+        target[...] = staging
+        np.testing.assert_array_equal(target, saved[name])
 
     def test_buffers_must_be_what_the_file_stores(self):
         base = filled(self.spec, ONE)

@@ -88,6 +88,20 @@ class MetricsTest(unittest.TestCase):
             # Not reopened: with no reader, open() would block.
             self.assertFalse(morph.metrics.report(3, 0.5, 16, 2.0))
 
+    def test_the_documented_count_bound_is_the_lines(self):
+        # Review of the Python package: report() and docs/python.md promised counts up to
+        # 2**64 - 1, but the line (parse_metrics_line) takes up to 2**63 - 1, and morphd's
+        # report (encode_report) up to 2**53, above which morphrun drops the whole batch.
+        with metrics_fifo() as fifo:
+            self.assertTrue(morph.metrics.report(2**63 - 1, 0.5, 2**63 - 1))
+            self.assertFalse(morph.metrics.report(2**63, 0.5, 16))
+            self.assertFalse(morph.metrics.report(1, 0.5, 2**63))
+            self.assertEqual(fifo.read(), f"{2**63 - 1} 0.5 {2**63 - 1}\n")
+        doc = " ".join(morph.metrics.report.__doc__.split())
+        self.assertIn("from 0 to 2**63 - 1", doc)
+        self.assertIn("above 2**53", doc)
+        self.assertNotIn("2**64", doc)
+
     def test_without_morphrun_nothing_is_written(self):
         saved = os.environ.pop("MORPH_METRICS", None)
         try:

@@ -12,6 +12,12 @@
 #
 #   roundtrip: <A> -> <A'> -> <A> identical_files=<n>/<n>
 #
+# First it runs one rank under --adaptive-batch on a one-sample dataset, whose halves'
+# gradients are nearly parallel, and checks that the run ends and its metrics lines keep
+# the protocol (SIMILARITY=0 skips it):
+#
+#   similarity: steps=<n> within [-1, 1]
+#
 # Environment:
 #   TRAINER     morph-trainer (required)
 #   MORPH       the morph CLI; reshards with "$MORPH reshard --from D --to D --layout L"
@@ -133,6 +139,22 @@ compare() {
       printf "%.3g\n", worst
     }' "$1" "$2"
 }
+
+# Review of the reference trainer: rounding took the cosine of nearly parallel halves past
+# 1 (1.0000000000000007 at step 1 here), which --adaptive-batch's controller refused: the
+# run ended in MPI_Abort. Its metrics lines are checked against morphrun's bounds too.
+if [[ ${SIMILARITY:-1} == 1 ]]; then
+  MORPH_METRICS=$work/similarity.metrics run "$work/similarity.log" launch 1 "$TRAINER" --layout dp=1,tp=1,pp=1,zero=0 \
+    --layers 2 --hidden 8 --vocab 50 --samples 1 --global-batch 5 --micro-batches 5 --seed 3 --steps 8 \
+    --similarity-every 1 --adaptive-batch 1:1000 --quiet
+  n=$(awk '
+    NF < 3 || NF > 5 { bad = 1 }
+    { for (i = 1; i <= NF; ++i) if ($i !~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) bad = 1 }
+    NF == 5 && ($5 + 0 < -1 || $5 + 0 > 1) { bad = 1 }
+    END { if (bad || NR != 8) exit 1; print NR }' "$work/similarity.metrics") ||
+    die "similarity: metrics lines outside the protocol: $(head -c 600 "$work/similarity.metrics")"
+  echo "similarity: steps=$n within [-1, 1]"
+fi
 
 failed=0
 start=$SECONDS

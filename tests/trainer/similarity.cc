@@ -1,5 +1,6 @@
 #include "tests/trainer/similarity.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace morph::trainer {
@@ -29,7 +30,9 @@ double gradient_similarity(const std::vector<double>& half_a, const LocalState& 
     }
   MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (sums[1] <= 0 || sums[2] <= 0) return 0;
-  return sums[0] / std::sqrt(sums[1] * sums[2]);
+  // Clamped: rounding takes the cosine of near-parallel halves past 1 (1.0000000000000002),
+  // which BatchController::observe refuses.
+  return std::clamp(sums[0] / std::sqrt(sums[1] * sums[2]), -1.0, 1.0);
 }
 
 }  // namespace morph::trainer

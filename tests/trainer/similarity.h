@@ -18,7 +18,7 @@ namespace morph::trainer {
 // Collective over MPI_COMM_WORLD. `half_a`: this rank's gradient of half A (flat, as
 // st.grads); st.grads: of its whole block, not yet reduced. Sums both halves over data
 // parallelism, then the dot product and norms over the model's shards, counting a
-// parameter replicated over tensor-parallel ranks once. 0 when a half has no gradient.
+// parameter replicated over tensor-parallel ranks once. 0 when a half has no gradient; within [-1, 1].
 double gradient_similarity(const std::vector<double>& half_a, const LocalState& st, const state::StateSpec& spec,
                            const Groups& g);
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "libmorph/adaptive/batch_controller.h"
+#include "libmorph/launch/metrics_line.h"
 #include "libmorph/state/dataset_order.h"
 #include "libmorph/util/error.h"
 #include "tests/trainer/checkpoint_io.h"
@@ -26,6 +27,22 @@ constexpr int kForwardTag = 0;
 constexpr int kBackwardTag = 1;
 
 ModelSizes sizes_of(const Options& o) { return {o.vocab, o.hidden, o.layers, o.vocab_multiple}; }
+
+// The step's metrics line (morphrun(1), METRICS) by the protocol's own formatter. A loss the
+// line refuses (a diverged run's NaN or infinity; morphrun dropped the whole line) is left
+// out with the similarity that needs it, a refused similarity alone; empty when even the
+// step, time and samples are refused.
+std::string metrics_line(launch::IterationMetrics m) {
+  for (;;) {
+    try {
+      return launch::format_metrics_line(m);
+    } catch (const Error&) {
+      if (m.similarity) m.similarity.reset();
+      else if (m.loss) m.loss.reset();
+      else return {};
+    }
+  }
+}
 
 }  // namespace
 
@@ -101,10 +118,9 @@ int Trainer::run() {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     progress_ = {number, stream.progress_samples()};
     if (root) {
-      if (metrics_) {  // morphrun(1), METRICS: STEP SECONDS SAMPLES LOSS [SIMILARITY]
-        std::fprintf(metrics_, "%llu %.9g %llu %.17g%s\n", static_cast<unsigned long long>(number), seconds,
-                     static_cast<unsigned long long>(samples), loss,
-                     result.similarity ? fmt::format(" {:.9g}", *result.similarity).c_str() : "");
+      if (metrics_) {  // morphrun(1), METRICS: STEP SECONDS SAMPLES [LOSS [SIMILARITY]]
+        if (const std::string line = metrics_line({number, seconds, samples, loss, result.similarity}); !line.empty())
+          std::fprintf(metrics_, "%s\n", line.c_str());
         std::fflush(metrics_);
       }
       if (loss_log_) {
