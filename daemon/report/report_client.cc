@@ -44,7 +44,15 @@ ReportClient::ReportClient(std::string_view address, std::uint32_t job_id, std::
 }
 
 void ReportClient::queue(const launch::IterationMetrics& metrics, std::string_view layout) {
-  pending_.push_back({metrics, std::string(layout)});
+  ReportedIteration iteration{metrics, std::string(layout)};
+  try {  // one the report cannot hold is dropped alone, not with the batch it would join
+    check_iteration(iteration);
+  } catch (const Error& e) {
+    ++dropped_;
+    warn_once(e.what());
+    return;
+  }
+  pending_.push_back(std::move(iteration));
   while (pending_.size() > options_.max_pending) {
     pending_.pop_front();
     ++dropped_;

@@ -30,6 +30,7 @@ class ReportClient {
   ReportClient(std::string_view address, std::uint32_t job_id, std::uint32_t step_id,
                ReportClientOptions options = {});
 
+  // An iteration the report cannot hold (check_iteration) is dropped, warned about once.
   void queue(const launch::IterationMetrics& metrics, std::string_view layout);
 
   // Sends what is pending; true when nothing is left pending. Never throws.

@@ -72,27 +72,31 @@ void check_message(const ReportMessage& m) {
     refuse("sent", fmt::format("{} is not a Unix time", m.sent_unix_s));
 }
 
+// One iteration's entry, checked by the decoder's rules: what is sent is what the server
+// accepts.
+json iteration_json(const ReportedIteration& it, const std::string& field) {
+  json entry = {{"step", it.metrics.step},
+                {"seconds", it.metrics.seconds},
+                {"samples", it.metrics.samples},
+                {"loss", it.metrics.loss ? json(*it.metrics.loss) : json(nullptr)},
+                {"layout", it.layout}};
+  unsigned_field(entry["step"], field + ".step", 0, kMaxCount);
+  number_field(entry["seconds"], field + ".seconds", kMinSeconds, kMaxSeconds);
+  unsigned_field(entry["samples"], field + ".samples", 0, kMaxCount);
+  if (it.metrics.loss) number_field(entry["loss"], field + ".loss", -kMaxAbsLoss, kMaxAbsLoss);
+  layout_field(entry["layout"], field + ".layout");
+  return entry;
+}
+
 }  // namespace
+
+void check_iteration(const ReportedIteration& iteration) { iteration_json(iteration, "iteration"); }
 
 std::string encode_report(const ReportMessage& message) {
   check_message(message);
   json iterations = json::array();
-  for (std::size_t i = 0; i < message.iterations.size(); ++i) {
-    const ReportedIteration& it = message.iterations[i];
-    const std::string field = fmt::format("iterations[{}]", i);
-    json entry = {{"step", it.metrics.step},
-                  {"seconds", it.metrics.seconds},
-                  {"samples", it.metrics.samples},
-                  {"loss", it.metrics.loss ? json(*it.metrics.loss) : json(nullptr)},
-                  {"layout", it.layout}};
-    // Check by the decoder's rules: what is sent is what the server accepts.
-    unsigned_field(entry["step"], field + ".step", 0, kMaxCount);
-    number_field(entry["seconds"], field + ".seconds", kMinSeconds, kMaxSeconds);
-    unsigned_field(entry["samples"], field + ".samples", 0, kMaxCount);
-    if (it.metrics.loss) number_field(entry["loss"], field + ".loss", -kMaxAbsLoss, kMaxAbsLoss);
-    layout_field(entry["layout"], field + ".layout");
-    iterations.push_back(std::move(entry));
-  }
+  for (std::size_t i = 0; i < message.iterations.size(); ++i)
+    iterations.push_back(iteration_json(message.iterations[i], fmt::format("iterations[{}]", i)));
   const json object = {{"v", kReportVersion},
                        {"job", message.job_id},
                        {"step", message.step_id},

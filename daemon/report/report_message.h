@@ -36,6 +36,10 @@ struct ReportMessage {
   std::vector<ReportedIteration> iterations;  // 1 .. kMaxIterationsPerReport
 };
 
+// Throws morph::Error "report: iteration.FIELD: what is wrong" when one iteration breaks
+// a bound of the report (its counts up to 2^53, exact in a JSON number).
+void check_iteration(const ReportedIteration& iteration);
+
 // Throws morph::Error when the message itself breaks a bound (so that a client never
 // sends what the server would refuse).
 std::string encode_report(const ReportMessage& message);

@@ -34,8 +34,8 @@ def report(step: int, seconds: float, samples: int, loss: Optional[float] = None
     or sample count that is not an integer from 0 to 2**63 - 1 (the line's bound) is not
     reported (False), nor is anything once the FIFO failed (its reader, morphrun, is
     gone). A count above 2**53 reaches the job's metrics file but not morphd: its report
-    holds counts up to 2**53 (exact as JSON numbers), and morphrun drops the whole report
-    (up to 1024 iterations) that holds one such iteration."""
+    holds counts up to 2**53 (exact as JSON numbers), and morphrun drops that iteration
+    from its reports (the others are sent)."""
     global _fifo, _gone
     if _gone or not (math.isfinite(seconds) and seconds > 0):
         return False

@@ -91,7 +91,7 @@ class MetricsTest(unittest.TestCase):
     def test_the_documented_count_bound_is_the_lines(self):
         # Review of the Python package: report() and docs/python.md promised counts up to
         # 2**64 - 1, but the line (parse_metrics_line) takes up to 2**63 - 1, and morphd's
-        # report (encode_report) up to 2**53, above which morphrun drops the whole batch.
+        # report (encode_report) up to 2**53, above which morphrun drops the iteration.
         with metrics_fifo() as fifo:
             self.assertTrue(morph.metrics.report(2**63 - 1, 0.5, 2**63 - 1))
             self.assertFalse(morph.metrics.report(2**63, 0.5, 16))
