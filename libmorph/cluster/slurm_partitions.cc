@@ -16,12 +16,22 @@ namespace {
 
 constexpr int kMaxIncludeDepth = 8;
 
-// slurm.conf's logical lines: comments dropped (an escaped \# is a '#'), a trailing
-// backslash joins the next line to it as it is, as Slurm reads them.
-std::vector<std::string> logical_lines(std::string_view text) {
-  std::vector<std::string> lines;
+// A logical line of slurm.conf and the physical line it starts on (1-based).
+struct LogicalLine {
+  int number = 0;
+  std::string text;
+};
+
+// slurm.conf's logical lines, as Slurm reads them (parse_config.c): comments dropped (an
+// escaped \# is a '#'); an odd run of trailing backslashes joins the next line to this
+// one (the last backslash dropped), an even run does not; "\\" stands for one backslash.
+std::vector<LogicalLine> logical_lines(std::string_view text) {
+  std::vector<LogicalLine> lines;
   std::string line;
+  int number = 0, first = 0;
   for (std::string_view raw : split(text, '\n')) {
+    ++number;
+    if (line.empty()) first = number;
     std::string kept;
     for (std::size_t i = 0; i < raw.size(); ++i) {
       if (raw[i] == '\\' && i + 1 < raw.size() && raw[i + 1] == '#') {
@@ -34,15 +44,22 @@ std::vector<std::string> logical_lines(std::string_view text) {
       }
     }
     while (!kept.empty() && (kept.back() == '\r' || kept.back() == ' ' || kept.back() == '\t')) kept.pop_back();
-    const bool continued = !kept.empty() && kept.back() == '\\';
+    std::size_t backslashes = 0;
+    while (backslashes < kept.size() && kept[kept.size() - 1 - backslashes] == '\\') ++backslashes;
+    const bool continued = backslashes % 2 == 1;
     if (continued) kept.pop_back();
-    line += kept;
+    std::string unescaped;  // "\\" -> "\"
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      unescaped += kept[i];
+      if (kept[i] == '\\' && i + 1 < kept.size() && kept[i + 1] == '\\') ++i;
+    }
+    line += unescaped;
     if (!continued) {
-      if (!trim(line).empty()) lines.push_back(line);
+      if (!trim(line).empty()) lines.push_back({first, line});
       line.clear();
     }
   }
-  if (!trim(line).empty()) lines.push_back(line);
+  if (!trim(line).empty()) lines.push_back({first, line});
   return lines;
 }
 
@@ -68,9 +85,10 @@ std::vector<std::string> words(std::string_view line) {
   if (any) out.push_back(word);
   std::vector<std::string> joined;  // "Key" "=" "value", "Key=" "value", "Key" "=value"
   for (std::string& w : out) {
-    const bool glue = !joined.empty() && (joined.back().back() == '=' || w.front() == '=');
+    const bool glue = !joined.empty() && !joined.back().empty() &&
+                      (joined.back().back() == '=' || (!w.empty() && w.front() == '='));
     if (glue) joined.back() += w;
-    else joined.push_back(std::move(w));
+    else if (!w.empty()) joined.push_back(std::move(w));  // a lone "" is no word
   }
   return joined;
 }
@@ -141,10 +159,9 @@ struct Reader {
   }
 
   void partition(const std::vector<std::string>& words, const std::string& where) {
-    PartitionLine line = defaults;
+    PartitionLine line = defaults;  // Default= too: Slurm reads each key from DEFAULT's when absent
     line.where = where;
     SlurmPartition& p = line.partition;
-    p.is_default = false;
     for (const std::string& w : words) {
       const auto eq = w.find('=');
       if (eq == std::string::npos) throw Error(fmt::format("{}: {} is not KEY=VALUE", where, quote(w)));
@@ -176,9 +193,10 @@ struct Reader {
   }
 
   void read(std::string_view text, const std::string& what, const std::string& dir, int depth) {
-    for (const std::string& line : logical_lines(text)) {
-      const std::vector<std::string> w = words(line);
-      const std::string where = fmt::format("{}: {}", what, quote(trim(line)));
+    for (const LogicalLine& line : logical_lines(text)) {
+      const std::vector<std::string> w = words(line.text);
+      if (w.empty()) continue;
+      const std::string where = fmt::format("{}:{}: {}", what, line.number, quote(trim(line.text)));
       const std::string first = to_lower(w.front().substr(0, w.front().find('=')));
       if (first == "partitionname") {
         partition(w, where);
@@ -187,13 +205,23 @@ struct Reader {
       } else if (first == "clustername" && w.front().find('=') != std::string::npos) {
         cluster_name = w.front().substr(w.front().find('=') + 1);
       } else if (first == "include" && w.size() == 2 && include != nullptr) {
-        if (depth >= kMaxIncludeDepth) throw Error(fmt::format("{}: Include nested deeper than {}", what, kMaxIncludeDepth));
+        if (depth >= kMaxIncludeDepth) throw Error(fmt::format("{}: Include nested deeper than {}", where, kMaxIncludeDepth));
         std::string name = w[1];
-        for (std::size_t at = name.find("%c"); at != std::string::npos; at = name.find("%c", at + cluster_name.size()))
-          name.replace(at, 2, cluster_name);
+        // %c: ClusterName, lower-cased as Slurm stores it (_parse_for_format).
+        const std::string cluster = to_lower(cluster_name);
+        if (name.find("%c") != std::string::npos && cluster.empty())
+          throw Error(fmt::format("{}: Include names %c, and no ClusterName comes before it", where));
+        for (std::size_t at = name.find("%c"); at != std::string::npos; at = name.find("%c", at + cluster.size()))
+          name.replace(at, 2, cluster);
         std::filesystem::path path = name;
         if (path.is_relative()) path = std::filesystem::path(dir) / path;
-        read(include(path.string()), path.string(), path.parent_path().string(), depth + 1);
+        std::string included;
+        try {
+          included = include(path.string());
+        } catch (const Error& e) {
+          throw Error(fmt::format("{}: {}", where, e.what()));
+        }
+        read(included, path.string(), path.parent_path().string(), depth + 1);
       }
     }
   }

@@ -101,6 +101,51 @@ TEST(SlurmPartitions, AMalformedPartitionLineIsAnErrorNamingIt) {
   EXPECT_THROW(parse("Include missing.conf\n"), Error);
 }
 
+// Review of the slurm.conf reader: a lone "" read outside its word (an abort under
+// _GLIBCXX_ASSERTIONS, in slurmctld) or dropped its line; %c was not lower-cased as
+// Slurm stores ClusterName; PartitionName=DEFAULT's Default=YES was dropped; any trailing
+// backslash continued a line, where Slurm continues only on an odd run; errors named no
+// line.
+TEST(SlurmPartitions, ReadsWhatSlurmReadsAtTheEdges) {
+  auto p = parse("\"\" PartitionName=gpu Nodes=n[1-2]\nPartitionName=cpu Nodes=n3 \"\"\n");
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].name, "gpu");
+  EXPECT_EQ(p[1].nodes, (std::vector<std::string>{"n3"}));
+  included()["/etc/slurm/parts/alpha.conf"] = "PartitionName=lower Nodes=n1\n";
+  p = parse("ClusterName=Alpha\nInclude parts/%c.conf\n");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].name, "lower");
+  try {
+    parse("Include parts/%c.conf\n");
+    FAIL() << "%c without a ClusterName";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "slurm.conf:1: 'Include parts/%c.conf': Include names %c, and no ClusterName comes before it");
+  }
+  p = parse("PartitionName=DEFAULT Default=YES\nPartitionName=a Nodes=n1\nPartitionName=b Nodes=n2\n");
+  ASSERT_TRUE(partition_bounds(p, ""));
+  EXPECT_EQ(partition_bounds(p, "")->names, "b");  // the last Default=YES, as Slurm takes it
+  // Two trailing backslashes (an escaped one) end the line; three continue it.
+  p = parse("NodeName=n[1-2] Comment=x\\\\\nPartitionName=b Nodes=n2\n");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].name, "b");
+  p = parse("NodeName=n[1-2] Comment=x\\\\\\\nPartitionName=b Nodes=n2\n");
+  EXPECT_TRUE(p.empty());
+  try {
+    parse("ClusterName=x\n\nPartitionName=x MaxNodes=many\n");
+    FAIL() << "accepted MaxNodes=many";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("slurm.conf:3: 'PartitionName=x MaxNodes=many': MaxNodes", 0), 0u)
+        << e.what();
+  }
+  try {
+    parse("ClusterName=x\nInclude missing.conf\n");
+    FAIL() << "a missing Include";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "slurm.conf:2: 'Include missing.conf': no file /etc/slurm/missing.conf");
+  }
+}
+
 TEST(SlurmPartitions, AJobRunsOnItsPartitionsNodesWithinTheirMaxNodes) {
   const auto p = parse(
       "PartitionName=gpu Nodes=ALL Default=YES\n"
