@@ -22,7 +22,7 @@ void BatchHistory::add(StepBatch report) {
   auto at = runs_.insert_or_assign(step, batch).first;
   if (const auto next = std::next(at); next != runs_.end() && next->second == batch) runs_.erase(next);
   if (at != runs_.begin() && std::prev(at)->second == batch) runs_.erase(at);
-  if (runs_.size() > kMaxBatchRuns) {
+  while (runs_.size() > kMaxBatchRuns) {  // one report may add two runs (its step and the one after)
     runs_.erase(runs_.begin());
     kept_from_ = runs_.begin()->first;
   }

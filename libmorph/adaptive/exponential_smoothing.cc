@@ -38,6 +38,8 @@ HoltFit fit_holt(const std::vector<double>& y) {
   for (double a : kLevelRates)
     for (double beta : kTrendRates)
       if (HoltFit fit = run_holt(y, a, beta); fit.one_step_sse < best.one_step_sse) best = fit;
+  if (!std::isfinite(best.one_step_sse))  // values near 1e300: every fit's error overflows
+    throw Error(fmt::format("exponential smoothing: no smoothing rate fits the {} points in floating point", y.size()));
   return best;
 }
 

@@ -62,7 +62,7 @@ PeriodicGpFit fit_periodic_gp(const std::vector<double>& y) {
         const double s2 = std::max(r.dot(alpha) / n, 1e-300);
         const double log_det_half = llt.matrixLLT().diagonal().array().log().sum();
         const double lml = -0.5 * n * std::log(s2) - log_det_half - 0.5 * n * (1 + std::log(2 * std::numbers::pi));
-        if (lml <= best.log_marginal_likelihood) continue;
+        if (!(lml > best.log_marginal_likelihood)) continue;  // a NaN (values near 1e300) is no fit
         best.log_marginal_likelihood = lml;
         best.period_steps = period;
         best.length_scale = length;

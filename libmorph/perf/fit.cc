@@ -23,6 +23,15 @@ constexpr int kRaceIterations = 50;
 // vectorise, one of all 17 parameters does not (docs/benchmarks.md: 6.2 against 10.8 ms a fit).
 constexpr int kJetStride = 8;
 
+// log(model / measured), the model's part floored at a picosecond: a part a parameter at
+// its bound takes to 0 (k_opt = 0 on a plan without ZeRO) gave log(0), and Ceres logged
+// each such evaluation (a thousand lines a fit).
+template <typename T>
+T log_ratio(const T& model_ms, double measured_ms) {
+  constexpr double kFloorMs = 1e-9;
+  return log((model_ms > T(kFloorMs) ? model_ms : T(kFloorMs)) / measured_ms);
+}
+
 // Log residuals of one point; one parameter block per k so that uninformed ones can be
 // held constant.
 struct PointResidual {
@@ -33,10 +42,9 @@ struct PointResidual {
     for (std::size_t i = 0; i < kN; ++i) k[i] = blocks[i][0];
     const IterationTime<T> t = combine(point->terms, k);
     int i = 0;
-    residual[i++] = log(t.iter_ms / point->iter_ms);
-    if (point->backward_sync_ms > 0)
-      residual[i++] = log((t.cc_ms - t.forward_ms) / point->backward_sync_ms);
-    if (point->optimizer_ms > 0) residual[i++] = log(t.oo_ms / point->optimizer_ms);
+    residual[i++] = log_ratio(t.iter_ms, point->iter_ms);
+    if (point->backward_sync_ms > 0) residual[i++] = log_ratio(T(t.cc_ms - t.forward_ms), point->backward_sync_ms);
+    if (point->optimizer_ms > 0) residual[i++] = log_ratio(t.oo_ms, point->optimizer_ms);
     return true;
   }
   int count() const { return 1 + (point->backward_sync_ms > 0) + (point->optimizer_ms > 0); }
@@ -147,6 +155,10 @@ Solved solve_from(std::span<const MeasuredPoint> points, const std::array<bool, 
 FitResult fit_perf_params(std::span<const MeasuredPoint> points, const FitOptions& options,
                           const PerfParams& start) {
   if (points.empty()) throw Error("fit: no measured points");
+  if (options.max_iterations < 0)
+    throw Error(fmt::format("fit: max_iterations {} is negative", options.max_iterations));
+  if (!(options.prior_weight >= 0) || !std::isfinite(options.prior_weight))
+    throw Error(fmt::format("fit: prior_weight {} is not a finite weight >= 0", options.prior_weight));
   for (const MeasuredPoint& p : points) {
     if (!(p.iter_ms > 0) || !std::isfinite(p.iter_ms))
       throw Error(fmt::format("fit: point {} has a non-positive iteration time", p.label));

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "libmorph/adaptive/batch_forecaster.h"
+#include "libmorph/adaptive/exponential_smoothing.h"
+#include "libmorph/adaptive/gaussian_process.h"
 #include "libmorph/util/error.h"
 
 namespace morph {
@@ -144,6 +146,16 @@ TEST(ForecastBatch, RejectsBadInput) {
   bad = BatchForecastOptions{};
   bad.gp_history_steps = 3;
   EXPECT_THROW(forecast_batches({128, 140, 150, 160}, 5, bad), Error);
+}
+
+// Review of the adaptive code: values near 1e300 overflow every fit's error; the GP took
+// a NaN likelihood for the best (the last kernel of the grid won, its variance infinite)
+// and Holt's smoothing returned level 0 and trend 0. Both are errors now.
+TEST(ForecastBatch, FitsThatOverflowAreErrors) {
+  const std::vector<double> huge{1e300, -1e300, 1e300, -1e300, 1e300, -1e300, 1e300, -1e300};
+  EXPECT_THROW(fit_periodic_gp(huge), Error);
+  EXPECT_THROW(fit_holt(huge), Error);
+  EXPECT_NO_THROW(fit_holt({1, 2, 3, 4}));
 }
 
 }  // namespace

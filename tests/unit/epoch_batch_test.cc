@@ -157,6 +157,18 @@ TEST(BatchHistory, KeepsTheLatestRunsOnly) {
   EXPECT_EQ(history.changes().front().batch, changes.front().batch);
 }
 
+// Review of the adaptive code: one report before the last may add two runs (its step and
+// the one after it), and only one was trimmed: reports that went back and forth kept
+// 116,385 runs against the cap of 32,768.
+TEST(BatchHistory, ReportsOutOfOrderStayWithinTheCap) {
+  BatchHistory history;
+  history.add({1, 1});
+  history.add({100000000, 1});
+  for (std::int64_t i = 1; i <= 3 * static_cast<std::int64_t>(kMaxBatchRuns); ++i)
+    history.add({2 * i, i % 2 == 0 ? 64 : 96});
+  EXPECT_LE(history.changes().size(), kMaxBatchRuns + 1);  // the runs and the last step reported
+}
+
 // Reports that begin late (morphd read only its newest reports, or started after the job)
 // still count epochs from the job's first adaptation step: the decision falls at the same
 // step, on the same forecast, as with every report.

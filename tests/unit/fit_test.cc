@@ -203,6 +203,34 @@ TEST(Fit, RejectsEmptyAndNonPositiveInput) {
   }
 }
 
+// Review of the model code: bad options named nothing ("the solver found no usable
+// solution", or a NaN prior weight meaning none), and k_opt at its bound of 0 made the
+// optimizer residual log(0): Ceres logged each such evaluation, a thousand lines a fit,
+// on morphd's stderr too.
+TEST(Fit, BadOptionsAreNamedAndAPartAtZeroIsNoLogOfZero) {
+  const std::vector<MeasuredPoint> points = synthetic_points(PerfParams{});
+  FitOptions bad;
+  bad.max_iterations = -1;
+  EXPECT_THROW(fit_perf_params(points, bad), Error);
+  bad = FitOptions{};
+  bad.prior_weight = std::nan("");
+  EXPECT_THROW(fit_perf_params(points, bad), Error);
+  IterationTerms x;
+  x.forward_ms = 10;
+  x.unpipelined_forward_ms = 10;
+  x.dp_ms = 5;
+  x.opt_mparams = 100;
+  IterationTerms y = x;
+  y.forward_ms = y.unpipelined_forward_ms = 20;
+  y.dp_ms = 2;
+  const std::vector<MeasuredPoint> small_optimizer{{x, 50, 0, 0.005, "a"}, {y, 80, 0, 0.005, "b"}};
+  testing::internal::CaptureStderr();
+  const FitResult r = fit_perf_params(small_optimizer);
+  const std::string logged = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(logged.find("Error in evaluating"), std::string::npos) << logged.substr(0, 400);
+  EXPECT_TRUE(std::isfinite(r.rmsle));
+}
+
 TEST(ForwardModel, RecoversAnAffineProfileAndIgnoresOneCorruptValue) {
   std::vector<ForwardSample> samples;
   for (double n : {16.0, 32.0, 64.0, 128.0}) samples.push_back({n, 5 + 2 * n});
