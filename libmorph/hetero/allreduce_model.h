@@ -24,8 +24,9 @@ AllreduceFit fit_allreduce(const AllreduceSamples& samples);
 // The ideal ring all-reduce of `bytes` among `gpus` at `bandwidth`: d * 4(N_G - 1)/N_G / K.
 double ideal_allreduce_ms(double bytes, int gpus, double bandwidth_bytes_per_s);
 
-// Eq. (4), split as IIDP overlaps it: buckets b_1..b_{l-1} run under the backward pass,
-// the last one b_l after it.
+// Eq. (4)'s buckets, split (Morph's reading; Eq. (6) overlaps all of t_comm): b_1..b_{l-1}
+// run under the backward pass, the last one b_l after it, whose gradients are ready only
+// when it ends (the b_l that §5.1 also keeps out of OWS's overlap, Eq. (5)'s tau).
 struct BucketAllreduce {
   double overlapped_ms = 0;  // sum over b_1 .. b_{l-1}
   double last_ms = 0;        // b_l

@@ -18,7 +18,7 @@ constexpr double kZero3LayerBytesPerParam = 4;  // a gathered layer's 16-bit wei
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// Frenzy §III-A: activations of one layer and micro-batch b, s b h (10 + 24/t + 5 a s / (h t)).
+// Frenzy §IV-A: activations of one layer and micro-batch b, s b h (10 + 24/t + 5 a s / (h t)).
 double layer_activation_bytes(const ModelSpec& m, double s, double b, double t) {
   const double h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads);

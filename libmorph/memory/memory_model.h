@@ -1,4 +1,4 @@
-// GPU and host memory of a plan: Frenzy's MARP (seed 002, §III-A) extended to ZeRO
+// GPU and host memory of a plan: Frenzy's MARP (seed 002, §IV-A) extended to ZeRO
 // stages and their buckets, ZeRO-Offload, gradient checkpointing, 1F1B pipelines and
 // framework overhead.
 #pragma once

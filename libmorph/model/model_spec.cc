@@ -25,7 +25,7 @@ constexpr double kMaxLayerRatio = 64;
 
 double frenzy_parameter_count(std::int64_t layers, std::int64_t hidden, std::int64_t vocab) {
   const double h = static_cast<double>(hidden);
-  // Frenzy §III-A: W = Vh + l(12h^2 + 13h)
+  // Frenzy §IV-A: W = Vh + l(12h^2 + 13h)
   return static_cast<double>(vocab) * h + static_cast<double>(layers) * (12 * h * h + 13 * h);
 }
 

@@ -27,7 +27,7 @@ struct ModelSpec {
   std::int64_t query_groups() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
-// Frenzy §III-A: W = Vh + l(12h^2 + 13h).
+// Frenzy §IV-A: W = Vh + l(12h^2 + 13h).
 double frenzy_parameter_count(std::int64_t layers, std::int64_t hidden, std::int64_t vocab);
 
 // Forward FLOPs of one sample of `seq_len` tokens: 2 W s for the matrix products plus

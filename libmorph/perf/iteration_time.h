@@ -137,7 +137,7 @@ IterationTime<T> combine(const IterationTerms& x, const T* k) {
   // ZeRO-Offload overlaps the last backward pass with the synchronisation and with
   // moving the 16-bit gradients to the host, half of T_off's traffic, by k_off
   // (docs/models.md, "Offloading"). ZeRO's last gradient bucket follows the backward
-  // pass instead of overlapping it, as JABAS's Eq. (4) splits the buckets ("ZeRO").
+  // pass instead of overlapping it, as Morph splits JABAS's Eq. (4) buckets ("ZeRO").
   const T sync = x.offload ? t_dp + T(0.5) * t_off : t_dp;
   const T last_step = overlap(r.backward_ms, T(1 - x.tail_share) * sync, x.offload ? k_off : k_sync) +
                       T(x.tail_share) * sync;

@@ -1,4 +1,4 @@
-// Bytes per parameter of mixed-precision training's state (Frenzy §III-A: 20 in all),
+// Bytes per parameter of mixed-precision training's state (Frenzy §IV-A: 20 in all),
 // which the memory model holds and the iteration-time model moves. Both read them here.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Free resources per node and where a job's GPUs go: Frenzy's heterogeneity-aware
-// scheduling (HAS, seed 002 §III-B) — a job lands on nodes of one GPU type, on the single
+// scheduling (HAS, seed 002 §IV-B) — a job lands on nodes of one GPU type, on the single
 // node whose free GPUs fit it best, or else on the fewest nodes (whole free nodes first,
 // the remainder best fit). Free-GPU buckets per type keep a placement O(GPUs per node).
 #pragma once

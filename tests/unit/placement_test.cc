@@ -1,4 +1,4 @@
-// Frenzy's heterogeneity-aware placement (HAS, seed 002 §III-B) on the free-GPU pool.
+// Frenzy's heterogeneity-aware placement (HAS, seed 002 §IV-B) on the free-GPU pool.
 #include "libmorph/policy/placement.h"
 
 #include <gtest/gtest.h>
