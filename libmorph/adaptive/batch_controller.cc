@@ -76,7 +76,11 @@ void BatchController::resume(std::int64_t iteration, std::int64_t global_batch) 
   if (global_batch < options_.range.min_batch || global_batch > options_.range.max_batch)
     throw Error(fmt::format("adaptive batching: cannot resume at batch {}, outside {}:{}", global_batch,
                             options_.range.min_batch, options_.range.max_batch));
-  iteration_ = iteration;
+  // On the grid of p: a run resumed between adaptation steps observes again at the next
+  // multiple of p, as it would have run on. Counted from the resume, every later change
+  // fell off the grid, and morphd read the interval as their gcd (50 for p = 100 after a
+  // resume at 150: every batch counted twice, epochs of half their length).
+  iteration_ = iteration - iteration % options_.interval_iterations;
   batch_ = global_batch;
 }
 

@@ -43,8 +43,8 @@ class BatchController {
   // Φ measured after the current p iterations, in [-1, 1]; returns the next step.
   BatchStep observe(double similarity);
   // Continues a run that stopped after `iteration` iterations at `global_batch` (a
-  // checkpoint's). Throws morph::Error when the batch is outside the range or the
-  // iteration negative.
+  // checkpoint's); the next observe() is at the next multiple of p. Throws morph::Error
+  // when the batch is outside the range or the iteration negative.
   void resume(std::int64_t iteration, std::int64_t global_batch);
   std::int64_t iteration() const { return iteration_; }
 

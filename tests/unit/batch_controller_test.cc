@@ -58,6 +58,13 @@ TEST(AdaptiveBatch, AResumedControllerContinuesThePath) {
   }
   EXPECT_THROW(resumed.resume(800, 99), Error);   // below MIN
   EXPECT_THROW(resumed.resume(-1, 150), Error);
+  // Review of the adaptive code: resumed between adaptation steps (a checkpoint at 850),
+  // it counted p from there (950, 1050, ...), and every change fell off the grid morphd
+  // reads the interval from. It observes at the next multiple of p, as it would have.
+  BatchController between(trace_options());
+  between.resume(850, stopped.global_batch());
+  EXPECT_EQ(between.observe(kTrace[8]).iteration, 900);
+  EXPECT_EQ(between.observe(kTrace[9]).iteration, 1000);
 }
 
 TEST(AdaptiveBatch, ClampsToTheRange) {
