@@ -62,10 +62,12 @@ struct Setup {
   std::string out;
 };
 
+// 0 when unset or 0 (SLURM_GPUS_ON_NODE=0 on a node Slurm gave no GPUs): the caller's
+// fallback then applies.
 int env_int(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return 0;
-  return static_cast<int>(parse_int(v, name, 1, 1 << 20));
+  return static_cast<int>(parse_int(v, name, 0, 1 << 20));
 }
 
 const NodeType& find_node_type(const JobArgs& args, const Cluster& cluster) {

@@ -74,6 +74,10 @@ TEST(Hostlist, RejectsMalformedLists) {
   EXPECT_THROW(expand_hostlist("node[3-1]", "x"), Error);
   EXPECT_THROW(expand_hostlist("node[1-999999]", "x"), Error);
   EXPECT_THROW(expand_hostlist("no$de", "x"), Error);
+  // Review of the configuration: a sign was taken, and counted in the width ("+1" -> 01).
+  EXPECT_THROW(expand_hostlist("node[+1-2]", "x"), Error);
+  EXPECT_THROW(expand_hostlist("node[1-+2]", "x"), Error);
+  EXPECT_THROW(expand_hostlist("node[-1]", "x"), Error);
   EXPECT_THROW(expand_hostlist("a[1-2]b[1-2]", "x"), Error);
 }
 
