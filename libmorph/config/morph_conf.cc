@@ -210,6 +210,7 @@ MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark, as editors write it
   MorphConfig config;
   std::map<std::string, std::size_t> global_lines;  // a parameter may be set once
+  std::map<std::string, std::size_t> node_type_lines;
   std::size_t line_number = 0;
   for (std::string_view line : split(text, '\n')) {
     ++line_number;
@@ -237,6 +238,7 @@ MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
           config.cluster.add_gpu_type(parse_gpu_type(std::move(record), name));
         } else if (kind == "nodetype") {
           config.cluster.add_node_type(parse_node_type(std::move(record), name, config.cluster));
+          node_type_lines[name] = line_number;
         } else {
           const std::string type = record.require("NodeType");
           record.finish("NodeType");
@@ -264,15 +266,15 @@ MorphConfig parse_morph_conf(std::string_view text, const std::string& source) {
                                   {"requeuepenaltyseconds", &costs.requeue_s}})
     if (!global_lines.count(key)) *cost = config.policy.restart_penalty_s;
   if (config.policy.heterogeneous_jobs && !config.gpu_type_by_feature)
-    throw Error(fmt::format("{}: HeterogeneousJobs=yes needs GpuTypeBy=feature: Slurm 22.05 cannot give a job with a "
-                            "typed GPU request nodes of another type",
-                            source));
+    throw Error(fmt::format("{}:{}: HeterogeneousJobs=yes needs GpuTypeBy=feature: Slurm 22.05 cannot give a job with "
+                            "a typed GPU request nodes of another type",
+                            source, global_lines.at("heterogeneousjobs")));
   if (config.gpu_type_by_feature)
     for (const NodeType& node : config.cluster.node_types())
       if (node.features.empty())
-        throw Error(fmt::format("{}: GpuTypeBy=feature but NodeType {} has no Features= (the Slurm feature of its "
-                                "nodes that names their GPU type)",
-                                source, node.name));
+        throw Error(fmt::format("{}:{}: NodeType {} has no Features= (the Slurm feature of its nodes that names their "
+                                "GPU type), which GpuTypeBy=feature on line {} needs",
+                                source, node_type_lines.at(node.name), node.name, global_lines.at("gputypeby")));
   return config;
 }
 

@@ -147,6 +147,13 @@ TEST(MorphConf, HeterogeneousJobsNeedGpuTypesAsFeatures) {
                   .policy.heterogeneous_jobs);
   const std::string error = error_of("HeterogeneousJobs=yes\n");
   EXPECT_NE(error.find("HeterogeneousJobs=yes needs GpuTypeBy=feature"), std::string::npos) << error;
+  // Review of the configuration: these two errors named no line.
+  EXPECT_EQ(error_of("\nHeterogeneousJobs=yes\n").rfind("morph.conf:2: HeterogeneousJobs=yes needs", 0), 0u)
+      << error_of("\nHeterogeneousJobs=yes\n");
+  const std::string bare = error_of(std::string(kGpu) + "GpuTypeBy=feature\n" +
+                                    "NodeType=n Gpu=g Gpus=8 Cpus=96 MemoryGiB=1600 NetworkBandwidthGBps=50\n");
+  EXPECT_NE(bare.find(":3: NodeType n has no Features="), std::string::npos) << bare;
+  EXPECT_NE(bare.find("GpuTypeBy=feature on line 2"), std::string::npos) << bare;
   EXPECT_NE(error_of("HeterogeneousJobs=maybe\n").find("HeterogeneousJobs"), std::string::npos);
 }
 
