@@ -1,5 +1,7 @@
 #include "libmorph/util/host_port.h"
 
+#include <arpa/inet.h>
+
 #include <fmt/format.h>
 
 #include "libmorph/util/error.h"
@@ -26,9 +28,8 @@ HostPort parse_host_port(std::string_view text, std::string_view what, bool allo
     if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
       throw bad("an IPv6 address is written [ADDRESS]:PORT");
     address.host = std::string(text.substr(1, close - 1));
-    for (char c : address.host)
-      if (!(c == ':' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-        throw bad("bad character in the IPv6 address");
+    in6_addr parsed{};
+    if (::inet_pton(AF_INET6, address.host.c_str(), &parsed) != 1) throw bad("not an IPv6 address");
     port_text = text.substr(close + 2);
   } else {
     const std::size_t colon = text.rfind(':');
@@ -41,6 +42,8 @@ HostPort parse_host_port(std::string_view text, std::string_view what, bool allo
   }
   if (address.host.empty()) throw bad("no host");
   if (address.host.size() > 253) throw bad("the host is longer than 253 characters");
+  if (port_text.empty() || port_text.find_first_not_of("0123456789") != std::string_view::npos)
+    throw bad("the port is not a number of digits");
   address.port = static_cast<std::uint16_t>(
       parse_int(port_text, fmt::format("{}: port", what), allow_port_zero ? 0 : 1, 65535));
   return address;

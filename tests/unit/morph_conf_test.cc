@@ -254,6 +254,10 @@ TEST(MorphConf, MorphdAddressIsHostColonPort) {
   EXPECT_NE(error_of("MorphdAddress=:6830\n").find("no host"), std::string::npos);
   EXPECT_NE(error_of("MorphdAddress=ct/l:6830\n").find("bad character"), std::string::npos);
   EXPECT_NE(error_of("MorphdAddress=::1:6830\n").find("[ADDRESS]:PORT"), std::string::npos);
+  // Review of the configuration: these passed the load and failed where morphd listens or
+  // morphrun connects.
+  EXPECT_NE(error_of("MorphdAddress=[:]:6830\n").find("not an IPv6 address"), std::string::npos);
+  EXPECT_NE(error_of("MorphdAddress=ctl01:+6830\n").find("not a number of digits"), std::string::npos);
 }
 
 }  // namespace
