@@ -157,6 +157,7 @@ PlanSearch search_plans(const Workload& w, const Allocation& a, const PerfModel&
           continue;
         }
         plan = with_micro_batch_size(plan, per_replica, mbs);
+        if (options.keep && !options.keep(plan)) continue;
         const MemoryEstimate mem = estimate_memory(w.model, w.seq_len, plan, options.memory);
         const MemoryFit fit = check_memory(mem, a);
         if (!fit.fits) {
@@ -182,6 +183,7 @@ PlanSearch search_plans(const Workload& w, const Allocation& a, const PerfModel&
           found = true;
         }
       }
+      if (!found && !tried && best.reason.empty() && options.keep) best.reason = "no micro-batching of it is asked for";
       (found ? search.feasible : search.infeasible).push_back(std::move(best));
     }
   });

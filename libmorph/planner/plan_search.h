@@ -2,6 +2,7 @@
 // memory, and how fast the feasible ones run (Morphling §5 GetBestPlan, Frenzy MARP).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct PlanSearchOptions {
   unsigned features = kAllFeatures;
   int max_micro_batch_size = 0;  // 0: any divisor of the per-replica batch
   MemoryOptions memory;
+  // When set, only the plans it keeps, micro-batching included: a user's plan that names
+  // its accumulation steps or micro-batch size is found though another micro-batch size
+  // of its variant is faster.
+  std::function<bool(const ExecutionPlan&)> keep;
 };
 
 struct PlanOption {

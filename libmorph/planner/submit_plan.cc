@@ -200,7 +200,9 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
     }
     const Allocation a = uniform_allocation(cluster, *node, user_gpus->nodes, user_gpus->per_node.count, cpus_per_gpu);
     const PerfModel perf = ctx.perf.model_for(w.model, w.seq_len, cluster.gpu_of(*node), ctx.config.compute_efficiency);
-    PlanSearch s = search_plans(w, a, perf, options);
+    PlanSearchOptions only_baseline = options;
+    only_baseline.keep = [&](const ExecutionPlan& p) { return matches(p, request.baseline_plan); };
+    PlanSearch s = search_plans(w, a, perf, only_baseline);
     for (PlanOption& o : s.feasible)
       if (matches(o.plan, request.baseline_plan)) {
         baseline = Candidate{node, user_gpus->nodes, user_gpus->per_node.count, cpus_per_gpu, std::move(o)};

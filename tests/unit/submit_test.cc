@@ -114,6 +114,23 @@ TEST_F(Submit, GuaranteedJobsNeverGoBelowTheirBaseline) {
   EXPECT_FALSE(decide_submission(context, r, user).accepted);
 }
 
+// Review of the planner: the search keeps one micro-batch size per variant, the fastest,
+// and the baseline was looked for among those only: a --morph-plan naming its
+// accumulation steps or micro-batch size was refused when another size ran faster.
+TEST_F(Submit, ABaselineNamingItsMicroBatchingIsFoundThoughAnotherIsFaster) {
+  MorphRequest r = request("gpt2-1.5b", "64");
+  const UserGpuRequest user{GpuTres{"a100-80g", 8}, 1};
+  for (const char* plan : {"dp=8,zero=0,ga=8,mbs=1", "dp=8,zero=0,ga=2,mbs=4", "dp=8,zero=0,mbs=2"}) {
+    set_morph_option(r, "plan", plan);
+    const SubmitDecision d = decide_submission(context, r, user);
+    ASSERT_TRUE(d.accepted) << plan << ": " << d.reason;
+    ASSERT_TRUE(d.record.baseline);
+    const std::string kept = to_string(d.record.baseline->plan);
+    for (const std::string& part : {std::string(" zero=0"), std::string(" mbs=") + (std::string(plan).substr(std::string(plan).rfind('=') + 1))})
+      EXPECT_NE((" " + kept + " ").find(part + " "), std::string::npos) << plan << " -> " << kept;
+  }
+}
+
 // A baseline is an allocation of this cluster: more nodes than morph.conf lists of a
 // type with the GPUs per node is refused by name, before anything is sized for it.
 TEST_F(Submit, ABaselineOfMoreNodesThanTheClusterListsIsRefused) {
