@@ -329,6 +329,12 @@ write_cluster() {
   assert_morph_error --model "params='0x1p40' is not a decimal number"
   morph plan --model gpt2-1.5b --batch +16 --gpus 8xa100
   assert_ok
+  # Review of the command: CLI11 read "064" as octal 52 and "0x10" as 16, with exit 0.
+  morph plan --model gpt2-1.5b --batch 064 --gpus 8xa100
+  assert_ok
+  [[ "${lines[0]}" == *"global batch 64 on"* ]] || fail "064 read as ${lines[0]}"
+  morph plan --model gpt2-1.5b --batch 64 --gpus 8xa100 --top 0x10
+  assert_morph_error --top "'0x10' is not an integer"
 }
 
 @test "bad input: --gpus 8x (no GPU type)" {

@@ -1,11 +1,14 @@
 #include "tools/command_line/command_line.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -76,9 +79,39 @@ Command Command::subcommand(const std::string& name, const std::string& descript
   return Command(app_->add_subcommand(name, description));
 }
 
+namespace {
+
+// CLI11 converts integers with strtoll(..., 0): "064" was 52 and "0x10" 16, with exit 0.
+// Integer options are decimal, as the plugins read --morph-* values: leading zeros are
+// dropped before the conversion, and a hexadecimal value is refused in their words.
+const CLI::Validator& decimal() {
+  static const CLI::Validator canonical(
+      [](std::string& text) -> std::string {
+        const std::size_t sign = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+        const std::string_view digits = std::string_view(text).substr(sign);
+        if (digits.size() > 1 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+          return "'" + text + "' is not an integer";
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) return {};
+        const std::size_t first = std::min(digits.find_first_not_of('0'), digits.size() - 1);
+        text = text.substr(0, sign) + std::string(digits.substr(first));
+        return {};
+      },
+      "DECIMAL");
+  return canonical;
+}
+
+template <class T>
+constexpr bool kIntegers = std::is_integral_v<T>;
+template <class T>
+constexpr bool kIntegers<std::vector<T>> = std::is_integral_v<T>;
+
+}  // namespace
+
 template <class T>
 Option Command::option(const std::string& name, T& value, const std::string& description) {
-  return Option(app_->add_option(name, value, description));
+  CLI::Option* added = app_->add_option(name, value, description);
+  if constexpr (kIntegers<T>) added->transform(decimal());
+  return Option(added);
 }
 
 Option Command::flag(const std::string& name, bool& value, const std::string& description) {
