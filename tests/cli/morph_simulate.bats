@@ -157,6 +157,9 @@ write_workload() {
   # A finished job's time making progress lies within its time from its first start to its end.
   awk -F, 'NR > 1 && !($14 > 0 && $14 <= $7 - $6 + 0.1) { print; bad = 1 } END { exit bad }' "$csv" ||
     fail "run_s outside a job's time after its first start"
+  # Review of the command: a path it cannot write failed only after the whole simulation.
+  morph simulate --workload "$(workload mt)" --truth "$ARTIFACT/traces" --policy all --jobs-csv "$BATS_TEST_TMPDIR/no/such/dir/jobs.csv"
+  assert_morph_error --jobs-csv "cannot write"  # and nothing on stdout: no table was printed
 }
 
 @test "simulate without --truth runs on the model and says so" {

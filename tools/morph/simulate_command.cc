@@ -156,9 +156,7 @@ void print_comparison(const std::vector<sim::Report>& reports) {
   t.print(std::cout);
 }
 
-void write_jobs_csv(const std::string& path, const std::vector<sim::SimResult>& results) {
-  std::ofstream out(path);
-  if (!out) throw Error(fmt::format("--jobs-csv: cannot write {}", quote(path)));
+void write_jobs_csv(std::ofstream& out, const std::string& path, const std::vector<sim::SimResult>& results) {
   out << "policy,name,guaranteed,gpus,submit_s,first_start_s,end_s,jct_s,queue_s,restarts,gpu_hours,predicted_s,slow_s,run_s\n";
   for (const sim::SimResult& r : results)
     for (const sim::JobResult& j : r.jobs)
@@ -178,6 +176,13 @@ void run_simulate(Context& context, const SimulateArgs& args) {
   else
     policies.push_back(policy::make_policy(args.policy)->name());  // validates the name early
 
+  // Opened before the simulation, which may run for minutes: a path that cannot be
+  // written fails first.
+  std::ofstream jobs_csv;
+  if (!args.jobs_csv.empty()) {
+    jobs_csv.open(args.jobs_csv);
+    if (!jobs_csv) throw Error(fmt::format("--jobs-csv: cannot write {}", quote(args.jobs_csv)));
+  }
   const std::vector<policy::NodeState> nodes = policy::nodes_from_spec(args.cluster, config.cluster, "--cluster");
   int gpus = 0;
   for (const policy::NodeState& n : nodes) gpus += n.type.gpus;
@@ -273,7 +278,7 @@ void run_simulate(Context& context, const SimulateArgs& args) {
     reports.push_back(sim::summarize(results.back()));
   }
   progress.clear();
-  if (!args.jobs_csv.empty()) write_jobs_csv(args.jobs_csv, results);
+  if (!args.jobs_csv.empty()) write_jobs_csv(jobs_csv, args.jobs_csv, results);
 
   if (context.json) {
     nlohmann::json j{{"workload", args.workload}, {"jobs", jobs.size()}, {"cluster", args.cluster}, {"gpus", gpus},
