@@ -67,9 +67,12 @@ ExecutionPlan with_micro_batch_size(ExecutionPlan plan, std::int64_t per_replica
 
 // The plan with its layout (dp, tp, pp, ZeRO, pipeline micro-batches) running
 // `global_batch` samples per step: the micro-batch size the largest divisor of the
-// samples per micro-batch slot that is at most the plan's own (its memory does not
-// grow), the accumulation steps the rest. None when dp · micro_batches does not divide
-// the batch.
+// samples per micro-batch slot that is at most the plan's own, the accumulation steps
+// the rest. A micro-batch's activations do not grow, but under pp > 1 the first stage
+// holds min(ga · mb, pp) micro-batches in flight: a plan of fewer micro-batches than
+// stages holds more of them at a larger batch (llama2-7b dp=2 pp=4 mb=1 mbs=4 at 8 and
+// 32: 134 and 423 GiB). Callers that trust such a plan's memory check it. None when
+// dp · micro_batches does not divide the batch.
 std::optional<ExecutionPlan> with_global_batch(const ExecutionPlan& plan, std::int64_t global_batch);
 
 // Structural invariants that hold for any plan (sizes >= 1, ZeRO 0..3, offload needs
