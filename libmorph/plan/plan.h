@@ -71,8 +71,8 @@ ExecutionPlan with_micro_batch_size(ExecutionPlan plan, std::int64_t per_replica
 // the rest. A micro-batch's activations do not grow, but under pp > 1 the first stage
 // holds min(ga · mb, pp) micro-batches in flight: a plan of fewer micro-batches than
 // stages holds more of them at a larger batch (llama2-7b dp=2 pp=4 mb=1 mbs=4 at 8 and
-// 32: 134 and 423 GiB). Callers that trust such a plan's memory check it. None when
-// dp · micro_batches does not divide the batch.
+// 32: 134 and 423 GiB); PlanOracle still trusts an adaptive job's request re-cut so, as
+// the user's own plan. None when dp · micro_batches does not divide the batch.
 std::optional<ExecutionPlan> with_global_batch(const ExecutionPlan& plan, std::int64_t global_batch);
 
 // Structural invariants that hold for any plan (sizes >= 1, ZeRO 0..3, offload needs
