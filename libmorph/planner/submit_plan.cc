@@ -203,11 +203,9 @@ SubmitDecision decide_submission(const SubmitContext& ctx, const MorphRequest& r
     PlanSearchOptions only_baseline = options;
     only_baseline.keep = [&](const ExecutionPlan& p) { return matches(p, request.baseline_plan); };
     PlanSearch s = search_plans(w, a, perf, only_baseline);
-    for (PlanOption& o : s.feasible)
-      if (matches(o.plan, request.baseline_plan)) {
-        baseline = Candidate{node, user_gpus->nodes, user_gpus->per_node.count, cpus_per_gpu, std::move(o)};
-        break;
-      }
+    if (!s.feasible.empty())  // fastest first, every one matching
+      baseline = Candidate{node, user_gpus->nodes, user_gpus->per_node.count, cpus_per_gpu,
+                           std::move(s.feasible.front())};
     if (!baseline) {
       Closest closest;
       for (const PlanOption& o : s.infeasible)

@@ -131,7 +131,6 @@ void sync_directory(const std::string& dir) {
 
 namespace {
 
-
 // Member `key` of `j`, or null when `j` is no object or has none: a reference, not a copy.
 const json& member(const json& j, const char* key) {
   static const json kNull;
@@ -276,6 +275,11 @@ int lock_stage(const std::string& lock, const std::string& dir) {
   }
 }
 
+// The folder that holds `path`'s entry ("." for a relative name without one).
+std::string parent_of(const fs::path& path) {
+  return path.parent_path().empty() ? "." : path.parent_path().string();
+}
+
 // Creates `dir` and its missing ancestors, each synced into its parent: a commit's rename
 // into a folder created for it is lost with the folder on a power cut otherwise.
 void create_synced(const fs::path& dir) {
@@ -287,8 +291,7 @@ void create_synced(const fs::path& dir) {
   }
   fs::create_directories(dir, ec);
   if (ec) throw Error(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
-  for (auto p = missing.rbegin(); p != missing.rend(); ++p)
-    sync_directory(p->parent_path().empty() ? "." : p->parent_path().string());
+  for (auto p = missing.rbegin(); p != missing.rend(); ++p) sync_directory(parent_of(*p));
 }
 
 }  // namespace
@@ -359,7 +362,7 @@ void CheckpointStage::commit(const CheckpointIndex& index, bool verify_checksums
   unlock();
   // Committed: a caller told otherwise would try again and find it there.
   try {
-    sync_directory(fs::path(dir_).parent_path().empty() ? "." : fs::path(dir_).parent_path().string());
+    sync_directory(parent_of(dir_));
   } catch (const Error& e) {
     fmt::print(stderr, "morph: warning: checkpoint {} is committed, but not yet durable: {}\n", dir_, e.what());
   }

@@ -42,7 +42,7 @@ HostPort parse_host_port(std::string_view text, std::string_view what, bool allo
   }
   if (address.host.empty()) throw bad("no host");
   if (address.host.size() > 253) throw bad("the host is longer than 253 characters");
-  if (port_text.empty() || port_text.find_first_not_of("0123456789") != std::string_view::npos)
+  if (!is_digits(port_text))
     throw bad("the port is not a number of digits");
   address.port = static_cast<std::uint16_t>(
       parse_int(port_text, fmt::format("{}: port", what), allow_port_zero ? 0 : 1, 65535));

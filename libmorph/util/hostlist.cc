@@ -54,7 +54,7 @@ std::vector<std::string> expand_hostlist(std::string_view list, std::string_view
       // Digits only, as Slurm's hostlist takes them: parse_int() takes a sign, and "+1" was
       // "01" (its width counted the sign).
       for (std::string_view text : {trim(lo_text), trim(hi_text)})
-        if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos)
+        if (!is_digits(text))
           throw Error(fmt::format("{}: {} is not a number of digits", where, quote(text)));
       const std::int64_t lo = parse_int(lo_text, where, 0, 999'999'999);
       const std::int64_t hi = parse_int(hi_text, where, 0, 999'999'999);

@@ -23,6 +23,9 @@ std::vector<std::pair<std::string, std::string>> parse_key_values(std::string_vi
                                                                   char separator,
                                                                   std::string_view what);
 
+// One or more decimal digits, nothing else (no sign, no space).
+bool is_digits(std::string_view text);
+
 // A name as Slurm writes node names, GRES types and features: one or more letters,
 // digits, '-', '_' or '.'.
 bool is_slurm_name(std::string_view name);

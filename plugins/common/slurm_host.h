@@ -4,6 +4,8 @@
 // no C++ exception may cross the C ABI.
 #pragma once
 
+#include <cstddef>
+#include <cstdio>
 #include <exception>
 #include <string>
 
@@ -26,16 +28,20 @@ inline void replace_slurm_string(char*& field, const std::string& value) {
   field = slurm_xstrdup(value.c_str());
 }
 
-// Runs `body`; an exception becomes `failure` and a log line naming `entry`.
+// Runs `body`; an exception becomes `failure` and a log line naming `entry`, also
+// written into `error` when given (a C caller that prints it when the call fails).
 template <typename Body>
-int guarded(const char* entry, int failure, Body&& body) noexcept {
+int guarded(const char* entry, int failure, Body&& body, char* error = nullptr, std::size_t error_size = 0) noexcept {
+  char line[1024];
   try {
     return body();
   } catch (const std::exception& e) {
-    slurm_error("morph: %s: %s", entry, e.what());
+    std::snprintf(line, sizeof line, "morph: %s: %s", entry, e.what());
   } catch (...) {
-    slurm_error("morph: %s: unknown exception", entry);
+    std::snprintf(line, sizeof line, "morph: %s: unknown exception", entry);
   }
+  slurm_error("%s", line);
+  if (error != nullptr && error_size > 0) std::snprintf(error, error_size, "%s", line);
   return failure;
 }
 

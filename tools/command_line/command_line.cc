@@ -14,6 +14,7 @@
 
 #include "libmorph/config/morph_conf.h"
 #include "libmorph/util/error.h"
+#include "libmorph/util/parse.h"
 
 namespace morph::command_line {
 
@@ -91,7 +92,7 @@ const CLI::Validator& decimal() {
         const std::string_view digits = std::string_view(text).substr(sign);
         if (digits.size() > 1 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
           return "'" + text + "' is not an integer";
-        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) return {};
+        if (!is_digits(digits)) return {};
         const std::size_t first = std::min(digits.find_first_not_of('0'), digits.size() - 1);
         text = text.substr(0, sign) + std::string(digits.substr(first));
         return {};

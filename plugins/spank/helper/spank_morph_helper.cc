@@ -163,33 +163,19 @@ void check_request(const char* const* values, const std::string& catalog, const 
   }
 }
 
-// guarded(), and the exception's message in `error` too: the C caller prints `error`
-// when the call fails.
-template <typename Body>
-int guarded_with_error(const char* entry, int failure, char* error, size_t error_size, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    std::snprintf(error, error_size, "morph: %s: %s", entry, e.what());
-  } catch (...) {
-    std::snprintf(error, error_size, "morph: %s: unknown exception", entry);
-  }
-  slurm_error("%s", error);
-  return failure;
-}
-
 }  // namespace
 
 // Only slurmctld's silence is worth a requeue (75): a failure here, local and repeatable
 // (an exception, a SPANK call refused), would requeue the job for ever; it exits 78.
 extern "C" int morph_helper_export_plan(spank_t sp, int tries, char* error, size_t error_size) {
-  return guarded_with_error("export_plan", morph::plugin::kExitRefuse, error, error_size,
-                            [&] { return export_plan(sp, tries, error, error_size); });
+  return morph::plugin::guarded(
+      "export_plan", morph::plugin::kExitRefuse, [&] { return export_plan(sp, tries, error, error_size); }, error,
+      error_size);
 }
 
 extern "C" int morph_helper_srun_defaults(uint32_t job_id, int tries, char* error, size_t error_size) {
-  return guarded_with_error("srun_defaults", -1, error, error_size,
-                            [&] { return srun_defaults(job_id, tries, error, error_size); });
+  return morph::plugin::guarded(
+      "srun_defaults", -1, [&] { return srun_defaults(job_id, tries, error, error_size); }, error, error_size);
 }
 
 extern "C" int morph_helper_check_request(const char* const* values, const char* catalog, const char* conf, char* error,
